@@ -1,0 +1,84 @@
+"""The ``symgpt`` command line. One module per command (``cmd_<name>.py``) with ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``; commands import the engine lazily so that
+``symgpt --help`` starts fast. Errors are one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ..errors import SymgptError
+
+#: commands in the order ``--help`` lists them; a module not present is simply not offered
+COMMANDS = (
+    "models", "params", "shapes", "flops", "memory", "time",
+    "rule", "dominance", "crossover", "compare", "check",
+    "latex", "table", "graph", "sweep", "report",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse would print the usage first)
+        raise SymgptError(message.replace("\n", " "))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = _Parser(
+        prog="symgpt",
+        description="Exact symbolic cost models of Transformers: parameters, FLOPs, memory, "
+        "rules, LaTeX and diagrams, derived from a graph of symbolic ops.",
+        epilog="Run 'symgpt COMMAND --help' for a command's options. MODEL is a preset "
+        "(see 'symgpt models') or a path to an HF-style config.json.",
+    )
+    parser.add_argument("--version", action="version", version=f"symgpt {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"{__name__}.cmd_{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.cmd_{name}":
+                continue
+            raise
+        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def _say(message: str) -> None:
+    text = " ".join(str(message).split())  # one line, whatever the message held
+    print(f"symgpt: error: {text}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "_run", None):
+            parser.print_help()
+            return 0
+        return int(args._run(args) or 0)
+    except SymgptError as e:
+        _say(str(e))
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except RecursionError:
+        _say("input too deeply nested")
+        return 2
+    except Exception as e:  # a bug: still one line, but say it is ours
+        if os.environ.get("SYMGPT_DEBUG"):
+            raise
+        _say(f"internal error ({type(e).__name__}: {e}); please report it (SYMGPT_DEBUG=1 shows the traceback)")
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""symgpt report MODEL: everything symgpt produces for a model, in output/MODEL/."""
+
+from __future__ import annotations
+
+from .common import add_model, emit, load_model
+
+HELP = "write the full report of a model (default folder: output/MODEL/)"
+
+
+def add_arguments(p):
+    add_model(p)
+    p.add_argument("-o", "--output", metavar="DIR", help="the report folder (default: output/MODEL)")
+    p.add_argument("--no-pdf", action="store_true", help="do not build the PDF even if TeX is installed")
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..report import safe_name, write_report
+
+    m = load_model(args)
+    out = Path(args.output) if args.output else Path("output") / safe_name(m.name)
+    files = write_report(m, out, pdf=not args.no_pdf)
+    emit(f"wrote {len(files)} files to {out}/")
+    for f in files:
+        emit(f"  {f}")
+    return 0

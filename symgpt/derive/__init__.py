@@ -1,0 +1,1 @@
+"""Derivations from the op graph: parameters, shapes (here), FLOPs and memory (their modules)."""

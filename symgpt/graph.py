@@ -1,0 +1,228 @@
+"""Architectures as graphs of symbolic ops.
+
+An :class:`Arch` holds a ``networkx.DiGraph`` with three kinds of node:
+
+* ``input``  -- data entering the model (``input_ids``), with its shape and dtype;
+* ``op``     -- one op (a registered op definition) with its output shape;
+* ``param``  -- one parameter tensor, owned by the op that declared it.
+
+Edges carry the tensor that flows: ``shape`` and the consumer's input ``slot`` for data edges,
+``role`` (``weight``, ``bias``) for parameter edges. Weight tying is an edge: a tied LM head
+has an edge from the token embedding's ``weight`` node and owns no weight of its own.
+
+A block repeated L times is held once: its nodes belong to a :class:`Group` with a symbolic
+``repeat`` count (parameters and memory are multiplied by it) and an ``active`` count (compute is
+multiplied by it; a mixture of E experts has repeat E and active k). Groups nest.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import networkx as nx
+import sympy
+
+from .errors import SymgptError
+from .ops.base import Op, ParamSpec, Shape, check_registered, numel
+
+
+def as_expr(x) -> sympy.Expr:
+    """An int or a SymPy expression as a SymPy expression (never parses text)."""
+    if isinstance(x, bool) or not isinstance(x, (int, sympy.Basic)):
+        raise SymgptError(f"expected an integer or a SymPy expression, got {type(x).__name__}")
+    return sympy.Integer(x) if isinstance(x, int) else x
+
+
+@dataclass(frozen=True)
+class Group:
+    """A repeated subgraph: ``repeat`` copies exist, ``active`` of them run per token."""
+
+    name: str
+    repeat: sympy.Expr
+    active: sympy.Expr
+    parent: str | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A condition on the symbols, checked whenever it can be decided.
+
+    ``kind`` is ``integer`` (``expr`` must be a positive integer) or ``le`` (``expr`` <= 0).
+    """
+
+    kind: str
+    expr: sympy.Expr
+    message: str
+
+
+@dataclass(eq=False)
+class Arch:
+    """A declared architecture: its op graph, groups, constraints and flags."""
+
+    name: str
+    graph: nx.DiGraph
+    groups: dict[str, Group]
+    order: list[str]                 # op and input nodes in forward order
+    constraints: list[Constraint] = field(default_factory=list)
+    flags: dict = field(default_factory=dict)
+    output: str = ""                 # the logits node
+    loss: str = ""                   # the loss node ('' when the graph has none)
+
+    # --- navigation -------------------------------------------------------------------------
+    def node(self, name: str) -> dict:
+        try:
+            return self.graph.nodes[name]
+        except KeyError:
+            raise SymgptError(f"no node {name!r} in {self.name}") from None
+
+    def ops(self) -> Iterator[tuple[str, dict]]:
+        """(name, attributes) of every op node, in forward order."""
+        for n in self.order:
+            a = self.graph.nodes[n]
+            if a["kind"] == "op":
+                yield n, a
+
+    def inputs_of(self, name: str) -> list[str]:
+        """The data inputs of an op node, in slot order."""
+        return list(self.graph.nodes[name]["inputs"])
+
+    def params_of(self, name: str) -> dict[str, str]:
+        """The parameter nodes an op uses, by local name (tied ones included)."""
+        return dict(self.graph.nodes[name]["params"])
+
+    def group_chain(self, group: str | None) -> list[Group]:
+        chain = []
+        while group is not None:
+            g = self.groups[group]
+            chain.append(g)
+            group = g.parent
+        return chain
+
+    def multiplicity(self, name: str) -> sympy.Expr:
+        """How many copies of a node exist (product of the enclosing groups' repeats)."""
+        return sympy.Mul(*[g.repeat for g in self.group_chain(self.graph.nodes[name]["group"])])
+
+    def activity(self, name: str) -> sympy.Expr:
+        """How many copies of a node run per forward pass (product of the ``active`` counts)."""
+        return sympy.Mul(*[g.active for g in self.group_chain(self.graph.nodes[name]["group"])])
+
+    def shape(self, name: str) -> Shape:
+        return self.graph.nodes[name]["shape"]
+
+    def input_shapes(self, name: str) -> tuple[Shape, ...]:
+        return tuple(self.shape(i) for i in self.inputs_of(name))
+
+
+class Builder:
+    """Declares an architecture node by node. Paths nest under open groups.
+
+    >>> g = Builder("tiny")
+    >>> ids = g.input("input_ids", (B, T), dtype="int64")
+    >>> x = g.op("embedding/token", Embedding(V, d), ids)
+    >>> with g.repeat("blocks", L):
+    ...     x = g.op("ffn/up", Linear(d, d_ff), x)
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.graph = nx.DiGraph()
+        self.groups: dict[str, Group] = {}
+        self.order: list[str] = []
+        self.constraints: list[Constraint] = []
+        self._stack: list[str] = []
+
+    # --- groups -----------------------------------------------------------------------------
+    @contextmanager
+    def repeat(self, name: str, count, active=None, label: str = ""):
+        """Nodes declared inside belong to a group repeated *count* times (*active* run)."""
+        path = self._path(name)
+        if path in self.groups:
+            raise SymgptError(f"group {path!r} declared twice")
+        parent = self._stack[-1] if self._stack else None
+        count = as_expr(count)
+        active = count if active is None else as_expr(active)
+        self.groups[path] = Group(path, count, active, parent, label or name)
+        self._stack.append(path)
+        try:
+            yield path
+        finally:
+            self._stack.pop()
+
+    def _path(self, name: str) -> str:
+        if not name or any(part == "" for part in name.split("/")):
+            raise SymgptError(f"bad node name {name!r}")
+        return f"{self._stack[-1]}/{name}" if self._stack else name
+
+    def _add(self, path: str, **attrs) -> None:
+        if path in self.graph:
+            raise SymgptError(f"node {path!r} declared twice in {self.name}")
+        self.graph.add_node(path, group=self._stack[-1] if self._stack else None, **attrs)
+
+    # --- nodes ------------------------------------------------------------------------------
+    def input(self, name: str, shape: Shape, dtype: str = "int64", label: str = "") -> str:
+        path = self._path(name)
+        self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={})
+        self.order.append(path)
+        return path
+
+    def op(self, name: str, op: Op, *inputs: str, tie: dict[str, str] | None = None, label: str = "") -> str:
+        """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter."""
+        check_registered(op)
+        if op.arity is not None and len(inputs) != op.arity:
+            raise SymgptError(f"{op.kind} takes {op.arity} input(s), got {len(inputs)}")
+        path = self._path(name)
+        for i in inputs:
+            if i not in self.graph:
+                raise SymgptError(f"{path}: input {i!r} is not declared")
+        if len(set(inputs)) != len(inputs):
+            raise SymgptError(f"{path}: the same tensor feeds two inputs")
+        in_shapes = tuple(self.graph.nodes[i]["shape"] for i in inputs)
+        try:
+            out = tuple(op.shape(in_shapes))
+            specs: tuple[ParamSpec, ...] = tuple(op.params(in_shapes))
+        except SymgptError as e:
+            raise e.with_context(f"{self.name}: {path}") from None
+        tie = dict(tie or {})
+        params: dict[str, str] = {}
+        self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name)
+        for slot, i in enumerate(inputs):
+            self.graph.add_edge(i, path, kind="data", slot=slot, shape=self.graph.nodes[i]["shape"])
+        for spec in specs:
+            if spec.name in tie:
+                src = tie.pop(spec.name)
+                if src not in self.graph or self.graph.nodes[src]["kind"] != "param":
+                    raise SymgptError(f"{path}: tied parameter {src!r} is not declared")
+                if sympy.expand(numel(self.graph.nodes[src]["shape"]) - numel(spec.shape)) != 0:
+                    raise SymgptError(f"{path}: cannot tie {spec.name} {spec.shape} to {src}")
+                params[spec.name] = src
+                self.graph.add_edge(src, path, kind="param", role=spec.name, tied=True, shape=spec.shape)
+                continue
+            pnode = f"{path}.{spec.name}"
+            self._add(pnode, kind="param", shape=tuple(spec.shape), owner=path, local=spec.name)
+            params[spec.name] = pnode
+            self.graph.add_edge(pnode, path, kind="param", role=spec.name, tied=False, shape=spec.shape)
+        if tie:
+            raise SymgptError(f"{path}: {op.kind} has no parameter {sorted(tie)[0]!r} to tie")
+        self.order.append(path)
+        return path
+
+    def param(self, op_path: str, local: str = "weight") -> str:
+        """The parameter node *local* of the op at *op_path* (for tying)."""
+        pnode = f"{op_path}.{local}"
+        if pnode not in self.graph:
+            raise SymgptError(f"{op_path} has no parameter {local!r}")
+        return pnode
+
+    def require(self, kind: str, expr, message: str) -> None:
+        self.constraints.append(Constraint(kind, as_expr(expr), message))
+
+    def build(self, output: str, loss: str = "", flags: dict | None = None) -> Arch:
+        if self._stack:
+            raise SymgptError(f"group {self._stack[-1]!r} is still open")
+        if not nx.is_directed_acyclic_graph(self.graph):
+            raise SymgptError(f"{self.name}: the op graph has a cycle")
+        return Arch(self.name, self.graph, self.groups, self.order, self.constraints,
+                    dict(flags or {}), output, loss)

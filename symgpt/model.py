@@ -1,0 +1,237 @@
+"""A model: a family, its flags and its bindings -- the object users load and query.
+
+>>> import symgpt
+>>> m = symgpt.load("gpt2-small")
+>>> m.params.value
+124439808
+>>> symgpt.load("gpt2-small", tied=False).params == 163_037_184
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Mapping
+
+import sympy
+
+from . import families as _families  # noqa: F401  (registers the built-in families)
+from .errors import SymgptError
+from .families.base import Family, family as get_family, families
+from .graph import Arch
+from .presets import Preset, PRESETS, preset as get_preset
+from .quantity import Quantity, evaluate
+from .symbols import CANONICAL, MEANING
+
+#: modules that register quantity providers (imported on first use of Model.quantity)
+PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory")
+
+_PROVIDERS: dict[str, object] = {}
+
+
+def register_quantity(name: str, provider) -> None:
+    """Register ``provider(model, **options) -> Quantity`` for quantity *name* (loud on duplicates)."""
+    if name in _PROVIDERS:
+        raise SymgptError(f"quantity {name!r} is registered twice")
+    _PROVIDERS[name] = provider
+
+
+def quantity_names() -> list[str]:
+    _load_providers()
+    return list(_PROVIDERS)
+
+
+@lru_cache(maxsize=1)
+def _load_providers() -> None:
+    for mod in PROVIDER_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+
+
+@lru_cache(maxsize=512)
+def _build(fam: Family, flags: tuple, bound: frozenset) -> Arch:
+    return fam.build(dict(flags), bound)
+
+
+def _check_flag(fam: Family, name: str, value):
+    default = fam.flags[name]
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise SymgptError(f"flag {name} takes true or false, got {value!r}")
+    elif isinstance(value, bool) or not (value is None or isinstance(value, int)):
+        raise SymgptError(f"flag {name} takes a positive integer, got {value!r}")
+    elif value is not None and value <= 0:
+        raise SymgptError(f"flag {name} must be a positive integer, got {value}")
+    return value
+
+
+def _check_size(name: str, value) -> sympy.Integer:
+    if isinstance(value, bool) or not isinstance(value, (int, sympy.Integer)):
+        raise SymgptError(f"{name} must be a positive integer, got {value!r}")
+    if value <= 0:
+        raise SymgptError(f"{name} must be a positive integer, got {value}")
+    return sympy.Integer(value)
+
+
+class Model:
+    """A family with its flags and bound sizes. Immutable; ``with_`` returns a changed copy."""
+
+    def __init__(self, name: str, fam: Family, flags: Mapping[str, object] | None = None,
+                 sizes: Mapping[str, int] | None = None, preset: Preset | None = None,
+                 source: str | None = None, notes: tuple[str, ...] = ()):
+        self.name = name
+        self.family = fam
+        self.preset = preset
+        self.source = source
+        self.notes = tuple(notes)
+        merged = dict(fam.flags)
+        for k, v in (flags or {}).items():
+            if k not in fam.flags:
+                raise SymgptError(f"unknown flag {k!r} for family {fam.name}; flags: {', '.join(fam.flags)}")
+            merged[k] = _check_flag(fam, k, v)
+        self.flags = merged
+        self.sizes: dict[str, sympy.Integer] = {}
+        for k, v in (sizes or {}).items():
+            if k not in CANONICAL:
+                raise SymgptError(f"unknown symbol {k!r}; symbols: {', '.join(CANONICAL)}")
+            self.sizes[k] = _check_size(k, v)
+        self._check_constraints(waive=preset.waive if preset else ())
+
+    # --- construction -----------------------------------------------------------------------
+    def with_(self, **changes) -> "Model":
+        """A copy with flags set and symbols bound (``m.with_(tied=False, B=8, T=1024)``)."""
+        flags, sizes = dict(self.flags), dict(self.sizes)
+        for k, v in changes.items():
+            if k in self.family.flags:
+                flags[k] = v
+            elif k in CANONICAL:
+                sizes[k] = v
+            else:
+                raise SymgptError(
+                    f"unknown setting {k!r} for {self.name}: not a symbol ({', '.join(CANONICAL)}) "
+                    f"nor a flag of {self.family.name} ({', '.join(self.family.flags)})"
+                )
+        return Model(self.name, self.family, flags, sizes, self.preset, self.source, self.notes)
+
+    # --- the graph --------------------------------------------------------------------------
+    @cached_property
+    def arch(self) -> Arch:
+        bound = frozenset(k for k in self.sizes if k not in ("B", "T"))
+        return _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
+
+    @property
+    def graph(self):
+        """The op graph (a ``networkx.DiGraph``)."""
+        return self.arch.graph
+
+    @property
+    def bindings(self) -> dict[sympy.Symbol, sympy.Integer]:
+        """Symbol -> exact integer for every bound size."""
+        return {CANONICAL[k]: v for k, v in self.sizes.items()}
+
+    def _check_constraints(self, waive=(), strict: bool = False) -> None:
+        for c in self.arch.constraints:
+            if c.message in waive and not strict:
+                continue
+            v = evaluate(c.expr, self.bindings)
+            if v is None:
+                continue
+            bad = (not v.is_Integer or v <= 0) if c.kind == "integer" else bool(v > 0)
+            if bad:
+                shown = ", ".join(f"{s}={self.sizes[s.name]}" for s in sorted(c.expr.free_symbols, key=str)
+                                  if s.name in self.sizes)
+                raise SymgptError(f"{self.name}: {c.message} ({shown})")
+
+    # --- quantities ------------------------------------------------------------------------
+    @cached_property
+    def params(self) -> Quantity:
+        """The exact parameter count, with its breakdown by op path."""
+        from .derive.params import params
+
+        return params(self.arch, self.bindings)
+
+    def quantity(self, name: str, **options) -> Quantity:
+        """Any registered quantity by name: ``params``, ``flops.forward``, ``memory.total``, ..."""
+        if name == "params":
+            if options:
+                raise SymgptError(f"params takes no options, got {', '.join(options)}")
+            return self.params
+        _load_providers()
+        try:
+            provider = _PROVIDERS[name]
+        except KeyError:
+            raise SymgptError(
+                f"unknown quantity {name!r}; known: {', '.join(['params', *_PROVIDERS])}"
+            ) from None
+        return provider(self, **options)
+
+    def shapes(self, **values: int):
+        """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""
+        from .derive.shapes import TensorShape, trace
+
+        m = self.with_(**values) if values else self
+        m._check_constraints(strict=True)
+        b = m.bindings
+        return [TensorShape(t.name, t.label, t.op, tuple(s.xreplace(b) for s in t.shape), t.group)
+                for t in trace(m.arch)]
+
+    def value(self, expr: sympy.Expr):
+        """The exact value of any expression over the canonical symbols at this model's sizes."""
+        return evaluate(expr, self.bindings)
+
+    def describe(self) -> str:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        return f"{self.name} ({self.family.name}: {sizes})"
+
+    def __repr__(self) -> str:
+        return f"<Model {self.describe()}>"
+
+
+def _split(fam: Family, overrides: Mapping[str, object]):
+    flags, sizes = {}, {}
+    for k, v in overrides.items():
+        if k in fam.flags:
+            flags[k] = v
+        elif k in CANONICAL:
+            sizes[k] = v
+        else:
+            raise SymgptError(
+                f"unknown setting {k!r}: not a symbol ({', '.join(CANONICAL)}) "
+                f"nor a flag of {fam.name} ({', '.join(fam.flags)})"
+            )
+    return flags, sizes
+
+
+def load(model, **overrides) -> Model:
+    """Load a preset (``"gpt2-small"``), a family (``"gpt2"``: all sizes symbolic), or a path to an
+    HF-style ``config.json``; keyword overrides set flags (``tied=False``) and bind symbols
+    (``B=8, T=1024``)."""
+    if isinstance(model, Model):
+        return model.with_(**overrides) if overrides else model
+    if isinstance(model, Path) or (isinstance(model, str) and (model.endswith(".json") or "/" in model)):
+        from .hfconfig import load_config
+
+        return load_config(Path(model), **overrides)
+    if not isinstance(model, str):
+        raise SymgptError(f"a model is a preset name or a path to a config.json, got {type(model).__name__}")
+    if model in PRESETS:
+        p = get_preset(model)
+        fam = get_family(p.family)
+        flags, sizes = _split(fam, overrides)
+        return Model(p.name, fam, {**p.flags, **flags}, {**p.sizes, **sizes}, p,
+                     notes=(p.note,) if p.note else ())
+    if model in families():
+        fam = get_family(model)
+        flags, sizes = _split(fam, overrides)
+        return Model(model, fam, flags, sizes)
+    get_preset(model)  # raises the "unknown model" error with suggestions
+    raise AssertionError("unreachable")
+
+
+def symbol_help() -> dict[str, str]:
+    return dict(MEANING)

@@ -1,0 +1,150 @@
+"""Elementwise ops: activations, products, sums and scalings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import SymgptError
+from .base import Op, Saved, Work, numel, register
+
+
+def broadcast(a, b):
+    """The broadcast shape of two shapes (right-aligned, as in PyTorch)."""
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    a = (sympy.Integer(1),) * (n - len(a)) + a
+    b = (sympy.Integer(1),) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1 or sympy.expand(x - y) == 0:
+            out.append(x)
+        else:
+            raise SymgptError(f"shapes do not broadcast: {a} and {b}")
+    return tuple(out)
+
+
+class _Unary(Op):
+    """An activation applied elementwise; saves its input."""
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return tuple(x)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("activation", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("activation", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        return (Saved("input", tuple(x), shares="input0"),)
+
+
+@register
+@dataclass(frozen=True)
+class GELU(_Unary):
+    approximate: str = "tanh"
+    kind = "gelu"
+    title = "GELU"
+
+
+@register
+@dataclass(frozen=True)
+class SiLU(_Unary):
+    kind = "silu"
+    title = "SiLU"
+
+
+@register
+@dataclass(frozen=True)
+class Add(Op):
+    """Elementwise sum with broadcasting (residual connections, embeddings)."""
+
+    kind = "add"
+    title = "Add"
+    arity = 2
+
+    def shape(self, inputs):
+        return broadcast(*inputs)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return ()  # the gradient passes through unchanged (a broadcast input is summed; not counted)
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+
+@register
+@dataclass(frozen=True)
+class Mul(Op):
+    """Elementwise product of two activations (the gate of a gated FFN)."""
+
+    kind = "mul"
+    title = "Multiply"
+    arity = 2
+
+    def shape(self, inputs):
+        return broadcast(*inputs)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        needs = ctx.needs_grad or (True, True)
+        return tuple(Work("elementwise", numel(out), grad="input") for n in needs if n)
+
+    def saved(self, inputs, out, ctx):
+        a, b = inputs
+        needs = ctx.needs_grad or (True, True)
+        kept = []
+        if needs[0]:
+            kept.append(Saved("b", tuple(b), shares="input1"))
+        if needs[1]:
+            kept.append(Saved("a", tuple(a), shares="input0"))
+        return tuple(kept)
+
+
+@register
+@dataclass(frozen=True)
+class Scale(Op):
+    """Multiply by a constant (attention's 1/sqrt(d_head), Gemma's sqrt(d) embedding scale)."""
+
+    factor: sympy.Expr
+    kind = "scale"
+    title = "Scale"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return tuple(x)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("elementwise", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        return ()  # a constant factor needs nothing saved
+
+    def describe(self):
+        return f"Scale x {self.factor}"

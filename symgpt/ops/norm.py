@@ -1,0 +1,80 @@
+"""Normalisation layers: LayerNorm and RMSNorm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from .base import Op, ParamSpec, Saved, Work, numel, register
+
+
+@register
+@dataclass(frozen=True)
+class LayerNorm(Op):
+    """LayerNorm over the last dimension: scale (and shift when ``bias``) of size ``dim``."""
+
+    dim: sympy.Expr
+    bias: bool = True
+    kind = "layernorm"
+    title = "LayerNorm"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return tuple(x)  # (..., d) -> (..., d)
+
+    def params(self, inputs):
+        g = ParamSpec("weight", (self.dim,))
+        return (g, ParamSpec("bias", (self.dim,))) if self.bias else (g,)
+
+    def forward(self, inputs, out):
+        return (Work("norm", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("norm", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        stats = (*x[:-1], sympy.Integer(1))
+        return (
+            Saved("input", x, shares="input0"),
+            Saved("mean", stats, "fp32"),
+            Saved("rstd", stats, "fp32"),
+        )
+
+    def describe(self):
+        return f"LayerNorm {self.dim}" + ("" if self.bias else " (no bias)")
+
+
+@register
+@dataclass(frozen=True)
+class RMSNorm(Op):
+    """RMSNorm over the last dimension: a scale of size ``dim``, no shift.
+
+    ``offset`` is Gemma's (1 + w) parametrisation (same parameter count).
+    """
+
+    dim: sympy.Expr
+    offset: bool = False
+    kind = "rmsnorm"
+    title = "RMSNorm"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return tuple(x)  # (..., d) -> (..., d)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (self.dim,)),)
+
+    def forward(self, inputs, out):
+        return (Work("norm", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("norm", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"))
+
+    def describe(self):
+        return f"RMSNorm {self.dim}"

@@ -1,0 +1,86 @@
+"""Free ops: slices, head splits and merges. They move no data arithmetic and own nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import SymgptError
+from .base import Op, register
+
+
+class _Free(Op):
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return ()  # a view: no arithmetic
+
+    def backward(self, inputs, out, ctx):
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+
+@register
+@dataclass(frozen=True)
+class Slice(_Free):
+    """Columns [start, start + size) of the last dimension (splitting a fused QKV output)."""
+
+    start: sympy.Expr
+    size: sympy.Expr
+    kind = "slice"
+    title = "Split"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (*x[:-1], self.size)  # (..., n) -> (..., size)
+
+    def describe(self):
+        return f"Split [{self.start}:{self.start + self.size}]"
+
+
+@register
+@dataclass(frozen=True)
+class SplitHeads(_Free):
+    """(B, T, heads*d_head) -> (B, heads, T, d_head): view and transpose."""
+
+    heads: sympy.Expr
+    d_head: sympy.Expr
+    kind = "split_heads"
+    title = "Split heads"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if sympy.expand(x[-1] - self.heads * self.d_head) != 0:
+            raise SymgptError(f"cannot split {x[-1]} into {self.heads} heads of {self.d_head}")
+        return (*x[:-2], self.heads, x[-2], self.d_head)  # (B, T, h*dh) -> (B, h, T, dh)
+
+
+@register
+@dataclass(frozen=True)
+class MergeHeads(_Free):
+    """(B, heads, T, d_head) -> (B, T, heads*d_head): transpose and view."""
+
+    kind = "merge_heads"
+    title = "Merge heads"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (*x[:-3], x[-2], x[-3] * x[-1])  # (B, h, T, dh) -> (B, T, h*dh)
+
+
+@register
+@dataclass(frozen=True)
+class RepeatKV(_Free):
+    """Grouped-query attention: repeat each key/value head ``groups`` times (a broadcast view)."""
+
+    groups: sympy.Expr
+    kind = "repeat_kv"
+    title = "Repeat KV heads"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (*x[:-3], x[-3] * self.groups, x[-2], x[-1])  # (B, h_kv, T, dh) -> (B, h, T, dh)

@@ -1,0 +1,80 @@
+"""Named configurations, as a data table: family, sizes, flags, source and caveats.
+
+Sizes use the canonical symbol names. A preset whose published row is internally inconsistent
+says so in ``note`` instead of silently picking (conventions.md §9.10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .errors import SymgptError
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    family: str
+    sizes: Mapping[str, int]
+    flags: Mapping[str, object] = field(default_factory=dict)
+    source: str = ""
+    note: str = ""
+    #: constraint messages not enforced at load time because the published row breaks them
+    #: (they are enforced when concrete shapes are asked for)
+    waive: tuple[str, ...] = ()
+
+
+def _gpt2(name, L, h, d, source, note=""):
+    return Preset(name, "gpt2", {"L": L, "h": h, "d": d, "V": 50257, "T_max": 1024}, {}, source, note)
+
+
+def _gpt3(name, L, h, d, note="", waive=()):
+    return Preset(name, "gpt2", {"L": L, "h": h, "d": d, "V": 50257, "T_max": 2048}, {},
+                  "Brown et al. 2020, Table 2.1 (GPT-2 architecture, d_ff = 4d)", note, waive)
+
+
+_GPT2_SRC = "Radford et al. 2019 (GPT-2); sizes of the released checkpoints"
+
+_TABLE: tuple[Preset, ...] = (
+    _gpt2("gpt2-small", 12, 12, 768, _GPT2_SRC,
+          "the paper's Table 2 says 117M; the released checkpoint has 124,439,808"),
+    _gpt2("gpt2-medium", 24, 16, 1024, _GPT2_SRC, "the paper's Table 2 says 345M"),
+    _gpt2("gpt2-large", 36, 20, 1280, _GPT2_SRC, "the paper's Table 2 says 762M"),
+    _gpt2("gpt2-xl", 48, 25, 1600, _GPT2_SRC, "the paper's Table 2 says 1542M"),
+    _gpt3("gpt3-125m", 12, 12, 768),
+    _gpt3("gpt3-350m", 24, 16, 1024),
+    _gpt3("gpt3-1.3b", 24, 24, 2048,
+          "Table 2.1 lists 24 heads of 128 (24 x 128 = 3072 != d_model 2048); "
+          "this preset keeps d = 2048 and 24 heads (seed 000's row), so d_head = 2048/24 is not "
+          "an integer: set h=16 (heads of 128) for a consistent model",
+          waive=("d must be divisible by h",)),
+    _gpt3("gpt3-6.7b", 32, 32, 4096),
+    _gpt3("gpt3-13b", 40, 40, 5120,
+          "Table 2.1 prints d_model 5140, which 40 heads do not divide; its Table D.1 count "
+          "matches 5120, used here"),
+    _gpt3("gpt3-175b", 96, 96, 12288),
+)
+
+PRESETS: dict[str, Preset] = {p.name: p for p in _TABLE}
+if len(PRESETS) != len(_TABLE):
+    raise SymgptError("duplicate preset name in the preset table")
+
+
+def register_preset(preset: Preset) -> Preset:
+    """Add a preset (used by other modules' tables); a duplicate name raises."""
+    if preset.name in PRESETS:
+        raise SymgptError(f"preset {preset.name!r} is defined twice")
+    PRESETS[preset.name] = preset
+    return preset
+
+
+def preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        close = [n for n in PRESETS if name and (name.lower() in n or n in name.lower())][:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise SymgptError(
+            f"unknown model {name!r}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
+        ) from None

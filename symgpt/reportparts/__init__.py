@@ -1,0 +1,1 @@
+"""The parts of ``symgpt report``: each module has ``write(model, folder, **options) -> [names]``."""

@@ -1,0 +1,61 @@
+"""The canonical symbols of symgpt: every expression it prints is over these names.
+
+All are positive integers. How a symbol is *displayed* (LaTeX, notation profiles) is the
+printers' concern; these names are the canonical SymPy spelling.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .errors import SymgptError
+
+
+def _sym(name: str) -> sympy.Symbol:
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+B = _sym("B")          # batch size (sequences per step)
+T = _sym("T")          # sequence length
+T_max = _sym("T_max")  # context length of a learned position table
+d = _sym("d")          # model width (residual stream)
+h = _sym("h")          # attention (query) heads
+h_kv = _sym("h_kv")    # key/value heads (GQA/MQA); = h for multi-head attention
+d_head = _sym("d_head")  # head dimension; = d/h unless a family sets it
+L = _sym("L")          # layers (blocks)
+V = _sym("V")          # vocabulary size
+d_ff = _sym("d_ff")    # feed-forward inner width
+E = _sym("E")          # experts in a mixture-of-experts FFN
+k = _sym("k")          # experts per token (top-k)
+W = _sym("W")          # sliding-window length
+
+#: name -> symbol, in the order they are documented.
+CANONICAL: dict[str, sympy.Symbol] = {
+    s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W)
+}
+
+#: one-line meaning of each symbol (for --help, tables and notation profiles).
+MEANING: dict[str, str] = {
+    "B": "batch size (sequences per step)",
+    "T": "sequence length",
+    "T_max": "context length of the learned position table",
+    "d": "model width",
+    "h": "attention heads",
+    "h_kv": "key/value heads",
+    "d_head": "head dimension",
+    "L": "layers",
+    "V": "vocabulary size",
+    "d_ff": "feed-forward width",
+    "E": "experts",
+    "k": "experts per token",
+    "W": "sliding-window length",
+}
+
+
+def symbol(name: str) -> sympy.Symbol:
+    """The canonical symbol called *name*; a clear error for any other name."""
+    try:
+        return CANONICAL[name]
+    except (KeyError, TypeError):
+        known = ", ".join(CANONICAL)
+        raise SymgptError(f"unknown symbol {name!r}; known symbols: {known}") from None
