@@ -1,6 +1,4 @@
-"""Safe parsing of user-typed arithmetic into SymPy (never ``eval``/``sympify`` on user text).
-
-A hand-written tokenizer and recursive-descent parser build SymPy objects directly::
+"""Safe parser of user-typed arithmetic: builds SymPy directly, never eval/sympify on text::
 
     expression := term (('+' | '-') term)*
     term       := unary (('*' | '/') unary)*
@@ -40,7 +38,7 @@ _NUMBER = re.compile(rf"({_DIGITS})(?:\.({_DIGITS}))?(?:[eE]([+-]?{_DIGITS}))?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _OPS = {**{c: c for c in "+-*/^()"}, "**": "^", "×": "*", "·": "*", "−": "-"}
-_CMP_OPS = {**{c: c for c in ("<", "<=", ">", ">=", "==", "!=")}, "≤": "<=", "≥": ">=", "≠": "!="}
+_CMP_OPS = {**{c: c for c in "< <= > >= == !=".split()}, "≤": "<=", "≥": ">=", "≠": "!="}
 _COMPARISONS = frozenset(_CMP_OPS.values())
 _SUPERSCRIPTS = {"²": 2, "³": 3}
 _INVALID_VALUE = "invalid value {}: expected an integer or true/false"

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections import defaultdict
-from typing import Callable, Optional
+from typing import Optional
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
