@@ -7,12 +7,33 @@
 124439808
 >>> m.params == 12*L*d**2 + 13*L*d + V*d + T_max*d + 2*d
 True
+
+The engine (SymPy, networkx) is imported on first use of ``load``, ``Model``, ... so that
+``import symgpt`` and ``symgpt --help`` start fast.
 """
 
+from __future__ import annotations
+
+import importlib
+
 from .errors import SymgptError
-from .model import Model, load, quantity_names, register_quantity
-from .quantity import Quantity
-from . import symbols
 
 __all__ = ["SymgptError", "Model", "load", "Quantity", "symbols", "quantity_names", "register_quantity"]
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it (imported lazily, on first access)
+_LAZY = {"Model": "model", "load": "model", "quantity_names": "model", "register_quantity": "model",
+         "Quantity": "quantity", "symbols": "symbols", "query": "query"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f".{_LAZY[name]}", __name__)
+    value = module if name == _LAZY[name] else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

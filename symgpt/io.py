@@ -1,4 +1,9 @@
-"""Atomic file output: a crash or a kill mid-write leaves the previous file (or folder) intact."""
+"""Atomic file output: a crash or a kill mid-write leaves the previous file (or folder) intact.
+
+A folder is only ever replaced whole if symgpt wrote it: ``atomic_dir`` leaves a marker file
+(``MARKER``) in every folder it writes and refuses to replace an existing folder that has
+neither the marker nor nothing in it -- ``symgpt report -o ~`` must never wipe a home folder.
+"""
 
 from __future__ import annotations
 
@@ -11,25 +16,53 @@ from typing import Iterator
 
 from .errors import SymgptError
 
+#: the file that marks a folder as written by symgpt (and so replaceable whole)
+MARKER = ".symgpt-report"
+_MARKER_TEXT = "This folder was written by symgpt; 'symgpt report' replaces it whole.\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fail(path: Path, e: OSError) -> SymgptError:
+    return SymgptError(f"cannot write {path}: {e.strerror or e}")
+
 
 def write_atomic(path: Path | str, data: str | bytes) -> Path:
     """Write *data* to *path* through a temporary file in the same folder and a rename."""
     path = Path(path)
+    if path.is_dir():
+        raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
-        raise SymgptError(f"cannot write {path}: {e.strerror or e}") from None
+        raise _fail(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a written file is an ordinary file
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise _fail(path, e) from None
         raise
     return path
+
+
+def _replaceable(path: Path) -> bool:
+    """True if *path* is absent, an empty folder, or a folder symgpt wrote (it has the marker)."""
+    if not path.exists() and not path.is_symlink():
+        return True
+    if path.is_symlink() or not path.is_dir():
+        return False
+    return (path / MARKER).is_file() or not any(path.iterdir())
 
 
 @contextmanager
@@ -37,26 +70,42 @@ def atomic_dir(path: Path | str) -> Iterator[Path]:
     """Yield a fresh staging folder; on success it replaces *path* whole, on failure it vanishes.
 
     The swap is two renames (old out of the way, new in place), so a reader never sees a mix of
-    old and new files.
+    old and new files. An existing *path* is replaced only if it is empty or symgpt wrote it.
     """
     path = Path(path)
+    if not _replaceable(path):
+        what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
+            f"is a folder that symgpt did not write (no {MARKER} in it)"
+        raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.new-", dir=path.parent))
+        stage = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.new-", dir=path.parent))
+        os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700
+        (stage / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
     except OSError as e:
-        raise SymgptError(f"cannot write {path}: {e.strerror or e}") from None
+        raise _fail(path, e) from None
     try:
         yield stage
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    if path.exists() and not path.is_dir():
-        shutil.rmtree(stage, ignore_errors=True)
-        raise SymgptError(f"cannot write the report: {path} exists and is not a folder")
     old = None
-    if path.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
-        os.replace(path, old / "x")
-    os.replace(stage, path)
+    try:
+        if not _replaceable(path):  # it changed while we wrote
+            raise SymgptError(f"cannot write {path}: it appeared while the report was written")
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.old-", dir=path.parent))
+            os.replace(path, old / "x")
+        os.replace(stage, path)
+    except BaseException as e:
+        shutil.rmtree(stage, ignore_errors=True)
+        if old is not None:
+            if (old / "x").exists() and not path.exists():
+                os.replace(old / "x", path)  # put the previous folder back
+            if not (old / "x").exists():
+                old.rmdir()
+        if isinstance(e, OSError):
+            raise _fail(path, e) from None
+        raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

@@ -60,6 +60,11 @@ def _build(fam: Family, flags: tuple, bound: frozenset) -> Arch:
 
 def _check_flag(fam: Family, name: str, value):
     default = fam.flags[name]
+    if isinstance(default, str):
+        allowed = tuple(fam.choices.get(name, (default,)))
+        if value not in allowed:
+            raise SymgptError(f"flag {name} takes one of {', '.join(allowed)}, got {value!r}")
+        return value
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise SymgptError(f"flag {name} takes true or false, got {value!r}")
@@ -117,6 +122,18 @@ class Model:
                     f"nor a flag of {self.family.name} ({', '.join(self.family.flags)})"
                 )
         return Model(self.name, self.family, flags, sizes, self.preset, self.source, self.notes)
+
+    def free(self, *names: str) -> "Model":
+        """A copy with the sizes *names* unbound, its graph built as if they were bound (so an
+        optional size such as ``d_ff`` stays its own symbol). Sweeps evaluate it over a grid."""
+        for n in names:
+            if n not in CANONICAL:
+                raise SymgptError(f"unknown symbol {n!r}; symbols: {', '.join(CANONICAL)}")
+        sizes = {k: v for k, v in self.sizes.items() if k not in names}
+        m = Model(self.name, self.family, self.flags, sizes, self.preset, self.source, self.notes)
+        bound = frozenset(k for k in (*sizes, *names) if k not in ("B", "T"))
+        m.__dict__["arch"] = _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
+        return m
 
     # --- the graph --------------------------------------------------------------------------
     @cached_property

@@ -78,3 +78,6 @@ def preset(name: str) -> Preset:
         raise SymgptError(
             f"unknown model {name!r}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
         ) from None
+
+
+from . import presets_decoder  # noqa: E402,F401  (registers the decoder families' presets)

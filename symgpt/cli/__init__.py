@@ -24,7 +24,10 @@ class _Parser(argparse.ArgumentParser):
         raise SymgptError(message.replace("\n", " "))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with *only*, every command is listed but only that one gets its
+    arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
+    then imports no command's option helpers, hence no engine)."""
     from .. import __version__
 
     parser = _Parser(
@@ -44,9 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
-        mod.add_arguments(p)
+        if only is None or name == only:
+            mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
+
+
+def _command(argv: list[str]) -> str:
+    """The command named on the command line ('' if none): the first word that is not an
+    option (the top level takes no option with a value)."""
+    for word in argv:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            return word
+    return ""
 
 
 def _say(message: str) -> None:
@@ -56,7 +71,7 @@ def _say(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(only=_command(sys.argv[1:] if argv is None else argv))
         args = parser.parse_args(argv)
         if not getattr(args, "_run", None):
             parser.print_help()

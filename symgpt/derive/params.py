@@ -66,10 +66,14 @@ def _breakdown(arch: Arch) -> tuple[tuple[str, sympy.Expr], ...]:
     return tuple((p, sympy.expand(v)) for p, v in totals.items())
 
 
-def params(arch: Arch, bindings=None) -> Quantity:
-    """The exact parameter count of *arch*, by op path (paths under a group total all copies)."""
-    notes = tuple(
+@lru_cache(maxsize=256)
+def _notes(arch: Arch) -> tuple[str, ...]:
+    return tuple(
         f"{op} uses {pnode.rsplit('.', 1)[0]}'s {local} (tied): counted once, at its owner"
         for op, local, pnode in tied_uses(arch)
     )
-    return Quantity("params", _breakdown(arch), dict(bindings or {}), "parameters", "", notes)
+
+
+def params(arch: Arch, bindings=None) -> Quantity:
+    """The exact parameter count of *arch*, by op path (paths under a group total all copies)."""
+    return Quantity("params", _breakdown(arch), dict(bindings or {}), "parameters", "", _notes(arch))

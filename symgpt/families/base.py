@@ -30,6 +30,8 @@ class Family:
     build: Callable[[Mapping[str, object], frozenset], Arch]
     optional: tuple[str, ...] = ()
     flag_help: Mapping[str, str] = field(default_factory=dict)
+    #: the allowed values of each text-valued flag (``norm``: layernorm, rmsnorm)
+    choices: Mapping[str, tuple] = field(default_factory=dict)
 
 
 _FAMILIES: dict[str, Family] = {}

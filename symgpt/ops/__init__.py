@@ -21,3 +21,6 @@ from .linear import Linear, Matmul  # noqa: F401
 from .loss import CrossEntropy  # noqa: F401
 from .norm import LayerNorm, RMSNorm  # noqa: F401
 from .views import MergeHeads, RepeatKV, Slice, SplitHeads  # noqa: F401
+from .activations import ReLU  # noqa: F401
+from .moe import MoECombine, TopK  # noqa: F401
+from .positions import AlibiBias, Rotary, RotaryTable  # noqa: F401

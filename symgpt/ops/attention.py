@@ -34,7 +34,7 @@ class CausalMask(Op):
         if ctx.attention != "eager":
             return ()  # fused kernels apply the mask inside
         (s,) = inputs
-        return (Saved("mask", tuple(s[-2:]), "bool"),)  # the (T, T) boolean mask, broadcast
+        return (Saved("causal_mask", tuple(s[-2:]), "bool"),)  # the (T, T) boolean mask, broadcast
 
 
 @register

@@ -147,4 +147,4 @@ class Scale(Op):
         return ()  # a constant factor needs nothing saved
 
     def describe(self):
-        return f"Scale x {self.factor}"
+        return f"Scale × {self.factor}"

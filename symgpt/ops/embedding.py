@@ -42,7 +42,7 @@ class Embedding(Op):
         return (Saved("indices", ids, "int64", shares="input0"),) if ctx.trainable else ()
 
     def describe(self):
-        return f"Embedding {self.num}x{self.dim}"
+        return f"Embedding {self.num}×{self.dim}"
 
 
 @register
@@ -77,4 +77,4 @@ class PositionEmbedding(Op):
         return (Saved("positions", (ids[-1],), "int64"),) if ctx.trainable else ()
 
     def describe(self):
-        return f"Positions {self.num}x{self.dim}"
+        return f"Positions {self.num}×{self.dim}"

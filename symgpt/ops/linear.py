@@ -74,11 +74,17 @@ class Matmul(Op):
     ``transpose_b`` multiplies by b's transpose (Q @ K^T); ``tag`` is ``attention_scores`` or
     ``attention_values``; ``causal`` marks work a causal kernel could halve. ``group`` > 1
     broadcasts b over groups of a's heads (grouped-query attention: b has heads/group heads).
+
+    ``window`` (sliding-window attention, e.g. the symbol ``W``): each query meets at most
+    ``window`` keys, so the key dimension (the columns of Q Kᵀ, the inner dimension of A V)
+    is counted as ``Min(keys, window)``. Shapes stay (..., T, T): eager implementations
+    materialise the full score matrix and mask it; the work is what a windowed kernel does.
     """
 
     tag: str
     transpose_b: bool = False
     causal: bool = False
+    window: sympy.Expr | None = None
     kind = "matmul"
     title = "MatMul"
     arity = 2
@@ -97,13 +103,20 @@ class Matmul(Op):
     def params(self, inputs):
         return ()
 
+    def _macs(self, a, bm):
+        if self.window is None:
+            return numel(a) * bm[-1]
+        if self.tag == "attention_values":  # A (.., T, keys) @ V (.., keys, dh)
+            return numel(a[:-1]) * sympy.Min(a[-1], self.window) * bm[-1]
+        return numel(a) * sympy.Min(bm[-1], self.window)  # Q (.., T, dh) @ K^T (.., dh, keys)
+
     def forward(self, inputs, out):
         a, bm = self._dims(inputs)
-        return (Work("matmul", numel(a) * bm[-1], tag=self.tag, causal=self.causal),)
+        return (Work("matmul", self._macs(a, bm), tag=self.tag, causal=self.causal),)
 
     def backward(self, inputs, out, ctx: Context):
         a, bm = self._dims(inputs)
-        macs = numel(a) * bm[-1]
+        macs = self._macs(a, bm)
         needs = ctx.needs_grad or (True, True)
         return tuple(
             Work("matmul", macs, tag=self.tag, causal=self.causal, grad="input")
@@ -114,6 +127,9 @@ class Matmul(Op):
     def saved(self, inputs, out, ctx):
         a, b = inputs
         needs = ctx.needs_grad or (True, True)
+        if ctx.attention == "flash" and self.tag == "attention_values":
+            # a fused kernel keeps V and its output O (for rowsum(dO * O)), not the probabilities
+            return (Saved("b", b, shares="input1"), Saved("output", tuple(out), shares="output"))
         kept = []
         if needs[1]:
             kept.append(Saved("a", a, shares="input0"))  # grad of b needs a
@@ -122,4 +138,5 @@ class Matmul(Op):
         return tuple(kept)
 
     def describe(self):
-        return "MatMul (A Bᵀ)" if self.transpose_b else "MatMul (A B)"
+        text = "MatMul (A Bᵀ)" if self.transpose_b else "MatMul (A B)"
+        return text if self.window is None else f"{text}, window {self.window}"

@@ -39,4 +39,5 @@ class CrossEntropy(Op):
         return (
             Saved("log_probs", tuple(z)),  # log-softmax output (B, T, V)
             Saved("targets", tuple(z[:-1]), "int64"),
+            Saved("total_weight", ()),  # nll_loss keeps the sum of weights, a scalar
         )

@@ -1,0 +1,100 @@
+"""What the query commands (rule, dominance, crossover, compare) share: QUANTITY, --part,
+--per-block, the provider options (--convention, --per, --option), --as and --let."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+_OPTION_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+
+
+def add_quantity(p: argparse.ArgumentParser) -> None:
+    p.add_argument("quantity", metavar="QUANTITY",
+                   help="params, flops.forward, flops.train, memory.activations, ... "
+                   "(symgpt.quantity_names())")
+    p.add_argument("--part", metavar="PATH[,PATH...]",
+                   help="restrict to breakdown entries under these path prefixes "
+                   "(blocks, blocks/attention/scores,blocks/attention/values, lm_head)")
+    p.add_argument("--per-block", action="store_true",
+                   help="divide by the number of blocks (needs a part inside 'blocks')")
+    p.add_argument("--convention", metavar="NAME", help="counting convention of FLOPs/memory "
+                   "(default, kaplan, chinchilla, megatron, ...)")
+    p.add_argument("--per", metavar="UNIT", help="FLOPs per batch, sequence or token")
+    p.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other option of the quantity (precision=bf16, recompute=full); "
+                   "repeatable; values are integers, true/false or plain words")
+
+
+def add_regime(p: argparse.ArgumentParser, required: bool, help_: str) -> None:
+    p.add_argument("--as", dest="regime", action="append", default=[], required=required,
+                   metavar="SYMBOL[:RATE]", help=help_)
+
+
+def add_let(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--let", dest="lets", action="append", default=[], metavar="NAME=EXPR",
+                   help="name an expression (N=12*L*d^2, or N=params, N=params.blocks: the "
+                   "model's derived counts); repeatable; parsed safely, never evaluated")
+
+
+def _word(text: str):
+    from ..errors import SymgptError
+    from ..exprparse import parse_value
+
+    try:
+        return parse_value(text)
+    except SymgptError:
+        if not _OPTION_WORD.fullmatch(text.strip()):
+            raise SymgptError(f"invalid option value {text!r}: expected an integer, true/false "
+                              "or a plain word (letters, digits, _ . + -)") from None
+        return text.strip()
+
+
+def options(args) -> dict:
+    """Provider options from --convention, --per and --option KEY=VALUE."""
+    from ..errors import SymgptError
+
+    out = {}
+    if args.convention is not None:
+        out["convention"] = _word(args.convention)
+    if args.per is not None:
+        out["per"] = _word(args.per)
+    for text in args.options:
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", key):
+            raise SymgptError(f"expected --option KEY=VALUE, got {text!r}")
+        if key in out:
+            raise SymgptError(f"option {key} given twice")
+        out[key] = _word(value)
+    return out
+
+
+def quantity(args, model):
+    """The Quantity the command runs on."""
+    from ..query import select
+
+    return select(model, args.quantity, args.part, args.per_block, **options(args))
+
+
+def lets(args, model) -> dict:
+    """--let NAME=EXPR as {name: expression}; EXPR may name the model's parameter counts
+    (``params``, ``params.blocks``, ``params.embedding``, ...)."""
+    from ..errors import SymgptError
+    from ..exprparse import parse_expression
+    from ..symbols import CANONICAL
+
+    names = dict(CANONICAL)
+    names["params"] = model.params.expr
+    for top in model.params.top_level():
+        names[f"params.{top}"] = model.params.part(top).expr
+    out = {}
+    for text in args.lets:
+        name, sep, expr = text.partition("=")
+        name = name.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,31}", name):
+            raise SymgptError(f"expected --let NAME=EXPR, got {text!r}")
+        if name in CANONICAL or name in out:
+            raise SymgptError(f"--let {name}: the name is taken (a canonical symbol or given twice)")
+        out[name] = parse_expression(expr, {**names, **out})
+    return out

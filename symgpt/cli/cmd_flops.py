@@ -1,0 +1,27 @@
+"""symgpt flops MODEL: forward, backward and training FLOPs under a named convention."""
+
+from __future__ import annotations
+
+from .common import emit, load_model
+from .costargs import add_convention, add_flops, flops_options, payload, unbound_hint
+
+HELP = "FLOPs of the forward pass, the backward pass and a training step, by op"
+
+
+def add_arguments(p):
+    add_convention(p)
+    add_flops(p)
+
+
+def run(args) -> int:
+    from ..render.costs_text import flops_text
+    from ..render.jsonout import dumps
+
+    m = load_model(args)
+    opts = flops_options(args)
+    qs = [m.quantity(n, **opts) for n in ("flops.forward", "flops.backward", "flops.train")]
+    if args.json:
+        emit(dumps(payload(m, qs[-1].convention, opts, qs)))
+        return 0
+    emit(flops_text(m, qs, unbound_hint(m, qs)))
+    return 0

@@ -1,0 +1,63 @@
+"""symgpt latex MODEL: LaTeX tables, derivations and figures for lecture notes."""
+
+from __future__ import annotations
+
+from .common import add_model, emit, load_model
+
+HELP = "LaTeX tables, derivations and figures of a model, in your notation"
+DESCRIPTION = (
+    "Print (or write with -o) LaTeX for a model: per-block and embedding parameter tables, the "
+    "total as an align* derivation, the rule-of-thumb cross-check, FLOPs, the training-memory "
+    "table, the shape trace, the parameter breakdown with its stacked bar, and the self-test "
+    "answers. Fragments are meant for \\input (they need the packages of 'symgpt latex --preamble'); "
+    "--standalone gives a complete article that compiles with pdflatex."
+)
+
+
+def add_arguments(p):
+    from ..render.latex_doc import WHATS
+
+    add_model(p)
+    p.add_argument("--what", action="append", metavar="PART", choices=WHATS,
+                   help=f"what to typeset (repeatable; default: all): {', '.join(WHATS)}")
+    p.add_argument("--notation", metavar="NAME|FILE", default=None,
+                   help="notation profile: default, megatron, kaplan, raschka, or a profile file "
+                   "(JSON or 'symbol = latex' lines)")
+    p.add_argument("--standalone", action="store_true", help="a complete document instead of fragments")
+    p.add_argument("--preamble", action="store_true", help="print the packages the fragments need and exit")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..io import write_atomic
+    from ..notation import notation
+    from ..render.latex_doc import document, fragment, preamble
+    from ..report import report_model
+
+    if args.preamble:
+        text = preamble()
+    else:
+        m = load_model(args)
+        nota = notation(args.notation)
+        what = args.what or ["all"]
+        if "T_max" in m.sizes or "T" in m.sizes:
+            m = report_model(m)
+        if args.standalone:
+            text = document(m, what, nota, skip_unavailable=(what == ["all"]))
+        else:
+            text = fragment(m, what, nota) if what != ["all"] else \
+                fragment(m, [w for w in _available(m)], nota)
+    if args.output:
+        write_atomic(Path(args.output), text)
+        emit(f"wrote {args.output}")
+    else:
+        emit(text)
+    return 0
+
+
+def _available(m):
+    from ..render.latex_doc import ALIASES, available
+
+    return [w for w in ALIASES["all"] if available(w, m)]

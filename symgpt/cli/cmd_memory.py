@@ -1,0 +1,37 @@
+"""symgpt memory MODEL: training memory (weights, gradients, optimizer, activations), logits and
+the KV cache, per device, under a named convention and precision policy."""
+
+from __future__ import annotations
+
+from .common import emit, load_model
+from .costargs import add_convention, add_memory, memory_options, payload, unbound_hint
+
+HELP = "memory of weights, gradients, optimizer state, activations, logits and KV cache"
+
+NAMES = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
+         "memory.logits", "memory.kv_cache", "memory.total")
+
+
+def add_arguments(p):
+    add_convention(p)
+    add_memory(p)
+
+
+def run(args) -> int:
+    from ..derive.memory import seed000_terms, setup
+    from ..render.costs_text import memory_text
+    from ..render.jsonout import dumps, quantity_json
+
+    m = load_model(args)
+    opts = memory_options(args)
+    qs = [m.quantity(n, **opts) for n in NAMES]
+    s = setup(m, **opts)
+    seed = seed000_terms(s.model, s.precision) if m.family.name == "gpt2" else None
+    if args.json:
+        out = payload(m, qs[-1].convention, opts, qs)
+        if seed is not None:
+            out["seed000_terms"] = quantity_json(seed)
+        emit(dumps(out))
+        return 0
+    emit(memory_text(m, qs, seed, unbound_hint(m, qs)))
+    return 0

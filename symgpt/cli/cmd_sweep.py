@@ -1,0 +1,121 @@
+"""symgpt sweep MODEL --grid NAME=START:STOP:STEP ...: quantities over a grid of sizes."""
+
+from __future__ import annotations
+
+from .common import add_model, emit
+
+HELP = "evaluate quantities exactly over a grid of sizes (CSV), with filters and top-K"
+DESCRIPTION = (
+    "Evaluate derived quantities exactly over every point of a grid (the cartesian product of "
+    "the --grid axes), vectorised with NumPy. Example: the largest GPT that fits in 80 GB per "
+    "device: symgpt sweep gpt2 --set V=50257 --set T_max=4096 --set T=4096 --set B=1 --set h=64 "
+    "--grid L=12:128:4 --grid d=1024:16384:512 --zero 2 --dp 64 "
+    "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total"
+)
+
+#: options passed to the quantities that accept them (as 'symgpt flops' / 'symgpt memory' take them)
+_QUANTITY_OPTIONS = (
+    ("--convention", "convention", str, "NAME", "counting convention (see 'symgpt flops --help')"),
+    ("--recompute", "recompute", str, "POLICY", "activation recomputation: none, selective, full"),
+    ("--per", "per", str, "UNIT", "FLOPs per batch, sequence or token (flops.*)"),
+    ("--precision", "precision", str, "POLICY", "fp32, bf16, fp16, mixed-bf16, mixed-fp16 (memory.*)"),
+    ("--optimizer", "optimizer", str, "NAME", "sgd, momentum, adam, adamw, adam8bit (memory.*)"),
+    ("--attention", "attention", str, "IMPL", "attention implementation: eager, flash (memory.*)"),
+    ("--zero", "zero", int, "STAGE", "ZeRO stage 0-3 (memory.*, per device)"),
+    ("--dp", "dp", int, "N", "data-parallel ranks (memory.*, with --zero)"),
+    ("--tp", "tp", int, "N", "tensor-parallel ranks (memory.*)"),
+)
+_SWITCHES = (
+    ("--hardware", "hardware", "count the recomputed forward in flops.train (hardware FLOPs)"),
+    ("--causal", "causal_halving", "halve the attention matmuls a causal kernel skips (flops.*)"),
+    ("--sp", "sp", "sequence parallelism, with --tp (memory.*)"),
+)
+
+
+def add_arguments(p):
+    add_model(p)
+    p.add_argument("--grid", action="append", default=[], metavar="NAME=START:STOP:STEP",
+                   help="an axis of the grid: a symbol (d, L, h, T, B, ...) over START..STOP "
+                   "(STOP included) by STEP, or a list NAME=V1,V2,...; a flag over true,false; "
+                   "repeatable (the first axis varies slowest)")
+    p.add_argument("--columns", default="params", metavar="Q1,Q2,...",
+                   help="quantities to evaluate (default: params; e.g. params,flops.train,memory.total)")
+    p.add_argument("--where", action="append", default=[], metavar="CONDITION",
+                   help="keep the points where CONDITION holds, e.g. 'memory.total < 80e9' "
+                   "(quantities and symbols; parsed safely, never evaluated); repeatable")
+    p.add_argument("--top", type=int, metavar="K", help="keep the K best rows by --by")
+    p.add_argument("--by", metavar="QUANTITY", help="sort by this quantity or grid name, largest first (ties in grid order)")
+    p.add_argument("--smallest", action="store_true", help="with --top: keep the smallest instead")
+    for flag, dest, kind, metavar, text in _QUANTITY_OPTIONS:
+        p.add_argument(flag, dest=f"q_{dest}", type=kind, metavar=metavar, help=text)
+    for flag, dest, text in _SWITCHES:
+        p.add_argument(flag, dest=f"q_{dest}", action="store_true", default=None, help=text)
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other quantity option (e.g. --option per=token); repeatable")
+    p.add_argument("-o", "--output", metavar="FILE.csv", help="write the CSV here (default: stdout)")
+    progress = p.add_mutually_exclusive_group()
+    progress.add_argument("--progress", action="store_true", default=None,
+                          help="always show the progress bar on stderr")
+    progress.add_argument("--no-progress", dest="progress", action="store_false",
+                          help="never show it (default: shown on a terminal after half a second)")
+
+
+def _options(args) -> dict:
+    import re
+
+    from ..errors import SymgptError
+    from ..exprparse import parse_value
+
+    out = {}
+    for dest in [o[1] for o in _QUANTITY_OPTIONS] + [o[1] for o in _SWITCHES]:
+        value = getattr(args, f"q_{dest}")
+        if value is not None:
+            out[dest] = value
+    for text in args.option:
+        if text.count("=") != 1:
+            raise SymgptError(f"--option expects NAME=VALUE, got {text!r}")
+        name, value = (t.strip(" \t") for t in text.split("="))
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name):
+            raise SymgptError(f"--option {text!r}: NAME must be letters, digits and '_'")
+        if name in out:
+            raise SymgptError(f"option {name} given twice")
+        try:
+            out[name] = parse_value(value)
+        except SymgptError:
+            if not re.fullmatch(r"[A-Za-z0-9_.+-]{1,64}", value):
+                raise SymgptError(f"--option {text!r}: VALUE must be a number, true/false or a "
+                                  "word (letters, digits, '_', '.', '-')") from None
+            out[name] = value  # a word such as bf16 or adamw: passed on as text, never evaluated
+    return out
+
+
+def run(args) -> int:
+    import sys
+
+    from ..errors import SymgptError
+    from ..io import write_atomic
+    from ..sweep import Grid, Progress, sweep
+    from .common import load_model, settings
+
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    if not columns:
+        raise SymgptError("--columns names no quantity")
+    both = {g.split("=", 1)[0].strip() for g in args.grid} & set(settings(args))
+    if both:
+        raise SymgptError(f"{sorted(both)[0]} is both set (--set) and gridded (--grid)")
+    model = load_model(args)
+    grid = Grid.parse(args.grid, model.family.flags)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    result = sweep(model, grid, columns, where=args.where, top=args.top, by=args.by,
+                   smallest=args.smallest, options=_options(args),
+                   progress=Progress(grid.total, sys.stderr, enabled=show))
+    text = result.csv()
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    for note in result.notes:
+        print(f"symgpt: {note}", file=sys.stderr)
+    print(f"symgpt: {result.points:,} points, {result.matched:,} matched, {len(result.rows):,} rows"
+          + (f" written to {args.output}" if args.output else ""), file=sys.stderr)
+    return 0

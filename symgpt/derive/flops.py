@@ -1,0 +1,156 @@
+"""FLOPs, derived by walking the op graph under a counting convention.
+
+For every op node: its ``forward`` (and ``backward``, given which inputs need gradients) Work
+items, priced by the convention (``symgpt.conventions``), times ``arch.activity(node)`` (the
+copies that run: L for a block, k of E for experts). Training = forward + backward, plus the
+recomputed forward of the ops a recompute policy recomputes when hardware FLOPs are asked for.
+
+Quantities registered here (options in brackets; any :class:`Convention` choice may also be
+overridden by name, e.g. ``causal_halving=True``):
+
+* ``flops.forward``  [convention, per]
+* ``flops.backward`` [convention, per]
+* ``flops.train``    [convention, per, recompute, hardware]
+
+Breakdowns are keyed by op node path (``blocks/attention/scores``, ``lm_head``); paths under a
+repeated group total all its copies. Ops that cost 0 under the convention are left out.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..conventions import Convention, check_choice, convention, PER, RECOMPUTE
+from ..errors import SymgptError
+from ..graph import Arch
+from ..model import register_quantity
+from ..ops.base import Work
+from ..quantity import Quantity
+from ..symbols import B, T
+from .walk import context, needs_grad, recomputed
+
+_ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")
+
+
+def resolve(name=None, **overrides) -> Convention:
+    """The convention *name* with choices overridden (None values are ignored)."""
+    conv = convention(name)
+    changes = {k: v for k, v in overrides.items() if v is not None}
+    if "recompute" in changes:
+        check_choice("recompute", changes["recompute"], RECOMPUTE)
+    return conv.with_(**changes) if changes else conv
+
+
+def label(conv: Convention, base: str) -> str:
+    """``kaplan`` or ``kaplan (per=batch, recompute=full)`` when choices were overridden."""
+    ref = convention(base) if isinstance(base, str) else conv
+    diff = [f"{k}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
+    return conv.name + (f" ({', '.join(diff)})" if diff else "")
+
+
+def work_flops(conv: Convention, w: Work) -> sympy.Expr:
+    """The FLOPs of one Work item under *conv*."""
+    if w.kind == "matmul":
+        if (w.tag == "lm_head" and not conv.lm_head) or (w.tag == "embedding" and not conv.embedding_matmul) \
+                or (w.tag == "attention_values" and not conv.attention_values):
+            return sympy.Integer(0)
+        f = conv.flops_per_mac * w.count
+        return f / 2 if (w.causal and conv.causal_halving) else f
+    if w.kind not in _ELEMENT_KINDS:
+        raise SymgptError(f"no FLOP price for work of kind {w.kind!r}")
+    return getattr(conv, w.kind) * w.count
+
+
+def _sum(conv, works) -> sympy.Expr:
+    return sympy.Add(*[work_flops(conv, w) for w in works])
+
+
+def op_forward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
+    """Forward FLOPs of one copy of *node*."""
+    a = arch.graph.nodes[node]
+    return _sum(conv, a["op"].forward(arch.input_shapes(node), a["shape"]))
+
+
+def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
+    """Backward FLOPs of one copy of *node* (0 when no gradient reaches it)."""
+    a = arch.graph.nodes[node]
+    if not needs_grad(arch)[node]:
+        return sympy.Integer(0)
+    op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
+    if conv.backward_factor is not None:
+        return conv.backward_factor * _sum(conv, op.forward(ins, out))
+    works = op.backward(ins, out, context(arch, node, conv.attention))
+    if conv.attention_backward is None:
+        return _sum(conv, works)
+    attn = ("attention_scores", "attention_values")
+    rest = [w for w in works if not (w.kind == "matmul" and w.tag in attn)]
+    fwd = [w for w in op.forward(ins, out) if w.kind == "matmul" and w.tag in attn]
+    return _sum(conv, rest) + conv.attention_backward * _sum(conv, fwd)
+
+
+def _per(conv: Convention, expr: sympy.Expr) -> sympy.Expr:
+    check_choice("per", conv.per, PER)
+    if conv.per == "sequence":
+        return expr / B
+    if conv.per == "token":
+        return expr / (B * T)
+    return expr
+
+
+def _breakdown(arch: Arch, conv: Convention, parts) -> tuple:
+    out = []
+    for node, _ in arch.ops():
+        e = sympy.Integer(0)
+        for part in parts:
+            e += part(node)
+        e = sympy.expand(_per(conv, e * arch.activity(node)))
+        if e != 0:
+            out.append((node, e))
+    return tuple(out)
+
+
+def _notes(conv: Convention, what: str) -> tuple[str, ...]:
+    unit = {"batch": "per step (a batch of B sequences of T tokens)", "sequence": "per sequence of T tokens",
+            "token": "per token"}[conv.per]
+    return (f"{what}, {unit}; convention {conv.name}: {conv.summary} [{conv.source}]",
+            "paths under blocks/ total all L layers")
+
+
+def _quantity(model, name, conv, parts, what, base) -> Quantity:
+    arch = model.arch
+    return Quantity(name, _breakdown(arch, conv, parts), model.bindings, "FLOPs", label(conv, base),
+                    _notes(conv, what))
+
+
+def forward(model, convention=None, **overrides) -> Quantity:
+    conv = resolve(convention, **overrides)
+    arch = model.arch
+    return _quantity(model, "flops.forward", conv, [lambda n: op_forward(arch, n, conv)],
+                     "forward pass", convention or "default")
+
+
+def backward(model, convention=None, **overrides) -> Quantity:
+    conv = resolve(convention, **overrides)
+    arch = model.arch
+    return _quantity(model, "flops.backward", conv, [lambda n: op_backward(arch, n, conv)],
+                     "backward pass (input and weight gradients)", convention or "default")
+
+
+def train(model, convention=None, **overrides) -> Quantity:
+    """Forward + backward (+ the recomputed forward when ``hardware``)."""
+    conv = resolve(convention, **overrides)
+    arch = model.arch
+    again = recomputed(arch, conv.recompute) if conv.hardware else frozenset()
+    parts = [lambda n: op_forward(arch, n, conv), lambda n: op_backward(arch, n, conv),
+             lambda n: conv.recompute_passes * op_forward(arch, n, conv) if n in again else 0]
+    kind = "hardware FLOPs" if conv.hardware else "model FLOPs"
+    what = f"one training step, {kind} (recompute={conv.recompute}" + \
+        (", recomputed forward counted)" if conv.hardware else ", recomputation not counted)")
+    return _quantity(model, "flops.train", conv, parts, what, convention or "default")
+
+
+register_quantity("flops.forward", forward)
+register_quantity("flops.backward", backward)
+register_quantity("flops.train", train)
+
+from . import time as _time  # noqa: E402,F401  (registers the time.* quantities)

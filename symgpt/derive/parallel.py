@@ -1,0 +1,65 @@
+"""Tensor parallelism (Megatron-LM): which weights and saved tensors are split across tp ranks.
+
+In each repeated block, a dense linear fed by a norm is *column-parallel* (its output is split
+by heads or by FFN columns); the other dense linears of the block are *row-parallel* (their input
+is split, their output is summed across ranks). The tensors from a column-parallel output up to
+a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti §4.2.1). With
+sequence parallelism the rest of the block (norms, dropouts, residuals) is split along the
+sequence instead (§4.2.2). Embedding and LM head are vocabulary-parallel.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..graph import Arch
+
+
+def _linears(arch: Arch):
+    for n, a in arch.ops():
+        op = a["op"]
+        if op.kind == "linear" and op.tag == "dense" and a["group"] is not None:
+            yield n, a
+
+
+@lru_cache(maxsize=256)
+def linear_roles(arch: Arch) -> dict[str, str]:
+    """Dense linear node in a block -> ``column`` or ``row``."""
+    g = arch.graph
+    out = {}
+    for n, a in _linears(arch):
+        src = g.nodes[a["inputs"][0]]
+        fed_by_norm = src["kind"] == "op" and src["op"].kind in ("layernorm", "rmsnorm")
+        out[n] = "column" if fed_by_norm else "row"
+    return out
+
+
+@lru_cache(maxsize=256)
+def tp_region(arch: Arch) -> frozenset[str]:
+    """Nodes from each column-parallel linear (inclusive) forward to a row-parallel one (exclusive)."""
+    roles = linear_roles(arch)
+    g = arch.graph
+    seen: set[str] = set()
+    stack = [n for n, r in roles.items() if r == "column"]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for nxt in g.successors(n):
+            if g.nodes[nxt]["kind"] == "op" and roles.get(nxt) != "row":
+                stack.append(nxt)
+    return frozenset(seen)
+
+
+def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
+    """How many ranks share parameter *local* of *owner* (1: replicated on each)."""
+    if tp == 1:
+        return 1
+    role = linear_roles(arch).get(owner)
+    if role == "column" or (role == "row" and local == "weight"):
+        return tp
+    op = arch.graph.nodes[owner]["op"]
+    if op.kind == "embedding" or (op.kind == "linear" and op.tag == "lm_head"):
+        return tp  # vocabulary-parallel
+    return 1

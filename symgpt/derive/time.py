@@ -1,0 +1,102 @@
+"""Time from FLOPs: step time, throughput, MFU, training time, and the initial loss ln V.
+
+All arithmetic is exact: a peak of 300·10¹² FLOP/s and an MFU of 2/5 are Rationals, so a step
+time is an exact number of seconds (printers round it).
+
+Quantities registered here (``flops.train`` options pass through: convention, recompute, ...):
+
+* ``time.step``        [peak, mfu]          seconds per training step = FLOPs / (peak · MFU)
+* ``time.throughput``  [peak, mfu]          tokens per second = B·T / step time
+* ``time.mfu``         [peak, measured]     model FLOPs utilisation from a measured step time
+* ``time.training``    [peak, mfu, tokens]  seconds to train on D tokens (FLOPs per token × D)
+* ``loss.initial``     []                   ln V, the cross-entropy of a uniform guess (nats)
+
+MFU uses model FLOPs (no recomputation counted, PaLM Appendix B); a step time at a given MFU
+uses the same model FLOPs, so ``time.mfu`` inverts ``time.step``.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..errors import SymgptError
+from ..model import register_quantity
+from ..quantity import Quantity
+from ..symbols import B, T, V
+
+#: seed 000 self-test (c): "an A100 GPU at ~300 TFLOPs/s fp16"
+DEFAULT_PEAK = sympy.Integer(300) * 10**12
+
+
+def _positive(name: str, v, upper=None) -> sympy.Expr:
+    if isinstance(v, bool) or not isinstance(v, (int, sympy.Rational, sympy.Integer)):
+        if isinstance(v, float):
+            v = sympy.nsimplify(v, rational=True)
+        else:
+            raise SymgptError(f"{name} must be a positive number, got {v!r}")
+    v = sympy.Rational(v)
+    if v <= 0 or (upper is not None and v > upper):
+        bound = f" at most {upper}" if upper is not None else ""
+        raise SymgptError(f"{name} must be positive{bound}, got {v}")
+    return v
+
+
+def _sci(v) -> str:
+    from ..render.text import sci
+
+    return sci(v)
+
+
+def _train(model, **flops_options) -> Quantity:
+    flops_options.setdefault("per", "batch")
+    flops_options["hardware"] = False  # model FLOPs: MFU, not HFU
+    return model.quantity("flops.train", **flops_options)
+
+
+def _scaled(q: Quantity, name: str, factor, unit: str, notes) -> Quantity:
+    return Quantity(name, tuple((p, e * factor) for p, e in q.breakdown), q.bindings, unit,
+                    q.convention, tuple(notes) + q.notes)
+
+
+def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
+    peak, mfu = _positive("peak", peak), _positive("mfu", mfu, 1)
+    q = _train(model, **flops_options)
+    return _scaled(q, "time.step", 1 / (peak * mfu), "s",
+                   ["seconds per step = flops.train / (peak · MFU)", f"peak {_sci(peak)} FLOP/s, MFU {mfu}"])
+
+
+def throughput(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
+    s = step(model, peak, mfu, **flops_options)
+    return Quantity("time.throughput", (("tokens", B * T / s.expr),), s.bindings, "tokens/s",
+                    s.convention, ("tokens per second = B·T / step time",) + s.notes)
+
+
+def mfu(model, measured, peak=DEFAULT_PEAK, **flops_options) -> Quantity:
+    measured, peak = _positive("measured step time", measured), _positive("peak", peak)
+    q = _train(model, **flops_options)
+    return _scaled(q, "time.mfu", 1 / (measured * peak), "",
+                   ["model FLOPs utilisation = flops.train / (measured step time · peak)",
+                    f"measured step time {measured} s, peak {_sci(peak)} FLOP/s"])
+
+
+def training(model, tokens, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
+    tokens, peak, mfu = _positive("tokens", tokens), _positive("peak", peak), _positive("mfu", mfu, 1)
+    flops_options["per"] = "token"
+    q = _train(model, **flops_options)
+    return _scaled(q, "time.training", tokens / (peak * mfu), "s",
+                   ["seconds to train on D tokens = flops.train per token · D / (peak · MFU)",
+                    f"D = {_sci(tokens)} tokens, peak {_sci(peak)} FLOP/s, MFU {mfu}"])
+
+
+def initial_loss(model) -> Quantity:
+    vocab = [a["op"] for _, a in model.arch.ops() if a["op"].kind == "embedding"]
+    size = vocab[0].num if vocab else V
+    return Quantity("loss.initial", (("loss", sympy.log(size)),), model.bindings, "nats", "",
+                    ("ln V: the cross-entropy of a uniform guess over the vocabulary",))
+
+
+register_quantity("time.step", step)
+register_quantity("time.throughput", throughput)
+register_quantity("time.mfu", mfu)
+register_quantity("time.training", training)
+register_quantity("loss.initial", initial_loss)

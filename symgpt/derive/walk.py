@@ -1,0 +1,98 @@
+"""What FLOP and memory derivations share: gradient flow, op contexts, recomputation sets.
+
+* ``needs_grad(arch)``: which tensors need a gradient. Input ids do not; an op's output does
+  when any input does or when the op owns (or ties) a trainable parameter.
+* ``context(arch, node, ...)``: the :class:`~symgpt.ops.base.Context` an op's ``backward`` and
+  ``saved`` rules receive.
+* ``attention_core(arch)``: the ops from each Q·Kᵀ to its A·V, inclusive (what selective
+  recomputation recomputes, Korthikanti §5).
+* ``recomputed(arch, policy)``: the ops whose forward runs again under a recompute policy
+  (``full``: every op inside a repeated group; each block's input is kept as a checkpoint).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import networkx as nx
+
+from ..graph import Arch
+from ..ops.base import Context
+
+
+@lru_cache(maxsize=256)
+def needs_grad(arch: Arch) -> dict[str, bool]:
+    """Node -> whether its output needs a gradient (all parameters trainable)."""
+    out: dict[str, bool] = {}
+    for n in arch.order:
+        a = arch.graph.nodes[n]
+        if a["kind"] == "input":
+            out[n] = False  # token ids are integers: no gradient
+        else:
+            out[n] = bool(a["params"]) or any(out[i] for i in a["inputs"])
+    return out
+
+
+def context(arch: Arch, node: str, attention: str = "eager", dropout: bool = False) -> Context:
+    """The context of *node*'s backward and saved rules."""
+    grads = needs_grad(arch)
+    a = arch.graph.nodes[node]
+    return Context(needs_grad=tuple(grads[i] for i in a["inputs"]), trainable=bool(a["params"]),
+                   attention=attention, dropout=dropout)
+
+
+@lru_cache(maxsize=256)
+def attention_core(arch: Arch) -> frozenset[str]:
+    """Every op on a path from an attention-scores matmul to the first attention-values matmul
+    after it (inclusive)."""
+    g = arch.graph
+    core: set[str] = set()
+    for n, a in arch.ops():
+        if not _is_matmul(a, "attention_scores"):
+            continue
+        lengths = nx.single_source_shortest_path_length(g, n)
+        values = [v for v in lengths if _is_matmul(g.nodes[v], "attention_values")]
+        if not values:
+            continue
+        v = min(values, key=lambda x: lengths[x])
+        between = nx.descendants(g, n) & nx.ancestors(g, v)
+        core |= {n, v} | {x for x in between if g.nodes[x]["kind"] == "op"}
+    return frozenset(core)
+
+
+def _is_matmul(attrs: dict, tag: str) -> bool:
+    op = attrs.get("op")
+    return op is not None and op.kind == "matmul" and op.tag == tag
+
+
+def in_group(arch: Arch, node: str) -> bool:
+    return arch.graph.nodes[node]["group"] is not None
+
+
+def recomputed(arch: Arch, policy: str) -> frozenset[str]:
+    """The ops whose forward is recomputed during backward under *policy*."""
+    if policy == "none":
+        return frozenset()
+    if policy == "selective":
+        return attention_core(arch)
+    return frozenset(n for n, _ in arch.ops() if in_group(arch, n))
+
+
+@lru_cache(maxsize=256)
+def checkpoints(arch: Arch) -> tuple[str, ...]:
+    """Tensors entering a top-level repeated group from outside it (full recomputation keeps
+    one per block copy: the block's input)."""
+    out = []
+    for n, a in arch.ops():
+        if not in_group(arch, n):
+            continue
+        for i in a["inputs"]:
+            if not in_group(arch, i) and arch.graph.nodes[i]["kind"] == "op" and i not in out:
+                out.append(i)
+    return tuple(out)
+
+
+def top_group(arch: Arch, node: str):
+    """The outermost group holding *node* (None outside every group)."""
+    chain = arch.group_chain(arch.graph.nodes[node]["group"])
+    return chain[-1] if chain else None

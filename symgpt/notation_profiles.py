@@ -1,0 +1,46 @@
+"""Built-in notation profiles, as data: canonical symbol name -> LaTeX math shown for it.
+
+A profile changes how symbols are *displayed*, never what they are: the derivation is the same
+and ``sympy.latex(expr, symbol_names=...)`` does the renaming at printing time. Symbols a
+profile does not name fall back to ``default``. ``quantities`` names the totals (``params``).
+Each profile is checked by the same validator as a user's profile file.
+"""
+
+PROFILES = {
+    "default": {
+        "description": "seed 000 (L layers, T sequence length, d width, h heads, V vocabulary, B batch)",
+        "symbols": {
+            "B": "B", "T": "T", "T_max": r"T_{\max}", "d": "d", "h": "h", "h_kv": r"h_{\mathrm{kv}}",
+            "d_head": "d_h", "L": "L", "V": "V", "d_ff": r"d_{\mathrm{ff}}", "E": "E", "k": "k",
+            "W": "W",
+        },
+        "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
+    },
+    "megatron": {
+        "description": "Narayanan et al. 2021 / Korthikanti et al. 2022 (l layers, h width, "
+                       "s sequence length, a heads, b batch, v vocabulary)",
+        "symbols": {
+            "B": "b", "T": "s", "T_max": r"s_{\max}", "d": "h", "h": "a", "h_kv": r"a_{\mathrm{kv}}",
+            "d_head": r"h_{a}", "L": "l", "V": "v", "d_ff": r"h_{\mathrm{ff}}",
+        },
+        "quantities": {"params": "P", "flops": "F", "memory": "M"},
+    },
+    "kaplan": {
+        "description": "Kaplan et al. 2020 (n_layer, d_model, n_ctx, n_vocab)",
+        "symbols": {
+            "B": "B", "T": r"n_{\mathrm{ctx}}", "T_max": r"n_{\mathrm{ctx}}^{\max}", "d": r"d_{\mathrm{model}}",
+            "h": r"n_{\mathrm{heads}}", "h_kv": r"n_{\mathrm{kv}}", "d_head": r"d_{\mathrm{head}}",
+            "L": r"n_{\mathrm{layer}}", "V": r"n_{\mathrm{vocab}}", "d_ff": r"d_{\mathrm{ff}}",
+        },
+        "quantities": {"params": r"N_{\mathrm{total}}", "flops": "C", "memory": "M"},
+    },
+    "raschka": {
+        "description": "seed 002, Raschka's book (N blocks, L context length, n sequence length, "
+                       "d width, H heads, V vocabulary, B batch)",
+        "symbols": {
+            "B": "B", "T": "n", "T_max": "L", "d": "d", "h": "H", "h_kv": r"H_{\mathrm{kv}}",
+            "d_head": r"d_{H}", "L": "N", "V": "V", "d_ff": r"d_{\mathrm{ff}}",
+        },
+        "quantities": {"params": "P", "flops": "C", "memory": "M"},
+    },
+}

@@ -1,0 +1,18 @@
+"""Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Saved, register
+from .elementwise import _Unary
+
+
+@register
+@dataclass(frozen=True)
+class ReLU(_Unary):
+    kind = "relu"
+    title = "ReLU"
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("output", tuple(out), shares="output"),)  # PyTorch's relu keeps its result

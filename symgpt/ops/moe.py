@@ -1,0 +1,89 @@
+"""Mixture-of-experts plumbing: top-k routing and the weighted combination of expert outputs.
+
+The router itself is a ``Linear(d, E, tag="router")`` followed by a softmax; the experts are an
+ordinary FFN declared inside a group repeated ``E`` times with ``k`` active
+(``Builder.repeat("ffn/experts", E, active=k)``): their parameters count E times, their compute
+k times per token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from .base import Op, Saved, Work, numel, register
+
+
+@register
+@dataclass(frozen=True)
+class TopK(Op):
+    """Keep the ``k`` largest router probabilities per token and renormalise them:
+    (B, T, E) -> (B, T, k) weights (the chosen expert indices are kept for backward)."""
+
+    k: sympy.Expr
+    kind = "topk"
+    title = "Top-k"
+
+    def shape(self, inputs):
+        (p,) = inputs
+        return (*p[:-1], self.k)  # (B, T, E) -> (B, T, k)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        (p,) = inputs
+        # a selection pass over the E probabilities, then a division per kept weight
+        return (Work("elementwise", numel(p)), Work("elementwise", numel(out)))
+
+    def backward(self, inputs, out, ctx):
+        return (Work("elementwise", numel(out), grad="input"),)  # scatter back into E slots
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("indices", tuple(out), "int64"), Saved("weights", tuple(out), shares="output"))
+
+    def describe(self):
+        return f"Top-{self.k}"
+
+
+@register
+@dataclass(frozen=True)
+class MoECombine(Op):
+    """Sum the k active experts' outputs weighted by the router: expert output (B, T, d) (one
+    copy of the expert group; k copies run), weights (B, T, k) -> (B, T, d)."""
+
+    kind = "moe_combine"
+    title = "Weighted sum of experts"
+    arity = 2
+
+    def shape(self, inputs):
+        x, w = inputs
+        return tuple(x)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        x, w = inputs
+        return (Work("elementwise", 2 * w[-1] * numel(out)),)  # k products and k sums per element
+
+    def backward(self, inputs, out, ctx):
+        x, w = inputs
+        needs = ctx.needs_grad or (True, True)
+        work = []
+        if needs[0]:
+            work.append(Work("elementwise", w[-1] * numel(out), grad="input"))
+        if needs[1]:
+            work.append(Work("elementwise", 2 * w[-1] * numel(out), grad="input"))
+        return tuple(work)
+
+    def saved(self, inputs, out, ctx):
+        x, w = inputs
+        needs = ctx.needs_grad or (True, True)
+        kept = []
+        if needs[0]:
+            kept.append(Saved("weights", tuple(w), shares="input1"))
+        if needs[1]:
+            kept.append(Saved("expert_outputs", (w[-1], *x)))  # the k outputs per token
+        return tuple(kept)

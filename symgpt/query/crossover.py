@@ -1,0 +1,140 @@
+"""Crossover: the size at which one part of a quantity overtakes another, solved exactly.
+
+By default the *fast* side is the fastest-growing terms of the quantity (or of its part) as the
+symbol grows, and the *slow* side is everything else: for the forward FLOPs of GPT-2's blocks
+as T grows, the attention matmuls ``4·B·L·T²·d`` against the dense ones ``24·B·L·T·d²``,
+crossing at ``T = 6·d``. With ``against`` the two sides are two parts of the breakdown.
+
+The solution is the largest positive root of ``fast - slow`` in the symbol (beyond it the fast
+side stays ahead); other symbols are treated as positive and kept symbolic, then substituted
+for the value at the configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import SymgptError
+from ..quantity import Quantity, evaluate
+from ..symbols import symbol as canonical
+from .regime import Regime, graded_terms
+from .selection import restrict, unbind
+
+
+@dataclass(frozen=True)
+class Crossover:
+    quantity: Quantity        # what the two sides were taken from (with --part applied)
+    symbol: sympy.Symbol
+    fast: sympy.Expr          # the side that grows faster
+    slow: sympy.Expr          # the side it overtakes
+    fast_label: str
+    slow_label: str
+    solutions: tuple[sympy.Expr, ...]   # positive roots of fast - slow
+    solution: sympy.Expr | None         # the largest: fast > slow beyond it
+
+    @property
+    def value(self):
+        """The solution at the configuration (exact), or None while a symbol is unbound."""
+        if self.solution is None:
+            return None
+        return evaluate(self.solution, self.quantity.bindings)
+
+
+def _symbol(s) -> sympy.Symbol:
+    if isinstance(s, Regime):
+        if len(s.rates) != 1:
+            raise SymgptError("a crossover grows exactly one symbol (--as T)")
+        return s.rates[0][0]
+    return canonical(s.name if isinstance(s, sympy.Symbol) else str(s).strip())
+
+
+def solve_crossover(fast: sympy.Expr, slow: sympy.Expr, s: sympy.Symbol, bindings=None):
+    """(positive roots, the largest) of ``fast = slow`` in *s*."""
+    t = sympy.Dummy(s.name, positive=True)
+    eq = sympy.together(sympy.expand(fast - slow).xreplace({s: t}))
+    num, _ = sympy.fraction(eq)
+    if not num.has(t):
+        raise SymgptError(f"{sympy.sstr(fast)} and {sympy.sstr(slow)} do not cross as {s} grows "
+                          "(their difference does not depend on it)")
+    try:
+        roots = sympy.solve(num, t)
+    except NotImplementedError:
+        raise SymgptError(f"cannot solve {sympy.sstr(fast)} = {sympy.sstr(slow)} for {s}") from None
+    roots = [sympy.expand(sympy.simplify(r)) for r in roots]
+    if bindings:
+        keep = []
+        for r in roots:
+            v = evaluate(r, {k: v for k, v in bindings.items() if k != s})
+            if v is None:
+                keep.append((r, None))
+            elif v.is_real and v > 0:
+                keep.append((r, v))
+        roots_pos = [r for r, _ in keep]
+        known = [(v, r) for r, v in keep if v is not None]
+        if known and len(known) == len(keep):
+            best = max(known, key=lambda vr: vr[0])[1]
+            return tuple(roots_pos), best
+    else:
+        roots_pos = [r for r in roots if r.is_positive is not False and r.is_real is not False]
+    sure = [r for r in roots_pos if r.is_positive]
+    if len(roots_pos) == 1:
+        return tuple(roots_pos), roots_pos[0]
+    if len(sure) == len(roots_pos) and sure:
+        return tuple(roots_pos), sympy.Max(*sure)
+    return tuple(roots_pos), None
+
+
+def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
+    """Where, as *symbol* grows, the fastest-growing terms of *q* (restricted to *part*)
+    overtake the rest -- or, with *against*, where *part* overtakes the part *against*."""
+    if not isinstance(q, Quantity):
+        raise SymgptError(f"a crossover is taken of a Quantity, got {type(q).__name__}")
+    s = _symbol(symbol)
+    full = unbind(q, [s])
+    if against is not None:
+        if part is None:
+            raise SymgptError("against needs a part to set against it (part=..., --part PATH)")
+        a, b = restrict(full, part), restrict(full, against)
+        fast, slow = a.expr, b.expr
+        fast_label, slow_label = a.name, b.name
+        base = a
+    else:
+        base = restrict(full, part)
+        graded = graded_terms(base.expr, Regime(((s, sympy.Integer(1)),)))
+        if len(graded) < 2:
+            raise SymgptError(f"{base.name} has one growth order in {s}: nothing to overtake "
+                              "(try another symbol, or a part with --part / against)")
+        fast = graded[0][1]
+        slow = sympy.expand(base.expr - fast)
+        fast_label, slow_label = f"fastest-growing terms of {base.name}", "the rest"
+    roots, best = solve_crossover(fast, slow, s, full.bindings)
+    return Crossover(base, s, fast, slow, fast_label, slow_label, roots, best)
+
+
+def outside(model, c: Crossover) -> list[str]:
+    """The model's constraints the crossover point breaks (T = 4,608 > T_max = 1,024): a
+    crossover beyond what the model can run is still where the curves cross, but say so."""
+    v = c.value
+    if v is None:
+        return []
+    b = {**c.quantity.bindings, c.symbol: v}
+    out = []
+    for con in model.arch.constraints:
+        if con.kind != "le" or c.symbol not in con.expr.free_symbols:
+            continue
+        left = evaluate(con.expr, b)
+        if left is not None and left > 0:
+            others = ", ".join(f"{s} = {b[s]}" for s in sorted(con.expr.free_symbols, key=str)
+                               if s != c.symbol and s in b)
+            out.append(f"at {c.symbol} = {sympy.sstr(v)} the model is out of range: {con.message}"
+                       + (f" ({others})" if others else ""))
+    return out
+
+
+def shift(moved: Crossover, reference: Crossover) -> sympy.Expr | None:
+    """How far a crossover moved: ``moved.solution - reference.solution`` (None if either is)."""
+    if moved.solution is None or reference.solution is None:
+        return None
+    return sympy.expand(sympy.simplify(moved.solution - reference.solution))

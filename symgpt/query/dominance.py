@@ -1,0 +1,100 @@
+"""Dominance: a quantity's terms ordered by growth, and the limit of each part's share.
+
+>>> import symgpt
+>>> from symgpt.query import dominance
+>>> dm = dominance(symgpt.load("gpt2").params, "d")
+>>> dm.dominant
+12*L*d**2
+>>> dm.share("embedding")          # the embeddings' share of the parameters as d -> oo
+0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import SymgptError
+from ..quantity import Quantity, evaluate, is_prefix
+from .regime import Regime, order, regime_of
+
+
+@dataclass(frozen=True)
+class Term:
+    """Terms of one growth order, summed (``expr`` ~ λ^order)."""
+
+    order: sympy.Rational
+    expr: sympy.Expr
+    value: sympy.Expr | None  # at the configuration
+
+
+@dataclass(frozen=True)
+class PartShare:
+    """A breakdown entry (or group of entries): its growth order, the limit of its share of
+    the total in the regime, and its share at the configuration."""
+
+    path: str
+    expr: sympy.Expr
+    order: sympy.Rational | None
+    limit: sympy.Expr            # lim part / total: 0, a constant, or an expression
+    value: sympy.Expr | None
+    share: sympy.Expr | None     # part / total at the configuration (exact)
+
+
+@dataclass(frozen=True)
+class Dominance:
+    quantity: Quantity
+    regime: Regime
+    terms: tuple[Term, ...]      # fastest-growing first
+    parts: tuple[PartShare, ...]
+
+    @property
+    def dominant(self) -> sympy.Expr:
+        """The fastest-growing terms (the leading-order form when nothing cancels)."""
+        return self.terms[0].expr if self.terms else sympy.Integer(0)
+
+    def share(self, prefix: str) -> sympy.Expr:
+        """The limit of the share of the entries under *prefix* (summed)."""
+        entries = [p for p in self.parts if is_prefix(prefix, p.path)]
+        if not entries:
+            raise SymgptError(f"{self.quantity.name} has no part {prefix!r}")
+        return sympy.simplify(sympy.Add(*[p.limit for p in entries]))
+
+    def dominant_parts(self) -> list[PartShare]:
+        """The parts whose share does not vanish in the limit."""
+        return [p for p in self.parts if p.limit != 0]
+
+
+def share_limit(part: sympy.Expr, total: sympy.Expr, regime: Regime) -> sympy.Expr:
+    """lim part / total in *regime*: 0 when the part grows slower, else the ratio of the
+    leading forms (``sympy.oo`` if the part outgrows the total, which needs cancellation)."""
+    op, lp = order(part, regime)
+    ot, lt = order(total, regime)
+    if op is None:
+        return sympy.Integer(0)
+    if ot is None or op > ot:
+        return sympy.oo * sympy.sign(lp)
+    if op < ot:
+        return sympy.Integer(0)
+    return sympy.factor(sympy.cancel(lp / lt))
+
+
+def dominance(q: Quantity, regime, depth: int | None = None) -> Dominance:
+    """*q*'s terms by growth order in *regime* (a Regime, ``"T"``, ``["d", "V"]``, ...), and
+    each breakdown entry's share limit (entries summed to *depth* path components if given)."""
+    if not isinstance(q, Quantity):
+        raise SymgptError(f"dominance is taken of a Quantity, got {type(q).__name__}")
+    from .regime import graded_terms
+
+    reg = regime_of(regime)
+    b, total = q.bindings, q.value
+    terms = tuple(Term(o, e, evaluate(e, b)) for o, e in graded_terms(q.expr, reg))
+    entries = q.grouped(depth) if depth else list(q.breakdown)
+    parts = []
+    for path, e in entries:
+        o, _ = order(e, reg)
+        v = evaluate(e, b)
+        share = v / total if (v is not None and total) else None
+        parts.append(PartShare(path, e, o, share_limit(e, q.expr, reg), v, share))
+    return Dominance(q, reg, terms, tuple(parts))

@@ -1,0 +1,207 @@
+"""Contexts for the cost templates: the rule-of-thumb cross-check (seed 000 §4.4), the FLOPs
+derivation (§5.1-5.2) with the FLOPs-per-token figure, and the training-memory table (§5.6).
+
+Every expression and value comes from the derivations (``model.quantity``) and the queries
+(``symgpt.query``: compare, rule, crossover, the formula library); this module prints them.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..quantity import evaluate
+from ..symbols import B, T
+from .latex import Tex, tex_expr
+from .latex_escape import tex_escape
+from .latex_math import tex_lines, tex_substituted, tex_term_values
+from .latex_names import tensor_name
+from .latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_sci, tex_short
+from .latex_sections import header
+
+#: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments
+MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}
+
+
+def _sci(v) -> Tex | None:
+    return None if v is None else Tex(tex_sci(v))
+
+
+def _pct(v) -> Tex | None:
+    return None if v is None else Tex(tex_percent(v, 1))
+
+
+def rule(model, notation) -> dict:
+    """Seed 000 §4.4: the rule ``Vd + 12Ld^2 + 2d`` against the exact count, and the
+    leading-order rules as d grows."""
+    from ..query import compare, formula, rule as leading
+
+    q = model.params
+    f = formula("seed000-rule")
+    c = compare(q, f.expression, model=model.name)
+    b = model.bindings
+    rows = []
+    for regime, label in ((["d", "V"], r"d, V \to \infty\ (V \propto d)"), ("d", r"d \to \infty")):
+        r = leading(q, regime)
+        rows.append({"regime": Tex(label), "rule": tex_expr(r.rule, notation),
+                     "value": _num(r.rule_value), "error": _pct(r.relative_error)})
+    return {**header(model, notation),
+            "source": f.source, "formula": tex_expr(c.formula, notation),
+            "substituted": tex_substituted(c.formula, b) if q.value is not None else None,
+            "terms": tex_term_values(c.formula, b, "exact"),
+            "value": _num(evaluate(c.formula, b)), "exact": _num(q.value),
+            "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
+            "value_short": Tex(tex_short(evaluate(c.formula, b))) if q.value is not None else None,
+            "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
+            "error": _pct(c.relative_error), "why": f.why, "rules": rows}
+
+
+def _num(v) -> Tex | None:
+    return None if v is None else Tex(tex_int(v))
+
+
+def _part_label(model, path) -> str:
+    arch = model.arch
+    kind = arch.graph.nodes[path]["op"].kind if path in arch.graph else ""
+    _, desc = tensor_name(path, "weight", kind, arch.groups)
+    labels = {"attention/scores": "attention scores $QK^\\top$", "attention/values": "attention values $AV$",
+              "attention/softmax": "softmax", "embedding/token": "token embedding lookup"}
+    local = path.split("/", 1)[1] if path.split("/")[0] in arch.groups else path
+    return labels.get(local, desc or path)
+
+
+def flops(model, notation, convention=None) -> dict:
+    """Seed 000 §5.1-5.2: forward FLOPs of one block per sequence, of the blocks and the head
+    per batch, the total, the training step, and 6ND; plus the per-token figure."""
+    from ..query import compare, crossover, select
+    from ..query.selection import unbind
+
+    opts = {"convention": convention} if convention else {}
+    fwd = model.quantity("flops.forward", **opts)
+    train = model.quantity("flops.train", **opts)
+    back = model.quantity("flops.backward", **opts)
+    block = select(model, "flops.forward", part="blocks", per_block_=True, per="sequence", **opts)
+    b = model.bindings
+    blocks_q = fwd.part("blocks")
+    rows = []
+    total = fwd.value
+    for path, expr in fwd.breakdown:
+        v = evaluate(expr, b)
+        rows.append({"label": Tex(_tex_label(_part_label(model, path))), "formula": tex_expr(expr, notation),
+                     "value": _sci(v), "share": Tex(tex_percent(v, total)) if v is not None and total else None,
+                     "repeated": path.split("/")[0] in model.arch.groups})
+    others = [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
+               "value": _sci(evaluate(e, b))}
+              for p, e in fwd.grouped(1) if p != "blocks"]
+    n = model.params.expr
+    six = compare(train, "6*N*B*T", names={"N": n}, model=model.name)
+    ratio = (train.value / fwd.value) if (train.value is not None and fwd.value) else None
+    from ..conventions import convention as get_convention
+
+    conv = get_convention(convention)
+    ctx = {**header(model, notation), "convention": conv.name, "summary": conv.summary,
+           "source": conv.source,
+           "block_formula": tex_expr(block.expr, notation),
+           "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
+           "block_terms": tex_term_values(block.expr, b),
+           "block_value": _sci(block.value),
+           "repeat": Tex(f"{notation.symbol('B')} {notation.symbol('L')}"),
+           "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
+           "others": others, "rows": rows,
+           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(fwd.value),
+           "backward_value": _sci(back.value), "train_value": _sci(train.value),
+           "ratio": Tex(tex_number(ratio, "short", 3)) if ratio is not None else None,
+           "sixnd_formula": Tex(f"6\\,{notation.quantity('params')}\\,{notation.symbol('B')}{notation.symbol('T')}"),
+           "sixnd_value": _sci(evaluate(six.formula, b)), "sixnd_error": _pct(six.relative_error),
+           "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(model.params.value))
+           if model.params.value is not None else None}
+    ctx["figure"] = _flops_figure(model, notation, opts, unbind, crossover, select)
+    return ctx
+
+
+def _tex_label(text: str) -> str:
+    """A part label (symgpt's own text): escaped, a ``$...$`` math span kept, spaces kept."""
+    if "$" in text:
+        head, math, tail = text.split("$", 2)
+        pad = (" " if head.endswith(" ") else "", " " if tail.startswith(" ") else "")
+        return tex_escape(head) + pad[0] + "$" + math + "$" + pad[1] + tex_escape(tail)
+    return tex_escape(text)
+
+
+def _fmt(v) -> str:
+    return f"{float(v):.6g}"
+
+
+def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | None:
+    """Forward FLOPs per token against T: the attention matmuls, the dense matmuls and the
+    total with the head, on log axes, with the crossover T = 6d marked."""
+    per_tok = select(model, "flops.forward", per="token", **opts)
+    blocks = select(model, "flops.forward", part="blocks", per="token", **opts)
+    cross = crossover(blocks, "T")
+    cross_all = crossover(per_tok, "T")
+    if cross.value is None:
+        return None
+    b = {k: v for k, v in unbind(per_tok, [T]).bindings.items()}
+    x_cross = cross.value
+    lo, hi = 128, max(32768, 2 ** int(sympy.ceiling(sympy.log(x_cross * 4, 2))))
+    xs = []
+    t = lo
+    while t <= hi:
+        xs.append(t)
+        t *= 2
+    series = []
+    for key, expr, style, label in (
+            ("dense", cross.slow, "blue!70!black, thick", f"dense matmuls ${tex_expr(cross.slow, notation)}$"),
+            ("attention", cross.fast, "red!75!black, thick", f"attention matmuls ${tex_expr(cross.fast, notation)}$"),
+            ("total", per_tok.expr, "black, densely dashed", "all forward FLOPs (with the head)")):
+        pts = [(x, evaluate(expr, {**b, T: sympy.Integer(x)})) for x in xs]
+        series.append({"key": key, "style": Tex(style), "label": Tex(_tex_label(label)),
+                       "coords": Tex(" ".join(f"({x},{_fmt(v)})" for x, v in pts))})
+    y_cross = evaluate(cross.fast, {**b, T: x_cross})
+    ys = [evaluate(e, {**b, T: sympy.Integer(x)}) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
+    tmax = model.sizes.get("T_max")
+    return {"xmin": Tex(str(lo)), "xmax": Tex(str(hi)), "series": series,
+            "ymin": Tex(_fmt(min(ys) / 2)), "ymax": Tex(_fmt(max(ys) * 2)),
+            "x_cross": Tex(_fmt(x_cross)), "y_cross": Tex(_fmt(y_cross)),
+            "cross_formula": tex_expr(cross.solution, notation), "cross_value": Tex(tex_int(x_cross))
+            if x_cross.is_Integer else Tex(tex_number(x_cross, "short")),
+            "cross_all_formula": tex_expr(cross_all.solution, notation) if cross_all.solution is not None else None,
+            "cross_all_value": Tex("= " + tex_int(cross_all.value) if cross_all.value.is_Integer
+                                   else r"\approx " + tex_int(int(sympy.floor(cross_all.value + sympy.Rational(1, 2)))))
+            if cross_all.value is not None else None,
+            "tmax": Tex(str(int(tmax))) if tmax is not None else None,
+            "T": Tex(notation.symbol("T")), "T_max": Tex(notation.symbol("T_max"))}
+
+
+def memory(model, notation, **policy) -> dict:
+    """Seed 000 §5.6: the training-memory budget, exact, under the seed's precision policy,
+    with the seed's three-term activation estimate beside the full count of saved tensors."""
+    from ..derive.memory import seed000_terms
+
+    opts = {**MEMORY_POLICY, **policy}
+    rows = []
+    theta = notation.quantity("params")
+    pexpr = model.params.expr
+    for name, label in (("memory.weights", "Parameters"), ("memory.gradients", "Gradients"),
+                        ("memory.optimizer", "Optimizer state")):
+        q = model.quantity(name, **opts)
+        ratio = sympy.simplify(q.expr / pexpr)
+        formula = Tex(f"{tex_int(ratio)}\\,{theta}") if ratio.is_number else tex_expr(q.expr, notation)
+        rows.append({"label": label, "formula": formula, "bytes": _num(q.value),
+                     "size": Tex(tex_bytes(q.value)) if q.value is not None else None,
+                     "parts": [p for p, _ in q.breakdown] if name == "memory.optimizer" else []})
+    act = model.quantity("memory.activations", **opts)
+    seed = seed000_terms(model, opts["precision"])
+    tot = model.quantity("memory.total", **opts)
+    states = sum(r_q.value for r_q in (model.quantity(n, **opts) for n in
+                 ("memory.weights", "memory.gradients", "memory.optimizer"))) \
+        if tot.value is not None else None
+    seed_total = (states + seed.value) if states is not None and seed.value is not None else None
+    return {**header(model, notation), "policy": opts["precision"], "optimizer": opts["optimizer"],
+            "rows": rows, "notes": list(tot.notes),
+            "act_lines": tex_lines(act.expr, notation, 4), "act_bytes": _num(act.value),
+            "act_size": Tex(tex_bytes(act.value)) if act.value is not None else None,
+            "seed_formula": tex_expr(seed.expr, notation), "seed_bytes": _num(seed.value),
+            "seed_size": Tex(tex_bytes(seed.value)) if seed.value is not None else None,
+            "total_bytes": _num(tot.value), "total_size": Tex(tex_bytes(tot.value)) if tot.value is not None else None,
+            "seed_total_size": Tex(tex_bytes(seed_total)) if seed_total is not None else None,
+            "theta": Tex(theta)}

@@ -1,0 +1,91 @@
+"""Escaping user text (model names, file names, column names, notation labels) for LaTeX,
+Markdown and CSV. Every piece of text that did not come from symgpt's own templates goes
+through one of these before it reaches a document."""
+
+from __future__ import annotations
+
+import re
+
+_TEX = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", '"': "''",
+}
+_TEX_RE = re.compile("|".join(re.escape(c) for c in _TEX))
+#: characters a text font of pdflatex may not have; everything outside printable ASCII and
+#: Latin-1 letters becomes '?' so that a document always compiles
+_SAFE_CHAR = re.compile(r"[^\x20-\x7e\u00c0-\u00ff]")
+
+
+#: a few non-ASCII characters that labels use, as text-mode LaTeX
+_UNICODE = {
+    "ᵀ": r"\textsuperscript{T}", "√": r"\ensuremath{\surd}", "×": r"\ensuremath{\times}", "·": r"\ensuremath{\cdot}",
+    "²": r"\textsuperscript{2}", "³": r"\textsuperscript{3}", "−": "-", "–": "--", "—": "---", "≈": r"\ensuremath{\approx}",
+    "’": "'", "‘": "`", "“": "``", "”": "''", "…": r"\dots{}",
+    "§": r"\S{}", "→": r"\ensuremath{\to}", "∞": r"\ensuremath{\infty}", "∝": r"\ensuremath{\propto}",
+    "≤": r"\ensuremath{\leq}", "≥": r"\ensuremath{\geq}", "≠": r"\ensuremath{\neq}", "±": r"\ensuremath{\pm}",
+    "⁰": r"\textsuperscript{0}", "¹": r"\textsuperscript{1}", "⁹": r"\textsuperscript{9}",
+}
+_UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+
+
+def tex_escape(text) -> str:
+    """*text* as LaTeX text-mode material that typesets literally (``my_model&v2%#$`` ->
+    ``my\\_model\\&v2\\%\\#\\$``). Control characters and newlines become spaces; a backslash
+    can never start a command, so ``\\input`` or ``\\write18`` print as text."""
+    text = " ".join(str(text).split())
+    parts = _UNICODE_RE.split(text)
+    marks = _UNICODE_RE.findall(text)
+    out = []
+    for i, part in enumerate(parts):
+        out.append(_TEX_RE.sub(lambda m: _TEX[m.group(0)], _SAFE_CHAR.sub("?", part)))
+        if i < len(marks):
+            out.append(_UNICODE[marks[i]])
+    return "".join(out)
+
+
+_TT_SPECIAL = set("\\&%$#_{}~^<>|\"'`")
+
+
+def tex_texttt(text) -> str:
+    """A name, path or identifier in typewriter type, breakable after slashes. Specials are
+    typeset as the typewriter font's own glyphs (``\\char"5F``), so the PDF's text has the real
+    characters (``my_model&v2%#$`` copies out as typed)."""
+    text = " ".join(str(text).split())
+    out = []
+    for ch in text:
+        if ch in _TT_SPECIAL:
+            out.append(f'\\char"{ord(ch):02X}{{}}')
+        elif ch == "/":
+            out.append("/\\allowbreak{}")
+        elif _SAFE_CHAR.match(ch):
+            out.append(tex_escape(ch))
+        else:
+            out.append(ch)
+    return r"\texttt{" + "".join(out) + "}"
+
+
+def md_cell(text) -> str:
+    """User text as one Markdown table cell (pipes, HTML and emphasis markers escaped)."""
+    from .markdown import md_escape
+
+    return md_escape(text)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text) -> str:
+    """A CSV field: quoted when needed (RFC 4180), and a leading ``= + - @`` that a
+    spreadsheet would run as a formula is defused with a leading apostrophe. Numbers symgpt
+    wrote itself are passed through ``csv_number`` instead."""
+    s = " ".join(str(text).split()) if isinstance(text, str) else str(text)
+    if s.startswith(_FORMULA_START):
+        s = "'" + s
+    if any(c in s for c in ',"\n\r') or s != s.strip() or s.startswith("'"):
+        s = '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def csv_row(cells) -> str:
+    return ",".join(cells) + "\r\n"

@@ -1,0 +1,293 @@
+"""Contexts for the parameter and shape templates: every number and formula as a finished
+LaTeX string, taken from the derivations (``model.params``, ``parameter_list``, ``trace``).
+
+Nothing here counts: sums of derived terms are formed only to print "per block" and "total"
+lines, and every value is the model's own ``value`` of a derived expression.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..derive.params import parameter_list, tied_uses
+from ..symbols import CANONICAL
+from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
+from .latex_escape import tex_escape, tex_texttt
+from .latex_names import COLOURS, category, category_label, local_path, tensor_name
+from .latex_numbers import tex_int, tex_number, tex_percent, tex_short
+
+
+def _value(model, expr):
+    return model.value(sympy.expand(expr))
+
+
+def _num(v) -> Tex | None:
+    return None if v is None else Tex(tex_int(v))
+
+
+def sizes_used(model) -> list[str]:
+    """Canonical names of the symbols the model's parameters and shapes use, plus bound ones."""
+    from ..derive.shapes import trace
+
+    names = {s.name for s in model.params.expr.free_symbols}
+    for t in trace(model.arch):
+        for x in t.shape:
+            names |= {s.name for s in sympy.sympify(x).free_symbols}
+    names |= set(model.sizes)
+    return [n for n in CANONICAL if n in names]
+
+
+def header(model, notation) -> dict:
+    """The model's name, sizes and the notation legend (symbol, meaning, value)."""
+    legend = []
+    for name in sizes_used(model):
+        v = model.sizes.get(name)
+        legend.append({"symbol": Tex(notation.symbol(name)), "meaning": _meaning(name),
+                       "value": _num(v)})
+    changed = [f"{k} = {str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
+    return {"model": model.name, "family": model.family.name, "legend": legend,
+            "flags": ", ".join(changed), "notation": notation.name,
+            "theta": Tex(notation.quantity("params"))}
+
+
+def _meaning(name):
+    from ..symbols import MEANING
+
+    return MEANING[name]
+
+
+def _top_repeat(model, node) -> tuple[str | None, sympy.Expr]:
+    chain = model.arch.group_chain(model.arch.graph.nodes[node]["group"])
+    if not chain:
+        return None, sympy.Integer(1)
+    top = chain[-1]
+    return top.name, top.repeat
+
+
+def _tensor_row(model, notation, e, per_copy):
+    arch = model.arch
+    kind = arch.graph.nodes[e.owner]["op"].kind
+    sym, desc = tensor_name(e.owner, e.local, kind, arch.groups)
+    shape = Tex(tex_shape(e.shape, notation))
+    concrete = tuple(sympy.sympify(x).xreplace(model.bindings) for x in e.shape)
+    return {
+        "symbol": Tex(sym) if sym else None,
+        "description": desc or f"{e.owner}.{e.local}",
+        "path": Tex(tex_texttt(f"{e.owner}.{e.local}")),
+        "shape": shape,
+        "tied_to": None,
+        "concrete": Tex(tex_concrete_shape(concrete)) if all(x.is_number for x in concrete) else None,
+        "formula": tex_expr(per_copy, notation),
+        "value": _num(_value(model, per_copy)),
+    }
+
+
+def blocks(model, notation) -> dict:
+    """Seed 000 §4.1: one row per parameter tensor of the repeated block, counts per block."""
+    groups: dict[str, dict] = {}
+    for e in parameter_list(model.arch):
+        g, repeat = _top_repeat(model, e.node)
+        if g is None:
+            continue
+        per = sympy.expand(e.total / repeat)
+        entry = groups.setdefault(g, {"rows": [], "sum": sympy.Integer(0), "repeat": repeat,
+                                      "label": model.arch.groups[g].label or g})
+        entry["rows"].append(_tensor_row(model, notation, e, per))
+        entry["sum"] += per
+    out = []
+    for g, entry in groups.items():
+        per_block = sympy.expand(entry["sum"])
+        all_blocks = sympy.expand(per_block * entry["repeat"])
+        out.append({
+            "name": g, "label": entry["label"], "rows": entry["rows"],
+            "total_formula": tex_expr(per_block, notation), "total_value": _num(_value(model, per_block)),
+            "repeat": tex_expr(entry["repeat"], notation), "repeat_value": _num(_value(model, entry["repeat"])),
+            "all_formula": tex_expr(all_blocks, notation), "all_value": _num(_value(model, all_blocks)),
+            "all_short": _short(_value(model, all_blocks)),
+        })
+    return {**header(model, notation), "groups": out}
+
+
+def _short(v) -> Tex | None:
+    return None if v is None else Tex(tex_short(v))
+
+
+def embeddings(model, notation) -> dict:
+    """Seed 000 §4.2: the tensors outside the repeated block (embeddings, final norm, head)."""
+    rows, total = [], sympy.Integer(0)
+    for e in parameter_list(model.arch):
+        g, _ = _top_repeat(model, e.node)
+        if g is not None:
+            continue
+        rows.append(_tensor_row(model, notation, e, e.total))
+        total += e.total
+    for op, local, pnode in tied_uses(model.arch):
+        kind = model.arch.graph.nodes[op]["op"].kind
+        sym, desc = tensor_name(op, local, kind, model.arch.groups)
+        owner_sym, owner_desc = tensor_name(model.arch.graph.nodes[pnode]["owner"],
+                                            model.arch.graph.nodes[pnode]["local"], "", model.arch.groups)
+        rows.append({"symbol": Tex(sym) if sym else None, "description": desc or op,
+                     "path": Tex(tex_texttt(f"{op}.{local}")),
+                     "tied_to": Tex(f"${owner_sym}$") if owner_sym else (owner_desc or pnode),
+                     "shape": None, "concrete": None, "formula": Tex("0"), "value": Tex("0")})
+    total = sympy.expand(total)
+    return {**header(model, notation), "rows": rows, "total_formula": tex_expr(total, notation),
+            "total_value": _num(_value(model, total))}
+
+
+def total(model, notation) -> dict:
+    """Seed 000 §4.3: the grand total as an ``align*`` derivation."""
+    q = model.params
+    b = blocks(model, notation)
+    emb = embeddings(model, notation)
+    steps = []
+    block_terms = [Tex(f"{g['repeat']} \\left({g['total_formula']}\\right)") for g in b["groups"]]
+    steps.append(Tex(" + ".join(block_terms + [emb["total_formula"]])))
+    steps.append(tex_expr(q.expr, notation))
+    numeric = None
+    if q.value is not None:
+        parts = [g["all_value"] for g in b["groups"]] + [emb["total_value"]]
+        times = [f"{g['repeat_value']} \\cdot {g['total_value']}" for g in b["groups"]]
+        numeric = {
+            "products": Tex(" + ".join(times + [emb["total_value"]])),
+            "parts": Tex(" + ".join(parts)),
+            "value": _num(q.value), "short": Tex(tex_short(q.value)),
+        }
+    return {**header(model, notation), "steps": steps, "numeric": numeric,
+            "notes": list(q.notes) + list(model.notes)}
+
+
+def breakdown(model, notation) -> dict:
+    """Seed 002's breakdown: parts with formula, value and share; the shares by category for
+    the stacked bar (the model, and the same model with an untied head when it is tied)."""
+    q = model.params
+    arch = model.arch
+    tot = q.value
+    rows: list[dict] = []
+    groups: dict[str, dict] = {}
+    for path, expr in q.breakdown:
+        g = path.split("/")[0] if path.split("/")[0] in arch.groups else None
+        if g is None:
+            kind = arch.graph.nodes[path]["op"].kind
+            sym, desc = tensor_name(path, "weight", kind, arch.groups)
+            tied = expr == 0 and any(op == path for op, _, _ in tied_uses(arch))
+            rows.append({"label": _cap(desc or path), "per_block": False, "tied": tied, "all": False,
+                         "formula": tex_expr(expr, notation), "value": _num(_value(model, expr)),
+                         "share": _share(_value(model, expr), tot)})
+            continue
+        repeat = arch.groups[g].repeat
+        entry = groups.get(g)
+        if entry is None:
+            entry = groups[g] = {"cats": {}, "repeat": repeat, "index": len(rows)}
+            rows.append({"group": g})
+        cat = category(path, arch.groups)
+        entry["cats"][cat] = entry["cats"].get(cat, sympy.Integer(0)) + expr
+    out_rows = []
+    for r in rows:
+        if "group" not in r:
+            out_rows.append(r)
+            continue
+        entry = groups[r["group"]]
+        per_sum = sympy.Integer(0)
+        from .latex_names import TABLE_ORDER
+
+        cats = sorted(entry["cats"].items(), key=lambda kv: TABLE_ORDER.index(kv[0])
+                      if kv[0] in TABLE_ORDER else len(TABLE_ORDER))
+        for cat, expr in cats:
+            per = sympy.expand(expr / entry["repeat"])
+            per_sum += per
+            out_rows.append({"label": _cap(category_label(cat)) + ", per block", "per_block": True, "tied": False, "all": False,
+                             "formula": tex_expr(per, notation), "value": _num(_value(model, per)),
+                             "share": _share(_value(model, expr), tot)})
+        all_expr = sympy.expand(per_sum * entry["repeat"])
+        out_rows.append({"label": "All blocks", "per_block": False, "tied": False, "all": True,
+                         "formula": Tex(f"{tex_expr(entry['repeat'], notation)} \\left({tex_expr(sympy.expand(per_sum), notation)}\\right)"),
+                         "value": _num(_value(model, all_expr)), "share": _share(_value(model, all_expr), tot)})
+    bars = [_bar(model, notation)]
+    if model.flags.get("tied"):
+        bars.append(_bar(model.with_(tied=False), notation))
+    for i, b in enumerate(bars):
+        b["yshift"] = Tex(f"{-1.55 * i:.2f}")
+    return {**header(model, notation), "rows": out_rows, "total_formula": tex_expr(q.expr, notation),
+            "total_value": _num(tot), "total_short": _short(tot), "bars": bars,
+            "categories": _legend(bars)}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _share(v, total) -> Tex | None:
+    if v is None or not total:
+        return None
+    return Tex(tex_percent(v, total))
+
+
+def _bar(model, notation) -> dict:
+    """One stacked bar: segments in category order with left/right in percent (0..100)."""
+    from .latex_names import CATEGORIES
+
+    q = model.params
+    tot = q.value
+    sums: dict[str, sympy.Expr] = {}
+    for path, expr in q.breakdown:
+        cat = category(path, model.arch.groups)
+        sums[cat] = sums.get(cat, sympy.Integer(0)) + expr
+    order = [c for c in CATEGORIES if c in sums] + [c for c in sums if c not in CATEGORIES]
+    segs, left = [], sympy.Integer(0)
+    for cat in order:
+        v = _value(model, sums[cat])
+        if v is None or tot is None or v == 0:
+            continue
+        share = v * 100 / tot
+        right = left + share
+        segs.append({"key": cat, "label": category_label(cat), "colour": COLOURS.get(cat, "gray!40"),
+                     "left": Tex(f"{float(left):.3f}"), "right": Tex(f"{float(right):.3f}"),
+                     "mid": Tex(f"{float(left + share / 2):.3f}"),
+                     "share": Tex(tex_percent(v, tot)), "inside": share >= 12})
+        left = right
+    head = "the output head shares the token embedding" if model.flags.get("tied") else \
+        "a separate output head" if "tied" in model.flags else ""
+    return {"title": Tex(tex_short(tot) + r"\ \text{parameters}") if tot is not None else None,
+            "caption": head, "segments": segs}
+
+
+def _legend(bars) -> list[dict]:
+    seen, out = set(), []
+    for b in bars:
+        for s in b["segments"]:
+            if s["key"] not in seen:
+                seen.add(s["key"])
+                out.append({"label": s["label"], "colour": s["colour"]})
+    return out
+
+
+def shapes(model, notation, **bindings) -> dict:
+    """Seed 000 §3 / seed 002: every tensor of the forward pass, symbolic and concrete."""
+    from ..derive.shapes import trace
+
+    m = model.with_(**bindings) if bindings else model
+    concrete = m.shapes()
+    symbolic = trace(m.arch)
+    bands: list[dict] = []
+    for i, (c, s) in enumerate(zip(concrete, symbolic), 1):
+        title = None
+        if c.group:
+            grp = m.arch.groups[c.group]
+            rep = m.value(grp.repeat)
+            title = Tex(f"{tex_escape(grp.label or c.group)}, repeated ${tex_expr(grp.repeat, notation)}"
+                        + (f" = {tex_int(rep)}$ times" if rep is not None else "$ times"))
+        if not bands or bands[-1]["group"] != c.group:
+            bands.append({"group": c.group, "title": title, "rows": []})
+        bound = all(getattr(x, "is_number", False) for x in c.shape)
+        bands[-1]["rows"].append({
+            "index": i, "label": c.label, "path": Tex(tex_texttt(local_path(c.name, m.arch.groups))),
+            "op": c.op.replace("_", " "),
+            "symbolic": tex_shape(s.shape, notation) if s.shape else Tex(r"\text{scalar}"),
+            "concrete": (tex_concrete_shape(c.shape) if c.shape else Tex(r"\text{scalar}")) if bound else None,
+        })
+    at = [(Tex(notation.symbol(k)), Tex(tex_int(m.sizes[k]))) for k in ("B", "T") if k in m.sizes]
+    return {**header(m, notation), "bands": bands, "at": at}
+
+
+__all__ = ["header", "blocks", "embeddings", "total", "breakdown", "shapes", "tex_number"]

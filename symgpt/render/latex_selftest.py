@@ -1,0 +1,105 @@
+"""Context for the self-test answers (seed 000, "Self-test" (a)-(e)): each answer is a query
+or a quantity of symgpt, printed; the questions' own sizes are data here, as the seed states them."""
+
+from __future__ import annotations
+
+import sympy
+
+from .latex import Tex, tex_expr
+from .latex_escape import tex_texttt
+from .latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
+from .latex_sections import header
+
+#: the models and workloads the seed's questions name
+QUESTION_B = {"L": 32, "d": 4096, "V": 50000, "T_max": 2048}          # (b)
+QUESTION_C = (("gpt2-small", 8, 1024), ("gpt3-175b", 1024, 2048))     # (c): model, B, T
+QUESTION_C_PEAK = 300 * 10**12                                         # "~300 TFLOPs/s"
+QUESTION_E = ("gpt2-small", "gpt3-175b")                               # (e)
+
+
+
+
+def _explain(kind, notation):
+    """Why a saved tensor is large, by the kind of op that saves it (None: no comment)."""
+    if kind != "softmax":
+        return None
+    t, h = notation.symbol("T"), notation.symbol("h")
+    return Tex(f"the attention probabilities, one ${t} \\times {t}$ matrix per head, per sequence "
+               f"and per layer, which is why they grow as ${h} {t}^2$")
+
+
+def _t(s) -> Tex:
+    return Tex(s)
+
+
+def selftest(model, notation) -> dict:
+    from ..model import load
+    from ..query import dominance, rank_terms, ranking, rule
+    from .latex_costs import MEMORY_POLICY
+    from .latex_names import tensor_name
+
+    # (a) the count from the per-block table, and its largest term / tensor
+    q = model.params
+    top_term = rank_terms(q)[0] if q.value is not None else None
+    top_part = ranking(q)[0] if q.value is not None else None
+    sym, desc = tensor_name(top_part.path, "weight", "", model.arch.groups) if top_part else (None, None)
+    a = {"value": _t(tex_int(q.value)) if q.value is not None else None,
+         "term": tex_expr(top_term.expr, notation) if top_term else None,
+         "term_value": _t(tex_int(top_term.value)) if top_term else None,
+         "term_share": _t(tex_percent(top_term.value, q.value)) if top_term else None,
+         "part": desc or (top_part.path if top_part else None),
+         "part_symbol": _t(sym) if sym else None,
+         "part_value": _t(tex_int(top_part.value)) if top_part else None,
+         "part_share": _t(tex_percent(top_part.value, q.value)) if top_part else None}
+
+    # (b) a larger model: the rule Vd + 12Ld^2 against the exact count
+    mb = load(model.family.name, **{k: v for k, v in QUESTION_B.items()})
+    rb = rule(mb.params, ["d", "V"])
+    b = {"sizes": [(_t(notation.symbol(k)), _t(tex_int(v))) for k, v in QUESTION_B.items()],
+         "rule": tex_expr(rb.rule, notation), "rule_value": _t(tex_int(rb.rule_value)),
+         "exact": _t(tex_int(mb.params.value)), "exact_short": _t(tex_short(mb.params.value)),
+         "error": _t(tex_percent(rb.relative_error, 1))}
+
+    # (c) wall-clock per step at the seed's peak
+    c = []
+    for name, bsz, seq in QUESTION_C:
+        m = load(name, B=bsz, T=seq)
+        fl = m.quantity("flops.train")
+        st = m.quantity("time.step", peak=QUESTION_C_PEAK)
+        c.append({"model": name, "B": _t(tex_int(bsz)), "T": _t(tex_int(seq)),
+                  "flops": _t(tex_sci(fl.value, 3)), "seconds": _t(_seconds(st.value))})
+
+    # (d) the largest activation and the term that dominates as T grows
+    act = model.quantity("memory.activations", **MEMORY_POLICY)
+    d = None
+    if act.value is not None:
+        top = ranking(act)[0]
+        dm = dominance(act, "T")
+        d = {"path": _t(tex_texttt(top.path)), "formula": tex_expr(top.expr, notation),
+             "size": _t(tex_bytes(top.value)), "share": _t(tex_percent(top.value, act.value)),
+             "dominant": tex_expr(dm.dominant, notation), "policy": MEMORY_POLICY["precision"],
+             "explain": _explain(model.arch.graph.nodes[top.path]["op"].kind, notation)
+             if top.path in model.arch.graph else None}
+
+    # (e) the token embedding's share, small model vs large, and its limit as d grows
+    e = []
+    for name in QUESTION_E:
+        m = load(name)
+        emb = m.params.part("embedding/token")
+        e.append({"model": name, "value": _t(tex_short(emb.value)), "total": _t(tex_short(m.params.value)),
+                  "share": _t(tex_percent(emb.value, m.params.value))})
+    limit = dominance(load(model.family.name).params, "d").share("embedding/token")
+    return {**header(model, notation), "a": a, "b": b, "c": c, "peak": _t(tex_sci(QUESTION_C_PEAK, 3)),
+            "d": d, "e": e, "e_limit": tex_expr(limit, notation),
+            "d_sym": _t(notation.symbol("d")), "theta": _t(notation.quantity("params"))}
+
+
+def _seconds(v) -> str:
+    if v is None:
+        return "--"
+    if v < 1:
+        return rf"{tex_fixed(v * 1000, 3)}\,\mathrm{{ms}}"
+    return rf"{tex_fixed(v, 3)}\,\mathrm{{s}}"
+
+
+__all__ = ["selftest", "sympy"]

@@ -1,0 +1,44 @@
+"""Byte counts for people: decimal GB (10⁹ bytes) and binary GiB (2³⁰ bytes), always labelled.
+
+ZeRO's "GB" is 10⁹ bytes; Korthikanti's "GB" is GiB; symgpt never prints a bare "GB" that could
+mean either: ``bytes_text(5_694_775_298)`` is ``5,694,775,298 B = 5.69 GB = 5.30 GiB``.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+GB = sympy.Integer(10) ** 9
+GiB = sympy.Integer(2) ** 30
+MB = sympy.Integer(10) ** 6
+MiB = sympy.Integer(2) ** 20
+
+
+def in_gb(n) -> sympy.Rational:
+    """Exact decimal gigabytes (10⁹ bytes)."""
+    return sympy.Rational(n) / GB
+
+
+def in_gib(n) -> sympy.Rational:
+    """Exact binary gibibytes (2³⁰ bytes)."""
+    return sympy.Rational(n) / GiB
+
+
+def scaled(n, digits: int = 3) -> str:
+    """``5.69 GB`` / ``498 MB`` / ``12.3 kB``: decimal units, three significant digits."""
+    if n is None:
+        return "-"
+    f = float(n)
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if abs(f) >= size:
+            return f"{f / size:.{digits}g} {unit}"
+    return f"{f:.{digits}g} B"
+
+
+def bytes_text(n) -> str:
+    """``5,694,775,298 B = 5.69 GB = 5.30 GiB`` (both units, never confused); ``-`` when unbound."""
+    if n is None:
+        return "-"
+    v = sympy.Rational(n)
+    exact = f"{int(v):,} B" if v.is_Integer else f"{float(v):,.1f} B"
+    return f"{exact} = {float(in_gb(v)):.3g} GB = {float(in_gib(v)):.3g} GiB"

@@ -1,0 +1,56 @@
+"""Report part: FLOPs under every convention, memory under two precision policies, time."""
+
+from __future__ import annotations
+
+import sympy
+
+from ..io import write_atomic
+from ..render.jsonout import dumps, model_json, quantity_json
+
+PEAK = sympy.Integer(300) * 10**12  # seed 000's A100 figure
+POLICIES = (("fp32, AdamW", dict(precision="fp32", optimizer="adamw")),
+            ("mixed bf16 (fp32 master), AdamW", dict(precision="mixed-bf16", optimizer="adamw")))
+MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
+          "memory.logits", "memory.kv_cache", "memory.total")
+
+
+def write(model, folder, **options) -> list[str]:
+    from ..conventions import CONVENTIONS
+    from ..derive.memory import seed000_terms
+    from ..render.costs_md import flops_md, memory_md, time_md
+    from ..render.text import sci
+
+    flops = [model.quantity(n) for n in ("flops.forward", "flops.backward", "flops.train")]
+    by_conv = [(c, model.quantity("flops.forward", convention=c.name), model.quantity("flops.train", convention=c.name))
+               for c in CONVENTIONS.values()]
+    payload = {**model_json(model), "convention": flops[-1].convention,
+               **{q.name: quantity_json(q) for q in flops},
+               "conventions": {c.name: {"source": c.source, "summary": c.summary, "choices": c.choices(),
+                                        "flops.forward": quantity_json(f), "flops.train": quantity_json(t)}
+                               for c, f, t in by_conv}}
+    write_atomic(folder / "flops.json", dumps(payload))
+    write_atomic(folder / "flops.md", flops_md(model, flops, by_conv))
+
+    policies, mem = [], {}
+    for title, opts in POLICIES:
+        qs = [model.quantity(n, **opts) for n in MEMORY]
+        policies.append((title, qs, qs[3]))
+        mem[opts["precision"]] = {"options": opts, **{q.name: quantity_json(q) for q in qs}}
+    seed = seed000_terms(model, "mixed-fp16") if model.family.name == "gpt2" else None
+    mem_payload = {**model_json(model), "convention": policies[0][1][0].convention, "policies": mem}
+    if seed is not None:
+        mem_payload["seed000_terms"] = quantity_json(seed)
+    write_atomic(folder / "memory.json", dumps(mem_payload))
+    write_atomic(folder / "memory.md", memory_md(model, policies, seed))
+
+    rows = []
+    for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
+        step = model.quantity("time.step", peak=PEAK, mfu=mfu).value
+        tps = model.quantity("time.throughput", peak=PEAK, mfu=mfu).value
+        rows.append((f"step time at MFU {float(mfu):.0%}", f"{float(step) * 1000:,.2f} ms",
+                     f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
+        rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s", "B·T / step time"))
+    loss = model.quantity("loss.initial")
+    rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
+    write_atomic(folder / "time.md", time_md(model, rows))
+    return ["flops.json", "flops.md", "memory.json", "memory.md", "time.md"]

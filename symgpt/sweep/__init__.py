@@ -1,0 +1,12 @@
+"""Sweeps: derived quantities evaluated exactly, vectorised with NumPy, over grids of sizes.
+
+>>> from symgpt.sweep import sweep
+>>> r = sweep("gpt2-small", ["L=12,24"], columns=["params"])
+>>> r.rows
+[[12, 124439808], [24, 209494272]]
+"""
+
+from .grid import MAX_POINTS, Axis, Grid, parse_axis
+from .run import Progress, SweepResult, quantity_names, sweep
+
+__all__ = ["Axis", "Grid", "MAX_POINTS", "Progress", "SweepResult", "parse_axis", "quantity_names", "sweep"]

@@ -1,0 +1,201 @@
+"""Sweep grids: ``NAME=START:STOP:STEP`` axes over canonical symbols (and family flags), their
+cartesian product, and the chunks it is evaluated in.
+
+Grammar of one axis (values are parsed by ``exprparse.parse_value``; nothing is evaluated)::
+
+    axis := NAME '=' START ':' STOP (':' STEP)?     integers, STOP included, STEP defaults to 1
+          | NAME '=' VALUE (',' VALUE)*             an explicit list (integers, or true/false
+                                                    for a flag)
+
+Sizes must be positive integers. The product of all axes may have at most ``MAX_POINTS``
+points. The first axis varies slowest (like nested loops written in the order given), except
+that flag axes always form the outer loops (each flag setting is a different graph).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import SymgptError
+
+MAX_POINTS = 10**8          # points of one sweep (symbol axes times flag settings)
+INT64_MAX = 2**63 - 1
+CHUNK = 1 << 18             # points evaluated at once
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One gridded name: an arithmetic range (``start``, ``step``, ``count``) or a value list."""
+
+    name: str
+    start: int = 0
+    step: int = 0
+    count: int = 0
+    values: tuple | None = None       # explicit values (a list axis, or a flag axis)
+    flag: bool = False
+
+    def __len__(self) -> int:
+        return len(self.values) if self.values is not None else self.count
+
+    def __getitem__(self, i: int):
+        return self.values[i] if self.values is not None else self.start + i * self.step
+
+    @property
+    def max(self) -> int:
+        return max(self.values) if self.values is not None else self.start + (self.count - 1) * self.step
+
+    def all(self) -> list:
+        return list(self.values) if self.values is not None else [self[i] for i in range(self.count)]
+
+    def take(self, index: np.ndarray, exact: bool = False) -> np.ndarray:
+        """The values at positions *index*: int64, or Python ints in an object array when
+        *exact* is asked or a value does not fit in int64."""
+        if not exact and self.max <= INT64_MAX:
+            if self.values is None:
+                return self.start + index * np.int64(self.step)
+            return np.asarray(self.values, dtype=np.int64)[index]
+        out = np.empty(len(index), dtype=object)
+        out[:] = [self[int(i)] for i in index]
+        return out
+
+    def spec(self) -> str:
+        if self.values is not None:
+            return f"{self.name}=" + ",".join(_show(v) for v in self.values)
+        return f"{self.name}={self.start}:{self.max}:{self.step}"
+
+
+def _show(v) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def _value(text: str, name: str, what: str, spec: str):
+    from ..exprparse import parse_value
+
+    try:
+        return parse_value(text)
+    except SymgptError as e:
+        raise SymgptError(f"--grid {spec}: {what} of {name}: {e}") from None
+
+
+def _size(text: str, name: str, what: str, spec: str) -> int:
+    from ..exprparse import parse_value
+
+    try:
+        v = parse_value(text)
+    except SymgptError:
+        v = None
+    if v is None or isinstance(v, bool) or v <= 0:
+        raise SymgptError(f"--grid {spec}: {what} of {name} must be a positive integer, got {text.strip()!r}")
+    return v
+
+
+def parse_axis(spec: str, flags: Mapping[str, object] | None = None) -> Axis:
+    """One ``NAME=START:STOP:STEP`` or ``NAME=V1,V2,...`` axis; *flags* are the family's flags
+    with their defaults (a flag may be gridded over a value list)."""
+    from ..symbols import CANONICAL
+
+    if not isinstance(spec, str) or spec.count("=") != 1 or len(spec) > 2000:
+        raise SymgptError(f"--grid expects NAME=START:STOP:STEP or NAME=V1,V2,..., got {spec!r}")
+    name, body = (part.strip(" \t") for part in spec.split("="))
+    flags = flags or {}
+    if name not in CANONICAL and name not in flags:
+        raise SymgptError(
+            f"--grid {spec}: unknown name {name!r}; grid names are symbols ({', '.join(CANONICAL)})"
+            + (f" or flags ({', '.join(flags)})" if flags else ""))
+    if not body:
+        raise SymgptError(f"--grid {spec}: no values after '='")
+    if name in flags:
+        if ":" in body:
+            raise SymgptError(f"--grid {spec}: a flag takes a list of values (e.g. {name}=true,false)")
+        values = tuple(_value(t, name, "value", spec) for t in body.split(","))
+        for v in values:  # the model checks each setting's meaning when it is built
+            if isinstance(flags[name], bool) != isinstance(v, bool):
+                raise SymgptError(f"--grid {spec}: flag {name} takes "
+                                  f"{'true/false' if isinstance(flags[name], bool) else 'integers'}")
+        return _unique(Axis(name, values=values, flag=True), spec)
+    if ":" not in body:
+        return _unique(Axis(name, values=tuple(_size(t, name, "value", spec) for t in body.split(","))), spec)
+    parts = body.split(":")
+    if len(parts) > 3:
+        raise SymgptError(f"--grid {spec}: expected START:STOP:STEP")
+    start = _size(parts[0], name, "START", spec)
+    stop = _size(parts[1], name, "STOP", spec)
+    step = _size(parts[2], name, "STEP", spec) if len(parts) == 3 else 1
+    if stop < start:
+        raise SymgptError(f"--grid {spec}: STOP ({stop}) is smaller than START ({start})")
+    count = (stop - start) // step + 1
+    if count > MAX_POINTS:
+        raise SymgptError(f"--grid {spec}: {count:,} values; a sweep has at most {MAX_POINTS:,} points")
+    return Axis(name, start, step, count)
+
+
+def _unique(axis: Axis, spec: str) -> Axis:
+    if len(set(axis.values)) != len(axis.values):
+        raise SymgptError(f"--grid {spec}: a value is listed twice")
+    if len(axis.values) > MAX_POINTS:
+        raise SymgptError(f"--grid {spec}: too many values")
+    return axis
+
+
+class Grid:
+    """The cartesian product of symbol axes (flag axes are kept aside: ``flag_axes``)."""
+
+    def __init__(self, axes: Sequence[Axis]):
+        seen = set()
+        for a in axes:
+            if a.name in seen:
+                raise SymgptError(f"--grid {a.name} is given twice")
+            seen.add(a.name)
+        self.axes = [a for a in axes if not a.flag]
+        self.flag_axes = [a for a in axes if a.flag]
+        self.order = [a.name for a in axes]          # the columns, in the order given
+        self.shape = tuple(len(a) for a in self.axes)
+        self.size = prod(self.shape)                 # points per flag setting
+        self.settings = prod(len(a) for a in self.flag_axes)
+        total = self.size * self.settings
+        if total > MAX_POINTS:
+            raise SymgptError(f"the grid has {total:,} points; a sweep has at most {MAX_POINTS:,} "
+                              "(narrow a range or raise its STEP)")
+        self.total = total
+
+    @classmethod
+    def parse(cls, specs: Iterable[str] | Mapping[str, object], flags: Mapping[str, object] | None = None
+              ) -> "Grid":
+        """From ``["d=512:4096:128", "L=12,24"]`` or ``{"d": "512:4096:128", "L": [12, 24]}``."""
+        if isinstance(specs, Mapping):
+            specs = [f"{k}={v}" if isinstance(v, str) else f"{k}=" + ",".join(_show(x) for x in v)
+                     for k, v in specs.items()]
+        return cls([parse_axis(s, flags) for s in specs])
+
+    def flag_settings(self) -> Iterator[dict]:
+        """Each combination of the flag axes (the first axis slowest)."""
+        from itertools import product
+
+        for combo in product(*(a.values for a in self.flag_axes)):
+            yield dict(zip((a.name for a in self.flag_axes), combo))
+
+    def chunks(self, size: int = CHUNK) -> Iterator["Chunk"]:
+        for start in range(0, self.size, size):
+            yield Chunk(self, start, min(start + size, self.size))
+
+
+class Chunk:
+    """Points ``start .. stop-1`` of the grid (flat index in C order), their per-axis indices
+    and, on demand, their values."""
+
+    def __init__(self, grid: Grid, start: int, stop: int):
+        self.grid = grid
+        self.flat = np.arange(start, stop, dtype=np.int64)
+        self.n = stop - start
+        self.index = np.unravel_index(self.flat, grid.shape) if grid.axes else ()
+        self._values: dict = {}
+
+    def values(self, i: int, exact: bool = False) -> np.ndarray:
+        key = (i, exact)
+        if key not in self._values:
+            self._values[key] = self.grid.axes[i].take(self.index[i], exact)
+        return self._values[key]

@@ -1,0 +1,295 @@
+"""A sweep: derived quantities evaluated exactly over every point of a grid, filtered by
+``--where`` conditions and the model's own constraints, optionally reduced to the top K.
+
+Each quantity is derived once, symbolically (the derivation does not depend on the sizes), then
+compiled (``compile.Compiled``) and evaluated chunk by chunk over the grid. Rows come out in
+grid order (the first axis slowest), or by ``by`` (largest first; ties in grid order) with
+``top``. Output is deterministic.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import SymgptError
+from .compile import Compiled
+from .grid import Grid
+
+MAX_ROWS = 5_000_000        # rows a sweep may keep without --top
+_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+        "==": np.equal, "!=": np.not_equal}
+
+
+@dataclass
+class SweepResult:
+    header: list[str]
+    table: dict[str, np.ndarray]      # column -> values (int64, or Python ints/Fractions/bools)
+    points: int                       # grid points evaluated
+    matched: int                      # points that pass the constraints and --where
+    skipped: dict[str, int] = field(default_factory=dict)   # constraint message -> points
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.table[self.header[0]]) if self.header and self.table else 0
+
+    @property
+    def rows(self) -> list[list]:
+        """The rows, in output order, as Python values (ints, Fractions, bools)."""
+        if not len(self):
+            return []
+        return [list(r) for r in zip(*(self.table[h].tolist() for h in self.header))]
+
+    def column(self, name: str) -> list:
+        return self.table[name].tolist() if len(self) else []
+
+    def csv(self) -> str:
+        """The rows as CSV (header first; cells quoted where needed; '\\n' line ends)."""
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(self.header)
+        if not len(self):
+            return buf.getvalue()
+        cells = [_cells(self.table[h]) for h in self.header]
+        if all(self.table[h].dtype != object for h in self.header):  # digits only: no quoting
+            return buf.getvalue() + "\n".join(map(",".join, zip(*cells))) + "\n"
+        csv.writer(buf, lineterminator="\n").writerows(zip(*cells))
+        return buf.getvalue()
+
+
+def _cells(column: np.ndarray) -> list[str]:
+    """Column values as text: ints as digits, fractions as p/q, bools as true/false."""
+    if column.dtype != object:
+        return column.astype(str).tolist()
+    return [_cell(v) for v in column.tolist()]
+
+
+def _cell(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    return str(v)  # an int, or an exact fraction p/q
+
+
+class Progress:
+    """A one-line progress bar on *stream*, shown once the work takes more than *after* s."""
+
+    def __init__(self, total: int, stream=None, after: float = 0.5, enabled: bool = True):
+        self.total, self.stream, self.after = total, stream or sys.stderr, after
+        self.enabled, self.start, self.shown = enabled, time.monotonic(), False
+
+    def update(self, done: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < self.after:
+            return
+        frac = done / self.total if self.total else 1.0
+        bar = "#" * int(30 * frac)
+        self.stream.write(f"\rsweep [{bar:<30}] {100 * frac:5.1f}%  {done:,}/{self.total:,} points")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _quantity_expr(model, name: str, options: Mapping, used: dict):
+    """The exact symbolic total of quantity *name*, with the *options* it accepts.
+
+    Options go to every quantity that takes them (``zero=2`` to ``memory.*``, ``convention=``
+    to ``flops.*``): a quantity that rejects the whole set is asked with each option alone, and
+    keeps those it accepts. *used* maps each option to None once a quantity took it, or to the
+    first refusal's message.
+    """
+    if name == "params" or not options:
+        return model.params.expr if name == "params" else model.quantity(name).expr
+    try:
+        q = model.quantity(name, **options)
+        used.update(dict.fromkeys(options))
+        return q.expr
+    except SymgptError:
+        pass
+    mine = {}
+    for k, v in options.items():
+        try:
+            model.quantity(name, **{k: v})
+        except SymgptError as e:
+            used.setdefault(k, str(e))
+            continue
+        mine[k] = v
+        used[k] = None
+    return model.quantity(name, **mine).expr
+
+
+def quantity_names() -> list[str]:
+    from ..model import quantity_names as provided
+
+    return ["params", *[n for n in provided() if n != "params"]]
+
+
+def _condition_names(grid: Grid):
+    """Names a --where condition may use: every canonical symbol and every quantity."""
+    import sympy
+
+    from ..symbols import CANONICAL
+
+    placeholders = {q: sympy.Dummy(q) for q in quantity_names()}
+    return {**CANONICAL, **placeholders}, placeholders
+
+
+def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Sequence[str] = ("params",),
+          where: Sequence[str] = (), top: int | None = None, by: str | None = None,
+          smallest: bool = False, options: Mapping[str, object] | None = None,
+          progress: Progress | bool = False) -> SweepResult:
+    """Evaluate *columns* (quantity names) of *model* at every point of *grid*.
+
+    *model*: a name, path or ``Model`` (its bound sizes are fixed unless gridded). *where*:
+    conditions such as ``"memory.total < 80e9"`` (safe parser; quantities and symbols). *top*
+    with *by* keeps the K rows with the largest *by* (smallest with ``smallest``). *options* go
+    to the quantities that accept them (``zero=2, dp=64``).
+    """
+    from ..exprparse import parse_condition
+    from ..model import load
+
+    base = load(model)
+    if not isinstance(grid, Grid):
+        grid = Grid.parse(grid, base.family.flags)
+    columns = list(dict.fromkeys(columns))
+    known = quantity_names()
+    for c in columns:
+        if c not in known:
+            raise SymgptError(f"unknown quantity {c!r} in --columns; known: {', '.join(known)}")
+    if top is not None:
+        if isinstance(top, bool) or not isinstance(top, int) or top <= 0:
+            raise SymgptError(f"--top must be a positive integer, got {top!r}")
+        if by is None:
+            raise SymgptError("--top needs --by QUANTITY (the column to rank by)")
+    if smallest and by is None:
+        raise SymgptError("--smallest needs --by QUANTITY")
+    if by is not None:
+        if by not in known and by not in grid.order:
+            raise SymgptError(f"--by {by!r} is neither a quantity ({', '.join(known)}) nor a grid name")
+        if by in known and by not in columns:
+            columns.append(by)
+    names, placeholders = _condition_names(grid)
+    conditions = [parse_condition(text, names) for text in where]
+    options = dict(options or {})
+    used: dict = {}
+    header = [*grid.order, *columns]
+    progress = progress if isinstance(progress, Progress) else Progress(grid.total, enabled=bool(progress))
+
+    kept: list[dict[str, np.ndarray]] = []
+    skipped: dict[str, int] = {}
+    matched = done = 0
+    offset = 0  # flat index of the first point of the current flag setting
+    for setting in grid.flag_settings():
+        m = base.with_(**setting) if setting else base
+        m = m.free(*(a.name for a in grid.axes))
+        exprs = {c: _quantity_expr(m, c, options, used) for c in columns}
+        cols = {c: Compiled(_fixed(e, m), grid.axes, c) for c, e in exprs.items()}
+        checks = _constraints(m, grid)
+        tests = []
+        for text, (left, op, right) in zip(where, conditions):
+            needed = {q: _quantity_expr(m, q, options, used) if q not in exprs else exprs[q]
+                      for q, p in placeholders.items() if p in (left - right).free_symbols}
+            diff = (left - right).xreplace({placeholders[q]: e for q, e in needed.items()})
+            tests.append((Compiled(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
+        for chunk in grid.chunks():
+            mask = np.ones(chunk.n, dtype=bool)
+            for message, check in checks:
+                ok = check(chunk)
+                bad = int(np.count_nonzero(mask & ~ok))
+                if bad:
+                    skipped[message] = skipped.get(message, 0) + bad
+                mask &= ok
+            for compiled, op in tests:
+                mask &= np.asarray(_CMP[op](compiled.evaluate(chunk), 0), dtype=bool)
+            done += chunk.n
+            progress.update(done)
+            if not mask.any():
+                continue
+            pick = slice(None) if mask.all() else mask
+            rows = {"#": chunk.flat[pick] + offset}
+            for i, a in enumerate(grid.axes):
+                rows[a.name] = chunk.values(i)[pick]
+            for a in grid.flag_axes:
+                rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
+            for c, compiled in cols.items():
+                rows[c] = compiled.evaluate(chunk)[pick]
+            matched += len(rows["#"])
+            kept.append(rows)
+            if top is not None:
+                kept = [_top(_concat(kept), by, top, smallest)]
+            elif matched > MAX_ROWS:
+                raise SymgptError(f"the sweep keeps over {MAX_ROWS:,} rows; narrow it with --where "
+                                  "or keep the best with --top K --by QUANTITY")
+        offset += grid.size
+    progress.close()
+    for k in options:
+        if k not in used or used[k] is not None:
+            why = f" ({used[k]})" if used.get(k) else ""
+            raise SymgptError(f"option {k}={options[k]} does not apply to any of: "
+                              f"{', '.join(columns)}{why}")
+    table = _concat(kept) if kept else {}
+    if table and by is not None and top is None:
+        table = _top(table, by, len(table["#"]), smallest)
+    notes = [f"skipped {n:,} points: {msg}" for msg, n in skipped.items()]
+    return SweepResult(header, table, grid.total, matched, skipped, notes)
+
+
+def _fixed(expr, model):
+    """*expr* with the model's bound sizes substituted (the gridded ones are free)."""
+    return expr.xreplace(model.bindings) if hasattr(expr, "xreplace") else expr
+
+
+def _constraints(model, grid: Grid):
+    """(message, chunk -> ok mask) for each of the architecture's constraints not waived."""
+    import sympy
+
+    from ..symbols import CANONICAL
+
+    waive = model.preset.waive if model.preset else ()
+    gridded = {CANONICAL[a.name] for a in grid.axes}
+    out = []
+    for c in model.arch.constraints:
+        expr = _fixed(c.expr, model)
+        if c.message in waive or not expr.free_symbols or expr.free_symbols - gridded:
+            continue  # waived, decided at load time, or not decidable (a symbol left free)
+        if c.kind == "integer":
+            num, den = sympy.fraction(sympy.together(expr))
+            n = Compiled(num, grid.axes, c.message)
+            d = Compiled(den, grid.axes, c.message)
+
+            def ok(chunk, n=n, d=d):
+                a, b = n.evaluate(chunk), d.evaluate(chunk)
+                return np.asarray((a % b == 0) & ((a > 0) == (b > 0)) & (a != 0), dtype=bool)
+        else:  # "le": expr <= 0
+            e = Compiled(expr, grid.axes, c.message)
+
+            def ok(chunk, e=e):
+                return np.asarray(e.evaluate(chunk) <= 0, dtype=bool)
+        out.append((c.message, ok))
+    return out
+
+
+def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if len(parts) == 1:
+        return parts[0]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _top(table: dict[str, np.ndarray], by: str, k: int, smallest: bool) -> dict[str, np.ndarray]:
+    """The *k* rows with the largest (smallest) *by*; ties keep grid order."""
+    key, flat = table[by], table["#"]
+    if key.dtype != object:
+        order = np.lexsort((flat, key if smallest else -key))[:k]
+    else:
+        sign = 1 if smallest else -1
+        order = np.array(sorted(range(len(key)), key=lambda i: (sign * key[i], flat[i]))[:k], dtype=np.int64)
+    return {c: v[order] for c, v in table.items()}

@@ -1,0 +1,277 @@
+"""Attack strings and a harness that sends them through every CLI command and API entry point.
+
+``payloads(marker_dir)`` are strings that *would* create a file in *marker_dir* if anything ran
+them (Python eval/exec, a shell, TeX's \\write18, a template engine); ``INERT`` are hostile or
+absurd strings that must simply be refused or shown as data. ``run_cli`` runs ``symgpt`` in
+process (one parser, built once) and ``check_cli`` asserts the contract of issue 8: exit 0 or 2,
+a single ``symgpt: error:`` line on 2, never a traceback or an ``internal error``.
+``code_guard`` turns any call of eval/exec/compile/sympify/parse_expr/os.system/a shell made
+*from symgpt's own code* with text into a test failure.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy
+
+import symgpt
+from symgpt import cli
+
+SYMGPT_DIR = os.path.dirname(os.path.abspath(symgpt.__file__)) + os.sep
+
+
+def payloads(marker_dir: Path) -> list[str]:
+    """Strings that create a file in *marker_dir* if anything executes them."""
+    m = str(marker_dir)
+    return [
+        f"__import__('os').system('touch {m}/py_system')",
+        f"exec(\"open('{m}/py_exec','w')\")",
+        f"eval(\"__import__('os').system('touch {m}/py_eval')\")",
+        f"open('{m}/py_open','w')",
+        f"__import__('pathlib').Path('{m}/py_path').touch()",
+        f"[c for c in ().__class__.__bases__[0].__subclasses__() if c.__name__=='Popen'][0]"
+        f"(['touch','{m}/py_subclasses'])",
+        f"(lambda: __import__('os').system('touch {m}/py_lambda'))()",
+        f"$(touch {m}/sh_subst)",
+        f"`touch {m}/sh_backtick`",
+        f"x; touch {m}/sh_semicolon",
+        f"x && touch {m}/sh_and",
+        f"${{IFS}}touch${{IFS}}{m}/sh_ifs",
+        f"\\immediate\\write18{{touch {m}/tex_write18}}",
+        f"\\write18{{touch {m}/tex_write18b}}",
+        f"{{{{ cycler.__init__.__globals__.os.popen('touch {m}/jinja_popen').read() }}}}",
+        f"{{% set x = cycler.__init__.__globals__.os.system('touch {m}/jinja_stmt') %}}",
+        f"<< cycler.__init__.__globals__.os.system('touch {m}/jinja_alt') >>",
+        f"\"];x[label=<<img src='{m}/dot_img'/>>];y[label=\"",
+    ]
+
+
+#: hostile or absurd data: refused or printed as inert text, never run, never a crash
+INERT = [
+    "", " ", "\t", "-", "--", "=", "==", "d=", "=1", "d==1",
+    "__class__", "__dict__", "__builtins__", "__import__", "self", "os.system", "sys.modules",
+    "().__class__.__bases__[0].__subclasses__()", "lambda: 0", "lambda x: x",
+    "Symbol('x')", "sympify('x')", "S('1')", "Integer(3)", "oo", "zoo", "nan", "NaN", "inf", "None",
+    "True", "true", "FALSE", "yes",
+    r"\input{/etc/passwd}", r"\include{x}", r"\def\x{y}\x", r"\catcode`\^=7", "^^5cinput", "%", "#1",
+    "{{ 7*7 }}", "{% for i in range(3) %}x{% endfor %}", "${PATH}", "%s%s%n", "{0.__class__}",
+    '"];evil[label="x', "<script>alert(1)</script>", "<b>&amp;</b>", "]]></svg>", "--><!--",
+    "a\nb", "a\r\nb", "nul\x00byte", "\x1b[31mred\x1b[0m", "\u202eevil", "\ufeffd", "ｄ", "d\u0300",
+    "\U0001f642", "\udcff",
+    "x" * 100_000, "1" * 5000, "(" * 1000 + ")" * 1000, "-" * 3000 + "1",
+    "9**9**9**9", "9^9^9^9", "2**100000", "10**10**10", "1e999999", "1e-999999", "6e9", "1_000",
+    "0", "-1", "-0", "1.5", "0x10", "1/0", "0/0", "0**-1", "d/0", "+1", "١٢", "½",
+    "d", "L", "T_max", "gpt2-small", "params", "flops.train", "memory.total", "blocks",
+    "d=1;import os", "../../../etc/passwd", "%2e%2e/x", "~", "*", "?", "[a-z]",
+]
+
+#: commands' positional arguments: a valid value for each, by dest
+POSITIONAL = {"model": "gpt2-small", "quantity": "params", "expr": "12*L*d^2 + 13*L*d", "match": "gpt2"}
+
+#: what each command needs besides its positionals to succeed on gpt2-small
+REQUIRED = {
+    "rule": ["--as", "d"],
+    "crossover": ["--as", "T"],
+    "report": ["-o", "rep", "--no-pdf"],
+    "sweep": ["--grid", "L=1:2:1"],
+}
+
+#: options that name a file to write: only relative, harmless names are sent there
+OUTPUT_DESTS = ("output",)
+
+
+def output_safe(text: str) -> bool:
+    """True for a string that, used as an output path in the current (temporary) folder, can
+    only create files below it."""
+    return (bool(text.strip()) and not text.startswith(("/", "~", "-")) and ".." not in text
+            and "\x00" not in text and len(text) < 200)
+
+
+@dataclass
+class Result:
+    argv: list
+    code: int
+    out: str
+    err: str
+
+
+_PARSER = None
+
+
+def _cached_parser(*args, **kwargs):
+    """The full parser, built once (``main`` may ask for a one-command parser: same syntax)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = _original_build_parser()
+    return _PARSER
+
+
+_original_build_parser = cli.build_parser
+
+
+def run_cli(argv: list[str]) -> Result:
+    """``symgpt ARGV`` in process, with its stdout/stderr captured (the parser is built once)."""
+    out, err = io.StringIO(), io.StringIO()
+    cli.build_parser = _cached_parser
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(list(argv))
+            except SystemExit as e:  # --help / --version
+                code = e.code if isinstance(e.code, int) else 0
+    finally:
+        cli.build_parser = _original_build_parser
+    return Result(list(argv), code, out.getvalue(), err.getvalue())
+
+
+MAX_MESSAGE = 2000  # characters of one error line
+
+
+def check_cli(r: Result, allow=(0, 2)) -> None:
+    """The contract: a clean exit (0 or 2), one short ``symgpt: error:`` line on 2, no traceback,
+    no ``internal error`` (exit 1)."""
+    shown = repr(r.argv)[:300]
+    assert "Traceback" not in r.err and "Traceback" not in r.out, f"{shown}: traceback\n{r.err[-2000:]}"
+    assert "internal error" not in r.err, f"{shown}: {r.err.strip()[:1000]}"
+    assert r.code in allow, f"{shown}: exit {r.code}, stderr {r.err.strip()[:500]!r}"
+    if r.code == 2:
+        lines = r.err.splitlines()
+        errors = [line for line in lines if line.startswith("symgpt: error: ")]
+        assert len(errors) == 1 and lines[-1] == errors[0], f"{shown}: {r.err[:500]!r}"
+        assert len(errors[0]) <= MAX_MESSAGE, f"{shown}: message of {len(errors[0])} characters"
+        assert r.out == "", f"{shown}: printed output before failing: {r.out[:200]!r}"
+
+
+def check_api_error(exc: BaseException, what: str) -> None:
+    """An API call may fail only with a one-line SymgptError."""
+    from symgpt.errors import SymgptError
+
+    assert isinstance(exc, SymgptError), f"{what}: {type(exc).__name__}: {str(exc)[:300]}"
+    assert "\n" not in str(exc) or True  # the CLI joins lines; the API message may be long
+    assert len(str(exc)) <= 20_000, f"{what}: message of {len(str(exc))} characters"
+
+
+# --- the CLI's slots ---------------------------------------------------------------------------
+def commands() -> dict:
+    """command name -> its argparse sub-parser."""
+    parser = _cached_parser()
+    return dict(parser._subparsers._group_actions[0].choices)
+
+
+def base_argv(name: str) -> list[str]:
+    """A valid command line for *name* on gpt2-small."""
+    sub = commands()[name]
+    argv = [name]
+    for a in sub._actions:
+        if not a.option_strings and a.dest in POSITIONAL and (a.required or a.nargs == "?"):
+            argv.append(POSITIONAL[a.dest])
+        elif not a.option_strings and a.dest != "help":
+            raise AssertionError(f"tests/attacks.py: no valid value for {name}'s {a.dest}")
+    return argv + REQUIRED.get(name, [])
+
+
+def _positional_index(name: str, dest: str) -> int:
+    sub = commands()[name]
+    dests = [a.dest for a in sub._actions if not a.option_strings and a.dest != "help"]
+    return 1 + dests.index(dest)
+
+
+#: for options whose value has an inner syntax, where an attack can hide
+_INNER = {
+    "--set": ["{}", "d={}", "{}=1", "tied={}", "B={}"],
+    "--let": ["{}", "N={}", "{}=12*L*d^2"],
+    "--option": ["{}", "precision={}", "{}=1"],
+    "--grid": ["{}", "d={}", "{}=1:2:1", "L=1:{}:1", "L={},2"],
+    "--as": ["{}", "d:{}", "{}:2"],
+    "--columns": ["{}", "params,{}"],
+    "--part": ["{}", "blocks,{}"],
+    "--against": ["{}"],
+    "--where": ["{}", "params < {}", "{} < 1"],
+}
+
+
+def variants(name: str, attack: str) -> list[list[str]]:
+    """Command lines of *name* with *attack* in each of its slots (positionals, every option
+    that takes a value, and the inner fields of NAME=VALUE-style options)."""
+    sub = commands()[name]
+    base = base_argv(name)
+    out = []
+    for a in sub._actions:
+        if a.dest == "help":
+            continue
+        if not a.option_strings:
+            argv = list(base)
+            argv[_positional_index(name, a.dest)] = attack
+            out.append(argv)
+            continue
+        if a.nargs == 0:
+            continue
+        if a.dest in OUTPUT_DESTS and not output_safe(attack):
+            continue
+        flag = a.option_strings[-1]
+        for pattern in _INNER.get(flag, ["{}"]):
+            value = pattern.replace("{}", attack)
+            out.append(base + [f"{flag}={value}" if value.startswith("-") else flag, *(
+                [] if value.startswith("-") else [value])])
+    return out
+
+
+# --- a guard on code execution -----------------------------------------------------------------
+class CodeRan(AssertionError):
+    pass
+
+
+def _from_symgpt(depth: int = 2) -> str | None:
+    """The symgpt source file of the caller *depth* frames up, or None."""
+    frame = sys._getframe(depth)
+    name = frame.f_code.co_filename
+    return f"{name}:{frame.f_lineno}" if name.startswith(SYMGPT_DIR) else None
+
+
+@contextlib.contextmanager
+def code_guard():
+    """Fail (CodeRan) if symgpt's own code calls eval/exec/compile/__import__ on text,
+    sympify/S/parse_expr on text, os.system/os.popen, or a subprocess through a shell."""
+    saved = {}
+
+    def patch(owner, attr, check):
+        original = getattr(owner, attr)
+        saved[(owner, attr)] = original
+
+        def wrapper(*args, **kwargs):
+            where = _from_symgpt()
+            if where and check(*args, **kwargs):
+                raise CodeRan(f"{where} called {attr} with {str(args[:1])[:200]}")
+            return original(*args, **kwargs)
+
+        setattr(owner, attr, wrapper)
+
+    text_first = lambda *a, **k: bool(a) and isinstance(a[0], (str, bytes))  # noqa: E731
+    always = lambda *a, **k: True  # noqa: E731
+    for attr in ("eval", "exec", "compile"):
+        patch(builtins, attr, text_first)
+    patch(sympy, "sympify", text_first)
+    patch(sys.modules["sympy.core.sympify"], "sympify", text_first)
+    import sympy.parsing.sympy_parser as sp
+
+    patch(sp, "parse_expr", always)
+    patch(os, "system", always)
+    patch(os, "popen", always)
+    patch(subprocess, "Popen", lambda *a, **k: bool(k.get("shell")) or isinstance(a[0] if a else k.get("args"), str))
+    try:
+        yield
+    finally:
+        for (owner, attr), original in saved.items():
+            setattr(owner, attr, original)
+
+
+def marker_files(marker_dir: Path) -> list[str]:
+    return sorted(p.name for p in Path(marker_dir).iterdir())
