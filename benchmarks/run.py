@@ -57,7 +57,6 @@ META = """
 import json, time
 t0 = time.perf_counter()
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import GPT2Config, GPT2LMHeadModel
 from transformers.utils import logging
@@ -66,12 +65,13 @@ t1 = time.perf_counter()
 times = []
 for _ in range({runs}):
     s = time.perf_counter()
-    cfg = GPT2Config(n_layer={L}, n_embd={d}, n_head={h}, n_positions={T}, vocab_size=50257)
+    cfg = GPT2Config(n_layer={L}, n_embd={d}, n_head={h}, n_positions={T}, vocab_size=50257,
+                     attn_implementation="eager")       # SDPA's mask check calls .item(): not on meta
     with torch.device("meta"):
         model = GPT2LMHeadModel(cfg)
     n = sum(p.numel() for p in model.parameters())
     idx = torch.zeros((1, {T}), dtype=torch.long, device="meta")
-    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fc, torch.no_grad():
+    with FlopCounterMode(display=False) as fc, torch.no_grad():
         model(input_ids=idx, attention_mask=torch.ones_like(idx), use_cache=False)
     times.append(time.perf_counter() - s)
     del model
@@ -294,7 +294,7 @@ def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, loa
         "×L, so the sizes never enter the derivation.",
         f"- Meta-device tracing: `GPT2LMHeadModel(GPT2Config(n_layer, n_embd, n_head, n_positions, "
         f"vocab_size=50257))` built under `torch.device(\"meta\")`, `sum(p.numel())`, then one forward of "
-        f"(1, T) ids under `FlopCounterMode` (MATH SDPA backend). Imports of torch + transformers, not "
+        f"(1, T) ids under `FlopCounterMode` (eager attention). Imports of torch + transformers, not "
         f"counted above: {secs(meta['gpt2-small']['imports'])}. Runs after the first reuse one process "
         "(warm: favourable to tracing).",
         f"- The counts agree: {'yes' if agree else '**NO**'} — symgpt's params and default-convention "

@@ -185,7 +185,15 @@ class Model:
             raise SymgptError(
                 f"unknown quantity {name!r}; known: {', '.join(['params', *_PROVIDERS])}"
             ) from None
-        return provider(self, **options)
+        try:  # a model is immutable and providers are pure: derive each (name, options) once
+            key = (name, tuple(sorted(options.items())))
+            hash(key)
+        except TypeError:
+            return provider(self, **options)
+        cache = self.__dict__.setdefault("_quantity_cache", {})
+        if key not in cache:
+            cache[key] = provider(self, **options)
+        return cache[key]
 
     def shapes(self, **values: int):
         """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""

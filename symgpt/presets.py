@@ -73,10 +73,13 @@ def preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
+        if not isinstance(name, str):
+            raise SymgptError(f"a model name is text, got {type(name).__name__}") from None
         close = [n for n in PRESETS if name and (name.lower() in n or n in name.lower())][:5]
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        shown = repr(name if len(name) <= 60 else name[:57] + "...")
         raise SymgptError(
-            f"unknown model {name!r}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
+            f"unknown model {shown}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
         ) from None
 
 

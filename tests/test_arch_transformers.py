@@ -3,7 +3,7 @@
 For a real public config.json of each family (tests/configs/, see its README), symgpt's count
 equals ``sum(p.numel() for p in model.parameters())`` of ``AutoModelForCausalLM.from_config``
 built on the meta device, and the default-convention forward FLOPs equal ``FlopCounterMode``
-on that model (eager attention) at a small B and T. MoE FLOPs are checked on a tiny real
+on that model (eager attention) at a small B and T, forward and forward + backward. MoE FLOPs are checked on a tiny real
 Mixtral on CPU with eager experts (on meta the router cannot route, and the fused grouped
 matmul is not counted).
 """
@@ -20,6 +20,7 @@ from oracles.measure import _hf_model, flop_count, param_count
 CONFIGS = Path(__file__).parent / "configs"
 FILES = sorted(p.name for p in CONFIGS.glob("*.json"))
 B, T = 2, 8
+LARGE = {"llama-2-70b.json", "falcon-40b.json"}  # 60-80 layers: slow to trace backward on meta
 
 # (config file, family symgpt picks, published parameter count where one is well known)
 EXPECTED = {
@@ -32,7 +33,7 @@ EXPECTED = {
     "gemma-2b.json": ("gemma", 2_506_172_416),
     "phi-3-mini-4k.json": ("phi3", 3_821_079_552),
     "falcon-7b.json": ("falcon", 6_921_720_704),
-    "falcon-40b.json": ("falcon", 41_303_293_952),    # transformers 5.24 on meta, all 60 layers
+    "falcon-40b.json": ("falcon", None),
     "pythia-160m.json": ("gpt_neox", 162_322_944),
     "opt-125m.json": ("opt", 125_239_296),
     "opt-350m.json": ("opt", 331_196_416),
@@ -47,28 +48,23 @@ def test_every_config_file_is_in_the_table():
                         "gpt_neox", "opt", "gpt2"}
 
 
-#: transformers takes ~20 s to build Falcon-40B even on meta: compare it with 4 of its 60 layers
-#: (both sides read the same file; the full count is pinned in EXPECTED above)
-SHRINK = {"falcon-40b.json": 4}
-
-
 @pytest.mark.parametrize("name", FILES)
 def test_params_and_forward_flops_match_transformers(name):
     cfg = json.loads((CONFIGS / name).read_text())
     family, published = EXPECTED[name]
-    if published is not None:
-        assert symgpt.load(CONFIGS / name).params == published
-    layers = SHRINK.get(name)
-    if layers:
-        cfg["num_hidden_layers"] = layers
-    m = symgpt.load(CONFIGS / name, B=B, T=T, **({"L": layers} if layers else {}))
+    m = symgpt.load(CONFIGS / name, B=B, T=T)
     assert m.family.name == family
     hf = _hf_model(cfg, "meta", "eager")
     n = param_count(hf)
     assert m.params == n, (name, m.params.value, n)
+    if published is not None:
+        assert n == published
     if family == "mixtral":
         return  # FLOPs of routed experts: test_moe_flops_on_a_tiny_real_mixtral
     assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    if name not in LARGE:  # their families' smaller rows check the same graph, faster
+        # forward + backward of logits.sum(): every grad-input and grad-weight matmul
+        assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
 
 
 def _tiny_mixtral():

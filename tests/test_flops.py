@@ -7,7 +7,7 @@ import sympy
 
 import symgpt
 from symgpt.errors import SymgptError
-from symgpt.symbols import B, L, T, V, d
+from symgpt.symbols import B, L, T, d
 
 from oracles.measure import flop_count
 from oracles.torch_gpt2 import GPTConfig, build
@@ -152,3 +152,19 @@ def test_hardware_flops_add_the_recomputed_forward(small):
     assert hw.value - model.value == fwd.part("blocks").value
     sel = small.quantity("flops.train", recompute="selective", hardware=True)
     assert sel.value - model.value == fwd["blocks/attention/scores"].subs(small.bindings) * 2
+
+
+
+@pytest.mark.parametrize("B_,h_,T_,dh", [(2, 4, 16, 8), (3, 12, 1024, 64)])
+def test_flash_attention_backward_equals_torch_sdpa_formulas(B_, h_, T_, dh):
+    # FlopCounterMode prices fused SDPA kernels (CUDA flash / memory-efficient) with
+    # sdpa_flop_count and sdpa_backward_flop_count: the backward recomputes Q·Kᵀ (2.5 × forward)
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+
+    m = symgpt.load("gpt2", L=1, h=h_, d=h_ * dh, V=100, T_max=T_, B=B_, T=T_)
+    core = ("blocks/attention/scores", "blocks/attention/values")
+    fwd = m.quantity("flops.forward", attention="flash")
+    bwd = m.quantity("flops.backward", attention="flash")
+    shape = (B_, h_, T_, dh)
+    assert m.value(sum(fwd[p] for p in core)) == sdpa_flop_count(shape, shape, shape)
+    assert m.value(sum(bwd[p] for p in core)) == sdpa_backward_flop_count(shape, shape, shape, shape)

@@ -255,6 +255,22 @@ def test_unroll_at_the_cap():
     assert "Transformer block 64</B> of 64" in dot
 
 
+@pytest.mark.parametrize("model,color_by,says", [
+    ("gpt2-small", "flops", "not coloured: shares of forward FLOPs need numbers (set T with --set)"),
+    ("gpt2", "params", "need numbers (set L, T_max, V, d with --set)"),
+    ("gpt2-small", "none", "arrows: tensors with their shapes · dashed box"),
+])
+def test_legend_says_what_is_missing(model, color_by, says):
+    legend = text(dot_text(symgpt.load(model), color_by=color_by).splitlines()[2])
+    assert says in legend
+    assert ("colour:" in legend) is False
+
+
+def test_legend_mentions_tying_only_when_tied():
+    assert "one matrix shared by two ops" in text(dot_text(symgpt.load("gpt2-small")))
+    assert "one matrix shared by two ops" not in text(dot_text(symgpt.load("gpt2-small", tied=False)))
+
+
 def test_bad_colour_is_one_clear_error():
     with pytest.raises(SymgptError, match="--color-by takes params, flops, memory, none"):
         dot_text(symgpt.load("gpt2-small"), color_by="speed")

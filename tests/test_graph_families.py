@@ -118,3 +118,17 @@ def test_every_config_draws_rolled_and_unrolled(path):
     assert set(m.arch.order) <= set(nodes)
     unrolled, _ = parse(dot_text(m, unroll=True))
     assert {n for n in unrolled if n.endswith("@2")}
+
+
+def test_odd_node_names_get_plain_ids_and_escaped_tooltips():
+    def build(flags, bound):
+        g = Builder("odd")
+        ids = g.input("input_ids", (B, T))                                        # (B, T)
+        x = g.op('emb "x"\\', ops.Embedding(V, d), ids)                           # (B, T, d)
+        return g.build(output=g.op("head", ops.Linear(d, V, bias=False, tag="lm_head"), x))
+
+    m = Model("odd", Family("odd", "test", {}, ("d", "V"), build), sizes={"d": 4, "V": 5})
+    dot = dot_text(m)
+    assert re.search(r'"n1" \[label=<.*<B>emb &quot;x&quot;\\</B>', dot)
+    assert 'tooltip="emb \\"x\\"\\\\"' in dot and '"n1" -> "head"' in dot
+    assert set(groups(diagram(m).svg(), "node")) == {"input_ids", "n1", "head"}

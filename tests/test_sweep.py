@@ -215,3 +215,20 @@ def test_the_80gb_question_matches_exact_values(capsys):
     for L2, d2 in bigger[:6]:  # every larger model does not fit
         m2 = symgpt.load("gpt2", V=50257, T_max=4096, T=4096, B=1, h=64, L=L2, d=d2)
         assert m2.quantity("memory.total", zero=2, dp=64).value >= 80 * 10**9
+
+
+def test_by_without_top_sorts_every_row():
+    m = symgpt.load("gpt2", **GPT)
+    r = sweep(m, ["L=1:6", "d=64,128"], columns=["params"], by="params", smallest=True)
+    assert r.column("params") == sorted(seed_params(L, d, **GPT) for L in range(1, 7) for d in (64, 128))
+
+
+def test_progress_bar_goes_to_its_stream():
+    from symgpt.sweep import Progress
+
+    stream = io.StringIO()
+    m = symgpt.load("gpt2", **GPT)
+    sweep(m, ["L=1:1000", "d=64:64000:640"], columns=["params"], top=1, by="params",
+          progress=Progress(100_000, stream, after=0))
+    text = stream.getvalue()
+    assert text.startswith("\rsweep [") and "100.0%  100,000/100,000 points" in text and text.endswith("\n")

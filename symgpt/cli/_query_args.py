@@ -37,6 +37,23 @@ def add_let(p: argparse.ArgumentParser) -> None:
                    "model's derived counts); repeatable; parsed safely, never evaluated")
 
 
+_REPEATED = ("options", "lets", "regime", "settings")
+
+
+def check_text_args(args) -> None:
+    """Every text argument is text (argparse turns a value of ``--`` into an empty list)."""
+    from ..errors import SymgptError
+
+    for dest, value in vars(args).items():
+        if dest.startswith("_") or value is None or isinstance(value, (bool, int)):
+            continue
+        items = value if dest in _REPEATED else [value]
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            flag = "--" + dest.replace("_", "-") if dest not in ("model", "quantity", "expr",
+                                                                  "match") else dest.upper()
+            raise SymgptError(f"{flag} needs a value")
+
+
 def _word(text: str):
     from ..errors import SymgptError
     from ..exprparse import parse_value
@@ -54,6 +71,7 @@ def options(args) -> dict:
     """Provider options from --convention, --per and --option KEY=VALUE."""
     from ..errors import SymgptError
 
+    check_text_args(args)
     out = {}
     if args.convention is not None:
         out["convention"] = _word(args.convention)
@@ -84,6 +102,7 @@ def lets(args, model) -> dict:
     from ..exprparse import parse_expression
     from ..symbols import CANONICAL
 
+    check_text_args(args)
     names = dict(CANONICAL)
     names["params"] = model.params.expr
     for top in model.params.top_level():

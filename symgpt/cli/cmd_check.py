@@ -21,11 +21,13 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from ._query_args import check_text_args
     from ..query import check_library
     from ..render.jsonout import dumps
     from ..render.query_json import check_json
     from ..render.query_text import check_text
 
+    check_text_args(args)
     rows = check_library(match=args.match)
     emit(dumps(check_json(rows)) if args.json else check_text(rows))
     if args.strict and any(c.as_expected is False for c in rows):

@@ -21,12 +21,14 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from ._query_args import check_text_args
     from ..query import compare
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import compare_json
     from ..render.query_text import compare_text
     from ._query_args import lets, quantity
 
+    check_text_args(args)
     m = load_model(args)
     names = lets(args, m)
     c = compare(quantity(args, m), args.expr, names, m.name)

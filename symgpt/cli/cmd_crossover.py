@@ -24,12 +24,14 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from ._query_args import check_text_args
     from ..query import crossover, outside, per_block, restrict, select, shift
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import crossover_json
     from ..render.query_text import crossover_text
     from ._query_args import options
 
+    check_text_args(args)
     m = load_model(args)
     base = select(m, args.quantity, None, False, **options(args))
     if args.per_block:  # one block: --part and --against are paths inside it

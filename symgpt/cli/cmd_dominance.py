@@ -22,12 +22,14 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from ._query_args import check_text_args
     from ..query import dominance, rank_terms, ranking
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import dominance_json, ranking_json
     from ..render.query_text import dominance_text, ranking_text
     from ._query_args import quantity
 
+    check_text_args(args)
     m = load_model(args)
     q = quantity(args, m)
     depth = args.depth or None

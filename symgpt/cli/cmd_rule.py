@@ -23,12 +23,14 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from ._query_args import check_text_args
     from ..query import rule
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import rule_json
     from ..render.query_text import rule_text
     from ._query_args import lets, quantity
 
+    check_text_args(args)
     m = load_model(args)
     r = rule(quantity(args, m), args.regime)
     rewritten = {name: (d, r.in_terms_of(name, d)) for name, d in lets(args, m).items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_model, emit
+from .common import add_model
 
 HELP = "evaluate quantities exactly over a grid of sizes (CSV), with filters and top-K"
 DESCRIPTION = (
@@ -45,7 +45,7 @@ def add_arguments(p):
                    "(quantities and symbols; parsed safely, never evaluated); repeatable")
     p.add_argument("--top", type=int, metavar="K", help="keep the K best rows by --by")
     p.add_argument("--by", metavar="QUANTITY", help="sort by this quantity or grid name, largest first (ties in grid order)")
-    p.add_argument("--smallest", action="store_true", help="with --top: keep the smallest instead")
+    p.add_argument("--smallest", action="store_true", help="with --by: smallest first (with --top: keep the smallest)")
     for flag, dest, kind, metavar, text in _QUANTITY_OPTIONS:
         p.add_argument(flag, dest=f"q_{dest}", type=kind, metavar=metavar, help=text)
     for flag, dest, text in _SWITCHES:

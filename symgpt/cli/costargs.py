@@ -38,12 +38,17 @@ def add_memory(p) -> None:
 
 
 def _positive(text: str) -> int:
+    import argparse
+
     from ..errors import SymgptError
     from ..exprparse import parse_value
 
-    v = parse_value(text)
-    if isinstance(v, bool) or v < 1:
-        raise SymgptError(f"expected a positive integer, got {text!r}")
+    try:
+        v = parse_value(text)
+    except SymgptError:
+        v = None
+    if v is None or isinstance(v, bool) or v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:40]!r}")
     return v
 
 

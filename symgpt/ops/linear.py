@@ -118,11 +118,11 @@ class Matmul(Op):
         a, bm = self._dims(inputs)
         macs = self._macs(a, bm)
         needs = ctx.needs_grad or (True, True)
-        return tuple(
-            Work("matmul", macs, tag=self.tag, causal=self.causal, grad="input")
-            for need in needs
-            if need
-        )
+        work = [Work("matmul", macs, tag=self.tag, causal=self.causal, grad="input") for need in needs if need]
+        if ctx.attention == "flash" and self.tag == "attention_scores" and any(needs):
+            # a fused kernel keeps no scores: its backward recomputes Q·Kᵀ first
+            work.append(Work("matmul", macs, tag=self.tag, causal=self.causal, grad="input"))
+        return tuple(work)
 
     def saved(self, inputs, out, ctx):
         a, b = inputs

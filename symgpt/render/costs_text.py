@@ -38,7 +38,9 @@ def flops_text(m, qs, hint: str = "") -> str:
         v = _value(train, train[p])
         share = f"{100 * float(v) / float(total):.2f} %" if (v is not None and total) else ""
         rows.append([p, expr_text(train[p]), *cells, share])
-    rows.append(["total", expr_text(train.expr), *[number(q.value) for q in qs], "100.00 %" if total else ""])
+    rows.append(["total", expr_text(train.expr),
+                 *[number(q.value) if q.value is not None else expr_text(q.expr) for q in qs],
+                 "100.00 %" if total else ""])
     lines.append(table(["op", "train formula", "forward", "backward", "train", "share"], rows, "llrrrr"))
     lines += [f"note: {n}" for n in train.notes] + [f"note: {n}" for n in m.notes]
     if hint:

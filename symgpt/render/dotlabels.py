@@ -79,17 +79,15 @@ def color_class(share) -> int:
     return len(PALETTE) - 1
 
 
-def legend_rows(color_by: str, total, shares_known: bool) -> list[str]:
-    """HTML table rows: what the colours mean, and the edge styles."""
-    what = QUANTITY_TITLES[color_by] if color_by != "none" else ""
+def legend_rows(color_by: str, total, shares_known: bool, unbound=(), views=True, tied=True) -> list[str]:
+    """HTML table rows: what the colours mean (or which sizes they wait for), and the styles."""
     rows = []
-    if color_by == "none":
-        pass
-    elif not shares_known:
-        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">not coloured: shares of {esc(what)} '
-                    "need every size bound (--set T=..., B=...)</FONT></TD></TR>")
-    else:
-        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">colour: share of {esc(what)} '
+    if color_by != "none" and not shares_known:
+        need = f"set {', '.join(unbound)}" if unbound else "bind every size"
+        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">not coloured: shares of '
+                    f"{esc(QUANTITY_TITLES[color_by])} need numbers ({esc(need)} with --set)</FONT></TD></TR>")
+    elif color_by != "none":
+        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">colour: share of {esc(QUANTITY_TITLES[color_by])} '
                     f"(total {esc(value_text(total))})</FONT></TD></TR>")
         cells = []
         for i in range(1, len(PALETTE)):
@@ -99,9 +97,11 @@ def legend_rows(color_by: str, total, shares_known: bool) -> list[str]:
             cells.append(f'<TD BGCOLOR="{PALETTE[i]}" BORDER="1" CELLPADDING="3" WIDTH="64">'
                          f'<FONT POINT-SIZE="10"{font}>{text}</FONT></TD>')
         rows.append("<TR>" + "".join(cells) + "</TR>")
+    styles = ["arrows: tensors with their shapes"]
+    styles += ["dashed box: a view (no arithmetic)"] if views else []
+    styles += ["dashed arrow: one matrix shared by two ops"] if tied else []
     rows.append('<TR><TD COLSPAN="8"><FONT POINT-SIZE="10" COLOR="#555555">'
-                "arrows: tensors with their shapes · dashed box: a view (no arithmetic) · "
-                "dashed arrow: one matrix shared by two ops</FONT></TD></TR>")
+                + " · ".join(styles) + "</FONT></TD></TR>")
     return rows
 
 

@@ -45,14 +45,17 @@ def rule_text(m, r, rewritten=None) -> str:
 
 def dominance_text(m, dm) -> str:
     q = dm.quantity
+    bound = q.value is not None   # value and share columns only at a configuration
     lines = [model_header(m), "", _title(q), f"  as {dm.regime.describe(q.expr)}", "",
              "terms by growth (dominant first)"]
-    rows = [[f"λ^{t.order}", expr_text(t.expr), number(t.value)] for t in dm.terms]
-    lines += [table(["order", "terms", "value"], rows, "llr"), "",
+    rows = [[f"λ^{t.order}", expr_text(t.expr)] + ([number(t.value)] if bound else [])
+            for t in dm.terms]
+    lines += [table(["order", "terms"] + (["value"] if bound else []), rows, "llr"), "",
               f"dominant: {expr_text(dm.dominant)}", "", "share of each part"]
     rows = [[p.path, expr_text(p.expr), "-" if p.order is None else f"λ^{p.order}",
-             expr_text(p.limit), percent(p.share, False)] for p in dm.parts]
-    lines.append(table(["part", "formula", "order", "limit of share", "share now"], rows, "lllrr"))
+             expr_text(p.limit)] + ([percent(p.share, False)] if bound else []) for p in dm.parts]
+    heads = ["part", "formula", "order", "limit of share"] + (["share now"] if bound else [])
+    lines.append(table(heads, rows, "lllrr"))
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ The expression (ours: derived by symgpt, never user text) is split into a polyno
 grid symbols and a few non-polynomial *atoms* (``ceiling(V/64)``, ``1/h``, ...). Each atom is
 tabulated exactly (SymPy) once per distinct value of its own symbols. The polynomial, scaled by
 the common denominator D of its coefficients to integer coefficients, is compiled with
-``sympy.lambdify(..., "numpy")``.
+``sympy.lambdify`` and SymPy's NumPy printer.
 
 Overflow: before evaluating, |P| is bounded over the whole grid by the sum over its terms of
 |coefficient| x the product of max|x|^e. Every intermediate of the evaluation (a partial product
@@ -70,7 +70,7 @@ class Compiled:
         self.int64 = self.bound <= INT64_MAX and not fractional
         self.gens = gens
         self.constant = exact(scaled) if not gens else None
-        self.fn = sympy.lambdify(gens, scaled, modules="numpy") if gens else None
+        self.fn = _lambdify(gens, scaled) if gens else None
 
     # --- compilation --------------------------------------------------------------------------
     def _split(self, e: sympy.Expr, axes) -> sympy.Expr:
@@ -150,6 +150,30 @@ class Compiled:
         out[:] = [_normal(Fraction(x) / D) if not isinstance(x, (int, np.integer)) else
                   _normal(Fraction(int(x), D)) for x in raw]
         return out
+
+
+class Sign:
+    """An array with the sign of *expr* at every point (for ``--where``): *expr* is written as
+    one fraction num/den, and sign(num)·sign(den) is evaluated, so ``params / L > 1.5e7`` stays
+    in exact int64 arithmetic instead of tabulating 1/L as fractions."""
+
+    def __init__(self, expr: sympy.Expr, axes, what: str):
+        num, den = sympy.fraction(sympy.together(expr))
+        self.num = Compiled(num, axes, what)
+        self.den = None if den == 1 else Compiled(den, axes, what)
+
+    def evaluate(self, chunk: Chunk) -> np.ndarray:
+        n = self.num.evaluate(chunk)
+        return n if self.den is None else np.sign(n) * np.sign(self.den.evaluate(chunk))
+
+
+def _lambdify(gens, expr):
+    """``sympy.lambdify`` with SymPy's NumPy printer and a namespace holding only ``numpy``:
+    ``modules="numpy"`` runs ``from numpy import *``, which loads numpy.f2py and numpy.testing
+    (about 0.8 s) for a polynomial that needs nothing but ``+``, ``*`` and ``**``."""
+    from sympy.printing.numpy import NumPyPrinter
+
+    return sympy.lambdify(gens, expr, modules=[{"numpy": np}], printer=NumPyPrinter)
 
 
 def _normal(f: Fraction):

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import SymgptError
-from .compile import Compiled
+from .compile import Compiled, Sign
 from .grid import Grid
 
 MAX_ROWS = 5_000_000        # rows a sweep may keep without --top
@@ -199,7 +199,7 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
             needed = {q: _quantity_expr(m, q, options, used) if q not in exprs else exprs[q]
                       for q, p in placeholders.items() if p in (left - right).free_symbols}
             diff = (left - right).xreplace({placeholders[q]: e for q, e in needed.items()})
-            tests.append((Compiled(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
+            tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
         for chunk in grid.chunks():
             mask = np.ones(chunk.n, dtype=bool)
             for message, check in checks:
@@ -288,6 +288,10 @@ def _top(table: dict[str, np.ndarray], by: str, k: int, smallest: bool) -> dict[
     """The *k* rows with the largest (smallest) *by*; ties keep grid order."""
     key, flat = table[by], table["#"]
     if key.dtype != object:
+        if len(key) > k:  # only the rows at or beyond the k-th value (ties included) compete
+            cut = np.partition(key, k - 1)[k - 1] if smallest else np.partition(key, len(key) - k)[len(key) - k]
+            near = np.flatnonzero(key <= cut if smallest else key >= cut)
+            key, flat, table = key[near], flat[near], {c: v[near] for c, v in table.items()}
         order = np.lexsort((flat, key if smallest else -key))[:k]
     else:
         sign = 1 if smallest else -1

@@ -1,0 +1,214 @@
+"""The pieces of a diagram's DOT text: the title with its legend, cluster labels, node and edge
+statements. Each reads the op graph and the derived quantities and formats; none counts.
+
+A node's numbers are per copy (one layer, one expert); its share and colour are of what the
+drawn node stands for (rolled: all its copies; unrolled: the copies within one drawn block).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..quantity import is_prefix
+from .dotlabels import (DARK_FROM, PALETTE, color_class, esc, legend_rows, matrix_text, op_text,
+                        percent, shape_text, value_text)
+from .dotview import View
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A quantity drawn on the diagram (params, flops or memory), with its total at the bindings."""
+
+    key: str
+    q: object
+    per: str          # multiplicity or activity
+    total: object     # the exact total at the bindings, or the expression
+
+
+@dataclass
+class Ctx:
+    """What every piece reads: the model, the drawn view, the measures, the colouring one."""
+
+    model: object
+    view: View
+    measures: dict
+    colour: Measure | None
+
+
+def share_of(part, total):
+    """The exact share part/total when it is a number (symbols may cancel), else None."""
+    if total == 0:
+        return None
+    r = sympy.cancel(part / total)
+    return r if r.is_number else None
+
+
+def _q(text: str) -> str:
+    """A plain DOT string (tooltips): backslashes and quotes escaped, one line."""
+    return '"' + " ".join(str(text).split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def title_label(ctx, color_by, shares_known, unbound) -> str:
+    model, measures = ctx.model, ctx.measures
+    sizes = ", ".join(f"{k} = {value_text(v)}" for k, v in model.sizes.items()) or "all sizes symbolic"
+    flags = [f"{k}={str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
+    rows = [f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="20"><B>{esc(model.name)}</B></FONT>'
+            f'<FONT POINT-SIZE="14">  forward pass ({esc(model.family.name)})</FONT></TD></TR>',
+            f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="12">{esc(sizes)}'
+            + (esc("; flags: " + ", ".join(flags)) if flags else "") + "</FONT></TD></TR>"]
+    colour = measures.get(color_by)
+    view = ctx.view
+    rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
+                        views=any(n.kind == "view" for n in view.nodes),
+                        tied=any(e.kind == "tied" for e in view.edges))
+    if measures.get("flops") is not None:
+        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="10" COLOR="#555555">FLOPs: forward pass '
+                    f"of one step of B sequences × T tokens, convention {esc(measures['flops'].q.convention)}"
+                    "; per copy in a repeated block</FONT></TD></TR>")
+    return '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+
+
+def _repeat_text(expr, b) -> str:
+    v = expr.xreplace(b)
+    shown = value_text(expr)
+    return shown if (v == expr or not v.is_number) else f"{shown} = {value_text(v)}"
+
+
+def cluster_label(ctx: Ctx, c) -> str:
+    arch, b = ctx.model.arch, ctx.model.bindings
+    g = arch.groups[c.group]
+    name = esc(g.label or g.name)
+    if c.copies is not None:  # one copy of an unrolled group
+        head = f"<B>{name} {c.copy}</B> of {c.copies}"
+    else:
+        head = f"<B>{name}</B>  × {esc(_repeat_text(g.repeat, b))}"
+        if sympy.expand(g.active - g.repeat) != 0:
+            head += f", {esc(_repeat_text(g.active, b))} active"
+    rows = [head]
+    chain = arch.group_chain(c.group)
+    # unrolled, this cluster stands for one copy of the top group; "each" counts the rest
+    drawn_of_top, inner = (chain[-1], chain[:-1]) if c.copy is not None else (None, chain)
+    for key, unit in (("params", "params"), ("flops", "FLOPs"), ("memory", "bytes saved")):
+        m = ctx.measures.get(key)
+        if m is None:
+            continue
+        count = (lambda x: x.repeat) if m.per == "multiplicity" else (lambda x: x.active)
+        part = sympy.Add(*[e for p, e in m.q.breakdown if is_prefix(c.group, p)])
+        if drawn_of_top is not None:
+            part = part / count(drawn_of_top)
+        part = sympy.expand(sympy.cancel(part).xreplace(b))
+        if part == 0:
+            continue
+        copies = sympy.Mul(*[count(x) for x in inner])
+        per = sympy.expand(sympy.cancel(part / copies).xreplace(b))
+        share = share_of(part, m.total)
+        each, in_all = (" each", " in all") if inner else ("", "")
+        rows.append(f"{esc(value_text(per))} {unit}{each}" +
+                    (f" · {percent(share)}{in_all}" if share is not None else ""))
+    return "<" + '<BR ALIGN="LEFT"/>'.join(rows[:1] + [f'<FONT POINT-SIZE="11">{r}</FONT>'
+                                                        for r in rows[1:]]) + '<BR ALIGN="LEFT"/>>'
+
+
+def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
+    """(value of one copy at the bindings, share of the total of what the node stands for).
+
+    Rolled, a node stands for all its copies; unrolled, for the copies within one copy of its
+    top-level group (the E experts of one layer).
+    """
+    entries = dict(m.q.breakdown)
+    if path not in entries:
+        return None, None
+    arch, b = ctx.model.arch, ctx.model.bindings
+    chain = arch.group_chain(arch.graph.nodes[path]["group"])
+    count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
+    total = entries[path]
+    per = sympy.expand(sympy.cancel(total / sympy.Mul(*[count(g) for g in chain])).xreplace(b))
+    drawn = total / count(chain[-1]) if (unrolled_copy and chain) else total
+    return per, share_of(sympy.expand(sympy.cancel(drawn).xreplace(b)), m.total)
+
+
+def node_stmt(ctx: Ctx, n) -> str:
+    arch, b = ctx.model.arch, ctx.model.bindings
+    a = arch.graph.nodes[n.path]
+    attrs = [f"tooltip={_q(n.path)}"]
+    if n.kind == "input":
+        label = (f"<B>{esc(a.get('label') or n.path)}</B>"
+                 f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in a["shape"])))}'
+                 f" {esc(a.get('dtype', ''))}</FONT>")
+        attrs += ['fillcolor="#e3eefa"', 'color="#2f5d8a"']
+        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+    if n.kind == "param":
+        owner = arch.graph.nodes[a["owner"]]
+        users = [arch.graph.nodes[u].get("label") or u for u in sorted(
+            arch.graph.successors(n.path), key=arch.order.index)]
+        label = (f"<B>shared matrix</B><BR/><FONT POINT-SIZE=\"10\">{esc(owner.get('label') or a['owner'])}"
+                 f".{esc(a['local'])}  {esc(matrix_text(tuple(x.xreplace(b) for x in a['shape'])))}"
+                 f'<BR/>used by {esc(" and ".join(users))}</FONT>')
+        attrs += ['shape=note', 'style="filled"', 'fillcolor="#dcecf9"', 'color="#1f5f99"']
+        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+    title = esc(a.get("label") or n.path)
+    if n.kind == "view":
+        attrs += ['style="rounded,dashed,filled"', "fontsize=11", 'fillcolor="#fbfbfb"',
+                  'color="#888888"', 'height=0.3', 'margin="0.08,0.02"']
+        return f'"{n.id}" [label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
+               f'{esc(op_text(a["op"], b))}</FONT>>, {", ".join(attrs)}];'
+    lines = [f"<B>{title}</B>", esc(op_text(a["op"], b))]
+    lines += _param_lines(ctx, n)
+    cls = 0
+    for key in ("flops", "memory"):
+        m = ctx.measures.get(key)
+        if m is None:
+            continue
+        per, share = _per_copy(ctx, m, n.path, n.copy is not None)
+        if per is not None and per != 0:
+            pct = f" · {percent(share)}" if (m is ctx.colour and share is not None) else ""
+            unit = "" if key == "flops" else " " + esc(m.q.unit)
+            lines.append(f"{'FLOPs' if key == 'flops' else 'saved'} {esc(value_text(per))}{unit}{pct}")
+    if ctx.colour is not None:
+        per, share = _per_copy(ctx, ctx.colour, n.path, n.copy is not None)
+        cls = color_class(share) if share is not None else 0
+    font = ' COLOR="white"' if cls >= DARK_FROM else ""
+    body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="10"{font}>{x}</FONT>' for x in lines[1:])
+    if font:
+        body = f"<FONT COLOR=\"white\">{body}</FONT>"
+    attrs.append(f'fillcolor="{PALETTE[cls]}"')
+    if n.path == arch.output:
+        attrs += ["penwidth=2.6", 'color="#222222"']
+    return f'"{n.id}" [label=<{body}>, {", ".join(attrs)}];'
+
+
+def _param_lines(ctx: Ctx, n) -> list[str]:
+    arch, b = ctx.model.arch, ctx.model.bindings
+    a = arch.graph.nodes[n.path]
+    if not a["params"]:
+        return []
+    parts, out = [], []
+    for local, pnode in a["params"].items():
+        p = arch.graph.nodes[pnode]
+        shape = matrix_text(tuple(x.xreplace(b) for x in p["shape"]))
+        if p["owner"] != n.path:
+            owner = arch.graph.nodes[p["owner"]].get("label") or p["owner"]
+            out.append(esc(f"{local} {shape}: tied to {owner}, no new params"))
+        else:
+            parts.append(shape)
+    m = ctx.measures["params"]
+    per, share = _per_copy(ctx, m, n.path, n.copy is not None)
+    if parts and per is not None:
+        pct = f" · {percent(share)}" if (m is ctx.colour and share is not None) else ""
+        out.insert(0, f"params {esc(value_text(per))} = {esc(' + '.join(parts))}{pct}")
+    return out
+
+
+def edge_stmt(ctx: Ctx, e) -> str:
+    b = ctx.model.bindings
+    shape = tuple(x.xreplace(b) for x in e.shape)
+    if e.kind == "data":
+        return f'"{e.src}" -> "{e.dst}" [label=<{esc(shape_text(shape))}>];'
+    if e.kind == "tied":
+        return (f'"{e.src}" -> "{e.dst}" [label=<<FONT COLOR="#1f5f99">same '
+                f'{esc(matrix_text(shape))} matrix</FONT>>, labelfloat=true, style=dashed, color="#1f5f99", '
+                "penwidth=1.6, constraint=false];")
+    return (f'"{e.src}" -> "{e.dst}" [label=<<FONT COLOR="#1f5f99">{esc(e.role)}</FONT>>, '
+            'style=dashed, color="#1f5f99", penwidth=1.6];')
