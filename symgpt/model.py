@@ -205,6 +205,12 @@ class Model:
         return [TensorShape(t.name, t.label, t.op, tuple(s.xreplace(b) for s in t.shape), t.group)
                 for t in trace(m.arch)]
 
+    def diagram(self, **options):
+        """The compute graph as a Graphviz diagram (shows inline in notebooks: ``_repr_svg_``)."""
+        from .render.dot import diagram
+
+        return diagram(self, **options)
+
     def value(self, expr: sympy.Expr):
         """The exact value of any expression over the canonical symbols at this model's sizes."""
         return evaluate(expr, self.bindings)

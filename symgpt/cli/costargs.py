@@ -23,6 +23,8 @@ def add_flops(p) -> None:
                    help="count the recomputed forward (hardware FLOPs, HFU) in training FLOPs")
     p.add_argument("--causal", action="store_true", default=None,
                    help="halve the attention matmuls a causal kernel skips")
+    p.add_argument("--attention", choices=("eager", "flash"),
+                   help="attention implementation (flash: the backward recomputes Q·Kᵀ, 2.5 × forward)")
 
 
 def add_memory(p) -> None:
@@ -54,7 +56,7 @@ def _positive(text: str) -> int:
 
 def flops_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "per": args.per,
-           "hardware": args.hardware}
+           "hardware": args.hardware, "attention": args.attention}
     if getattr(args, "causal", None):
         out["causal_halving"] = True
     return {k: v for k, v in out.items() if v is not None}

@@ -58,7 +58,7 @@ class Dominance:
         """The limit of the share of the entries under *prefix* (summed)."""
         entries = [p for p in self.parts if is_prefix(prefix, p.path)]
         if not entries:
-            raise SymgptError(f"{self.quantity.name} has no part {prefix!r}")
+            raise SymgptError(f"{self.quantity.name} has no part {prefix[:60]!r}")
         return sympy.simplify(sympy.Add(*[p.limit for p in entries]))
 
     def dominant_parts(self) -> list[PartShare]:

@@ -24,7 +24,7 @@ from .compare import Comparison, compare
 from .formula import Formula
 from .published import LIBRARY
 from .rules import rule
-from .selection import load_model, select
+from .selection import load_model, select, short
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def check_library(formulas=None, match: str | None = None) -> list[Checked]:
         rows = [f for f in rows if low in f.name.lower() or low in f.source.lower()
                 or low in f.quantity.lower()]
         if not rows:
-            raise SymgptError(f"no library formula matches {match!r}")
+            raise SymgptError(f"no library formula matches {short(match)}")
     return [check(f) for f in rows]
 
 
@@ -91,4 +91,4 @@ def formula(name: str) -> Formula:
     for f in LIBRARY:
         if f.name == name:
             return f
-    raise SymgptError(f"no library formula {name!r}; known: {', '.join(f.name for f in LIBRARY)}")
+    raise SymgptError(f"no library formula {short(name)}; known: {', '.join(f.name for f in LIBRARY)}")

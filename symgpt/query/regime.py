@@ -71,6 +71,11 @@ class Regime:
         return {s.name: str(r) for s, r in self.rates}
 
 
+def _short(text, limit: int = 60) -> str:
+    text = str(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 def _power_text(p: sympy.Rational) -> str:
     sup = str.maketrans("0123456789-/", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻ᐟ")
     return str(p).translate(sup)
@@ -91,14 +96,14 @@ def parse_regime(specs: Iterable[str] | str) -> Regime:
         for item in spec.split(","):
             item = item.strip(" \t")
             if not item:
-                raise SymgptError(f"empty symbol in regime {spec!r}")
+                raise SymgptError(f"empty symbol in regime {_short(spec)}")
             name, _, rate_text = item.partition(":")
             s = symbol(name.strip(" \t"))
             rate = sympy.Integer(1)
             if rate_text:
                 rate = parse_expression(rate_text, names={})
                 if not (rate.is_Rational and rate > 0):
-                    raise SymgptError(f"the rate in {item!r} must be a positive number")
+                    raise SymgptError(f"the rate in {_short(item)} must be a positive number")
             rates.append((s, rate))
     return Regime(tuple(rates))
 

@@ -16,6 +16,12 @@ from ..errors import SymgptError
 from ..quantity import Quantity, is_prefix
 
 
+def short(text, limit: int = 60) -> str:
+    """*text* quoted for a one-line message, shortened past *limit* characters."""
+    text = str(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 def load_model(model, **overrides):
     """A Model from a Model or anything ``symgpt.load`` takes."""
     from ..model import Model, load
@@ -34,7 +40,7 @@ def prefixes(part) -> list[str]:
             raise SymgptError(f"a part is a path such as 'blocks', got {type(item).__name__}")
         item = item.strip(" \t").strip("/")
         if not item:
-            raise SymgptError(f"empty path in part {part!r}")
+            raise SymgptError(f"empty path in part {short(part)}")
         if item not in out:
             out.append(item)
     if not out:
@@ -50,7 +56,7 @@ def restrict(q: Quantity, part) -> Quantity:
     for p in wanted:
         if not any(is_prefix(p, path) for path in q.paths()):
             tops = ", ".join(q.top_level())
-            raise SymgptError(f"{q.name} has no part {p!r}; parts: {tops} "
+            raise SymgptError(f"{q.name} has no part {short(p)}; parts: {tops} "
                               f"(and their sub-paths, e.g. {q.paths()[0]!r})")
     kept = tuple((path, e) for path, e in q.breakdown if any(is_prefix(p, path) for p in wanted))
     if len(kept) == len(q.breakdown):

@@ -160,6 +160,8 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     ys = [evaluate(e, {**b, T: sympy.Integer(x)}) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
     tmax = model.sizes.get("T_max")
     return {"xmin": Tex(str(lo)), "xmax": Tex(str(hi)), "series": series,
+            "xticks": Tex(",".join(str(x) for x in xs)),
+            "xticklabels": Tex(",".join("{" + tex_int(x) + "}" for x in xs)),
             "ymin": Tex(_fmt(min(ys) / 2)), "ymax": Tex(_fmt(max(ys) * 2)),
             "x_cross": Tex(_fmt(x_cross)), "y_cross": Tex(_fmt(y_cross)),
             "cross_formula": tex_expr(cross.solution, notation), "cross_value": Tex(tex_int(x_cross))
@@ -169,6 +171,7 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
                                    else r"\approx " + tex_int(int(sympy.floor(cross_all.value + sympy.Rational(1, 2)))))
             if cross_all.value is not None else None,
             "tmax": Tex(str(int(tmax))) if tmax is not None else None,
+            "tmax_label": Tex(tex_int(tmax)) if tmax is not None else None,
             "T": Tex(notation.symbol("T")), "T_max": Tex(notation.symbol("T_max"))}
 
 

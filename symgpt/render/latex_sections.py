@@ -172,7 +172,8 @@ def breakdown(model, notation) -> dict:
             sym, desc = tensor_name(path, "weight", kind, arch.groups)
             tied = expr == 0 and any(op == path for op, _, _ in tied_uses(arch))
             rows.append({"label": _cap(desc or path), "per_block": False, "tied": tied, "all": False,
-                         "formula": tex_expr(expr, notation), "value": _num(_value(model, expr)),
+                         "formula": tex_expr(expr, notation),
+                         "value": _num(_value(model, expr)) if tot is not None else None,
                          "share": _share(_value(model, expr), tot)})
             continue
         repeat = arch.groups[g].repeat
@@ -208,6 +209,7 @@ def breakdown(model, notation) -> dict:
         bars.append(_bar(model.with_(tied=False), notation))
     for i, b in enumerate(bars):
         b["yshift"] = Tex(f"{-1.55 * i:.2f}")
+    bars = [b for b in bars if b["segments"]]
     return {**header(model, notation), "rows": out_rows, "total_formula": tex_expr(q.expr, notation),
             "total_value": _num(tot), "total_short": _short(tot), "bars": bars,
             "categories": _legend(bars)}
