@@ -365,6 +365,8 @@ def from_dict(cfg: dict, name: str, source: str = "", **overrides):
     for key in f.leftovers():
         notes.append(f"field {key[:60]!r} is not understood by symgpt ({model_type} reader): ignored")
     fam = get_family(fam_name)
+    if sizes.get("h_kv") == sizes["h"] and not fam.flags.get("gqa"):
+        del sizes["h_kv"]  # plain multi-head attention: keep h_kv out of the formulas
     o_flags, o_sizes = _split(fam, overrides)
     return Model(name, fam, {**flags, **o_flags}, {**sizes, **o_sizes}, source=source or None,
                  notes=tuple(notes))

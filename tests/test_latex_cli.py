@@ -24,6 +24,11 @@ def run(capsys, *args):
     (["latex", "gpt2-small", "--what", "total", "--notation", "megatron"], [r"12 l h^{2}"]),
     (["latex", "gpt2", "--what", "total"], [r"12 L d^{2} + 13 L d + T_{\max} d + V d + 2 d"]),
     (["latex", "gpt2-small", "--what", "total", "--standalone"], [r"\documentclass", r"\end{document}"]),
+    # seed 000 §5.1 exactly: 24*1024*768^2 + 4*1024^2*768 = 14,495,514,624 + 3,221,225,472
+    (["latex", "gpt2-small", "--what", "flops", "--numbers", "exact"], ["&= 17{,}716{,}740{,}096."]),
+    (["latex", "gpt2-small", "--what", "flops", "--digits", "3"], [r"&= 1.77 \times 10^{10}."]),
+    # Kaplan counts Q.K^T only: 2T^2d per block instead of 4T^2d
+    (["latex", "gpt2-small", "--what", "flops", "--convention", "kaplan"], [r"C_{\text{block}} &= 2 T^{2} d + 24 T d^{2}"]),
     (["latex", "gpt2-small", "--preamble"], [r"\usepackage{booktabs}", r"\usepackage{siunitx}"]),
     (["table", "gpt2-small", "gpt2-xl", "--format", "markdown"], ["| gpt2-xl | 48 | 25 | 1,600 | 6,400 | 1,024 | 1.558 B |"]),
     (["table", "gpt2-small", "--columns", "params", "--numbers", "exact"], [r"$124{,}439{,}808$"]),

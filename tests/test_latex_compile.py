@@ -65,10 +65,10 @@ def built(tmp_path_factory):
     put("gpt2small", document(report_model(symgpt.load("gpt2-small"))))
     # 2. seed 002's parameters in seed 002's notation (no Q/K/V biases)
     put("raschka", document(symgpt.load("gpt2-small", qkv_bias=False), ("notation", "params", "breakdown"), "raschka"))
-    # 3. a model from a config file with a hostile name, Megatron's notation, every section
+    # 3. a model from a config file with a hostile name, in Kaplan's notation
     cfg = base / f"{WEIRD}.json"
     cfg.write_text(json.dumps(HF_SMALL))
-    put("weird", document(report_model(symgpt.load(cfg)), ("notation", "shapes", "params", "breakdown"), "megatron"))
+    put("weird", document(report_model(symgpt.load(cfg)), ("notation", "shapes", "params", "breakdown"), "kaplan"))
     # 4. every fragment, written by the CLI in a user's notation, \input into the user's own notes
     prof = base / "course.txt"
     prof.write_text("# my course\nL = \\ell\nT = n\nT_max = n_{\\max}\nparams = P\n")

@@ -134,3 +134,17 @@ def test_unknown_profile_and_bad_json(tmp_path):
     f.write_text('{"symbols": [1]}')
     with pytest.raises(SymgptError, match="must be an object"):
         notation(str(f))
+
+
+def test_notebook_reprs():
+    import symgpt
+    from symgpt.render.latex_doc import derivation
+    from symgpt.render.tables import scaling_table
+
+    m = symgpt.load("gpt2-small")
+    assert m.params._repr_latex_() == \
+        r"$\displaystyle 12 L d^{2} + 13 L d + T_{\max} d + V d + 2 d = 124{,}439{,}808$"
+    t = scaling_table(["gpt2-small"], ["L", "params"])._repr_latex_()
+    assert t.startswith(r"$$\begin{array}{lrr}") and r"\text{gpt2-small} & 12 & 124.4\,\mathrm{M}" in t
+    d = derivation(m, "raschka")._repr_latex_()
+    assert d.startswith(r"\begin{align*}") and r"{P}_{\text{" in d and "124{,}439{,}808" in d

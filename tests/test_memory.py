@@ -150,3 +150,24 @@ def test_units_never_confused():
     assert bytes_text(2**30) == "1,073,741,824 B = 1.07 GB = 1 GiB"
     q = symgpt.load("gpt2-small").quantity("memory.weights")
     assert q.unit == "bytes" and isinstance(q.value, sympy.Integer)
+
+
+def test_dropout_option_rebuilds_the_graph_with_dropout():
+    # one mask per dropout: embeddings, attention probabilities, attention output, FFN output
+    from symgpt.symbols import h
+    g = symgpt.load("gpt2")
+    off = g.quantity("memory.activations").expr
+    on = g.quantity("memory.activations", dropout=True).expr
+    assert on == symgpt.load("gpt2", dropout=True).quantity("memory.activations").expr
+    # bool masks (1 byte); the dropped probabilities are a new tensor for A·V (4 bytes, fp32)
+    masks = B * T * d + L * (B * h * T**2 + 2 * B * T * d)
+    assert sympy.expand(on - off - masks - L * 4 * B * h * T**2) == 0
+
+
+def test_tensor_parallel_splits_the_block_weights():
+    # Megatron: QKV and FFN-up column-parallel (weight and bias split), projections row-parallel
+    # (weight split, bias replicated), embedding vocabulary-parallel, norms and positions replicated
+    from symgpt.symbols import T_max, V
+    q = symgpt.load("gpt2").quantity("memory.weights", tp=4, precision="bf16")
+    per_block = 2 * ((12 * d**2 + 3 * d + 4 * d) / 4 + d + d + 4 * d)
+    assert sympy.expand(q.expr - (L * per_block + 2 * (V * d / 4 + T_max * d + 2 * d))) == 0

@@ -23,6 +23,11 @@ def add_arguments(p):
     p.add_argument("--notation", metavar="NAME|FILE", default=None,
                    help="notation profile: default, megatron, kaplan, raschka, or a profile file "
                    "(JSON or 'symbol = latex' lines)")
+    p.add_argument("--numbers", choices=("sci", "exact", "short"), default="sci",
+                   help="how FLOP counts print: 1.772 \\times 10^{10} (sci), 17{,}716{,}740{,}096 (exact), "
+                   "17.72\\,\\mathrm{B} (short); parameter counts are always exact")
+    p.add_argument("--digits", type=int, default=4, metavar="N", help="significant digits of rounded numbers (default 4)")
+    p.add_argument("--convention", default=None, help="FLOP counting convention (default, kaplan, chinchilla, ...)")
     p.add_argument("--standalone", action="store_true", help="a complete document instead of fragments")
     p.add_argument("--preamble", action="store_true", help="print the packages the fragments need and exit")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
@@ -44,11 +49,15 @@ def run(args) -> int:
         what = args.what or ["all"]
         if "T_max" in m.sizes or "T" in m.sizes:
             m = report_model(m)
+        if not 1 <= args.digits <= 12:
+            from ..errors import SymgptError
+
+            raise SymgptError(f"--digits must be 1..12, got {args.digits}")
+        opts = {"flops": {"numbers": args.numbers, "digits": args.digits, "convention": args.convention}}
         if args.standalone:
-            text = document(m, what, nota, skip_unavailable=(what == ["all"]))
+            text = document(m, what, nota, skip_unavailable=(what == ["all"]), **opts)
         else:
-            text = fragment(m, what, nota) if what != ["all"] else \
-                fragment(m, [w for w in _available(m)], nota)
+            text = fragment(m, what if what != ["all"] else _available(m), nota, **opts)
     if args.output:
         write_atomic(Path(args.output), text)
         emit(f"wrote {args.output}")

@@ -69,16 +69,19 @@ def _part_label(model, path) -> str:
     return labels.get(local, desc or path)
 
 
-def flops(model, notation, convention=None) -> dict:
+def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
     """Seed 000 §5.1-5.2: forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
     from ..query import compare, crossover, select
     from ..query.selection import unbind
 
+    def _sci(v) -> Tex | None:  # noqa: F811  (the style asked for, sci by default)
+        return None if v is None else Tex(tex_number(v, numbers, digits))
+
     opts = {"convention": convention} if convention else {}
-    fwd = model.quantity("flops.forward", **opts)
-    train = model.quantity("flops.train", **opts)
-    back = model.quantity("flops.backward", **opts)
+    fwd = model.quantity("flops.forward", per="batch", **opts)      # per step, whatever the convention
+    train = model.quantity("flops.train", per="batch", **opts)
+    back = model.quantity("flops.backward", per="batch", **opts)
     block = select(model, "flops.forward", part="blocks", per_block_=True, per="sequence", **opts)
     b = model.bindings
     blocks_q = fwd.part("blocks")
@@ -102,7 +105,7 @@ def flops(model, notation, convention=None) -> dict:
            "source": conv.source,
            "block_formula": tex_expr(block.expr, notation),
            "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
-           "block_terms": tex_term_values(block.expr, b),
+           "block_terms": tex_term_values(block.expr, b, numbers, digits),
            "block_value": _sci(block.value),
            "repeat": Tex(f"{notation.symbol('B')} {notation.symbol('L')}"),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),

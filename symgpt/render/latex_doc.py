@@ -129,3 +129,18 @@ def document(model, what="all", notation=None, title: str | None = None, skip_un
     shown = Tex(tex_escape(title)) if title else Tex(tex_texttt(model.name) + ": parameters, shapes and costs")
     return render("document.tex", title=shown,
                   model=model.name, sections=sections, preamble=Tex(preamble()))
+
+
+class Rendered(str):
+    """LaTeX that Jupyter renders as math (``_repr_latex_``); it is still a ``str``."""
+
+    def _repr_latex_(self) -> str:
+        return "\n".join(line for line in self.splitlines() if not line.lstrip().startswith("%"))
+
+
+def derivation(model, notation=None) -> Rendered:
+    """The grand-total derivation (``align*``), shown as math in a notebook::
+
+        symgpt.render.latex_doc.derivation(symgpt.load("gpt2-small"), "raschka")
+    """
+    return Rendered(fragment(model, "total", notation))

@@ -1,0 +1,191 @@
+"""HF-style config.json files: defaults as transformers has them, named unknown fields, and a
+clear one-line error for every malformed file."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import symgpt
+from symgpt import SymgptError
+from symgpt.cli import main
+from symgpt.hfconfig import READERS, from_dict
+
+from oracles.measure import hf_param_count
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+def write(tmp_path, content, name="cfg.json"):
+    p = tmp_path / name
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return p
+
+
+# --- transformers' defaults -------------------------------------------------------------------
+SMALL = {  # a few sizes set, everything else left to the defaults of each configuration class
+    "llama": {}, "mistral": {}, "qwen2": {"num_hidden_layers": 4}, "gemma": {"num_hidden_layers": 4},
+    "phi3": {}, "falcon": {}, "gpt_neox": {"num_hidden_layers": 4}, "opt": {}, "gpt2": {},
+    "mixtral": {"num_hidden_layers": 2},
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(READERS))
+def test_missing_fields_take_transformers_defaults(model_type):
+    cfg = {"model_type": model_type, **SMALL[model_type]}
+    m = from_dict(cfg, model_type)
+    assert m.params == hf_param_count(cfg), model_type
+    assert m.notes == ()
+
+
+def test_every_model_type_has_a_default_case():
+    assert set(SMALL) == set(READERS)
+
+
+def test_default_head_counts_follow_transformers():
+    # LLaMA: num_key_value_heads None -> h; Mistral: 8; Falcon multi_query: 1; Gemma: head_dim 256
+    assert from_dict({"model_type": "llama", "num_attention_heads": 8}, "x").sizes["h_kv"] == 8
+    assert from_dict({"model_type": "mistral"}, "x").sizes["h_kv"] == 8
+    assert from_dict({"model_type": "falcon"}, "x").sizes["h_kv"] == 1
+    assert from_dict({"model_type": "falcon", "multi_query": False}, "x").sizes["h_kv"] == 71
+    assert from_dict({"model_type": "gemma"}, "x").sizes["d_head"] == 256
+    assert "d_head" not in from_dict({"model_type": "llama"}, "x").sizes
+
+
+def test_sliding_window_and_rotary_fields():
+    m = from_dict({"model_type": "mistral", "sliding_window": None}, "x")
+    assert m.flags["window"] is False and "W" not in m.sizes
+    assert from_dict({"model_type": "mistral"}, "x").sizes["W"] == 4096
+    assert from_dict({"model_type": "qwen2"}, "x").flags["window"] is False
+    q = from_dict({"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 0,
+                   "sliding_window": 512}, "x")
+    assert q.flags["window"] and q.sizes["W"] == 512
+    with pytest.raises(SymgptError, match="mix full and sliding"):
+        from_dict({"model_type": "qwen2", "use_sliding_window": True, "num_hidden_layers": 4,
+                   "max_window_layers": 2}, "x")
+    assert from_dict({"model_type": "gpt_neox"}, "x").flags["rotary_pct"] == 25
+    assert from_dict({"model_type": "gpt_neox", "rotary_pct": 1.0}, "x").flags["rotary_pct"] is None
+    phi = from_dict({"model_type": "phi3", "rope_parameters": {"partial_rotary_factor": 0.5}}, "x")
+    assert phi.flags["rotary_pct"] == 50
+    with pytest.raises(SymgptError, match="whole percentage"):
+        from_dict({"model_type": "phi3", "partial_rotary_factor": 0.333}, "x")
+
+
+# --- notes: named, never guessed --------------------------------------------------------------
+def test_unknown_fields_are_named_and_known_ones_stay_silent(tmp_path):
+    cfg = json.loads((CONFIGS / "llama-2-7b.json").read_text())
+    assert symgpt.load(CONFIGS / "llama-2-7b.json").notes == ()
+    cfg.update({"frobnicate_layers": 3, "quantization_config": {"bits": 4}})
+    m = symgpt.load(write(tmp_path, json.dumps(cfg)))
+    assert m.params == 6_738_415_616
+    assert any("'frobnicate_layers'" in n for n in m.notes)
+    assert any("'quantization_config'" in n for n in m.notes)
+    assert len(m.notes) == 2
+
+
+def test_unknown_activation_and_dropout_are_noted():
+    m = from_dict({"model_type": "llama", "hidden_act": "squared_relu", "attention_dropout": 0.1}, "x")
+    assert any("squared_relu" in n for n in m.notes)
+    assert any("dropout" in n for n in m.notes)
+
+
+# --- the model: name, overrides, presets ------------------------------------------------------
+def test_name_is_the_file_stem_and_stays_data(tmp_path):
+    cfg = (CONFIGS / "opt-125m.json").read_text()
+    p = write(tmp_path, cfg, "__import__('os').system('x'); d*2.json")
+    m = symgpt.load(p)
+    assert m.name == "__import__('os').system('x'); d*2"
+    assert m.params == 125_239_296
+
+
+def test_overrides_set_flags_and_bind_symbols():
+    p = CONFIGS / "llama-2-7b.json"
+    assert symgpt.load(p, tied=True).params == 6_738_415_616 - 32000 * 4096
+    m = symgpt.load(str(p), B=8, T=1024)
+    assert m.sizes["B"] == 8 and m.params == 6_738_415_616
+    with pytest.raises(SymgptError, match="unknown setting 'colour'"):
+        symgpt.load(p, colour=1)
+    with pytest.raises(SymgptError, match="flag norm takes one of layernorm, rmsnorm"):
+        symgpt.load(p, norm="batchnorm")
+
+
+@pytest.mark.parametrize("preset,file", [
+    ("llama-7b", "llama-2-7b"), ("llama-70b", "llama-2-70b"), ("llama-3-8b", "llama-3-8b"),
+    ("mistral-7b", "mistral-7b-v0.1"), ("mixtral-8x7b", "mixtral-8x7b-v0.1"),
+    ("qwen2-0.5b", "qwen2-0.5b"), ("gemma-2b", "gemma-2b"), ("phi-3-mini", "phi-3-mini-4k"),
+    ("falcon-7b", "falcon-7b"), ("pythia-160m", "pythia-160m"), ("opt-125m", "opt-125m"),
+])
+def test_presets_are_their_config_files(preset, file):
+    p, c = symgpt.load(preset), symgpt.load(CONFIGS / f"{file}.json")
+    assert p.family is c.family
+    assert p.sizes == c.sizes
+    assert p.params == c.params.value
+    assert {k: v for k, v in p.flags.items()} == c.flags
+
+
+def test_seed_000_llama_rows_exactly():
+    assert symgpt.load("llama-7b").params == 6_738_415_616
+    assert symgpt.load("llama-70b").params == 68_976_648_192
+    assert symgpt.load("llama-70b").sizes["h_kv"] == 8
+
+
+# --- one-line errors --------------------------------------------------------------------------
+BAD_FILES = [
+    (b"", "is empty"),
+    (b"  \n\t ", "is empty"),
+    (b"{\"model_type\": \"llama\",", "is not valid JSON"),
+    (b"[1, 2]", "must hold a JSON object, got a JSON array"),
+    (b"\"llama\"", "must hold a JSON object, got a JSON string"),
+    (b"42", "must hold a JSON object, got a JSON number"),
+    (b"null", "must hold a JSON object, got a JSON null"),
+    (b"\xff\xfe{}", "is not UTF-8"),
+    (b"[" * 100000 + b"]" * 100000, "nested too deeply|not valid JSON"),
+    (b"{}", "missing field 'model_type'"),
+    (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
+    (b"{\"model_type\": \"bert\"}", "unknown model_type 'bert'; supported: falcon, gemma"),
+    (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
+    (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
+    (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),
+    (b"{\"model_type\": \"llama\", \"num_hidden_layers\": 0}", "field 'num_hidden_layers' must be positive"),
+    (b"{\"model_type\": \"llama\", \"num_attention_heads\": -4}", "'num_attention_heads' must be positive"),
+    (b"{\"model_type\": \"llama\", \"tie_word_embeddings\": \"no\"}", "must be true or false"),
+    (b"{\"model_type\": \"llama\", \"hidden_act\": 3}", "field 'hidden_act' must be a string"),
+    (b"{\"model_type\": \"llama\", \"hidden_size\": 100, \"num_attention_heads\": 3}",
+     "d must be divisible by h"),
+    (b"{\"model_type\": \"llama\", \"num_key_value_heads\": 5}", "h must be a multiple of h_kv"),
+    (b"{\"model_type\": \"mixtral\", \"num_experts_per_tok\": 9}", "k \\(experts per token\\) must not exceed E"),
+    (b"{\"model_type\": \"gpt_neox\", \"rotary_pct\": 2}", "must be in \\(0, 1\\]"),
+    (b"{\"model_type\": \"opt\", \"layer_norm_elementwise_affine\": false}", "not supported"),
+    (b"{\"model_type\": \"falcon\", \"new_decoder_architecture\": true, \"parallel_attn\": false}",
+     "not a buildable Falcon"),
+    (b"{\"model_type\": \"qwen2\", \"layer_types\": \"full\"}", "must be a list of strings"),
+    (b"{\"model_type\": \"phi3\", \"rope_parameters\": 3}", "'rope_parameters' must be an object"),
+]
+
+
+@pytest.mark.parametrize("content,message", BAD_FILES)
+def test_malformed_configs_give_one_line_errors(tmp_path, content, message):
+    p = write(tmp_path, content)
+    with pytest.raises(SymgptError, match=message) as e:
+        symgpt.load(p)
+    assert "\n" not in str(e.value)
+    assert str(p) in str(e.value) or "cfg" in str(e.value)
+
+
+def test_missing_file_directory_and_huge_file(tmp_path):
+    with pytest.raises(SymgptError, match="no such file"):
+        symgpt.load(tmp_path / "absent.json")
+    with pytest.raises(SymgptError, match="is a directory"):
+        symgpt.load(tmp_path)
+    with pytest.raises(SymgptError, match="larger than"):
+        symgpt.load(write(tmp_path, b"{" + b" " * (2 << 20) + b"}"))
+
+
+def test_cli_reads_a_config_and_fails_in_one_line(tmp_path, capsys):
+    assert main(["params", str(CONFIGS / "pythia-160m.json"), "--json"]) == 0
+    out, _ = capsys.readouterr()
+    data = json.loads(out)
+    assert data["model"] == "pythia-160m" and data["params"]["value"] == 162_322_944
+    assert main(["params", str(write(tmp_path, b"[]"))]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith("symgpt: error: ") and err.count("\n") == 1
