@@ -60,15 +60,16 @@ class Fields:
             return default, True
         return value, False
 
-    def int(self, key, default=_MISSING, optional=False):
-        """A positive integer (``None``/null allowed when *optional*)."""
+    def int(self, key, default=_MISSING, optional=False, minimum=1):
+        """An integer >= *minimum* (``None``/null allowed when *optional*)."""
         value, defaulted = self._get(key, default)
         if defaulted or (value is None and optional):
             return value
         if isinstance(value, bool) or not isinstance(value, int):
             raise SymgptError(f"{self.where}: field {key!r} must be an integer, got {json.dumps(value)[:40]}")
-        if value <= 0:
-            raise SymgptError(f"{self.where}: field {key!r} must be positive, got {value}")
+        if value < minimum:
+            raise SymgptError(f"{self.where}: field {key!r} must be "
+                              f"{'positive' if minimum == 1 else f'at least {minimum}'}, got {value}")
         return value
 
     def bool(self, key, default=_MISSING):
@@ -184,7 +185,7 @@ def _qwen2(f):
     use = f.bool("use_sliding_window", False)
     window = f.int("sliding_window", 4096, optional=True) if use else None
     f.used.add("sliding_window")
-    first = f.int("max_window_layers", 28)
+    first = f.int("max_window_layers", 28, minimum=0)
     types = f.cfg.get("layer_types")
     f.used.add("layer_types")
     if types is not None:

@@ -26,7 +26,7 @@ from .quantity import Quantity, evaluate
 from .symbols import CANONICAL, MEANING
 
 #: modules that register quantity providers (imported on first use of Model.quantity)
-PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory")
+PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active")
 
 _PROVIDERS: dict[str, object] = {}
 
@@ -83,6 +83,17 @@ def _check_size(name: str, value) -> sympy.Integer:
     return sympy.Integer(value)
 
 
+def _check_conflicts(m: "Model", explicit) -> "Model":
+    """Refuse a flag set explicitly true that another flag of *m* makes ineffective."""
+    for name, (other, value) in m.family.overridden_by.items():
+        if name in explicit and m.flags.get(name) and m.flags.get(other) == value:
+            shown = str(value).lower() if isinstance(value, bool) else value
+            why = m.family.flag_help.get(other, "")
+            raise SymgptError(f"conflicting flags: {name}=true has no effect with {other}={shown}"
+                              + (f" ({other}: {why})" if why else "") + f"; set only one of them")
+    return m
+
+
 class Model:
     """A family with its flags and bound sizes. Immutable; ``with_`` returns a changed copy."""
 
@@ -121,7 +132,8 @@ class Model:
                     f"unknown setting {k!r} for {self.name}: not a symbol ({', '.join(CANONICAL)}) "
                     f"nor a flag of {self.family.name} ({', '.join(self.family.flags)})"
                 )
-        return Model(self.name, self.family, flags, sizes, self.preset, self.source, self.notes)
+        return _check_conflicts(Model(self.name, self.family, flags, sizes, self.preset, self.source,
+                                      self.notes), changes)
 
     def free(self, *names: str) -> "Model":
         """A copy with the sizes *names* unbound, its graph built as if they were bound (so an
@@ -247,19 +259,19 @@ def load(model, **overrides) -> Model:
     if isinstance(model, Path) or (isinstance(model, str) and (model.endswith(".json") or "/" in model)):
         from .hfconfig import load_config
 
-        return load_config(Path(model), **overrides)
+        return _check_conflicts(load_config(Path(model), **overrides), overrides)
     if not isinstance(model, str):
         raise SymgptError(f"a model is a preset name or a path to a config.json, got {type(model).__name__}")
     if model in PRESETS:
         p = get_preset(model)
         fam = get_family(p.family)
         flags, sizes = _split(fam, overrides)
-        return Model(p.name, fam, {**p.flags, **flags}, {**p.sizes, **sizes}, p,
-                     notes=(p.note,) if p.note else ())
+        return _check_conflicts(Model(p.name, fam, {**p.flags, **flags}, {**p.sizes, **sizes}, p,
+                                      notes=(p.note,) if p.note else ()), flags)
     if model in families():
         fam = get_family(model)
         flags, sizes = _split(fam, overrides)
-        return Model(model, fam, flags, sizes)
+        return _check_conflicts(Model(model, fam, flags, sizes), flags)
     get_preset(model)  # raises the "unknown model" error with suggestions
     raise AssertionError("unreachable")
 

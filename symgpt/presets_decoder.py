@@ -42,7 +42,7 @@ ROWS: tuple[Preset, ...] = (
             "T_max": 8192},
            source="Gemma Team 2024, Table 1; google/gemma-2b " + _HF),
     Preset("phi-3-mini", "phi3",
-           {"L": 32, "h": 32, "h_kv": 32, "d": 3072, "d_ff": 8192, "V": 32064, "T_max": 4096,
+           {"L": 32, "h": 32, "d": 3072, "d_ff": 8192, "V": 32064, "T_max": 4096,
             "W": 2047},
            flags={"window": True}, source="microsoft/Phi-3-mini-4k-instruct " + _HF,
            note="the 4k-context model; its config sets a 2,047-token sliding window"),

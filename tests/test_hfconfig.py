@@ -43,8 +43,10 @@ def test_every_model_type_has_a_default_case():
 
 
 def test_default_head_counts_follow_transformers():
-    # LLaMA: num_key_value_heads None -> h; Mistral: 8; Falcon multi_query: 1; Gemma: head_dim 256
-    assert from_dict({"model_type": "llama", "num_attention_heads": 8}, "x").sizes["h_kv"] == 8
+    # LLaMA: num_key_value_heads None -> h (plain multi-head: h_kv left out of the formulas);
+    # Mistral: 8; Falcon multi_query: 1; Gemma: head_dim 256
+    assert "h_kv" not in from_dict({"model_type": "llama", "num_attention_heads": 8}, "x").sizes
+    assert from_dict({"model_type": "llama", "num_key_value_heads": 4}, "x").sizes["h_kv"] == 4
     assert from_dict({"model_type": "mistral"}, "x").sizes["h_kv"] == 8
     assert from_dict({"model_type": "falcon"}, "x").sizes["h_kv"] == 1
     assert from_dict({"model_type": "falcon", "multi_query": False}, "x").sizes["h_kv"] == 71

@@ -148,3 +148,17 @@ def test_notebook_reprs():
     assert t.startswith(r"$$\begin{array}{lrr}") and r"\text{gpt2-small} & 12 & 124.4\,\mathrm{M}" in t
     d = derivation(m, "raschka")._repr_latex_()
     assert d.startswith(r"\begin{align*}") and r"{P}_{\text{" in d and "124{,}439{,}808" in d
+
+
+@pytest.mark.parametrize("name,needles", [
+    ("llama-7b", ["$W_Q$", r"$W_{\mathrm{gate}}$", "RMSNorm 1", "6{,}738{,}415{,}616"]),   # untied head, RoPE
+    ("mistral-7b", [r"sliding", "7{,}241{,}732{,}096"]),   # Min(T, W): no crossover to draw
+])
+def test_other_families_render(name, needles):
+    import symgpt
+    from symgpt.render.latex_doc import document
+    from symgpt.report import report_model
+
+    tex = document(report_model(symgpt.load(name)))
+    for n in needles:
+        assert n in tex, n

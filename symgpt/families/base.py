@@ -32,6 +32,9 @@ class Family:
     flag_help: Mapping[str, str] = field(default_factory=dict)
     #: the allowed values of each text-valued flag (``norm``: layernorm, rmsnorm)
     choices: Mapping[str, tuple] = field(default_factory=dict)
+    #: flag -> (other flag, value): setting the flag true explicitly while the other flag has
+    #: that value is a conflict (gpt2: ``qkv_bias=true`` does nothing under ``bias=false``)
+    overridden_by: Mapping[str, tuple] = field(default_factory=dict)
 
 
 _FAMILIES: dict[str, Family] = {}

@@ -84,6 +84,7 @@ GPT2 = register_family(Family(
     sizes=("L", "d", "h", "V", "T_max"),
     optional=("d_ff",),
     build=build,
+    overridden_by={"qkv_bias": ("bias", False)},
     flag_help={
         "tied": "LM head shares the token embedding matrix",
         "qkv_bias": "Q/K/V projections have a bias",

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import sympy
 
+from ..errors import SymgptError
+from ..exprparse import parse_expression
 from ..quantity import evaluate
-from ..symbols import B, T
+from ..symbols import T
 from .latex import Tex, tex_expr
 from .latex_escape import tex_escape
 from .latex_math import tex_lines, tex_substituted, tex_term_values
 from .latex_names import tensor_name
-from .latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_sci, tex_short
+from .latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import header
 
 #: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments
 MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}
-
-
-def _sci(v) -> Tex | None:
-    return None if v is None else Tex(tex_sci(v))
 
 
 def _pct(v) -> Tex | None:
@@ -52,7 +50,10 @@ def rule(model, notation) -> dict:
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
             "value_short": Tex(tex_short(evaluate(c.formula, b))) if q.value is not None else None,
             "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
-            "error": _pct(c.relative_error), "why": f.why, "rules": rows}
+            "error": _pct(c.relative_error), "rules": rows,
+            # the source's explanation holds only where the difference is the one it documents
+            "why": f.why if f.expect != "equal" and
+            sympy.expand(c.difference - parse_expression(f.expect)) == 0 else None}
 
 
 def _num(v) -> Tex | None:
@@ -75,7 +76,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     from ..query import compare, crossover, select
     from ..query.selection import unbind
 
-    def _sci(v) -> Tex | None:  # noqa: F811  (the style asked for, sci by default)
+    def _sci(v) -> Tex | None:  # a value in the style asked for (sci by default)
         return None if v is None else Tex(tex_number(v, numbers, digits))
 
     opts = {"convention": convention} if convention else {}
@@ -117,7 +118,10 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
            "sixnd_value": _sci(evaluate(six.formula, b)), "sixnd_error": _pct(six.relative_error),
            "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(model.params.value))
            if model.params.value is not None else None}
-    ctx["figure"] = _flops_figure(model, notation, opts, unbind, crossover, select)
+    try:
+        ctx["figure"] = _flops_figure(model, notation, opts, unbind, crossover, select)
+    except SymgptError:  # no crossover to mark (e.g. a sliding window: Min(T, W) terms)
+        ctx["figure"] = None
     return ctx
 
 

@@ -13,6 +13,10 @@ TENSORS = {
     "embedding/token": ("token embedding", {"weight": "E"}),
     "embedding/position": ("position embedding", {"weight": r"W_{\mathrm{pos}}"}),
     "norms/attention": ("LayerNorm 1", {"weight": r"\gamma_1", "bias": r"\beta_1"}),
+    "attention/q": ("attention query", {"weight": "W_Q", "bias": "b_Q"}),
+    "attention/k": ("attention key", {"weight": "W_K", "bias": "b_K"}),
+    "attention/v": ("attention value", {"weight": "W_V", "bias": "b_V"}),
+    "ffn/gate": ("FFN gate", {"weight": r"W_{\mathrm{gate}}", "bias": r"b_{\mathrm{gate}}"}),
     "attention/qkv": ("attention Q, K, V (fused)", {"weight": r"W_{\mathrm{attn}}", "bias": r"b_{\mathrm{attn}}"}),
     "attention/proj": ("attention output", {"weight": "W_O", "bias": "b_O"}),
     "norms/ffn": ("LayerNorm 2", {"weight": r"\gamma_2", "bias": r"\beta_2"}),
@@ -60,6 +64,8 @@ def tensor_name(path: str, local: str, kind: str, groups) -> tuple[str | None, s
     key = local_path(path, groups)
     if key in TENSORS:
         desc, syms = TENSORS[key]
+        if kind == "rmsnorm":
+            desc = desc.replace("LayerNorm", "RMSNorm")
         return syms.get(local), desc
     return KINDS.get(kind, {}).get(local), None
 

@@ -14,7 +14,7 @@ from ..symbols import CANONICAL
 from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from .latex_escape import tex_escape, tex_texttt
 from .latex_names import COLOURS, category, category_label, local_path, tensor_name
-from .latex_numbers import tex_int, tex_number, tex_percent, tex_short
+from .latex_numbers import tex_int, tex_percent, tex_short
 
 
 def _value(model, expr):
@@ -292,4 +292,4 @@ def shapes(model, notation, **bindings) -> dict:
     return {**header(m, notation), "bands": bands, "at": at}
 
 
-__all__ = ["header", "blocks", "embeddings", "total", "breakdown", "shapes", "tex_number"]
+__all__ = ["header", "blocks", "embeddings", "total", "breakdown", "shapes"]

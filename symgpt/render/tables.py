@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import sympy
-
 from ..errors import SymgptError
 from ..symbols import CANONICAL
-from .latex import Tex, render, tex_expr
+from .latex import Tex, render
 from .latex_escape import csv_cell, csv_row, tex_escape
 from .latex_numbers import plain_number, tex_number
 
 FORMATS = ("latex", "markdown", "csv")
 DEFAULT_COLUMNS = ("L", "h", "d", "d_ff", "T_max", "params")
+#: models every report's scaling table ends with (seed 000 §6 lists them after GPT-2 and GPT-3)
+SCALING_REFERENCE = ("llama-7b", "llama-70b")
 
 
 @dataclass(frozen=True)
@@ -215,14 +215,15 @@ def family_scaling(model, notation, columns=DEFAULT_COLUMNS) -> dict:
     from ..presets import PRESETS
 
     names = [p.name for p in PRESETS.values() if p.family == model.family.name]
-    if not names:
-        names = [model]
+    names += [n for n in SCALING_REFERENCE if n in PRESETS and n not in names]
+    if model.name not in names:
+        names.insert(0, model)
     t = scaling_table(names, columns, notation, "short",
-                      caption=f"The presets of the {model.family.name} family: sizes and exact parameter counts "
-                              "(rounded to four significant digits).")
+                      caption=f"The presets of the {model.family.name} family and reference models: sizes and "
+                              "exact parameter counts (rounded to four significant digits).")
     from .latex_doc import label_key
 
     return t.context(label=f"tab:symgpt-{label_key(model.name)}-scaling")
 
 
-__all__ = ["Table", "family_scaling", "Column", "scaling_table", "column", "size_value", "FORMATS", "tex_expr", "sympy"]
+__all__ = ["Table", "family_scaling", "Column", "scaling_table", "column", "size_value", "FORMATS"]
