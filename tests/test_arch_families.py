@@ -173,3 +173,14 @@ def test_every_preset_draws_and_derives(name):
     m = m.with_(B=1, T=256)
     for q in ("flops.forward", "flops.train", "memory.activations", "memory.kv_cache"):
         assert m.quantity(q).value > 0
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b"])  # the most unusual graph: nested experts
+def test_latex_typesets_the_decoder_families(name, tmp_path, capsys):
+    from symgpt.cli import main
+
+    out = tmp_path / "f.tex"
+    argv = ["latex", name, "--what", "params", "--what", "flops", "--what", "shapes", "-o", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    text = out.read_text()
+    assert text.count("\\begin{table}") == text.count("\\end{table}") > 0 and name in text

@@ -177,7 +177,7 @@ def test_malformed_configs_give_one_line_errors(tmp_path, content, message):
 def test_missing_file_directory_and_huge_file(tmp_path):
     with pytest.raises(SymgptError, match="no such file"):
         symgpt.load(tmp_path / "absent.json")
-    with pytest.raises(SymgptError, match="is a directory"):
+    with pytest.raises(SymgptError, match="is a directory with no config.json"):
         symgpt.load(tmp_path)
     with pytest.raises(SymgptError, match="larger than"):
         symgpt.load(write(tmp_path, b"{" + b" " * (2 << 20) + b"}"))
@@ -191,3 +191,21 @@ def test_cli_reads_a_config_and_fails_in_one_line(tmp_path, capsys):
     assert main(["params", str(write(tmp_path, b"[]"))]) == 2
     _, err = capsys.readouterr()
     assert err.startswith("symgpt: error: ") and err.count("\n") == 1
+
+
+def test_a_checkpoint_folder_is_read_through_its_config_json(tmp_path):
+    folder = tmp_path / "Llama-2-7b-hf"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "llama-2-7b.json").read_text())
+    m = symgpt.load(str(folder))
+    assert m.name == "Llama-2-7b-hf" and m.params == 6_738_415_616
+    assert symgpt.load(folder / "config.json").name == "config"
+
+
+def test_odd_file_names_stay_on_one_line(tmp_path):
+    p = write(tmp_path, b"[]", "two\nlines\x1b[31m.json")
+    with pytest.raises(SymgptError) as e:
+        symgpt.load(p)
+    assert "\n" not in str(e.value) and "\x1b" not in str(e.value)
+    ok = write(tmp_path, (CONFIGS / "gpt2.json").read_bytes(), "a\nb.json")
+    assert symgpt.load(ok).name == "a\nb"  # the name itself is kept exactly, as data

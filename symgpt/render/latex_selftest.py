@@ -94,7 +94,7 @@ def selftest(model, notation) -> dict:
     limit = dominance(load(QUESTION_FAMILY).params, "d").share("embedding/token")
     return {**header(model, notation), "a": a, "b": b, "c": c, "peak": _t(tex_sci(QUESTION_C_PEAK, 3)),
             "d": d, "e": e, "e_limit": tex_expr(limit, notation),
-            "d_sym": _t(notation.symbol("d")), "t_sym": _t(notation.symbol("T")), "theta": _t(notation.quantity("params"))}
+            "d_sym": _t(notation.symbol("d")), "t_sym": _t(notation.symbol("T")), "b_sym": _t(notation.symbol("B")), "theta": _t(notation.quantity("params"))}
 
 
 def _seconds(v) -> str:
