@@ -31,17 +31,16 @@ def _rotary_pct(f: Fields, legacy_key: str | None = None, default=Fraction(1)) -
         frac = f.fraction(legacy_key)
     else:
         frac = default
-    f.used.update({"partial_rotary_factor", *( [legacy_key] if legacy_key else [])})
+    f.used.update({"partial_rotary_factor", legacy_key} - {None})
     pct = frac * 100
     if pct.denominator != 1:
         raise SymgptError(f"{f.where}: a partial rotary factor of {float(frac)} is not a whole percentage")
     return None if pct == 100 else int(pct)
 
 
-def _heads(f: Fields, flags: dict, sizes: dict, kv_key="num_key_value_heads", kv_default=None,
-           head_dim_default=None) -> None:
+def _heads(f: Fields, sizes: dict, kv_default=None, head_dim_default=None) -> None:
     """h, h_kv (bound when the config says so) and d_head (bound when the config sets head_dim)."""
-    kv = f.int(kv_key, kv_default, optional=True)
+    kv = f.int("num_key_value_heads", kv_default, optional=True)
     sizes["h_kv"] = kv if kv is not None else sizes["h"]
     head_dim = f.int("head_dim", head_dim_default, optional=True)
     if head_dim is not None:
@@ -63,9 +62,9 @@ def _llama_like(f: Fields, defaults: dict) -> tuple[dict, dict]:
              "h": f.int("num_attention_heads", D["h"]),
              "T_max": f.int("max_position_embeddings", D["T_max"])}
     flags = {"tied": f.bool("tie_word_embeddings", D.get("tied", False)),
-             "activation": f.activation("hidden_act", "silu"),
+             "activation": f.activation("hidden_act", D.get("act", "silu")),
              "rotary_pct": _rotary_pct(f)}
-    _heads(f, flags, sizes, kv_default=D.get("h_kv"), head_dim_default=D.get("head_dim"))
+    _heads(f, sizes, kv_default=D.get("h_kv"), head_dim_default=D.get("head_dim"))
     return flags, sizes
 
 
@@ -118,7 +117,7 @@ def _qwen2(f):
 
 def _gemma(f):
     flags, sizes = _llama_like(f, dict(V=256000, d=3072, d_ff=24576, L=28, h=16, h_kv=16, T_max=8192,
-                                       head_dim=256, tied=True))
+                                       head_dim=256, tied=True, act="gelu_pytorch_tanh"))
     act = f.str("hidden_activation", None, optional=True)
     if act is not None:
         flags["activation"] = f.activation("hidden_activation", act)

@@ -1,5 +1,10 @@
 """Atomic file output: a crash or a kill mid-write leaves the previous file (or folder) intact.
 
+Files are written to a temporary sibling and renamed over the target; folders are staged
+whole and swapped in with two renames. Temporaries carry the writer's process id
+(``.NAME.new-PID-xxxx``), so whatever a killed writer left behind is cleaned up -- and a
+previous folder caught mid-swap is put back -- the next time the same path is written.
+
 A folder is only ever replaced whole if symgpt wrote it: ``atomic_dir`` leaves a marker file
 (``MARKER``) in every folder it writes and refuses to replace an existing folder that has
 neither the marker nor nothing in it -- ``symgpt report -o ~`` must never wipe a home folder.
@@ -8,6 +13,7 @@ neither the marker nor nothing in it -- ``symgpt report -o ~`` must never wipe a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -31,14 +37,53 @@ def _fail(path: Path, e: OSError) -> SymgptError:
     return SymgptError(f"cannot write {path}: {e.strerror or e}")
 
 
+def _prefix(path: Path, kind: str) -> str:
+    """The name prefix of *path*'s temporaries of *kind* (tmp, new, old) made by this process."""
+    return f".{path.name[:100]}.{kind}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but is not ours
+        return True
+    return True
+
+
+def _leftovers(path: Path):
+    """(kind, temporary) for each temporary of *path* whose writer has died."""
+    pattern = re.compile(re.escape(f".{path.name[:100]}.") + r"(tmp|new|old)-(\d+)-")
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return []
+    found = []
+    for p in siblings:
+        m = pattern.match(p.name)
+        if m and int(m.group(2)) != os.getpid() and not _alive(int(m.group(2))):
+            found.append((m.group(1), p))
+    return found
+
+
+def _clean_up(path: Path) -> None:
+    """Remove what killed writers of *path* left behind; put back a folder caught mid-swap."""
+    for kind, p in _leftovers(path):
+        if kind == "old" and (p / "x").is_dir() and not path.exists() and not path.is_symlink():
+            os.replace(p / "x", path)  # the previous report, moved out just before the kill
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
 def write_atomic(path: Path | str, data: str | bytes) -> Path:
     """Write *data* to *path* through a temporary file in the same folder and a rename."""
     path = Path(path)
-    if path.is_dir():
-        raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
     try:
+        if path.is_dir():
+            raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=path.parent)
+        _clean_up(path)
+        fd, tmp = tempfile.mkstemp(prefix=_prefix(path, "tmp"), dir=path.parent)
     except OSError as e:
         raise _fail(path, e) from None
     try:
@@ -73,13 +118,18 @@ def atomic_dir(path: Path | str) -> Iterator[Path]:
     old and new files. An existing *path* is replaced only if it is empty or symgpt wrote it.
     """
     path = Path(path)
-    if not _replaceable(path):
-        what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
-            f"is a folder that symgpt did not write (no {MARKER} in it)"
-        raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
+    try:
+        if path.parent.is_dir():
+            _clean_up(path)
+        if not _replaceable(path):
+            what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
+                f"is a folder that symgpt did not write (no {MARKER} in it)"
+            raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
+    except OSError as e:
+        raise _fail(path, e) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.new-", dir=path.parent))
+        stage = Path(tempfile.mkdtemp(prefix=_prefix(path, "new"), dir=path.parent))
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700
         (stage / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
     except OSError as e:
@@ -94,7 +144,7 @@ def atomic_dir(path: Path | str) -> Iterator[Path]:
         if not _replaceable(path):  # it changed while we wrote
             raise SymgptError(f"cannot write {path}: it appeared while the report was written")
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.old-", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=_prefix(path, "old"), dir=path.parent))
             os.replace(path, old / "x")
         os.replace(stage, path)
     except BaseException as e:

@@ -209,3 +209,42 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
     assert "\n" not in str(e.value) and "\x1b" not in str(e.value)
     ok = write(tmp_path, (CONFIGS / "gpt2.json").read_bytes(), "a\nb.json")
     assert symgpt.load(ok).name == "a\nb"  # the name itself is kept exactly, as data
+
+
+# --- fields that change no parameter count, against transformers' parsed config ---------------
+def _transformers_view(cfg):
+    from transformers import AutoConfig
+    from symgpt.hfconfig import ACTIVATIONS
+
+    c = AutoConfig.for_model(**cfg)
+    rope = getattr(c, "rope_parameters", None) or {}
+    act = next(getattr(c, a) for a in ("hidden_act", "activation", "activation_function") if hasattr(c, a))
+    return {"W": getattr(c, "sliding_window", None), "T_max": getattr(c, "max_position_embeddings", None)
+            or c.n_positions, "rotary": rope.get("partial_rotary_factor", 1.0) if rope else None,
+            "activation": ACTIVATIONS[act], "E": getattr(c, "num_local_experts", None),
+            "k": getattr(c, "num_experts_per_tok", None)}
+
+
+def _symgpt_view(m):
+    f, s = m.flags, m.sizes
+    rotary = None if f.get("positions", "learned") != "rotary" else (f["rotary_pct"] or 100) / 100
+    return {"W": s.get("W") if f.get("window") else None, "T_max": s["T_max"], "rotary": rotary,
+            "activation": f.get("activation", "gelu_tanh"), "E": s.get("E"), "k": s.get("k")}
+
+
+CASES = [json.loads(p.read_text()) for p in sorted(CONFIGS.glob("*.json"))] + \
+    [{"model_type": t} for t in sorted(READERS)] + \
+    [{"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 0},
+     {"model_type": "gpt_neox", "rotary_pct": 0.5}, {"model_type": "falcon", "alibi": True}]
+
+
+@pytest.mark.parametrize("cfg", CASES, ids=[f"{c['model_type']}-{i}" for i, c in enumerate(CASES)])
+def test_window_rotary_activation_and_lengths_read_as_transformers_reads_them(cfg):
+    m = from_dict(cfg, "x")
+    view = _transformers_view(cfg)
+    if cfg.get("alibi"):
+        assert m.flags["positions"] == "alibi"
+        view["rotary"] = None
+    if cfg["model_type"] == "gemma":
+        view["activation"] = "gelu_tanh"  # transformers reads the legacy "gelu" as tanh-GELU
+    assert _symgpt_view(m) == view

@@ -23,6 +23,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse would print the usage first)
         raise SymgptError(message.replace("\n", " "))
 
+    def _get_values(self, action, arg_strings):
+        # argparse turns '--opt=--' into an empty list where one value is expected
+        values = super()._get_values(action, arg_strings)
+        if action.option_strings and action.nargs is None and isinstance(values, list):
+            self.error(f"argument {'/'.join(action.option_strings)}: expected one argument")
+        return values
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its

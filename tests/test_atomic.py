@@ -1,0 +1,241 @@
+"""Issue 8, item 4: nothing half-written. A crash or a SIGKILL mid-write leaves the previous file
+or report intact; temporaries vanish (at once, or on the next write after a kill); a report never
+mixes old and new files; a folder symgpt did not write is never replaced."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import symgpt
+from symgpt import io as sio
+from symgpt.errors import SymgptError
+from symgpt.report import write_report
+
+from attacks import check_cli, run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tree(folder: Path) -> dict:
+    """relative path -> bytes of every file under *folder* (hidden ones included)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def siblings(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+# --- write_atomic ------------------------------------------------------------------------------
+class Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("where", ["write", "fsync", "replace"])
+def test_write_atomic_crash_keeps_previous_file(tmp_path, monkeypatch, where):
+    target = tmp_path / "out.tex"
+    target.write_text("previous\n")
+
+    def boom(*a, **k):
+        raise Boom(where)
+
+    if where == "write":
+        real_fdopen = os.fdopen
+
+        class Half:
+            def __init__(self, f):
+                self.f = f
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.f.close()
+
+            def write(self, data):
+                self.f.write(data[: len(data) // 2])
+                self.f.flush()
+                raise Boom("mid-write")
+
+        monkeypatch.setattr(sio.os, "fdopen", lambda fd, mode: Half(real_fdopen(fd, mode)))
+    elif where == "fsync":
+        monkeypatch.setattr(sio.os, "fsync", boom)
+    else:
+        monkeypatch.setattr(sio.os, "replace", boom)
+    with pytest.raises(Boom):
+        sio.write_atomic(target, "new content " * 1000)
+    assert target.read_text() == "previous\n"
+    assert siblings(tmp_path) == ["out.tex"]  # no temporary left
+
+
+def test_write_atomic_os_error_is_one_clean_message(tmp_path, monkeypatch):
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(sio.os, "replace", refuse)
+    with pytest.raises(SymgptError, match="cannot write .*out.csv: Permission denied"):
+        sio.write_atomic(tmp_path / "out.csv", "a,b\n")
+    assert siblings(tmp_path) == []
+
+
+def test_write_atomic_refuses_a_folder_and_long_names(tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(SymgptError, match="it is a folder; give a file name"):
+        sio.write_atomic(tmp_path / "d", "x")
+    with pytest.raises(SymgptError, match="File name too long"):
+        sio.write_atomic(tmp_path / ("x" * 300), "x")
+
+
+def test_write_atomic_replaces_a_symlink_not_its_target(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "out.txt"
+    link.symlink_to(victim)
+    sio.write_atomic(link, "new\n")
+    assert victim.read_text() == "keep me\n"
+    assert not link.is_symlink() and link.read_text() == "new\n"
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        f = sio.write_atomic(tmp_path / "a.txt", "x")
+        with sio.atomic_dir(tmp_path / "rep") as stage:
+            sio.write_atomic(stage / "b.txt", "y")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(f.stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "rep").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "rep" / "b.txt").stat().st_mode) == 0o644
+
+
+# --- atomic_dir and the report -----------------------------------------------------------------
+def test_report_crash_mid_write_keeps_previous_report(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    write_report(symgpt.load("gpt2-small"), out, pdf=False)
+    before = tree(out)
+    import symgpt.reportparts.core as core
+
+    real = core.write
+
+    def crash(model, folder, **options):
+        real(model, folder, **options)  # some new files are already staged...
+        raise Boom("a part failed")       # ...then the report dies
+
+    monkeypatch.setattr(core, "write", crash)
+    with pytest.raises(Boom):
+        write_report(symgpt.load("gpt2-small", tied=False), out, pdf=False)
+    assert tree(out) == before
+    assert siblings(tmp_path) == ["rep"]  # the staging folder is gone
+
+
+def test_report_never_mixes_old_and_new_files(tmp_path):
+    out = tmp_path / "rep"
+    write_report(symgpt.load("gpt2-small"), out, pdf=False)
+    (out / "stale-from-an-old-version.md").write_text("old\n")
+    first = tree(out)
+    write_report(symgpt.load("gpt2-small", tied=False), out, pdf=False)
+    second = tree(out)
+    assert "stale-from-an-old-version.md" not in second
+    changed = [f for f in second if f in first and first[f] != second[f]]
+    assert "params.json" in changed and b"163037184" in second["params.json"]
+    assert siblings(tmp_path) == ["rep"]
+
+
+def test_report_refuses_a_folder_it_did_not_write(tmp_path):
+    """`symgpt report -o ~` must not wipe a home folder."""
+    home = tmp_path / "home"
+    (home / "docs").mkdir(parents=True)
+    (home / "docs" / "thesis.tex").write_text("years of work\n")
+    before = tree(home)
+    r = run_cli(["report", "gpt2-small", "-o", str(home), "--no-pdf"])
+    check_cli(r, allow=(2,))
+    assert "is a folder that symgpt did not write" in r.err
+    with pytest.raises(SymgptError, match="choose a new or empty folder"):
+        write_report(symgpt.load("gpt2-small"), home, pdf=False)
+    assert tree(home) == before
+    assert siblings(tmp_path) == ["home"]
+
+
+def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("mine\n")
+    r = run_cli(["report", "gpt2-small", "-o", str(f), "--no-pdf"])
+    check_cli(r, allow=(2,))
+    assert "is not a folder" in r.err and f.read_text() == "mine\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    check_cli(run_cli(["report", "gpt2-small", "-o", str(empty), "--no-pdf"]), allow=(0,))
+    assert (empty / "params.json").exists() and (empty / sio.MARKER).exists()
+
+
+# --- SIGKILL: a real process killed mid-write ----------------------------------------------------
+KILLER = textwrap.dedent("""
+    import os, signal, sys
+    import symgpt, symgpt.io as sio
+    from symgpt.report import write_report
+    import symgpt.reportparts.core as core
+    where, out = sys.argv[1], sys.argv[2]
+    def die(*a, **k):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if where == "part":                    # mid-report: some files staged, then killed
+        real = core.write
+        def write(model, folder, **o):
+            real(model, folder, **o)
+            die()
+        core.write = write
+    elif where == "swap":                  # between the two renames of the swap
+        real_replace = os.replace
+        def replace(a, b):
+            real_replace(a, b)
+            if str(b).endswith("/x"):
+                die()
+        sio.os.replace = replace
+    elif where == "file":                  # mid-write of one file
+        sio.os.fsync = die
+        sio.write_atomic(out, "new " * 10000)
+    write_report(symgpt.load("gpt2-small", tied=False), out, pdf=False)
+""")
+
+
+def _env():
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@pytest.mark.parametrize("where", ["part", "swap"])
+def test_sigkill_mid_report_keeps_previous_report(tmp_path, where):
+    out = tmp_path / "rep"
+    write_report(symgpt.load("gpt2-small"), out, pdf=False)
+    before = tree(out)
+    r = subprocess.run([sys.executable, "-c", KILLER, where, str(out)], env=_env(), capture_output=True)
+    assert r.returncode == -signal.SIGKILL, r.stderr.decode()[-2000:]
+    if where == "part":
+        assert tree(out) == before  # untouched while the killed writer's staging folder lingers
+    # the next report cleans up after the killed one (and puts back a report caught mid-swap)
+    check_cli(run_cli(["report", "gpt2-small", "-o", str(out), "--no-pdf"]), allow=(0,))
+    assert tree(out) == before
+    assert siblings(tmp_path) == ["rep"]
+
+
+def test_sigkill_mid_file_keeps_previous_file(tmp_path):
+    target = tmp_path / "table.tex"
+    target.write_text("previous\n")
+    r = subprocess.run([sys.executable, "-c", KILLER, "file", str(target)], env=_env(), capture_output=True)
+    assert r.returncode == -signal.SIGKILL, r.stderr.decode()[-2000:]
+    assert target.read_text() == "previous\n"
+    sio.write_atomic(target, "next\n")  # the next write sweeps the dead writer's temporary
+    assert target.read_text() == "next\n"
+    assert siblings(tmp_path) == ["table.tex"]
+
+
+def test_temporaries_of_live_writers_are_left_alone(tmp_path):
+    live = tmp_path / f".rep.new-{os.getppid()}-abc"
+    live.mkdir()
+    with sio.atomic_dir(tmp_path / "rep") as stage:
+        (stage / "a.txt").write_text("a")
+    assert live.exists()
