@@ -20,6 +20,14 @@ from symgpt.report import write_report
 from attacks import check_cli, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
+CORE = ("symgpt.reportparts.core",)  # the JSON/Markdown part: enough to test the swap, and fast
+
+
+@pytest.fixture(autouse=True)
+def core_parts_only(monkeypatch):
+    import symgpt.report
+
+    monkeypatch.setattr(symgpt.report, "REPORT_PARTS", CORE)
 
 
 def tree(folder: Path) -> dict:
@@ -170,15 +178,16 @@ def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
     assert "is not a folder" in r.err and f.read_text() == "mine\n"
     empty = tmp_path / "empty"
     empty.mkdir()
-    check_cli(run_cli(["report", "gpt2-small", "-o", str(empty), "--no-pdf"]), allow=(0,))
+    write_report(symgpt.load("gpt2-small"), empty, pdf=False)
     assert (empty / "params.json").exists() and (empty / sio.MARKER).exists()
 
 
 # --- SIGKILL: a real process killed mid-write ----------------------------------------------------
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import symgpt, symgpt.io as sio
+    import symgpt, symgpt.io as sio, symgpt.report
     from symgpt.report import write_report
+    symgpt.report.REPORT_PARTS = ("symgpt.reportparts.core",)
     import symgpt.reportparts.core as core
     where, out = sys.argv[1], sys.argv[2]
     def die(*a, **k):
@@ -217,7 +226,7 @@ def test_sigkill_mid_report_keeps_previous_report(tmp_path, where):
     if where == "part":
         assert tree(out) == before  # untouched while the killed writer's staging folder lingers
     # the next report cleans up after the killed one (and puts back a report caught mid-swap)
-    check_cli(run_cli(["report", "gpt2-small", "-o", str(out), "--no-pdf"]), allow=(0,))
+    write_report(symgpt.load("gpt2-small"), out, pdf=False)
     assert tree(out) == before
     assert siblings(tmp_path) == ["rep"]
 

@@ -135,7 +135,8 @@ def test_regime_parsing():
     assert order(V * d + L * d**2, r) == (sympy.Rational(3), V * d)
 
 
-@pytest.mark.parametrize("bad", ["", "x", "d,d", "d:0", "d:-1", "d:h", "d:__import__('os')"])
+@pytest.mark.parametrize("bad", ["", "x", "d,d", "d:0", "d:-1", "d:h", "d:__import__('os')",
+                                 "d:6e9", "d:1/1000", "d,V:1/16,L:1/15,h:1/13"])
 def test_bad_regimes_refused(bad):
     with pytest.raises(SymgptError):
         parse_regime(bad)

@@ -23,9 +23,17 @@ def settings(args) -> dict:
     from ..exprparse import parse_assignment
     from ..errors import SymgptError
 
+    import re
+
+    word = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
     out = {}
     for text in args.settings:
-        name, value = parse_assignment(text)
+        raw = text.partition("=")[2].strip(" \t") if isinstance(text, str) else ""
+        if word.fullmatch(raw) and raw.lower() not in ("true", "false"):
+            # a word is a text flag's value (norm=rmsnorm); the model checks it against the choices
+            name, value = parse_assignment(text.partition("=")[0] + "=0")[0], raw
+        else:
+            name, value = parse_assignment(text)
         if name in out:
             raise SymgptError(f"--set {name} given twice")
         out[name] = value

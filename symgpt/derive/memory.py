@@ -269,8 +269,13 @@ def kv_cache(model, **options) -> Quantity:
             src = a["inputs"][1]
             while arch.graph.nodes[src]["kind"] == "op" and arch.graph.nodes[src]["op"].kind == "repeat_kv":
                 src = arch.graph.nodes[src]["inputs"][0]
-            parts.append((src, numel(arch.shape(src)) * arch.activity(node) * s.bytes.act / s.tp))
-    return _q(s, "memory.kv_cache", parts, "KV cache for inference: K and V of every layer, B·T tokens")
+            shape = arch.shape(src)  # (B, h_kv, T, d_head)
+            n = numel(shape)
+            if op.window is not None:  # a sliding window keeps the last W positions only
+                n = numel(shape) / shape[-2] * sympy.Min(shape[-2], op.window)
+            parts.append((src, n * arch.activity(node) * s.bytes.act / s.tp))
+    return _q(s, "memory.kv_cache", parts,
+              "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)")
 
 
 def total(model, **options) -> Quantity:

@@ -26,6 +26,8 @@ from ..exprparse import parse_expression
 from ..symbols import CANONICAL, symbol
 
 _LAMBDA = sympy.Symbol("lambda_growth", positive=True)  # internal: never reaches the user
+MAX_RATE = 16     # rates p/q with 0 < p/q <= 16 and q <= 16
+MAX_STEPS = 256   # the largest rate, in units of the common denominator
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,13 @@ class Regime:
         if len(set(names)) != len(names):
             raise SymgptError(f"a symbol is named twice in the regime: {', '.join(names)}")
         for s, r in self.rates:
-            if not (isinstance(r, sympy.Rational) and r > 0):
-                raise SymgptError(f"the rate of {s} must be a positive number, got {r}")
+            if not (isinstance(r, sympy.Rational) and 0 < r <= MAX_RATE and r.q <= MAX_RATE):
+                raise SymgptError(f"the rate of {s} must be a positive number up to {MAX_RATE} "
+                                  f"with a denominator up to {MAX_RATE}, got {_short(r)}")
+        q = reduce(sympy.ilcm, (int(r.q) for _, r in self.rates), 1)
+        if max(r for _, r in self.rates) * q > MAX_STEPS:
+            raise SymgptError("the rates of this regime are too fine-grained (use simpler "
+                              "fractions, such as 1/2 or 3/2)")
 
     @property
     def symbols(self) -> tuple[sympy.Symbol, ...]:
@@ -102,8 +109,9 @@ def parse_regime(specs: Iterable[str] | str) -> Regime:
             rate = sympy.Integer(1)
             if rate_text:
                 rate = parse_expression(rate_text, names={})
-                if not (rate.is_Rational and rate > 0):
-                    raise SymgptError(f"the rate in {_short(item)} must be a positive number")
+                if not (rate.is_Rational and 0 < rate <= MAX_RATE and rate.q <= MAX_RATE):
+                    raise SymgptError(f"the rate in {_short(item)} must be a positive number up "
+                                      f"to {MAX_RATE}, with a denominator up to {MAX_RATE}")
             rates.append((s, rate))
     return Regime(tuple(rates))
 
