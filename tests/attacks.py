@@ -15,6 +15,8 @@ import builtins
 import contextlib
 import io
 import os
+import resource
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -78,6 +80,7 @@ POSITIONAL = {"model": "gpt2-small", "quantity": "params", "expr": "12*L*d^2 + 1
 
 #: what each command needs besides its positionals to succeed on gpt2-small
 REQUIRED = {
+    "latex": ["--what", "params"],
     "rule": ["--as", "d"],
     "crossover": ["--as", "T"],
     "report": ["-o", "rep", "--no-pdf"],
@@ -117,19 +120,50 @@ def _cached_parser(*args, **kwargs):
 _original_build_parser = cli.build_parser
 
 
-def run_cli(argv: list[str]) -> Result:
-    """``symgpt ARGV`` in process, with its stdout/stderr captured (the parser is built once)."""
+class Hang(BaseException):
+    """A call ran past its time limit (raised by SIGALRM; main() does not catch it)."""
+
+
+def _on_alarm(*_):
+    raise Hang()
+
+
+def run_cli(argv: list[str], seconds: float = 30) -> Result:
+    """``symgpt ARGV`` in process, with its stdout/stderr captured (the parser is built once).
+    A run longer than *seconds* is stopped and reported as exit -1 ("hang")."""
     out, err = io.StringIO(), io.StringIO()
     cli.build_parser = _cached_parser
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = cli.main(list(argv))
             except SystemExit as e:  # --help / --version
                 code = e.code if isinstance(e.code, int) else 0
+    except Hang:
+        code = -1
+        err.write(f"hang: still running after {seconds} s\n")
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
         cli.build_parser = _original_build_parser
     return Result(list(argv), code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def memory_cap(extra: int = 3 << 30):
+    """Cap this process's address space at its current size + *extra* bytes, so that a runaway
+    computation fails with MemoryError (an ``internal error``) instead of exhausting the machine."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * resource.getpagesize()
+    cap = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 MAX_MESSAGE = 2000  # characters of one error line
