@@ -6,9 +6,29 @@ context once (``with_context``); the CLI prints ``symgpt: error: <message>`` and
 
 from __future__ import annotations
 
+import re
+
+MAX_WORD, MAX_MESSAGE = 160, 2000  # characters of one echoed word, of a whole message
+
+
+def _shorten(word: "re.Match") -> str:
+    w = word.group(0)
+    return f"{w[:100]}...{w[-20:]} [{len(w)} characters]"
+
+
+def tame(message: str) -> str:
+    """*message* with any echoed input kept short: a word longer than MAX_WORD characters is cut
+    in its middle, and the whole is cut at MAX_MESSAGE characters."""
+    text = re.sub(rf"\S{{{MAX_WORD + 1},}}", _shorten, str(message))
+    return text if len(text) <= MAX_MESSAGE else f"{text[:MAX_MESSAGE - 40]}... [{len(text)} characters]"
+
 
 class SymgptError(ValueError):
-    """Any fault in symgpt's input or in a request the engine cannot answer."""
+    """Any fault in symgpt's input or in a request the engine cannot answer. Its message is kept
+    short (``tame``) whatever input it quotes."""
+
+    def __init__(self, *args):
+        super().__init__(*(tame(a) if isinstance(a, str) and i == 0 else a for i, a in enumerate(args)))
 
     def with_context(self, context: str) -> "SymgptError":
         """A copy of this error with *context* prepended once (``context: message``)."""

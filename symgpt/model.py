@@ -119,7 +119,7 @@ class Model:
         self._check_constraints(waive=preset.waive if preset else ())
 
     # --- construction -----------------------------------------------------------------------
-    def with_(self, **changes) -> "Model":
+    def with_(self, /, **changes) -> "Model":
         """A copy with flags set and symbols bound (``m.with_(tied=False, B=8, T=1024)``)."""
         flags, sizes = dict(self.flags), dict(self.sizes)
         for k, v in changes.items():
@@ -184,7 +184,7 @@ class Model:
 
         return params(self.arch, self.bindings)
 
-    def quantity(self, name: str, **options) -> Quantity:
+    def quantity(self, name: str, /, **options) -> Quantity:
         """Any registered quantity by name: ``params``, ``flops.forward``, ``memory.total``, ..."""
         if name == "params":
             if options:
@@ -207,7 +207,7 @@ class Model:
             cache[key] = provider(self, **options)
         return cache[key]
 
-    def shapes(self, **values: int):
+    def shapes(self, /, **values: int):
         """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""
         from .derive.shapes import TensorShape, trace
 
@@ -250,7 +250,7 @@ def _split(fam: Family, overrides: Mapping[str, object]):
     return flags, sizes
 
 
-def load(model, **overrides) -> Model:
+def load(model, /, **overrides) -> Model:
     """Load a preset (``"gpt2-small"``), a family (``"gpt2"``: all sizes symbolic), or a path to an
     HF-style ``config.json``; keyword overrides set flags (``tied=False``) and bind symbols
     (``B=8, T=1024``)."""

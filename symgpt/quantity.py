@@ -92,7 +92,7 @@ class Quantity:
             out[key] = out.get(key, sympy.Integer(0)) + e
         return [(k, sympy.expand(v)) for k, v in out.items()]
 
-    def at(self, **values: int) -> "Quantity":
+    def at(self, /, **values: int) -> "Quantity":
         """The same quantity with more symbols bound (by canonical name)."""
         from .symbols import symbol
 

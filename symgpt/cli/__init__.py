@@ -71,18 +71,10 @@ def _command(argv: list[str]) -> str:
     return ""
 
 
-def _shorten(word) -> str:
-    w = word.group(0)
-    return f"{w[:60]}...[{len(w)} characters]"
-
-
 def _say(message: str) -> None:
-    import re
+    from ..errors import tame
 
-    text = " ".join(str(message).split())  # one line, whatever the message held
-    text = re.sub(r"\S{100,}", _shorten, text)  # an echoed 100,000-character word stays short
-    if len(text) > 1200:
-        text = f"{text[:1150]}... [{len(text)} characters]"
+    text = tame(" ".join(str(message).split()))  # one short line, whatever the message held
     print(f"symgpt: error: {text}", file=sys.stderr)
 
 

@@ -1,0 +1,115 @@
+"""Issue 8, item 7: thousands of generated inputs through the CLI (in process) and the API end
+with zero tracebacks, zero internal errors and zero executed payloads. Sized to run in well under
+a minute: hypothesis with fixed example counts and no deadline (a 20 s per-call alarm and a
+memory cap turn a hang or a runaway computation into a failure instead of a stuck suite)."""
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import symgpt
+import symgpt.report
+from symgpt import exprparse
+from symgpt.errors import SymgptError
+
+from attacks import (INERT, base_argv, check_api_error, check_cli, code_guard, commands,
+                     marker_files, memory_cap, payloads, run_cli)
+
+MARKERS = Path(tempfile.mkdtemp(prefix="symgpt-fuzz-markers-"))
+WORDS = ["gpt2-small", "gpt2", "gpt3-1.3b", "params", "flops.forward", "flops.train", "memory.total",
+         "d", "L", "T", "h", "V", "B", "T_max", "d_ff", "tied", "bias", "true", "false", "0", "1",
+         "-1", "12", "768", "1024", "10**40", "=", ":", ",", "d=768", "T=2048", "B=8", "h=7", "L=0",
+         "blocks", "blocks/attention", "lm_head", "12*L*d^2", "d > 1", "params < 1e9", "d:2"]
+texts = st.one_of(
+    st.sampled_from(WORDS + INERT[:60] + payloads(MARKERS)),
+    st.text(max_size=24),
+    st.text(alphabet="dLThBV_=:,.0123456789+-*/^()<> e", max_size=24),
+    st.integers(-10**45, 10**45).map(str),
+)
+SLOW = {"check"}  # its base run checks the whole formula library (seconds): fewer examples
+
+
+@contextmanager
+def in_scratch_folder():
+    old = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        saved = symgpt.report.REPORT_PARTS
+        symgpt.report.REPORT_PARTS = ("symgpt.reportparts.core",)
+        try:
+            yield Path(tmp)
+        finally:
+            symgpt.report.REPORT_PARTS = saved
+            os.chdir(old)
+
+
+@st.composite
+def command_lines(draw):
+    name = draw(st.sampled_from(sorted(set(commands()) - SLOW)))
+    sub = commands()[name]
+    flags = [s for a in sub._actions for s in a.option_strings if s not in ("-h", "--help")]
+    argv = base_argv(name) if draw(st.booleans()) else [name]
+    tokens = st.one_of(texts, st.sampled_from(flags or ["--json"]))
+    extra = draw(st.lists(tokens, max_size=6))
+    if extra and flags and draw(st.booleans()):  # an option with a generated value
+        extra = [draw(st.sampled_from(flags)), extra[0], *extra[1:]]
+    return argv + [e for e in extra if e not in ("-o", "--output")]  # outputs: tests/test_atomic.py
+
+
+@settings(max_examples=1200, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(command_lines())
+def test_fuzz_cli(argv):
+    with in_scratch_folder(), code_guard(), memory_cap():
+        r = run_cli(argv, seconds=20)
+    allow = (0, 1, 2) if argv[0] == "check" else (0, 2)
+    check_cli(r, allow=allow)
+    assert marker_files(MARKERS) == []
+
+
+values = st.one_of(texts, st.integers(-10**45, 10**45), st.booleans(), st.none(),
+                   st.floats(allow_nan=True), st.just([1]), st.just({"d": 1}))
+names = st.one_of(st.sampled_from(["d", "h", "L", "T", "B", "V", "T_max", "d_ff", "tied", "bias",
+                                   "qkv_bias", "vocab_multiple", "dropout", "loss", "convention",
+                                   "per", "precision"]), texts)
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["load", "with_", "quantity", "shapes", "at", "part"]),
+       st.dictionaries(names, values, max_size=3), texts)
+def test_fuzz_api(entry, kwargs, text):
+    m = symgpt.load("gpt2-small")
+    calls = {
+        "load": lambda: symgpt.load(text if kwargs.get("d") is None else "gpt2-small", **kwargs),
+        "with_": lambda: m.with_(**kwargs),
+        "quantity": lambda: m.quantity(text, **kwargs),
+        "shapes": lambda: m.shapes(**kwargs),
+        "at": lambda: symgpt.load("gpt2").params.at(**kwargs),
+        "part": lambda: m.params.part(text),
+    }
+    with code_guard(), memory_cap():
+        try:
+            calls[entry]()
+        except SymgptError as e:
+            check_api_error(e, entry)
+    assert marker_files(MARKERS) == []
+
+
+@settings(max_examples=1500, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["expression", "condition", "value", "assignment"]),
+       st.one_of(texts, st.text(alphabet="()+-*/^²³.e0123456789 dLhT_<=>!", max_size=60)))
+def test_fuzz_parsers(kind, text):
+    parse = {"expression": exprparse.parse_expression,
+             "condition": lambda t: exprparse.parse_condition(t, None),
+             "value": exprparse.parse_value, "assignment": exprparse.parse_assignment}[kind]
+    with code_guard(), memory_cap():
+        try:
+            parse(text)
+        except SymgptError as e:
+            check_api_error(e, kind)
