@@ -8,14 +8,13 @@ round-trips."""
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-import symgpt.report
 
 from attacks import check_cli, run_cli
 
@@ -39,7 +38,6 @@ BENIGN = "plain"
 def configs(tmp_path, monkeypatch):
     """name -> path of a config file named after it (plus a hostile field name)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(symgpt.report, "REPORT_PARTS", symgpt.report.REPORT_PARTS)
     out = {}
     for name in HOSTILE + [BENIGN]:
         cfg = dict(CONFIG)
@@ -87,7 +85,7 @@ def test_latex_documents_compile_and_show_the_name_literally(configs, tmp_path):
     text = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True,
                           text=True).stdout
     squashed = "".join(text.split())
-    assert "my_model&v2%#$" in squashed
+    assert "model&v2%#$" in squashed  # (pdftotext drops the underscore, a drawn rule in OT1)
     assert r"\input{etc-passwd}\write18{touchpwned}" in squashed
 
 
@@ -117,15 +115,23 @@ def test_svg_parses_and_has_no_script(configs, tmp_path):
             tag = el.tag.rsplit("}", 1)[-1]
             assert tag not in ("script", "foreignObject", "img"), (name, tag)
             assert not any(a.lower().startswith("on") for a in el.attrib), (name, el.attrib)
-        text = " ".join(t for el in root.iter() for t in [el.text or ""])
-        assert flat(name)[:6] in text or flat(name)[:6].replace("<", "") in text or True
+        text = "".join(el.text or "" for el in root.iter())
+        assert "".join(name.split()) in "".join(text.split()), name  # shown as data
 
 
 # --- Markdown ---------------------------------------------------------------------------------------
 def _md_tables_keep_their_columns(text: str, where: str) -> None:
-    rows = [line for line in text.splitlines() if line.startswith("|")]
-    widths = {len([c for c in __import__("re").split(r"(?<!\\)\|", r)]) for r in rows}
-    assert len(widths) <= 1 or not rows, f"{where}: table rows of different widths {widths}"
+    """Each table (a run of lines starting with '|') has one width: no name added a column."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    for rows in tables:
+        widths = {len(re.split(r"(?<!\\)\|", r)) for r in rows}
+        assert len(widths) == 1, f"{where}: table rows of different widths {widths}: {rows[:3]}"
 
 
 def test_markdown_outputs_escape_names(configs, tmp_path):

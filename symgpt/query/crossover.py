@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import sympy
 
 from ..errors import SymgptError
@@ -50,19 +52,29 @@ def _symbol(s) -> sympy.Symbol:
     return canonical(s.name if isinstance(s, sympy.Symbol) else str(s).strip())
 
 
-def solve_crossover(fast: sympy.Expr, slow: sympy.Expr, s: sympy.Symbol, bindings=None):
-    """(positive roots, the largest) of ``fast = slow`` in *s*."""
+@lru_cache(maxsize=1024)  # a report asks the same crossover several times
+def _roots(diff: sympy.Expr, s: sympy.Symbol) -> tuple:
+    """The roots in *s* of ``diff = 0``, solved for a positive real stand-in of *s*."""
     t = sympy.Dummy(s.name, positive=True)
-    eq = sympy.together(sympy.expand(fast - slow).xreplace({s: t}))
-    num, _ = sympy.fraction(eq)
+    num, _ = sympy.fraction(sympy.together(diff.xreplace({s: t})))
     if not num.has(t):
-        raise SymgptError(f"{sympy.sstr(fast)} and {sympy.sstr(slow)} do not cross as {s} grows "
-                          "(their difference does not depend on it)")
+        return None
     try:
         roots = sympy.solve(num, t)
     except NotImplementedError:
-        raise SymgptError(f"cannot solve {sympy.sstr(fast)} = {sympy.sstr(slow)} for {s}") from None
-    roots = [sympy.expand(sympy.simplify(r)) for r in roots]
+        return ()
+    return tuple(sympy.expand(sympy.simplify(r)) for r in roots)
+
+
+def solve_crossover(fast: sympy.Expr, slow: sympy.Expr, s: sympy.Symbol, bindings=None):
+    """(positive roots, the largest) of ``fast = slow`` in *s*."""
+    roots = _roots(sympy.expand(fast - slow), s)
+    if roots is None:
+        raise SymgptError(f"{sympy.sstr(fast)} and {sympy.sstr(slow)} do not cross as {s} grows "
+                          "(their difference does not depend on it)")
+    if roots == ():
+        raise SymgptError(f"cannot solve {sympy.sstr(fast)} = {sympy.sstr(slow)} for {s}")
+    roots = list(roots)
     if bindings:
         keep = []
         for r in roots:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import sympy
 
 from ..errors import SymgptError
@@ -66,6 +68,7 @@ class Dominance:
         return [p for p in self.parts if p.limit != 0]
 
 
+@lru_cache(maxsize=4096)
 def share_limit(part: sympy.Expr, total: sympy.Expr, regime: Regime) -> sympy.Expr:
     """lim part / total in *regime*: 0 when the part grows slower, else the ratio of the
     leading forms (``sympy.oo`` if the part outgrows the total, which needs cancellation)."""

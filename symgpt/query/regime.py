@@ -16,7 +16,7 @@ functions are handled exactly (numerator and denominator as polynomials in λ); 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import reduce, lru_cache
 from typing import Iterable
 
 import sympy
@@ -165,6 +165,7 @@ def _poly_lead(part: sympy.Expr, what: sympy.Expr) -> tuple[int, sympy.Expr]:
     return poly.degree(), poly.LC()
 
 
+@lru_cache(maxsize=8192)  # the same terms are ordered many times in a report
 def order(expr: sympy.Expr, regime: Regime) -> tuple[sympy.Rational | None, sympy.Expr]:
     """``(order, leading form)`` of *expr*: expr ~ leading form · λ^order.
 

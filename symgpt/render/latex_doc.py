@@ -11,6 +11,7 @@ A *section* is a name (``blocks``, ``shapes``, ...), a context builder (``latex_
 from __future__ import annotations
 
 import importlib
+import weakref
 import re
 
 from ..errors import SymgptError
@@ -70,7 +71,25 @@ class _Unavailable(SymgptError):
     """A section whose derivation (flops, memory, queries) is not available."""
 
 
+_CONTEXTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
+    """The template context of section *name* (cached per model: a report asks many times)."""
+    try:
+        nkey = (notation.name, tuple(sorted(notation.symbols.items())),
+                tuple(sorted(notation.quantities.items())))
+        key = (name, nkey, placement, tuple(sorted(options.items())))
+        hash(key)
+    except (TypeError, AttributeError):
+        return _context(name, model, notation, placement, **options)
+    per_model = _CONTEXTS.setdefault(model, {})
+    if key not in per_model:
+        per_model[key] = (notation, _context(name, model, notation, placement, **options))
+    return dict(per_model[key][1])
+
+
+def _context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
     mod, fn, _, _ = SECTIONS[name]
     try:
         module = importlib.import_module(f"{__package__}.{mod}")
