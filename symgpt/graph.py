@@ -25,14 +25,8 @@ import networkx as nx
 import sympy
 
 from .errors import SymgptError
+from .symbols import as_expr  # noqa: F401  (re-exported)
 from .ops.base import Op, ParamSpec, Shape, check_registered, numel
-
-
-def as_expr(x) -> sympy.Expr:
-    """An int or a SymPy expression as a SymPy expression (never parses text)."""
-    if isinstance(x, bool) or not isinstance(x, (int, sympy.Basic)):
-        raise SymgptError(f"expected an integer or a SymPy expression, got {type(x).__name__}")
-    return sympy.Integer(x) if isinstance(x, int) else x
 
 
 @dataclass(frozen=True)

@@ -59,3 +59,10 @@ def symbol(name: str) -> sympy.Symbol:
     except (KeyError, TypeError):
         known = ", ".join(CANONICAL)
         raise SymgptError(f"unknown symbol {name!r}; known symbols: {known}") from None
+
+
+def as_expr(x) -> sympy.Expr:
+    """An int or a SymPy expression as a SymPy expression (never parses text)."""
+    if isinstance(x, bool) or not isinstance(x, (int, sympy.Basic)):
+        raise SymgptError(f"expected an integer or a SymPy expression, got {type(x).__name__}")
+    return sympy.Integer(x) if isinstance(x, int) else x

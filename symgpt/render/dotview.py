@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..symbols import as_expr
+
 from ..errors import SymgptError
 from ..graph import Arch
 
@@ -121,7 +123,7 @@ def _unroll_counts(arch: Arch, bindings) -> dict[str, int]:
     for g in arch.groups.values():
         if g.parent is not None:
             continue
-        n = sympy.sympify(g.repeat).xreplace(dict(bindings))
+        n = as_expr(g.repeat).xreplace(dict(bindings))
         if not n.is_Integer:
             raise SymgptError(f"cannot unroll {g.label or g.name}: its repeat count {g.repeat} is not "
                               f"bound (set it, e.g. --set {g.repeat}=12)")

@@ -17,6 +17,8 @@ from pathlib import Path
 import jinja2
 import sympy
 
+from ..symbols import as_expr
+
 from ..errors import SymgptError
 from .latex_escape import tex_escape
 
@@ -104,7 +106,7 @@ def tex_expr(expr, notation) -> Tex:
 
 def tex_shape(shape, notation) -> Tex:
     """``(B, T, 3 d)``; a vector ``(d,)``; a scalar ``()``; fractions inline (``d / h``)."""
-    items = [Tex(sympy.latex(sympy.sympify(s), symbol_names=notation.symbol_names, order="lex",
+    items = [Tex(sympy.latex(as_expr(s), symbol_names=notation.symbol_names, order="lex",
                              fold_short_frac=True)) for s in shape]
     if len(items) == 1:
         return Tex(f"({items[0]},)")

@@ -9,6 +9,8 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 import sympy
 
+from ..symbols import as_expr
+
 from ..errors import SymgptError
 
 STYLES = ("exact", "short", "sci")
@@ -22,7 +24,7 @@ def _exact(v) -> sympy.Rational:
         raise SymgptError(f"not a number: {v!r}")
     if isinstance(v, int):
         return sympy.Integer(v)
-    v = sympy.sympify(v) if not isinstance(v, sympy.Basic) else v
+    v = as_expr(v) if not isinstance(v, sympy.Basic) else v
     if not v.is_number:
         raise SymgptError(f"not a number: {v}")
     return v

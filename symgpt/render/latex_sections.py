@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sympy
 
+from ..symbols import as_expr
+
 from ..derive.params import parameter_list, tied_uses
 from ..symbols import CANONICAL
 from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
@@ -32,7 +34,7 @@ def sizes_used(model) -> list[str]:
     names = {s.name for s in model.params.expr.free_symbols}
     for t in trace(model.arch):
         for x in t.shape:
-            names |= {s.name for s in sympy.sympify(x).free_symbols}
+            names |= {s.name for s in as_expr(x).free_symbols}
     names |= set(model.sizes)
     return [n for n in CANONICAL if n in names]
 
@@ -69,7 +71,7 @@ def _tensor_row(model, notation, e, per_copy):
     kind = arch.graph.nodes[e.owner]["op"].kind
     sym, desc = tensor_name(e.owner, e.local, kind, arch.groups)
     shape = Tex(tex_shape(e.shape, notation))
-    concrete = tuple(sympy.sympify(x).xreplace(model.bindings) for x in e.shape)
+    concrete = tuple(as_expr(x).xreplace(model.bindings) for x in e.shape)
     return {
         "symbol": Tex(sym) if sym else None,
         "description": desc or f"{e.owner}.{e.local}",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sympy
 
+from ..symbols import as_expr
+
 from .text import expr_text, number, table
 
 
@@ -26,7 +28,7 @@ def quantity_text(m, q, depth: int = 0) -> str:
     rows = []
     for path, e in entries:
         v = m.value(e) if q.bindings else None
-        v = sympy.sympify(0) if e == 0 else v
+        v = as_expr(0) if e == 0 else v
         share = f"{100 * float(v) / float(total):.2f} %" if (v is not None and total) else ""
         rows.append([path, expr_text(e), number(v), share])
     rows.append(["total", expr_text(q.expr), number(total), "100.00 %" if total else ""])

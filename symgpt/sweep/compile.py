@@ -24,6 +24,8 @@ from math import lcm, prod
 import numpy as np
 import sympy
 
+from ..symbols import as_expr
+
 from ..errors import SymgptError
 from .grid import INT64_MAX, Chunk
 
@@ -46,7 +48,7 @@ class Compiled:
 
         self.what = what
         self.position = {CANONICAL[a.name]: i for i, a in enumerate(axes)}
-        expr = sympy.sympify(expr) if isinstance(expr, int) else expr  # an int, never text
+        expr = as_expr(expr) if isinstance(expr, int) else expr  # an int, never text
         unknown = sorted(str(s) for s in expr.free_symbols if s not in self.position)
         if unknown:
             raise SymgptError(f"{what} depends on {', '.join(unknown)}, "
