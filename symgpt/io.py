@@ -5,9 +5,9 @@ whole and swapped in with two renames. Temporaries carry the writer's process id
 (``.NAME.new-PID-xxxx``), so whatever a killed writer left behind is cleaned up -- and a
 previous folder caught mid-swap is put back -- the next time the same path is written.
 
-A folder is only ever replaced whole if symgpt wrote it: ``atomic_dir`` leaves a marker file
-(``MARKER``) in every folder it writes and refuses to replace an existing folder that has
-neither the marker nor nothing in it -- ``symgpt report -o ~`` must never wipe a home folder.
+A folder is only ever replaced whole if it is empty or symgpt wrote it, as its signature file
+says (a report's ``index.md`` starts with ``# symgpt report:``): ``symgpt report -o ~`` must
+never wipe a home folder.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from typing import Iterator
 
 from .errors import SymgptError
 
-#: the file that marks a folder as written by symgpt (and so replaceable whole)
-MARKER = ".symgpt-report"
-_MARKER_TEXT = "This folder was written by symgpt; 'symgpt report' replaces it whole.\n"
+#: (file, first-line prefix) that marks a folder as a symgpt report (and so replaceable whole)
+REPORT_SIGNATURE = ("index.md", "# symgpt report:")
 
 
 def _umask() -> int:
@@ -101,29 +100,39 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
     return path
 
 
-def _replaceable(path: Path) -> bool:
-    """True if *path* is absent, an empty folder, or a folder symgpt wrote (it has the marker)."""
+def _signed(path: Path, signature: tuple[str, str]) -> bool:
+    name, prefix = signature
+    try:
+        with open(path / name, encoding="utf-8", errors="replace") as f:
+            return f.readline(len(prefix) + 1).startswith(prefix)
+    except OSError:
+        return False
+
+
+def _replaceable(path: Path, signature: tuple[str, str]) -> bool:
+    """True if *path* is absent, an empty folder, or a folder symgpt wrote (it is signed)."""
     if not path.exists() and not path.is_symlink():
         return True
     if path.is_symlink() or not path.is_dir():
         return False
-    return (path / MARKER).is_file() or not any(path.iterdir())
+    return _signed(path, signature) or not any(path.iterdir())
 
 
 @contextmanager
-def atomic_dir(path: Path | str) -> Iterator[Path]:
+def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) -> Iterator[Path]:
     """Yield a fresh staging folder; on success it replaces *path* whole, on failure it vanishes.
 
     The swap is two renames (old out of the way, new in place), so a reader never sees a mix of
-    old and new files. An existing *path* is replaced only if it is empty or symgpt wrote it.
+    old and new files. An existing *path* is replaced only if it is empty or symgpt wrote it:
+    its *signature* file starts with the signature's line (the staged folder must have it too).
     """
     path = Path(path)
     try:
         if path.parent.is_dir():
             _clean_up(path)
-        if not _replaceable(path):
+        if not _replaceable(path, signature):
             what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
-                f"is a folder that symgpt did not write (no {MARKER} in it)"
+                f"is a folder that symgpt did not write (its {signature[0]} is not a symgpt one)"
             raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
     except OSError as e:
         raise _fail(path, e) from None
@@ -131,7 +140,6 @@ def atomic_dir(path: Path | str) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(prefix=_prefix(path, "new"), dir=path.parent))
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700
-        (stage / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
     except OSError as e:
         raise _fail(path, e) from None
     try:
@@ -141,7 +149,10 @@ def atomic_dir(path: Path | str) -> Iterator[Path]:
         raise
     old = None
     try:
-        if not _replaceable(path):  # it changed while we wrote
+        if not _signed(stage, signature):
+            raise SymgptError(f"cannot write {path}: the new folder has no {signature[0]} "
+                              f"starting with {signature[1]!r}")
+        if not _replaceable(path, signature):  # it changed while we wrote
             raise SymgptError(f"cannot write {path}: it appeared while the report was written")
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=_prefix(path, "old"), dir=path.parent))

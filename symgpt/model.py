@@ -90,7 +90,7 @@ def _check_conflicts(m: "Model", explicit) -> "Model":
             shown = str(value).lower() if isinstance(value, bool) else value
             why = m.family.flag_help.get(other, "")
             raise SymgptError(f"conflicting flags: {name}=true has no effect with {other}={shown}"
-                              + (f" ({other}: {why})" if why else "") + f"; set only one of them")
+                              + (f" ({other}: {why})" if why else "") + "; set only one of them")
     return m
 
 
@@ -121,17 +121,8 @@ class Model:
     # --- construction -----------------------------------------------------------------------
     def with_(self, /, **changes) -> "Model":
         """A copy with flags set and symbols bound (``m.with_(tied=False, B=8, T=1024)``)."""
-        flags, sizes = dict(self.flags), dict(self.sizes)
-        for k, v in changes.items():
-            if k in self.family.flags:
-                flags[k] = v
-            elif k in CANONICAL:
-                sizes[k] = v
-            else:
-                raise SymgptError(
-                    f"unknown setting {k!r} for {self.name}: not a symbol ({', '.join(CANONICAL)}) "
-                    f"nor a flag of {self.family.name} ({', '.join(self.family.flags)})"
-                )
+        flags, sizes = _split(self.family, changes)
+        flags, sizes = {**self.flags, **flags}, {**self.sizes, **sizes}
         return _check_conflicts(Model(self.name, self.family, flags, sizes, self.preset, self.source,
                                       self.notes), changes)
 

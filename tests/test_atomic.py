@@ -114,12 +114,12 @@ def test_written_files_follow_the_umask(tmp_path):
     try:
         f = sio.write_atomic(tmp_path / "a.txt", "x")
         with sio.atomic_dir(tmp_path / "rep") as stage:
-            sio.write_atomic(stage / "b.txt", "y")
+            sio.write_atomic(stage / "index.md", "# symgpt report: test\n")
     finally:
         os.umask(old)
     assert stat.S_IMODE(f.stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "rep").stat().st_mode) == 0o755
-    assert stat.S_IMODE((tmp_path / "rep" / "b.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "rep" / "index.md").stat().st_mode) == 0o644
 
 
 # --- atomic_dir and the report -----------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     write_report(symgpt.load("gpt2-small"), empty, pdf=False)
-    assert (empty / "params.json").exists() and (empty / sio.MARKER).exists()
+    assert (empty / "params.json").exists() and (empty / "index.md").exists()
 
 
 # --- SIGKILL: a real process killed mid-write ----------------------------------------------------
@@ -242,9 +242,19 @@ def test_sigkill_mid_file_keeps_previous_file(tmp_path):
     assert siblings(tmp_path) == ["table.tex"]
 
 
+def test_a_folder_without_its_signature_is_not_swapped_in(tmp_path):
+    out = tmp_path / "rep"
+    write_report(symgpt.load("gpt2-small"), out, pdf=False)
+    before = tree(out)
+    with pytest.raises(SymgptError, match="the new folder has no index.md"):
+        with sio.atomic_dir(out) as stage:
+            (stage / "a.txt").write_text("a")
+    assert tree(out) == before and siblings(tmp_path) == ["rep"]
+
+
 def test_temporaries_of_live_writers_are_left_alone(tmp_path):
     live = tmp_path / f".rep.new-{os.getppid()}-abc"
     live.mkdir()
     with sio.atomic_dir(tmp_path / "rep") as stage:
-        (stage / "a.txt").write_text("a")
+        (stage / "index.md").write_text("# symgpt report: test\n")
     assert live.exists()

@@ -1,14 +1,22 @@
 """Issue 8, item 6: property-based tests over random valid GPT-2 configurations. For each, the
 symbolic total equals the sum of its breakdown, equals the integer it substitutes to, and equals
 the parameter count of an independent PyTorch GPT-2 (tests/oracles/torch_gpt2.py) built on the
-meta device; the shape trace is concrete and positive."""
+meta device; the shape trace is concrete and positive. Random invalid input through the CLI
+always ends in exit 2 with one short line."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symgpt
+from attacks import check_cli, run_cli
 from oracles.torch_gpt2 import GPTConfig, build
+from symgpt.presets import PRESETS
 from symgpt.symbols import CANONICAL
 
 
@@ -73,3 +81,48 @@ def test_symbolic_model_substitutes_to_the_bound_one(c):
                        **({"d_ff": c["d_ff"]} if c["d_ff"] is not None else {}))
     bindings = {CANONICAL[k]: v for k, v in c.items() if k in CANONICAL and v is not None}
     assert free.params.expr.xreplace(bindings) == m.params.value
+
+
+# --- random invalid input through the CLI: always exit 2 with one short line ----------------------
+NAMES = set(CANONICAL) | set(symgpt.load("gpt2").flags)
+not_integer = st.text(min_size=1, max_size=20).filter(
+    lambda t: not t.strip(" \t").lstrip("+-").replace("_", "").isdigit() and "=" not in t
+    and t.strip(" \t").lower() not in ("true", "false") and not any(c in "eE" for c in t))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["d", "h", "L", "V", "T_max", "B", "T", "d_ff"]),
+       st.one_of(st.integers(max_value=0).map(str), not_integer))
+def test_bad_sizes_exit_2(name, value):
+    r = run_cli(["params", "gpt2-small", "--set", f"{name}={value}"])
+    check_cli(r, allow=(2,))
+    assert "positive integer" in r.err or "invalid value" in r.err or "expected NAME=VALUE" in r.err
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True).filter(lambda n: n not in NAMES))
+def test_unknown_settings_exit_2(name):
+    r = run_cli(["shapes", "gpt2-small", "--set", f"{name}=1"])
+    check_cli(r, allow=(2,))
+    assert f"unknown setting '{name}'" in r.err
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=1, max_size=40).filter(
+    lambda n: n not in PRESETS and n not in ("gpt2",) and "/" not in n and not n.endswith(".json")
+    and not n.startswith("-") and n != "--" and "\x00" not in n))
+def test_unknown_models_exit_2(name):
+    r = run_cli(["params", name])
+    check_cli(r, allow=(2,))
+    assert "unknown model" in r.err or "family" in r.err
+
+
+def test_invalid_input_in_a_real_process_is_one_line():
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for argv in (["params", "gpt2-small", "--set", "d=-1"], ["params", "nope\nnope"],
+                 ["shapes", "gpt2-small", "--set", "T=1" + "0" * 50]):
+        r = subprocess.run([sys.executable, "-m", "symgpt", *argv], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 2 and r.stdout == "", (argv, r.stderr)
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("symgpt: error: "), r.stderr

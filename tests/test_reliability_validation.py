@@ -62,6 +62,9 @@ CLI_CASES = [
     (["rule", "gpt2-small", "params", "--as", "q"], "unknown symbol"),
     (["memory", "gpt2-small", "--tp", "0"], "expected a positive integer, got '0'"),
     (["params", "gpt2-small", "--depth", "x"], "invalid int value: 'x'"),
+    (["params", "gpt2-small", "--depth", "-1"], "--depth must be 0 (every op) or a number of path components, got -1"),
+    (["params", "gpt2-small", "--depth=--"], "argument --depth: expected one argument"),
+    (["latex", "gpt2-small", "--what=--"], "argument --what: expected one argument"),
 ]
 
 

@@ -18,6 +18,10 @@ def run(args) -> int:
     from ..render.jsonout import dumps, model_json, quantity_json
     from ..render.report_text import quantity_text
 
+    from ..errors import SymgptError
+
+    if args.depth < 0:
+        raise SymgptError(f"--depth must be 0 (every op) or a number of path components, got {args.depth}")
     m = load_model(args)
     q = m.params
     if args.json:

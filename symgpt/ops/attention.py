@@ -6,29 +6,16 @@ from dataclasses import dataclass
 
 import sympy
 
-from .base import Op, Saved, Work, numel, register
+from .base import Pointwise, Saved, register
 
 
 @register
 @dataclass(frozen=True)
-class CausalMask(Op):
+class CausalMask(Pointwise):
     """Set scores above the diagonal to -inf: (B, h, T, T) -> (B, h, T, T)."""
 
     kind = "causal_mask"
     title = "Causal mask"
-
-    def shape(self, inputs):
-        (s,) = inputs
-        return tuple(s)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("elementwise", numel(out)),)  # a masked fill
-
-    def backward(self, inputs, out, ctx):
-        return (Work("elementwise", numel(out), grad="input"),)
 
     def saved(self, inputs, out, ctx):
         if ctx.attention != "eager":
@@ -39,24 +26,12 @@ class CausalMask(Op):
 
 @register
 @dataclass(frozen=True)
-class Softmax(Op):
+class Softmax(Pointwise):
     """Softmax over the last dimension."""
 
     kind = "softmax"
     title = "Softmax"
-
-    def shape(self, inputs):
-        (s,) = inputs
-        return tuple(s)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("softmax", numel(out)),)
-
-    def backward(self, inputs, out, ctx):
-        return (Work("softmax", numel(out), grad="input"),)
+    work = "softmax"
 
     def saved(self, inputs, out, ctx):
         if ctx.attention == "eager":
@@ -67,25 +42,12 @@ class Softmax(Op):
 
 @register
 @dataclass(frozen=True)
-class Dropout(Op):
+class Dropout(Pointwise):
     """Dropout with probability ``p`` (a rational); saves its mask when active."""
 
     p: sympy.Expr = sympy.Rational(1, 10)
     kind = "dropout"
     title = "Dropout"
-
-    def shape(self, inputs):
-        (x,) = inputs
-        return tuple(x)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("elementwise", numel(out)),)
-
-    def backward(self, inputs, out, ctx):
-        return (Work("elementwise", numel(out), grad="input"),)
 
     def saved(self, inputs, out, ctx):
         return (Saved("mask", tuple(out), "bool"),) if ctx.dropout else ()

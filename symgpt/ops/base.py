@@ -162,6 +162,28 @@ class Op:
         return self.title or self.kind
 
 
+class Pointwise(Op):
+    """A parameter-free op that keeps its input's shape and costs ``work`` per element, forward
+    and backward (``backward_work = False``: the gradient passes through uncounted). Subclasses
+    say what they save."""
+
+    work: ClassVar[str] = "elementwise"
+    backward_work: ClassVar[bool] = True
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return tuple(x)  # (...) -> (...)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work(self.work, numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work(self.work, numel(out), grad="input"),) if self.backward_work else ()
+
+
 _REGISTRY: dict[str, type[Op]] = {}
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..errors import SymgptError
-from .base import Op, Saved, Work, numel, register
+from .base import Op, Pointwise, Saved, Work, numel, register
 
 
 def broadcast(a, b):
@@ -27,21 +27,10 @@ def broadcast(a, b):
     return tuple(out)
 
 
-class _Unary(Op):
+class _Unary(Pointwise):
     """An activation applied elementwise; saves its input."""
 
-    def shape(self, inputs):
-        (x,) = inputs
-        return tuple(x)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("activation", numel(out)),)
-
-    def backward(self, inputs, out, ctx):
-        return (Work("activation", numel(out), grad="input"),)
+    work = "activation"
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
@@ -123,25 +112,12 @@ class Mul(Op):
 
 @register
 @dataclass(frozen=True)
-class Scale(Op):
+class Scale(Pointwise):
     """Multiply by a constant (attention's 1/sqrt(d_head), Gemma's sqrt(d) embedding scale)."""
 
     factor: sympy.Expr
     kind = "scale"
     title = "Scale"
-
-    def shape(self, inputs):
-        (x,) = inputs
-        return tuple(x)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("elementwise", numel(out)),)
-
-    def backward(self, inputs, out, ctx):
-        return (Work("elementwise", numel(out), grad="input"),)
 
     def saved(self, inputs, out, ctx):
         return ()  # a constant factor needs nothing saved

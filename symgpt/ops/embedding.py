@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .base import Context, Op, ParamSpec, Saved, Shape, Work, numel, register
+from .base import Context, Op, ParamSpec, Saved, Work, numel, register
 
 
 @register

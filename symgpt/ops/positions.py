@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..errors import SymgptError
-from .base import Op, Saved, Work, numel, register
+from .base import Op, Pointwise, Saved, Work, numel, register
 
 
 def _check_fraction(fraction) -> None:
@@ -104,24 +104,12 @@ class Rotary(Op):
 
 @register
 @dataclass(frozen=True)
-class AlibiBias(Op):
+class AlibiBias(Pointwise):
     """ALiBi: add a fixed, per-head linear bias to the scores (B, h, T, T); no parameters."""
 
     kind = "alibi"
     title = "ALiBi bias"
-
-    def shape(self, inputs):
-        (s,) = inputs
-        return tuple(s)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return (Work("elementwise", numel(out)),)
-
-    def backward(self, inputs, out, ctx):
-        return ()  # the gradient passes through unchanged
+    backward_work = False
 
     def saved(self, inputs, out, ctx):
         return ()

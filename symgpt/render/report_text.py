@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sympy
-
 from ..symbols import as_expr
 
 from .text import expr_text, number, table
