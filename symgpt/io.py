@@ -128,6 +128,10 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
     """
     path = Path(path)
     try:
+        here = Path.cwd().resolve()
+        if path.resolve() in (here, *here.parents):
+            raise SymgptError(f"cannot write {path}: it is the current folder or one above it; "
+                              "give a new folder")
         if path.parent.is_dir():
             _clean_up(path)
         if not _replaceable(path, signature):

@@ -86,6 +86,8 @@ class Quantity:
 
     def grouped(self, depth: int = 1) -> list[tuple[str, sympy.Expr]]:
         """Breakdown summed to the first *depth* path components, in order."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise SymgptError(f"depth must be a positive number of path components, got {depth!r}")
         out: dict[str, sympy.Expr] = {}
         for p, e in self.breakdown:
             key = "/".join(p.split("/")[:depth])

@@ -170,6 +170,17 @@ def test_report_refuses_a_folder_it_did_not_write(tmp_path):
     assert siblings(tmp_path) == ["home"]
 
 
+def test_report_refuses_the_current_folder_and_its_parents(tmp_path, monkeypatch):
+    work = tmp_path / "empty" / "deeper"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    for target in (".", "..", str(tmp_path), "/"):
+        r = run_cli(["report", "gpt2-small", "-o", target, "--no-pdf"])
+        check_cli(r, allow=(2,))
+        assert "it is the current folder or one above it" in r.err, (target, r.err)
+    assert siblings(work) == [] and siblings(tmp_path) == ["empty"]
+
+
 def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
     f = tmp_path / "notes.txt"
     f.write_text("mine\n")

@@ -113,3 +113,46 @@ def test_fuzz_parsers(kind, text):
             parse(text)
         except SymgptError as e:
             check_api_error(e, kind)
+
+
+CONFIG_KEYS = ("model_type vocab_size hidden_size intermediate_size num_hidden_layers num_attention_heads "
+               "num_key_value_heads head_dim max_position_embeddings tie_word_embeddings hidden_act "
+               "sliding_window use_sliding_window max_window_layers layer_types num_local_experts "
+               "num_experts_per_tok partial_rotary_factor rope_parameters attention_bias mlp_bias n_embd "
+               "n_layer n_head n_positions n_inner activation_function ffn_dim do_layer_norm_before "
+               "word_embed_proj_dim multi_query new_decoder_architecture parallel_attn num_kv_heads "
+               "alibi bias rotary_pct use_parallel_residual ffn_hidden_size resid_pdrop").split()
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**40, 10**40), st.floats(allow_nan=False),
+              st.sampled_from(["gpt2", "llama", "mistral", "mixtral", "qwen2", "gemma", "phi3", "falcon",
+                               "gpt_neox", "opt", "silu", "gelu", "relu", "sliding_attention",
+                               "full_attention"]), st.text(max_size=10)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["gpt2", "llama", "mistral", "mixtral", "qwen2", "gemma", "phi3", "falcon",
+                        "gpt_neox", "opt"]),
+       st.dictionaries(st.sampled_from(CONFIG_KEYS), json_values, max_size=6))
+def test_fuzz_config_objects(model_type, fields):
+    """Random HF configs (right keys, wild values): a Model or a SymgptError, within seconds."""
+    import signal
+
+    from attacks import Hang, _on_alarm
+    from symgpt.hfconfig import from_dict
+
+    cfg = {"model_type": model_type, **fields}
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 10)
+    try:
+        with code_guard(), memory_cap():
+            m = from_dict(cfg, "fuzz")
+            m.params.expr  # noqa: B018  (the derivation must go through too)
+    except SymgptError as e:
+        check_api_error(e, f"config {cfg}")
+    except Hang:
+        raise AssertionError(f"config {cfg}: still running after 10 s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

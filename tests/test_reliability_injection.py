@@ -252,3 +252,19 @@ def test_templates_are_never_built_from_text():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node, name, owner in _calls(tree):
             assert name not in ("from_string", "Template"), f"{path}:{node.lineno}: {name}"
+
+
+# --- the harness itself: the guards would catch what they look for -------------------------------
+def test_code_guard_catches_text_reaching_sympify_or_eval_from_symgpt():
+    from attacks import SYMGPT_DIR, CodeRan
+
+    for body in ("import sympy; sympy.sympify('x')", "eval('1')", "import os; os.system('true')"):
+        code = compile(body, SYMGPT_DIR + "imaginary_module.py", "exec")  # runs "as" symgpt code
+        with code_guard(), pytest.raises(CodeRan):
+            exec(code, {})
+
+
+def test_payloads_would_leave_markers(sandbox):
+    """The payloads are live: run on purpose (here, by the test), they do leave their marker."""
+    eval(payloads(sandbox)[0])  # __import__('os').system('touch .../py_system')
+    assert marker_files(sandbox) == ["py_system"]

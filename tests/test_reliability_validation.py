@@ -3,6 +3,7 @@ exit 2; absurd but valid sizes are computed exactly and fast. Each case checks t
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from symgpt.errors import SymgptError
 
 from attacks import check_cli, memory_cap, run_cli
 
+ROOT = Path(__file__).resolve().parent.parent
 W40 = 1234567890123456789012345678901234567890  # a 40-digit width; divisible by 90
 
 
@@ -32,7 +34,12 @@ CLI_CASES = [
     (["params", "gpt2-small", "--set", "d=7.5"], "invalid value '7.5': expected an integer or true/false"),
     (["params", "gpt2-small", "--set", "V=1/2"], "expected an integer or true/false"),
     (["shapes", "gpt2-small", "--set", "B=0"], "B must be a positive integer, got 0"),
-    # T beyond the learned position table
+    (["params", "tests/configs/llama-2-7b.json", "--set", "h=7"], "llama-2-7b: d must be divisible by h (d=4096, h=7)"),
+    (["params", "llama", "--set", "d=10", "--set", "h=3"], "llama: d must be divisible by h (d=10, h=3)"),
+    (["params", "mistral-7b", "--set", "h_kv=5"], "h must be a multiple of h_kv (h=32, h_kv=5)"),
+    (["params", "mixtral-8x7b", "--set", "k=9"], "k (experts per token) must not exceed E (experts) (E=8, k=9)"),
+    # T beyond the learned position table (rotary models have none: T may exceed T_max there)
+    (["shapes", "opt-125m", "--set", "T=5000"], "T must not exceed T_max, the length of the learned position table"),
     (["shapes", "gpt2-small", "--set", "T=4096"],
      "T must not exceed T_max, the length of the learned position table (T=4096, T_max=1024)"),
     # unknown --set names, flags, malformed settings
@@ -64,12 +71,14 @@ CLI_CASES = [
     (["params", "gpt2-small", "--depth", "x"], "invalid int value: 'x'"),
     (["params", "gpt2-small", "--depth", "-1"], "--depth must be 0 (every op) or a number of path components, got -1"),
     (["params", "gpt2-small", "--depth=--"], "argument --depth: expected one argument"),
+    (["dominance", "gpt2-small", "params", "--depth", "-2"], "depth must be a positive number of path components, got -2"),
     (["latex", "gpt2-small", "--what=--"], "argument --what: expected one argument"),
 ]
 
 
 @pytest.mark.parametrize("argv,message", CLI_CASES, ids=[" ".join(a) for a, _ in CLI_CASES])
-def test_cli_message(argv, message):
+def test_cli_message(argv, message, monkeypatch):
+    monkeypatch.chdir(ROOT)
     r = run_cli(argv)
     check_cli(r, allow=(2,))
     assert message in r.err, r.err
@@ -187,6 +196,10 @@ API_CASES = [
     (lambda: symgpt.load("gpt2-small", d=True), "d must be a positive integer, got True"),
     (lambda: symgpt.load("gpt2-small", tied="no"), "flag tied takes true or false, got 'no'"),
     (lambda: symgpt.load("gpt2-small", width=5), "unknown setting 'width'"),
+    (lambda: symgpt.load(ROOT / "tests/configs/gpt2.json", path=1), "unknown setting 'path'"),
+    (lambda: symgpt.load(ROOT / "tests/configs/gpt2.json", name="x"), "unknown setting 'name'"),
+    (lambda: symgpt.load("gpt2-small", model="x"), "unknown setting 'model'"),
+    (lambda: symgpt.load("gpt2-small").with_(self=1), "unknown setting 'self'"),
     (lambda: symgpt.load("gpt2-small", bias=False, qkv_bias=True), "conflicting flags"),
     (lambda: symgpt.load("gpt2-small", bias=False).with_(qkv_bias=True), "conflicting flags"),
     (lambda: symgpt.load("gpt2-small").with_(d=770), "d must be divisible by h"),

@@ -41,7 +41,8 @@ def run(args) -> int:
     if args.part and not args.against:
         whole = crossover(base, args.symbol)
         moved = shift(whole, c)
-    notes = list(dict.fromkeys(outside(m, c) + (outside(m, whole) if whole is not None else [])))
+    notes = list(dict.fromkeys([*c.notes, *outside(m, c)] + (
+        [*whole.notes, *outside(m, whole)] if whole is not None else [])))
     if args.json:
         emit(dumps({**model_json(m), **crossover_json(c, whole, moved, m.value),
                     **({"notes": notes} if notes else {})}))

@@ -16,7 +16,7 @@ def run(args) -> int:
     from ..derive.shapes import trace
     from ..render.jsonout import dumps, json_value, model_json
     from ..render.report_text import model_header
-    from ..render.text import expr_text, table
+    from ..render.text import expr_text, group_marks, table
 
     m = load_model(args)
     concrete = m.shapes()
@@ -30,7 +30,8 @@ def run(args) -> int:
         return 0
     rows = []
     for c, s in zip(concrete, symbolic):
-        rows.append([c.name + (" ×L" if c.group else ""), c.label,
+        marks = group_marks(m.arch, c.group)
+        rows.append([c.name + (f" {marks}" if marks else ""), c.label,
                      "(" + ", ".join(expr_text(x) for x in s.shape) + ")",
                      "(" + ", ".join(expr_text(x) for x in c.shape) + ")"])
     emit(model_header(m) + "\n\n" + table(["tensor", "label", "symbolic", "concrete"], rows, "llll"))

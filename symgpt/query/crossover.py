@@ -8,10 +8,16 @@ crossing at ``T = 6·d``. With ``against`` the two sides are two parts of the br
 The solution is the largest positive root of ``fast - slow`` in the symbol (beyond it the fast
 side stays ahead); other symbols are treated as positive and kept symbolic, then substituted
 for the value at the configuration.
+
+A sliding window makes attention count ``T·Min(T, W)`` keys: quadratic in T up to the window,
+linear beyond it, where it can never overtake the (linear) dense matmuls. The crossover is then
+solved in the regime ``T ≤ W`` (``Min(T, W) = T``), and ``notes`` says so -- and says when the
+point found lies beyond W, outside that regime.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from functools import lru_cache
@@ -35,6 +41,7 @@ class Crossover:
     slow_label: str
     solutions: tuple[sympy.Expr, ...]   # positive roots of fast - slow
     solution: sympy.Expr | None         # the largest: fast > slow beyond it
+    notes: tuple[str, ...] = ()         # the regime assumed (a sliding window: T <= W), in words
 
     @property
     def value(self):
@@ -104,7 +111,7 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
     if not isinstance(q, Quantity):
         raise SymgptError(f"a crossover is taken of a Quantity, got {type(q).__name__}")
     s = _symbol(symbol)
-    full = unbind(q, [s])
+    full, bounds = _below_window(unbind(q, [s]), s)
     if against is not None:
         if part is None:
             raise SymgptError("against needs a part to set against it (part=..., --part PATH)")
@@ -122,7 +129,36 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
         slow = sympy.expand(base.expr - fast)
         fast_label, slow_label = f"fastest-growing terms of {base.name}", "the rest"
     roots, best = solve_crossover(fast, slow, s, full.bindings)
-    return Crossover(base, s, fast, slow, fast_label, slow_label, roots, best)
+    c = Crossover(base, s, fast, slow, fast_label, slow_label, roots, best)
+    return _with_regime_notes(c, bounds)
+
+
+def _below_window(q: Quantity, s: sympy.Symbol) -> tuple[Quantity, tuple]:
+    """*q* with every ``Min(s, X)`` replaced by *s* (the regime ``s <= X``), and the Mins."""
+    mins = sorted({m for _, e in q.breakdown for m in e.atoms(sympy.Min) if s in m.args},
+                  key=sympy.default_sort_key)
+    if not mins:
+        return q, ()
+    repl = {m: s for m in mins}
+    kept = tuple((p, sympy.expand(e.xreplace(repl))) for p, e in q.breakdown)
+    return Quantity(q.name, kept, q.bindings, q.unit, q.convention, q.notes), tuple(mins)
+
+
+def _with_regime_notes(c: Crossover, mins) -> Crossover:
+    if not mins:
+        return c
+    s, notes = c.symbol, []
+    for m in mins:
+        bound = sympy.Min(*[a for a in m.args if a != s])
+        notes.append(f"solved in the regime {s} <= {sympy.sstr(bound)}, where {sympy.sstr(m)} = {s} "
+                     f"(a sliding window); beyond {s} = {sympy.sstr(bound)} each query sees "
+                     f"{sympy.sstr(bound)} keys, the attention terms grow linearly in {s} and no "
+                     "longer overtake the rest")
+        v, w = c.value, evaluate(bound, c.quantity.bindings)
+        if v is not None and w is not None and v > w:
+            notes.append(f"{s} = {sympy.sstr(v)} lies beyond {sympy.sstr(bound)} = {w}, outside that "
+                         f"regime: with this window the crossover is never reached")
+    return dataclasses.replace(c, notes=tuple(notes))
 
 
 def outside(model, c: Crossover) -> list[str]:

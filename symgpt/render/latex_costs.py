@@ -145,7 +145,7 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     blocks = select(model, "flops.forward", part="blocks", per="token", **opts)
     cross = crossover(blocks, "T")
     cross_all = crossover(per_tok, "T")
-    if cross.value is None:
+    if cross.value is None or cross.notes:  # notes: a regime (T <= W) the plotted T range leaves
         return None
     b = {k: v for k, v in unbind(per_tok, [T]).bindings.items()}
     x_cross = cross.value

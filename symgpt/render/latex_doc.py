@@ -22,6 +22,7 @@ from .latex import Tex, environment, render
 SECTIONS = {
     "notation": ("latex_sections", "header", ("notation.tex",), None),
     "shapes": ("latex_sections", "shapes", ("shapes.tex",), "The shape of every tensor"),
+    "steps": ("latex_steps", "steps", ("steps.tex",), "The forward pass, step by step"),
     "blocks": ("latex_sections", "blocks", ("blocks.tex",), "Parameters of one block"),
     "embeddings": ("latex_sections", "embeddings", ("embeddings.tex",), "Embeddings, final norm and head"),
     "total": ("latex_sections", "total", ("total.tex",), "The total"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .text import expr_text, number
+from .text import expr_text, group_marks, number
 
 
 def md_escape(text: str) -> str:
@@ -51,7 +51,8 @@ def shapes_md(model, concrete, symbolic) -> str:
     b = ", ".join(f"{k} = {number(model.sizes[k])}" for k in ("B", "T") if k in model.sizes)
     rows = []
     for i, (c, s) in enumerate(zip(concrete, symbolic), 1):
-        rows.append([str(i), _code(c.name) + (" (×L)" if c.group else ""), md_escape(c.label),
+        marks = group_marks(model.arch, c.group)
+        rows.append([str(i), _code(c.name) + (f" ({marks})" if marks else ""), md_escape(c.label),
                      _code("(" + ", ".join(expr_text(x) for x in s.shape) + ")"),
                      _code("(" + ", ".join(number(x) if x.is_number else expr_text(x) for x in c.shape) + ")")])
     return "\n".join([f"# Shape trace of {md_escape(model.name)}", "", sizes_line(model), "",

@@ -18,6 +18,18 @@ def expr_text(expr) -> str:
     return s.replace("*", "·")
 
 
+def group_marks(arch, group: str | None) -> str:
+    """How a node is repeated, outermost group first: ``×L``; an expert ``×L, ×E (k active)``;
+    ``""`` outside every group."""
+    marks = []
+    for g in reversed(arch.group_chain(group)):
+        mark = "×" + expr_text(g.repeat)
+        if sympy.expand(g.active - g.repeat) != 0:
+            mark += f" ({expr_text(g.active)} active)"
+        marks.append(mark)
+    return ", ".join(marks)
+
+
 def number(v, digits: int | None = None) -> str:
     """An exact value with thousands separators (``124,439,808``); a fraction stays exact
     (``3/2``) unless *digits* asks for a rounded decimal. None prints as ``-``."""

@@ -1,0 +1,193 @@
+"""Every family, everywhere (issue 7: "the graph, LaTeX and queries work for every family").
+
+For one preset of each registered family (the generic ``decoder`` at small sizes), at a small
+B and T: the counts, the shape trace, the Graphviz DOT, the LaTeX of ``--what all``, and the
+queries (rule, dominance, crossover of the blocks' forward FLOPs as T grows, compare). The
+assertions are structural facts a reader can check by hand: breakdowns sum to totals, the KV
+cache is 2·L·B·T·h_kv·d_head fp32 numbers (Min(T, W) positions with a window), the logits are
+(B, T, V), every op of the graph is drawn, the exact parameter count is typeset, both sides of a
+crossover are equal at the point found. One standalone document with every family's parameter
+and shape tables and its forward pass step by step is compiled with latexmk, and each count is
+read back from the PDF's text.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+import sympy
+
+import symgpt
+from symgpt.cli import main
+from symgpt.families import families
+from symgpt.query import compare, crossover, dominance, rule
+from symgpt.render.dot import dot_text
+from symgpt.render.latex_doc import fragment, label_key, preamble
+from symgpt.render.latex_escape import tex_escape
+from symgpt.render.latex_numbers import tex_int
+from symgpt.symbols import T
+
+B_, T_ = 2, 8
+#: family -> (model, sizes bound on load); presets are rows of symgpt/presets*.py
+CASES = {
+    "gpt2": ("gpt2-small", {}),
+    "llama": ("llama-7b", {}),
+    "mistral": ("mistral-7b", {}),
+    "mixtral": ("mixtral-8x7b", {}),
+    "qwen2": ("qwen2-0.5b", {}),
+    "gemma": ("gemma-2b", {}),
+    "phi3": ("phi-3-mini", {}),
+    "falcon": ("falcon-7b", {}),
+    "gpt_neox": ("pythia-160m", {}),
+    "opt": ("opt-125m", {}),
+    "decoder": ("decoder", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 160}),
+}
+FAMILIES = sorted(CASES)
+WINDOWED = {"mistral", "phi3"}
+
+
+def test_every_registered_family_is_covered():
+    assert set(CASES) == set(families())
+
+
+_MODELS: dict[str, object] = {}
+
+
+def model(family):
+    if family not in _MODELS:
+        name, sizes = CASES[family]
+        m = symgpt.load(name, B=B_, T=T_, **sizes)
+        assert m.family.name == family
+        _MODELS[family] = m
+    return _MODELS[family]
+
+
+def _sums(q):
+    """(sum of the breakdown's values, the total's value): equal for every quantity."""
+    return sum(q.values().values()), q.value
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_counts(family):
+    m = model(family)
+    for name in ("params", "flops.forward", "flops.train", "memory.total", "memory.kv_cache"):
+        q = m.quantity(name)
+        total, value = _sums(q)
+        assert value is not None and value.is_Integer and value > 0, (name, value)
+        assert total == value, name
+    fwd, bwd, train = (m.quantity(n).value for n in ("flops.forward", "flops.backward", "flops.train"))
+    assert train == fwd + bwd
+    # default convention: matmuls only, each needs both input gradients -> backward = 2 x forward
+    assert bwd == 2 * fwd
+    s = m.sizes
+    h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
+    keys = min(T_, s["W"]) if "W" in s else T_
+    assert m.quantity("memory.kv_cache").value == 2 * s["L"] * B_ * keys * h_kv * d_head * 4  # fp32
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_shapes(family, capsys):
+    m = model(family)
+    shapes = m.shapes()
+    assert len(shapes) == len(m.arch.order)
+    assert shapes[0].name == "input_ids" and shapes[0].shape == (B_, T_)
+    by_name = {t.name: t.shape for t in shapes}
+    assert by_name[m.arch.output] == (B_, T_, m.sizes["V"])
+    assert all(x.is_Integer and x > 0 for t in shapes for x in t.shape)
+    assert main(["shapes", CASES[family][0], "--set", f"B={B_}", "--set", f"T={T_}",
+                 *(a for k, v in CASES[family][1].items() for a in ("--set", f"{k}={v}"))]) == 0
+    out = capsys.readouterr().out
+    for t in shapes:
+        marks = ", ".join("×" + str(g.repeat) + ("" if g.active == g.repeat else f" ({g.active} active)")
+                          for g in reversed(m.arch.group_chain(t.group)))
+        assert re.search(rf"^{re.escape(t.name + (' ' + marks if marks else ''))}\s", out, re.M), t.name
+
+
+def test_expert_shapes_show_both_groups(capsys):
+    assert main(["shapes", "mixtral-8x7b", "--set", "B=1", "--set", "T=3"]) == 0
+    assert re.search(r"^blocks/ffn/experts/up ×L, ×E \(k active\)\s+U\s+\(B, T, d_ff\)\s+\(1, 3, 14336\)",
+                     capsys.readouterr().out, re.M)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_dot(family):
+    m = model(family)
+    dot = dot_text(m)
+    assert dot.startswith("digraph symgpt {") and dot.rstrip().endswith("}")
+    for n in m.arch.order:
+        assert f'"{n}" [' in dot, n
+    for g in m.arch.groups:
+        assert f'subgraph "cluster_{g}"' in dot, g
+    assert f"total {int(m.params.value):,}" in dot
+    assert m.diagram().dot == dot
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_latex_all(family):
+    m = model(family)
+    tex = fragment(m, "all")
+    assert tex_int(m.params.value) in tex
+    assert tex_int(m.params.value) == f"{int(m.params.value):,}".replace(",", "{,}")
+    key = label_key(m.name)
+    for section in ("shapes", "blocks", "breakdown"):
+        assert f"tab:symgpt-{key}-{section}" in tex, section
+    assert tex.count(r"\begin{") == tex.count(r"\end{")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_queries(family):
+    m = model(family)
+    r = rule(m.params, "d")
+    assert r.rule != 0 and -1 < r.relative_error <= 0  # leading terms of a sum of positive terms
+    dom = dominance(m.params, "d")
+    assert sympy.simplify(sum(p.limit for p in dom.parts)) == 1
+    assert dom.terms[0].order >= 1
+    c = crossover(m.quantity("flops.forward"), "T", part="blocks")
+    assert c.value is not None and c.value > 0
+    assert sympy.expand((c.fast - c.slow).xreplace({T: c.solution})) == 0   # the sides meet there
+    assert sympy.expand(c.fast / c.slow).free_symbols >= {T}
+    if family in WINDOWED:
+        assert "T <= W" in c.notes[0] and "Min(T, W) = T" in c.notes[0]
+        assert c.value > m.sizes["W"] and "never reached" in c.notes[1]
+    else:
+        assert c.notes == ()
+    same = compare(m.params, sympy.sstr(m.params.expr).replace("**", "^"))
+    assert same.equal
+    cmp = compare(m.params, r.rule)
+    assert cmp.difference_value == r.rule_value - m.params.value
+    assert cmp.equal == (r.relative_error == 0)  # gemma: d_head, d_ff are free, every term is linear in d
+
+
+def test_crossover_cli_says_the_window_regime(capsys):
+    assert main(["crossover", "mistral-7b", "flops.forward", "--as", "T", "--part", "blocks"]) == 0
+    out = capsys.readouterr().out
+    assert "at T = d + d·h_kv/h + 3·d_ff/2\n   = 26,624" in out
+    assert "note: solved in the regime T <= W, where Min(T, W) = T" in out
+    assert "note: T = 26624 lies beyond W = 4096" in out
+
+
+def test_one_document_with_every_family_compiles(tmp_path):
+    """Every family's parameter and shape tables and its forward pass step by step, in one
+    standalone article: latexmk, pdftotext."""
+    assert shutil.which("latexmk") and shutil.which("pdftotext"), "TeX and poppler are required"
+    body = []
+    for family in FAMILIES:
+        m = model(family)
+        body += [f"\\section*{{{tex_escape(family)}}}", fragment(m, ["params", "shapes", "steps"]), "\\clearpage"]
+    src = ("\\documentclass{article}\n" + preamble() + "\\begin{document}\n" + "\n".join(body)
+           + "\\end{document}\n")
+    tex = tmp_path / "families.tex"
+    tex.write_text(src, encoding="utf-8")
+    run = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", tex.name],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stdout[-3000:]
+    text = subprocess.run(["pdftotext", str(tex.with_suffix(".pdf")), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    flat = re.sub(r"\s+", " ", text)
+    for family in FAMILIES:
+        assert f"{int(model(family).params.value):,}" in flat, family
+    assert flat.count("Step 1: Token Embedding Lookup.") == len(FAMILIES)
+    assert flat.count("Logit Projection.") == len(FAMILIES)
