@@ -44,7 +44,9 @@ class Convention:
     ``dropout`` (None: as the model's flags say), ``norm_stats`` (how the per-row mean/rstd of
     a norm are stored: fp32 | act | none), ``dropout_mask`` (bool: 1 byte, CUDA; act: the
     activation dtype, PyTorch on CPU), ``causal_mask_saved`` (eager attention's (T, T) bool mask),
-    ``loss_saved`` (the loss's log-probabilities and targets).
+    ``loss_saved`` (the loss's log-probabilities and targets), ``rms_normed_saved`` (an unfused
+    RMSNorm -- PyTorch's composite on CPU, transformers' ``LlamaRMSNorm`` -- also saves the
+    normalised ``x·rstd`` for the scale's gradient).
     """
 
     name: str
@@ -73,6 +75,7 @@ class Convention:
     dropout_mask: str = "bool"
     causal_mask_saved: bool = True
     loss_saved: bool = True
+    rms_normed_saved: bool = False
 
     def __post_init__(self) -> None:
         check_choice("recompute", self.recompute, RECOMPUTE)
@@ -121,8 +124,8 @@ _PRESETS = (
         "pytorch-cpu",
         "PyTorch eager on CPU, measured with torch.autograd.graph.saved_tensors_hooks",
         "FLOPs as default; memory: the tensors PyTorch saves on CPU (norm statistics and "
-        "dropout masks in the activation dtype)",
-        norm_stats="act", dropout_mask="act",
+        "dropout masks in the activation dtype; an RMSNorm also keeps x·rstd)",
+        norm_stats="act", dropout_mask="act", rms_normed_saved=True,
     ),
     Convention(
         "kaplan",

@@ -191,3 +191,9 @@ def test_one_document_with_every_family_compiles(tmp_path):
         assert f"{int(model(family).params.value):,}" in flat, family
     assert flat.count("Step 1: Token Embedding Lookup.") == len(FAMILIES)
     assert flat.count("Logit Projection.") == len(FAMILIES)
+
+
+def test_latex_shapes_name_the_expert_group():
+    tex = fragment(model("mixtral"), "shapes")
+    assert (r"\emph{expert, repeated $E = 8$ times, $k = 2$ active per token, in each transformer block}"
+            in tex)

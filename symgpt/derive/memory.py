@@ -156,6 +156,8 @@ def _dtype_bytes(s: Setup, item) -> int | None:
     conv, act = s.conv, s.bytes.act
     if item.role in ("mean", "rstd"):
         return {"fp32": 4, "act": act, "none": None}[conv.norm_stats]
+    if item.role == "normed":  # an unfused RMSNorm's x·rstd
+        return act if conv.rms_normed_saved else None
     if item.role == "causal_mask" and not conv.causal_mask_saved:
         return None
     if item.role == "mask" and item.dtype == "bool":

@@ -74,7 +74,10 @@ class RMSNorm(Op):
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
-        return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"))
+        # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
+        # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
+        return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
+                Saved("normed", x))
 
     def describe(self):
         return f"RMSNorm {self.dim}"

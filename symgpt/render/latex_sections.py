@@ -281,6 +281,13 @@ def shapes(model, notation, **bindings) -> dict:
             rep = m.value(grp.repeat)
             title = Tex(f"{tex_escape(grp.label or c.group)}, repeated ${tex_expr(grp.repeat, notation)}"
                         + (f" = {tex_int(rep)}$ times" if rep is not None else "$ times"))
+            if sympy.expand(grp.active - grp.repeat) != 0:  # experts: k of E run per token
+                act = m.value(grp.active)
+                title = Tex(f"{title}, ${tex_expr(grp.active, notation)}"
+                            + (f" = {tex_int(act)}$" if act is not None else "$") + " active per token")
+            if grp.parent is not None:
+                outer = m.arch.groups[grp.parent].label or grp.parent
+                title = Tex(f"{title}, in each {tex_escape(outer.lower())}")
         if not bands or bands[-1]["group"] != c.group:
             bands.append({"group": c.group, "title": title, "rows": []})
         bound = all(getattr(x, "is_number", False) for x in c.shape)

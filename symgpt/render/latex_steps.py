@@ -39,15 +39,12 @@ class Shape(Tex):
 
 
 def _role(arch, node: str) -> str:
-    """``blocks/ffn/experts/up`` -> ``ffn/up``: the path without any group prefix."""
-    a = arch.graph.nodes[node]
-    path = node
-    for g in arch.group_chain(a["group"]):
-        if path.startswith(g.name + "/"):
-            rest = path[len(g.name) + 1:]
-            path = (g.name.split("/", 1)[1] + "/" + rest) if "/" in g.name else rest
+    """``blocks/ffn/experts/up`` -> ``ffn/up``: the path without the repeated groups' names."""
+    chain = arch.group_chain(arch.graph.nodes[node]["group"])
+    path = node[len(chain[-1].name) + 1:] if chain else node
+    inner = {g.name.rsplit("/", 1)[-1] for g in chain[:-1]}
     parts = path.split("/")
-    return "/".join(p for i, p in enumerate(parts) if not (i and p == "experts"))
+    return "/".join(p for i, p in enumerate(parts) if i == len(parts) - 1 or p not in inner)
 
 
 class _Ctx:
@@ -58,8 +55,7 @@ class _Ctx:
         self.names: dict[str, str] = {}
 
     def value(self, expr):
-        v = self.m.value(as_expr(expr))
-        return v
+        return self.m.value(as_expr(expr))
 
     def math(self, expr) -> Tex:
         """The value (``3{,}072``) where bound, else the expression, for math mode."""
@@ -285,7 +281,7 @@ def steps(model, notation, **bindings) -> dict:
         chain = arch.group_chain(arch.graph.nodes[n]["group"])
         top = chain[-1].name if chain else None
         phases.setdefault((top, _phase(c, n)), []).append(n)
-    out, number, residuals, layers = [], sympy.Integer(1), 0, None
+    out, number, residuals, layers, one_layer = [], sympy.Integer(1), 0, None, False
     keys = list(phases)
     for i, (top, phase) in enumerate(keys):
         nodes = phases[(top, phase)]
@@ -307,6 +303,7 @@ def steps(model, notation, **bindings) -> dict:
             g = arch.groups[top]
             out[-1]["closes"] = (g.label or g.name).lower()
             layers = c.num(g.repeat)
+            one_layer = c.value(g.repeat) == 1
             more = sympy.expand(g.repeat - 1)
             known = c.value(more)
             if (known if known is not None else more) != 0:  # the other copies: one step each
@@ -320,7 +317,7 @@ def steps(model, notation, **bindings) -> dict:
     sizes = [(Tex(notation.symbol(k)), Tex(tex_int(m.sizes[k]))) for k in ("d", "L", "h", "h_kv")
              if k in m.sizes]
     return {**header(m, notation), "steps": out, "ids": c.out(ids),
-            "layers": layers, "batch": c.num(B_), "tokens": c.num(T_), "one": c.one, "sizes": sizes,
+            "layers": layers, "one_layer": one_layer, "batch": c.num(B_), "tokens": c.num(T_), "one": c.one, "sizes": sizes,
             "batch_m": c.math(B_), "tokens_m": c.math(T_),
             "bound": c.value(B_) is not None and c.value(T_) is not None,
             "loss": any(p == "loss" for _, p in keys), "parallel": bool(arch.flags.get("parallel")),
