@@ -31,7 +31,7 @@ from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label, resolve
 from .parallel import divisor_for_param, tp_region
-from .walk import attention_core, checkpoints, context, recomputed, top_group
+from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,9 @@ def _saved(s: Setup):
             if conv.attention == "flash" and node in core and a["op"].kind == "dropout":
                 continue  # a fused kernel regenerates its dropout mask from the RNG state
             g = top_group(arch, node)
+            copies = arch.activity(node)
+            if item.shares.startswith("input") and loop_invariant(arch, producer, node):
+                g, copies = None, arch.activity(producer)  # one tensor shared by every copy
             key = (tensor, g.name if g else None)
             if key in seen:
                 continue
@@ -212,7 +215,7 @@ def _saved(s: Setup):
                 div = s.tp
             elif s.tp > 1 and a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
-            entries.append((node, item.role, tuple(item.shape), per, arch.activity(node), div, tensor))
+            entries.append((node, item.role, tuple(item.shape), per, copies, div, tensor))
     if conv.recompute == "full":
         for c in checkpoints(arch):
             group = _reader_group(arch, c)

@@ -96,3 +96,17 @@ def top_group(arch: Arch, node: str):
     """The outermost group holding *node* (None outside every group)."""
     chain = arch.group_chain(arch.graph.nodes[node]["group"])
     return chain[-1] if chain else None
+
+
+def loop_invariant(arch: Arch, tensor: str, node: str) -> bool:
+    """Whether *tensor*, read by *node* inside a repeated group, is the same tensor in every copy
+    of the group: made outside the group (a rotary table) rather than carried through it (the
+    residual stream, whose shape is the shape of what the group hands on)."""
+    g = top_group(arch, node)
+    if g is None or top_group(arch, tensor) is g:
+        return False
+    outs = {tuple(arch.shape(n)) for n in arch.graph.nodes
+            if arch.graph.nodes[n]["kind"] == "op" and top_group(arch, n) is g
+            and any(arch.graph.nodes[v]["kind"] == "op" and top_group(arch, v) is not g
+                    for v in arch.graph.successors(n))}
+    return tuple(arch.shape(tensor)) not in outs
