@@ -146,7 +146,7 @@ def _json_kind(value) -> str:
     return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
-def from_dict(cfg: dict, name: str, source: str = "", **overrides):
+def from_dict(cfg: dict, name: str, source: str = "", /, **overrides):
     """A :class:`Model` from an already parsed config object (``name`` is kept as data)."""
     from .families.base import family as get_family
     from .model import Model, _split
@@ -179,7 +179,7 @@ def from_dict(cfg: dict, name: str, source: str = "", **overrides):
                  notes=tuple(notes))
 
 
-def load_config(path: Path, **overrides):
+def load_config(path: Path, /, **overrides):
     """The model of the HF-style ``config.json`` at *path* (or in the folder *path*, as a
     checkpoint folder holds it), named after the file's stem (the folder's name for a folder)."""
     path = Path(path)

@@ -102,8 +102,10 @@ def _qwen2(f):
             raise SymgptError(f"{f.where}: field 'layer_types' must be a list of strings")
         kinds = set(types)
     else:
-        kinds = {"sliding_attention" if window is not None and i >= first else "full_attention"
-                 for i in range(sizes["L"])}
+        # layer i slides iff a window is set and i >= first (decided without a loop over L)
+        kinds = {"full_attention"} if window is None or first > 0 else set()
+        if window is not None and first < sizes["L"]:
+            kinds.add("sliding_attention")
     if len(kinds) > 1:
         raise SymgptError(f"{f.where}: layers mix full and sliding-window attention, which symgpt "
                           "does not model (every block is the same)")

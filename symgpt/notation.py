@@ -246,6 +246,13 @@ def load_profile(path: Path | str) -> Notation:
     return _build(name, _builtin(base_name), spec, where)
 
 
+def _exists(spec: str) -> bool:
+    try:
+        return Path(spec).exists()
+    except OSError:  # a name too long for the file system is no file
+        return False
+
+
 def notation(spec: "str | Path | Notation | None" = None) -> Notation:
     """A built-in profile by name (``default``, ``megatron``, ``kaplan``, ``raschka``), a
     validated user profile from a file path, or *spec* itself when it is a Notation."""
@@ -255,6 +262,6 @@ def notation(spec: "str | Path | Notation | None" = None) -> Notation:
         return spec
     if isinstance(spec, str) and spec in PROFILES:
         return _builtin(spec)
-    if isinstance(spec, Path) or (isinstance(spec, str) and (Path(spec).suffix or "/" in spec or Path(spec).exists())):
+    if isinstance(spec, Path) or (isinstance(spec, str) and (Path(spec).suffix or "/" in spec or _exists(spec))):
         return load_profile(spec)
     raise SymgptError(f"unknown notation {spec!r}; built-in: {', '.join(PROFILES)}, or a path to a profile file")

@@ -97,6 +97,10 @@ def setup(model, convention=None, precision=None, optimizer="adamw", zero=0, dp=
     zero, dp, tp = _int("zero", zero, 0, 3), _int("dp", dp, 1), _int("tp", tp, 1)
     if sp and tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
+    heads = model.sizes.get("h")
+    if tp > 1 and heads is not None and heads % tp:
+        raise SymgptError(f"tp={tp} must divide the number of heads h={heads} "
+                          "(tensor parallelism gives each rank whole heads)")
     if conv.dropout is not None and "dropout" in model.flags and model.flags["dropout"] != conv.dropout:
         model = model.with_(dropout=bool(conv.dropout))
     return Setup(model, conv, precision, optimizer, zero, dp, tp, bool(sp))
