@@ -11,7 +11,8 @@ command -v latexmk >/dev/null 2>&1 || need+=(latexmk)
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 kpsewhich siunitx.sty >/dev/null 2>&1 || need+=(texlive-science)
 kpsewhich booktabs.sty >/dev/null 2>&1 || need+=(texlive-latex-recommended)
-kpsewhich pgfplots.sty >/dev/null 2>&1 || need+=(texlive-pictures texlive-latex-extra)
+kpsewhich pgfplots.sty >/dev/null 2>&1 || need+=(texlive-pictures)
+kpsewhich adjustbox.sty >/dev/null 2>&1 || need+=(texlive-latex-extra)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need root to install ${need[*]} (apt-get)" >&2; exit 1
