@@ -89,7 +89,7 @@ def _seconds(v) -> str:
 
 
 def time_text(m, qs, peak, mfu, hint: str = "") -> str:
-    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {number(mfu)} ({float(mfu):.3g})", ""]
+    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {number(mfu)} = {100 * float(mfu):.4g} %", ""]
     fmt = {"s": _seconds, "tokens/s": lambda v: f"{float(v):,.6g} tokens/s" if v is not None else "(symbolic)",
            "": lambda v: f"{float(v):.4g}" if v is not None else "(symbolic)",
            "nats": lambda v: f"{float(v):.4f} nats (ln V)" if v is not None else "(symbolic)"}
