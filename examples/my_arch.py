@@ -26,7 +26,7 @@ def build(flags, bound):
     tok = g.op("embedding/token", ops.Embedding(V, d), ids)                  # (B, T, d)
     pos = g.op("embedding/position", ops.PositionEmbedding(T_max, d), ids)   # (T, d)
     x = g.op("embedding/add", ops.Add(), tok, pos)                           # (B, T, d)
-    with g.repeat("blocks", L, label="block"):
+    with g.repeat("blocks", L, label="block", carry=x):
         a = g.op("norms/attention", ops.RMSNorm(d), x)                       # (B, T, d)
         q = g.op("attention/q", ops.Linear(d, h * dh, bias=False), a)        # (B, T, d)
         k = g.op("attention/k", ops.Linear(d, h_kv * dh, bias=False), a)     # (B, T, h_kv·dh)

@@ -38,6 +38,9 @@ class Group:
     active: sympy.Expr
     parent: str | None = None
     label: str = ""
+    #: the tensors each copy hands to the next (the residual stream), when declared; any other
+    #: tensor made outside and read inside is the same in every copy (a rotary table)
+    carry: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -130,15 +133,23 @@ class Builder:
 
     # --- groups -----------------------------------------------------------------------------
     @contextmanager
-    def repeat(self, name: str, count, active=None, label: str = ""):
-        """Nodes declared inside belong to a group repeated *count* times (*active* run)."""
+    def repeat(self, name: str, count, active=None, label: str = "", carry=None):
+        """Nodes declared inside belong to a group repeated *count* times (*active* run).
+
+        *carry* names the tensor (or tensors) each copy hands to the next: the block input that
+        the previous copy's output replaces (the residual stream)."""
         path = self._path(name)
         if path in self.groups:
             raise SymgptError(f"group {path!r} declared twice")
         parent = self._stack[-1] if self._stack else None
         count = as_expr(count)
         active = count if active is None else as_expr(active)
-        self.groups[path] = Group(path, count, active, parent, label or name)
+        if carry is not None:
+            carry = (carry,) if isinstance(carry, str) else tuple(carry)
+            for c in carry:
+                if c not in self.graph:
+                    raise SymgptError(f"group {path!r}: carried tensor {c!r} is not declared")
+        self.groups[path] = Group(path, count, active, parent, label or name, carry)
         self._stack.append(path)
         try:
             yield path

@@ -101,10 +101,13 @@ def top_group(arch: Arch, node: str):
 def loop_invariant(arch: Arch, tensor: str, node: str) -> bool:
     """Whether *tensor*, read by *node* inside a repeated group, is the same tensor in every copy
     of the group: made outside the group (a rotary table) rather than carried through it (the
-    residual stream, whose shape is the shape of what the group hands on)."""
+    residual stream). Groups declare what they carry (``Builder.repeat(carry=...)``); for one that
+    does not, a tensor of the shape the group hands on counts as carried."""
     g = top_group(arch, node)
     if g is None or top_group(arch, tensor) is g:
         return False
+    if g.carry is not None:
+        return tensor not in g.carry
     outs = {tuple(arch.shape(n)) for n in arch.graph.nodes
             if arch.graph.nodes[n]["kind"] == "op" and top_group(arch, n) is g
             and any(arch.graph.nodes[v]["kind"] == "op" and top_group(arch, v) is not g

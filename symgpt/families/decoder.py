@@ -134,7 +134,7 @@ def build(flags, bound, name="decoder"):
     table = None
     if flags["positions"] == "rotary":
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin")
-    with g.repeat("blocks", L, label="Transformer block"):
+    with g.repeat("blocks", L, label="Transformer block", carry=x):
         x = _block(g, flags, s, x, table)
     if flags["final_norm"]:
         x = g.op("final_norm", _norm(flags, d), x, label="final norm")                # (B, T, d)

@@ -37,7 +37,7 @@ def build(flags, bound):
     if flags["dropout"]:
         x = g.op("embedding/dropout", ops.Dropout(), x)
 
-    with g.repeat("blocks", L, label="Transformer block"):
+    with g.repeat("blocks", L, label="Transformer block", carry=x):
         a = g.op("norms/attention", ops.LayerNorm(d, bias=bias), x, label="LayerNorm_1")   # (B, T, d)
         qkv = g.op("attention/qkv", ops.Linear(d, 3 * d, bias=qkv_bias), a, label="QKV")  # (B, T, 3d)
         heads = {}
