@@ -17,6 +17,7 @@ def _arch(carry: bool):
     with g.repeat("blocks", L, carry=x if carry else None):
         y = g.op("mix", Mul(), x, side)
         x = g.op("out", Linear(d, d), y)
+    x = g.op("head", Linear(d, V), x)              # what the blocks hand on goes on
     return g.build(output=x)
 
 
