@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import pytest
 import sympy
 
 import symgpt
+from helpers import pdf_words
 from symgpt.cli import main
 from symgpt.families import families
 from symgpt.query import compare, crossover, dominance, rule
@@ -184,12 +184,7 @@ def test_one_document_with_every_family_compiles(tmp_path):
            + "\\end{document}\n")
     tex = tmp_path / "families.tex"
     tex.write_text(src, encoding="utf-8")
-    run = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", tex.name],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert run.returncode == 0, run.stdout[-3000:]
-    text = subprocess.run(["pdftotext", str(tex.with_suffix(".pdf")), "-"], capture_output=True,
-                          text=True, check=True).stdout
-    flat = re.sub(r"\s+", " ", text)
+    flat = pdf_words(tex)
     for family in FAMILIES:
         assert f"{int(model(family).params.value):,}" in flat, family
     assert flat.count("Step 1: Token Embedding Lookup.") == len(FAMILIES)

@@ -130,13 +130,7 @@ def test_report_costs_part(tmp_path):
     ("time_gpt2-small_B8_T1024.txt", ["time", "gpt2-small", *BT, "--mfu", "0.4", "--tokens", "300e9"]),
 ])
 def test_human_output_golden(capsys, name, argv):
-    import os
-    from pathlib import Path
+    from helpers import golden
 
     assert main(argv) == 0
-    actual = capsys.readouterr().out
-    path = Path(__file__).parent / "golden" / name
-    if os.environ.get("SYMGPT_REGEN_GOLDEN"):
-        path.write_text(actual, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}; run with SYMGPT_REGEN_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8"), f"{name} changed; if intended, regenerate"
+    golden(name, capsys.readouterr().out)

@@ -4,9 +4,7 @@ the hand parameter counts, and golden files. No Graphviz needed here (see test_g
 Regenerate the golden files with ``SYMGPT_REGEN_GOLDEN=1 python -m pytest tests/test_graph.py``.
 """
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +14,6 @@ from symgpt.families import family
 from symgpt.model import Model
 from symgpt.render.dot import diagram, dot_text
 
-GOLDEN = Path(__file__).parent / "golden"
 NODE = re.compile(r'^\s*"([^"]+)" \[label=<(.*)>, (.*)\];$')
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)" \[label=<(.*)>((?:, [^<>]*)?)\];$')
 
@@ -40,13 +37,7 @@ def text(html: str) -> str:
         .replace("&amp;", "&")
 
 
-def golden(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("SYMGPT_REGEN_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}; run with SYMGPT_REGEN_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8"), f"{name} changed; if intended, regenerate"
+from helpers import golden  # noqa: E402
 
 
 # --- seed 001: GPT-2 small, "The cat sat" = 3 tokens, d = 768, 12 layers, 12 heads ---------

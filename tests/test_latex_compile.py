@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import helpers
 import symgpt
 from symgpt.render.latex_doc import document, preamble
 from symgpt.report import report_model
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "golden"
 WEIRD = "my_model&v2%#$"
 HF_SMALL = {"model_type": "gpt2", "n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": 1000, "n_positions": 64}
 
@@ -31,21 +31,11 @@ def cli(*args, cwd=ROOT):
 
 
 def compile_pdf(tex: Path) -> tuple[int, str, str]:
-    r = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", tex.name],
-                       cwd=tex.parent, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    log = tex.with_suffix(".log").read_text(errors="replace") if tex.with_suffix(".log").exists() else r.stdout
-    pdf = tex.with_suffix(".pdf")
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True).stdout \
-        if pdf.exists() else ""
-    return r.returncode, log, text
+    return helpers.compile_tex(tex, layout=True)
 
 
 def golden(name: str, text: str) -> None:
-    path = GOLDEN / f"latex_{name}.tex"
-    if os.environ.get("SYMGPT_REGEN_GOLDEN"):
-        path.write_text(text)
-    assert path.exists(), f"missing golden {path.name}: run with SYMGPT_REGEN_GOLDEN=1"
-    assert text == path.read_text(), f"{path.name} changed (SYMGPT_REGEN_GOLDEN=1 to accept)"
+    helpers.golden(f"latex_{name}.tex", text)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ then 21 (final LayerNorm) and 22 (logits) where the seed has 22 and 23.
 
 from __future__ import annotations
 
-import re
 import shutil
-import subprocess
 
 import pytest
 
 import symgpt
+from helpers import pdf_words
 from symgpt.cli import main
 from symgpt.notation import notation
 from symgpt.render.latex_doc import document, fragment
@@ -145,12 +144,7 @@ def test_cli_and_standalone_pdf(tmp_path, capsys):
     assert shutil.which("latexmk") and shutil.which("pdftotext"), "TeX and poppler are required"
     tex = tmp_path / "steps.tex"
     tex.write_text(document(symgpt.load("gpt2-small", B=1, T=3), "steps"), encoding="utf-8")
-    run = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", tex.name],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert run.returncode == 0, run.stdout[-3000:]
-    text = subprocess.run(["pdftotext", str(tex.with_suffix(".pdf")), "-"], capture_output=True,
-                          text=True, check=True).stdout
-    flat = re.sub(r"\s+", " ", text)
+    flat = pdf_words(tex)
     for words in ("Step 1: Token Embedding Lookup.", "Steps 10 through 20: Repeat for Layers 2 through 12.",
                   "Step 22: Logit Projection.", "transposed token embedding matrix of shape (768, 50,257)",
                   "logits of shape (3, 50,257)", "(12, 3, 64)"):

@@ -105,7 +105,6 @@ def test_bad_input_one_line_exit_2(capsys, argv):
 
 # --- human output, guarded by golden files (SYMGPT_REGEN_GOLDEN=1 regenerates them) --------
 
-GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.mark.parametrize("name,argv", [
@@ -117,13 +116,7 @@ GOLDEN = Path(__file__).parent / "golden"
     ("query_dominance_gpt2_params_d.txt", ["dominance", "gpt2", "params", "--as", "d", "--depth", "2"]),
 ])
 def test_human_output_golden(capsys, name, argv):
-    import os
+    from helpers import golden
 
     assert main(argv) == 0
-    actual = capsys.readouterr().out
-    path = GOLDEN / name
-    if os.environ.get("SYMGPT_REGEN_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}; run with SYMGPT_REGEN_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8"), f"{name} changed; if intended, regenerate"
+    golden(name, capsys.readouterr().out)
