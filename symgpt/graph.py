@@ -24,8 +24,9 @@ from typing import Iterator
 import networkx as nx
 import sympy
 
+from . import roles as _roles
 from .errors import SymgptError
-from .symbols import as_expr  # noqa: F401  (re-exported)
+from .symbols import T, as_expr  # noqa: F401  (re-exported)
 from .ops.base import Op, ParamSpec, Shape, check_registered, numel
 
 
@@ -41,6 +42,10 @@ class Group:
     #: the tensors each copy hands to the next (the residual stream), when declared; any other
     #: tensor made outside and read inside is the same in every copy (a rotary table)
     carry: tuple[str, ...] | None = None
+    #: what the group is (``roles.STACK``: a stack of layers; ``roles.EXPERTS``)
+    role: str | None = None
+    #: a stack's sequence length (the symbol its tokens are counted in: T, or T_enc / T_dec)
+    length: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,49 @@ class Arch:
     def input_shapes(self, name: str) -> tuple[Shape, ...]:
         return tuple(self.shape(i) for i in self.inputs_of(name))
 
+    # --- roles: what each node is (see symgpt.roles) ----------------------------------------
+    def role(self, name: str) -> str | None:
+        """The role of node *name* (``attention.q``, ``head``, ...), or None."""
+        return self.node(name).get("role")
+
+    def find(self, role: str, stack: str | None = None) -> list[str]:
+        """Every op or input node with *role*, in forward order (inside *stack* only, if given)."""
+        _roles.check(role)
+        out = []
+        for n in self.order:
+            a = self.graph.nodes[n]
+            if a.get("role") != role:
+                continue
+            if stack is not None and self.stack_of(n) != stack:
+                continue
+            out.append(n)
+        return out
+
+    def first(self, role: str, stack: str | None = None) -> str | None:
+        """The first node with *role* in forward order, or None."""
+        found = self.find(role, stack)
+        return found[0] if found else None
+
+    def stacks(self) -> list[Group]:
+        """The stacks of layers (top-level repeated groups with role ``stack``), in forward order."""
+        seen = []
+        for n in self.order:
+            g = self.graph.nodes[n].get("group")
+            chain = self.group_chain(g)
+            if chain and chain[-1].role == _roles.STACK and chain[-1] not in seen:
+                seen.append(chain[-1])
+        return seen
+
+    def stack_of(self, name: str) -> str | None:
+        """The name of the stack node *name* lies in, or None (embeddings, head)."""
+        chain = self.group_chain(self.graph.nodes[name].get("group"))
+        return chain[-1].name if chain and chain[-1].role == _roles.STACK else None
+
+    def groups_with(self, role: str) -> list[Group]:
+        """Every group with *role* (``roles.EXPERTS``), outermost first."""
+        _roles.check(role, group=True)
+        return [g for g in self.groups.values() if g.role == role]
+
 
 class Builder:
     """Declares an architecture node by node. Paths nest under open groups.
@@ -133,11 +181,14 @@ class Builder:
 
     # --- groups -----------------------------------------------------------------------------
     @contextmanager
-    def repeat(self, name: str, count, active=None, label: str = "", carry=None):
+    def repeat(self, name: str, count, active=None, label: str = "", carry=None, role: str | None = None,
+               length=None):
         """Nodes declared inside belong to a group repeated *count* times (*active* run).
 
         *carry* names the tensor (or tensors) each copy hands to the next: the block input that
-        the previous copy's output replaces (the residual stream)."""
+        the previous copy's output replaces (the residual stream). *role* says what the group is
+        (``roles.STACK``, ``roles.EXPERTS``; left out, a top-level group is a stack and a nested
+        group named ``experts`` holds experts); *length* is a stack's sequence length (T)."""
         path = self._path(name)
         if path in self.groups:
             raise SymgptError(f"group {path!r} declared twice")
@@ -149,7 +200,13 @@ class Builder:
             for c in carry:
                 if c not in self.graph:
                     raise SymgptError(f"group {path!r}: carried tensor {c!r} is not declared")
-        self.groups[path] = Group(path, count, active, parent, label or name, carry)
+        if role is None:
+            role = _roles.STACK if parent is None else (_roles.EXPERTS if name.split("/")[-1] == "experts" else None)
+        _roles.check(role, group=True)
+        if role == _roles.STACK and length is None:
+            length = T
+        length = None if length is None else as_expr(length)
+        self.groups[path] = Group(path, count, active, parent, label or name, carry, role, length)
         self._stack.append(path)
         try:
             yield path
@@ -167,14 +224,21 @@ class Builder:
         self.graph.add_node(path, group=self._stack[-1] if self._stack else None, **attrs)
 
     # --- nodes ------------------------------------------------------------------------------
-    def input(self, name: str, shape: Shape, dtype: str = "int64", label: str = "") -> str:
+    def input(self, name: str, shape: Shape, dtype: str = "int64", label: str = "", role: str | None = None) -> str:
         path = self._path(name)
-        self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={})
+        if role is None:
+            role = _roles.infer(path, list(self._stack))
+        self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={},
+                  role=_roles.check(role))
         self.order.append(path)
         return path
 
-    def op(self, name: str, op: Op, *inputs: str, tie: dict[str, str] | None = None, label: str = "") -> str:
-        """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter."""
+    def op(self, name: str, op: Op, *inputs: str, tie: dict[str, str] | None = None, label: str = "",
+           role: str | None = None) -> str:
+        """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter.
+
+        *role* says what the op is (``roles.QUERY``, ``roles.HEAD``, ...); left out, it is read from
+        GPT-2's path scheme (``attention/q`` is a query), or stays None."""
         check_registered(op)
         if op.arity is not None and len(inputs) != op.arity:
             raise SymgptError(f"{op.kind} takes {op.arity} input(s), got {len(inputs)}")
@@ -192,7 +256,10 @@ class Builder:
             raise e.with_context(f"{self.name}: {path}") from None
         tie = dict(tie or {})
         params: dict[str, str] = {}
-        self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name)
+        if role is None:
+            role = _roles.infer(path, list(self._stack))
+        self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,
+                  role=_roles.check(role))
         for slot, i in enumerate(inputs):
             self.graph.add_edge(i, path, kind="data", slot=slot, shape=self.graph.nodes[i]["shape"])
         for spec in specs:

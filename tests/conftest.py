@@ -4,3 +4,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+# Subprocesses (the CLI run as `python -m symgpt`) import this checkout's symgpt, whatever
+# symgpt an editable install points at (a git worktree, a fresh clone).
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _ROOT)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)

@@ -1,0 +1,194 @@
+"""Roles: what each node of an architecture *is*, the contract between families and consumers.
+
+A family names its nodes as its source does (``blocks/attention/qkv`` for GPT-2,
+``encoder/layer/attention/self/query`` for BERT, ...). What the rest of symgpt needs to know --
+which op is the token embedding, which tensors are the keys and values a cache holds, which
+matmul is the LM head, which repeated group is a stack of layers and how many there are --
+it asks for by *role*, never by path:
+
+>>> arch.find(roles.KEY_HEADS)            # every key-heads node, in forward order
+>>> arch.first(roles.HEAD)                # the LM head (or None)
+>>> [g.name for g in arch.stacks()]       # the repeated stacks, e.g. ['blocks']
+
+A node's role is declared with ``Builder.op(..., role=roles.QUERY)``; a repeated group's with
+``Builder.repeat(..., role=roles.STACK, length=T)``. A family that declares none (a user's own
+architecture named after GPT-2's scheme) gets them from :func:`infer`, which reads GPT-2's path
+scheme, so old declarations keep working.
+
+Roles are plain strings, grouped by the part of the model they belong to. Cross-attention in an
+encoder--decoder uses the ``cross_attention.*`` roles, which the self-attention consumers do not
+see.
+"""
+
+from __future__ import annotations
+
+# --- inputs ---------------------------------------------------------------------------------
+TOKENS = "input.tokens"              # token ids (B, T)
+
+# --- embeddings -----------------------------------------------------------------------------
+TOKEN_EMBEDDING = "embedding.token"
+POSITION_EMBEDDING = "embedding.position"
+TOKEN_TYPE_EMBEDDING = "embedding.token_type"
+PATCH_EMBEDDING = "embedding.patch"
+ROTARY_TABLE = "embedding.rotary"
+EMBEDDING_ADD = "embedding.add"
+EMBEDDING_SCALE = "embedding.scale"
+PROJECT_IN = "embedding.project_in"  # embeddings narrower than d: projected in and out
+PROJECT_OUT = "embedding.project_out"
+DROPOUT = "dropout"
+
+# --- norms ----------------------------------------------------------------------------------
+ATTENTION_NORM = "norm.attention"
+CROSS_NORM = "norm.cross_attention"
+FFN_NORM = "norm.ffn"
+FINAL_NORM = "norm.final"
+
+# --- attention (self) -----------------------------------------------------------------------
+QKV = "attention.qkv"                # a fused Q/K/V projection
+QUERY = "attention.q"                # the query projection (or the slice of a fused one)
+KEY = "attention.k"
+VALUE = "attention.v"
+QUERY_HEADS = "attention.q_heads"    # (B, h, T, d_head)
+KEY_HEADS = "attention.k_heads"      # the keys a KV cache holds (before any repeat)
+VALUE_HEADS = "attention.v_heads"
+QUERY_ROTARY = "attention.q_rotary"
+KEY_ROTARY = "attention.k_rotary"
+KEY_REPEAT = "attention.k_repeat"    # grouped-query attention: K heads repeated h/h_kv times
+VALUE_REPEAT = "attention.v_repeat"
+SCORES = "attention.scores"          # Q·Kᵀ
+ALIBI = "attention.alibi"
+SCALE = "attention.scale"
+MASK = "attention.mask"
+SOFTMAX = "attention.softmax"
+VALUES = "attention.values"          # A·V
+MERGE = "attention.merge"
+OUT = "attention.out"                # the output projection
+ATTENTION_RESIDUAL = "residual.attention"
+
+# --- cross-attention (encoder--decoder) ------------------------------------------------------
+CROSS_QUERY = "cross_attention.q"
+CROSS_KEY = "cross_attention.k"
+CROSS_VALUE = "cross_attention.v"
+CROSS_KEY_HEADS = "cross_attention.k_heads"
+CROSS_VALUE_HEADS = "cross_attention.v_heads"
+CROSS_SCORES = "cross_attention.scores"
+CROSS_VALUES = "cross_attention.values"
+CROSS_OUT = "cross_attention.out"
+CROSS_RESIDUAL = "residual.cross_attention"
+
+# --- feed-forward ---------------------------------------------------------------------------
+FFN_UP = "ffn.up"
+FFN_GATE = "ffn.gate"
+FFN_GATE_UP = "ffn.gate_up"          # a fused gate/up projection
+FFN_ACT = "ffn.act"
+FFN_DOWN = "ffn.down"
+FFN_MUL = "ffn.mul"                  # act(gate) ⊙ up
+ROUTER = "ffn.router"
+ROUTER_SOFTMAX = "ffn.router_softmax"
+TOP_K = "ffn.topk"
+COMBINE = "ffn.combine"
+FFN_RESIDUAL = "residual.ffn"
+
+# --- output ---------------------------------------------------------------------------------
+HEAD = "head"                        # the LM head (or a classifier)
+LOSS = "loss"
+
+# --- groups ---------------------------------------------------------------------------------
+STACK = "stack"                      # a stack of identical layers (× its count)
+EXPERTS = "experts"                  # the experts of a mixture (× E, k active)
+
+#: every node role, for validation and documentation (every upper-case string constant above)
+NODE_ROLES: frozenset[str] = frozenset(
+    v for k, v in dict(globals()).items()
+    if k.isupper() and not k.startswith("_") and isinstance(v, str) and v not in (STACK, EXPERTS)
+)
+GROUP_ROLES: frozenset[str] = frozenset({STACK, EXPERTS})
+
+#: the families of roles: the part of a model a role belongs to (breakdowns, colours)
+def part_of(role: str | None) -> str | None:
+    """``attention.q`` -> ``attention``; ``norm.final`` -> ``norm``; ``head`` -> ``head``."""
+    if role is None:
+        return None
+    return role.split(".", 1)[0]
+
+
+# --- GPT-2's path scheme, read as roles (families that declare no roles) ----------------------
+#: path inside a stack (or at the top level) -> role
+_GPT2_PATHS: dict[str, str] = {
+    "input_ids": TOKENS,
+    "embedding/token": TOKEN_EMBEDDING,
+    "embedding/position": POSITION_EMBEDDING,
+    "embedding/rotary": ROTARY_TABLE,
+    "embedding/add": EMBEDDING_ADD,
+    "embedding/scale": EMBEDDING_SCALE,
+    "embedding/project_in": PROJECT_IN,
+    "embedding/project_out": PROJECT_OUT,
+    "embedding/dropout": DROPOUT,
+    "attention/dropout": DROPOUT,
+    "attention/dropout_out": DROPOUT,
+    "ffn/dropout": DROPOUT,
+    "norms/attention": ATTENTION_NORM,
+    "norms/ffn": FFN_NORM,
+    "final_norm": FINAL_NORM,
+    "attention/qkv": QKV,
+    "attention/q": QUERY,
+    "attention/k": KEY,
+    "attention/v": VALUE,
+    "attention/q_heads": QUERY_HEADS,
+    "attention/k_heads": KEY_HEADS,
+    "attention/v_heads": VALUE_HEADS,
+    "attention/q_rotary": QUERY_ROTARY,
+    "attention/k_rotary": KEY_ROTARY,
+    "attention/k_repeat": KEY_REPEAT,
+    "attention/v_repeat": VALUE_REPEAT,
+    "attention/scores": SCORES,
+    "attention/scale": SCALE,
+    "attention/alibi": ALIBI,
+    "attention/mask": MASK,
+    "attention/softmax": SOFTMAX,
+    "attention/values": VALUES,
+    "attention/merge": MERGE,
+    "attention/proj": OUT,
+    "attention/residual": ATTENTION_RESIDUAL,
+    "ffn/up": FFN_UP,
+    "ffn/gate": FFN_GATE,
+    "ffn/gate_up": FFN_GATE_UP,
+    "ffn/act": FFN_ACT,
+    "ffn/down": FFN_DOWN,
+    "ffn/mul": FFN_MUL,
+    "ffn/router": ROUTER,
+    "ffn/router_softmax": ROUTER_SOFTMAX,
+    "ffn/topk": TOP_K,
+    "ffn/combine": COMBINE,
+    "ffn/residual": FFN_RESIDUAL,
+    "lm_head": HEAD,
+    "loss": LOSS,
+}
+
+
+def infer(path: str, groups: list[str]) -> str | None:
+    """The role GPT-2's path scheme gives *path*, whose enclosing groups are *groups* (outermost
+    first): the path is read relative to the outermost group; inside a nested group (experts)
+    the part relative to that group is read as an FFN part (``blocks/ffn/experts/up`` ->
+    ``ffn.up``)."""
+    local = path
+    if groups:
+        local = path[len(groups[0]) + 1:] if path.startswith(groups[0] + "/") else path
+    if local in _GPT2_PATHS:
+        return _GPT2_PATHS[local]
+    if len(groups) > 1 and path.startswith(groups[-1] + "/"):
+        inner = path[len(groups[-1]) + 1:]
+        return _GPT2_PATHS.get(f"ffn/{inner}")
+    return None
+
+
+def check(role: str | None, *, group: bool = False) -> str | None:
+    """*role* itself, or a clear error for a name that is not a role."""
+    from .errors import SymgptError
+
+    if role is None:
+        return None
+    known = GROUP_ROLES if group else NODE_ROLES
+    if role not in known:
+        raise SymgptError(f"unknown {'group ' if group else ''}role {role!r}; roles: {', '.join(sorted(known))}")
+    return role
