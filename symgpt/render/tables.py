@@ -156,11 +156,13 @@ def size_value(model, name: str):
         v = model.value(d / h)
         return v if v is not None and v.is_Integer else None
     if name == "d_ff":
-        from ..derive.params import parameter_list
+        from .. import roles as R
 
-        for e in parameter_list(model.arch):
-            if e.owner.endswith(("ffn/up", "ffn/gate")) and e.local == "weight" and len(e.shape) == 2:
-                return model.value(e.shape[1])
+        arch = model.arch
+        for n in sorted(arch.find(R.FFN_UP) + arch.find(R.FFN_GATE), key=arch.order.index):
+            op = arch.graph.nodes[n]["op"]
+            if op.kind == "linear":  # the width of the FFN's first linear layer
+                return model.value(op.n_out)
     return None
 
 
