@@ -13,7 +13,7 @@ from .. import roles as R
 from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import evaluate
-from ..symbols import T
+from ..symbols import B, T
 from .latex import Tex, tex_expr
 from .latex_escape import tex_escape
 from .latex_math import tex_lines, tex_substituted, tex_term_values
@@ -104,7 +104,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     others = []
     for g in stacks[1:]:
         e = by_role(fwd, model, [g.name]).expr
-        others.append({"label": Tex(tex_escape(f"{g.label or g.name} layers (all {g.repeat})")),
+        others.append({"label": Tex(tex_escape(f"{(g.label or g.name).lower()} stack, all {g.repeat} of them")),
                        "formula": tex_expr(e, notation), "value": _sci(evaluate(e, b))})
     others += [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
                 "value": _sci(evaluate(e, b))}
@@ -121,7 +121,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
            "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
            "block_terms": tex_term_values(block.expr, b, numbers, digits),
            "block_value": _sci(block.value),
-           "repeat": Tex(f"{notation.symbol('B')} {tex_expr(first.repeat, notation)}"),
+           "repeat": tex_expr(B * first.repeat, notation),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
            "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(fwd.value),

@@ -24,6 +24,11 @@ TENSORS = {
     R.FFN_NORM: ("LayerNorm 2", {"weight": r"\gamma_2", "bias": r"\beta_2"}),
     R.FFN_UP: ("FFN expand", {"weight": "W_1", "bias": "b_1"}),
     R.FFN_DOWN: ("FFN contract", {"weight": "W_2", "bias": "b_2"}),
+    R.CROSS_NORM: ("LayerNorm (cross-attention)", {"weight": r"\gamma_c", "bias": r"\beta_c"}),
+    R.CROSS_QUERY: ("cross-attention query", {"weight": "W^{c}_Q", "bias": "b^{c}_Q"}),
+    R.CROSS_KEY: ("cross-attention key", {"weight": "W^{c}_K", "bias": "b^{c}_K"}),
+    R.CROSS_VALUE: ("cross-attention value", {"weight": "W^{c}_V", "bias": "b^{c}_V"}),
+    R.CROSS_OUT: ("cross-attention output", {"weight": "W^{c}_O", "bias": "b^{c}_O"}),
     R.FINAL_NORM: ("final LayerNorm", {"weight": r"\gamma_f", "bias": r"\beta_f"}),
     R.HEAD: ("LM head", {"weight": r"W_{\mathrm{head}}"}),
 }

@@ -138,6 +138,12 @@ def _phase(c: _Ctx, node: str) -> str:
         return "attn_in"
     if part == "ffn":
         return "ffn"
+    if part == "cross_attention":  # an encoder-decoder's attention to the encoder output
+        return "cross_attention"
+    src = a["inputs"][0] if a["inputs"] else None
+    if a.get("role") is None and src is not None and arch.graph.nodes[src].get("kind") == "op" \
+            and arch.graph.nodes[src]["group"] is not None:
+        return _phase(c, src)  # an op without a role: in the step of the op it reads
     return role
 
 
