@@ -195,3 +195,28 @@ def test_latex_fragments(what):
 def test_diagram():
     dot = diagram(model(B=1, T=4)).dot
     assert "Encoder layer" in dot and "Decoder layer" in dot and "cross/k_heads" in dot
+
+
+def test_selection_by_role_in_a_mixture():
+    import symgpt
+    from symgpt.errors import SymgptError
+
+    m = symgpt.load("mixtral-8x7b")
+    # 32 layers × 8 experts × 3 matrices of 4096 × 14336; the router: 32 × 4096 × 8
+    assert by_role(m.params, m, [R.EXPERTS]).value == 32 * 8 * 3 * 4096 * 14336 == 45_097_156_608
+    assert by_role(m.params, m, [R.ROUTER]).value == 32 * 4096 * 8
+    with pytest.raises(SymgptError, match="unknown role"):
+        by_role(m.params, m, ["attention.qq"])
+    with pytest.raises(SymgptError, match="no entry with role 'embedding.position'"):
+        by_role(m.params, m, [R.POSITION_EMBEDDING])   # rotary: no position table
+
+
+def test_one_stack_must_be_picked():
+    from symgpt.errors import SymgptError
+    from symgpt.query import only_stack
+
+    m = model()
+    with pytest.raises(SymgptError, match="2 stacks of layers"):
+        only_stack(m.params, m)
+    dec = only_stack(by_role(m.params, m, [R.CROSS_KEY]), m)
+    assert sympy.expand(dec.expr - L * (d**2 + d)) == 0   # W_K and b_K of the cross-attention

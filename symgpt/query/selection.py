@@ -80,13 +80,13 @@ def entry_stack(arch, path: str) -> str | None:
 
 
 def _node_roles(arch, path: str) -> set[str]:
-    """The roles an entry at *path* answers to: its node's role, and ``stack`` (plus the stack's
-    name) when it lies inside a stack."""
+    """The roles an entry at *path* answers to: its node's role, the roles of the groups around
+    it (``experts``), and ``stack`` plus the stack's name when it lies inside a stack."""
     out = set()
     if path in arch.graph and arch.graph.nodes[path]["kind"] != "param":
-        role = arch.graph.nodes[path].get("role")
-        if role is not None:
-            out.add(role)
+        a = arch.graph.nodes[path]
+        out.update(r for r in (a.get("role"), *(g.role for g in arch.group_chain(a.get("group"))))
+                   if r is not None)
     stack = entry_stack(arch, path)
     if stack is not None:
         out.update((_roles.STACK, stack))
@@ -96,7 +96,8 @@ def _node_roles(arch, path: str) -> set[str]:
 def by_role(q: Quantity, model, wanted) -> Quantity:
     """The entries of *q* whose op has one of the roles *wanted* (``roles.HEAD``,
     ``roles.TOKEN_EMBEDDING``; ``roles.STACK``: every entry inside a stack of layers; a stack's
-    name: every entry inside that stack). A role the model has no entry for is an error."""
+    name: every entry inside that stack; ``roles.EXPERTS``: every entry inside experts). A role
+    the model has no entry for is an error."""
     arch = model.arch
     wanted = [wanted] if isinstance(wanted, str) else list(wanted)
     stacks = {g.name for g in arch.stacks()}
