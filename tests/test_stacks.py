@@ -220,3 +220,14 @@ def test_one_stack_must_be_picked():
         only_stack(m.params, m)
     dec = only_stack(by_role(m.params, m, [R.CROSS_KEY]), m)
     assert sympy.expand(dec.expr - L * (d**2 + d)) == 0   # W_K and b_K of the cross-attention
+
+
+def test_whole_document_compiles(tmp_path):
+    from helpers import pdf_words
+    from symgpt.render.latex_doc import document
+
+    tex = tmp_path / "encdec.tex"
+    tex.write_text(document(model(B=1, T=4), ["all", "steps"]))
+    words = pdf_words(tex)
+    assert "Cross-Attention to the Encoder Output" in words
+    assert "5,480" in words   # the parameter count above, by hand
