@@ -25,7 +25,7 @@ from symgpt.cli import main
 from symgpt.families import families
 from symgpt.query import compare, crossover, dominance, rule
 from symgpt.render.dot import dot_text
-from symgpt.render.latex_doc import fragment, label_key, preamble
+from symgpt.documents.latex_doc import fragment, label_key, preamble
 from symgpt.render.latex_escape import tex_escape
 from symgpt.render.latex_numbers import tex_int
 from symgpt.symbols import T

@@ -20,7 +20,7 @@ import symgpt
 from helpers import pdf_words
 from symgpt.cli import main
 from symgpt.notation import notation
-from symgpt.render.latex_doc import document, fragment
+from symgpt.documents.latex_doc import document, fragment
 from symgpt.render.latex_steps import steps
 
 

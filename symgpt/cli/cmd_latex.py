@@ -15,7 +15,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p):
-    from ..render.latex_doc import WHATS
+    from ..documents.latex_doc import WHATS
 
     add_model(p)
     p.add_argument("--what", action="append", metavar="PART", choices=WHATS,
@@ -38,8 +38,8 @@ def run(args) -> int:
 
     from ..io import write_atomic
     from ..notation import notation
-    from ..render.latex_doc import document, fragment, preamble
-    from ..report import report_model
+    from ..documents.latex_doc import document, fragment, preamble
+    from ..documents.report import report_model
 
     if args.preamble:
         text = preamble()
@@ -55,9 +55,9 @@ def run(args) -> int:
             raise SymgptError(f"--digits must be 1..12, got {args.digits}")
         opts = {"flops": {"numbers": args.numbers, "digits": args.digits, "convention": args.convention}}
         if args.standalone:
-            text = document(m, what, nota, skip_unavailable=(what == ["all"]), **opts)
+            text = document(m, what, nota, **opts)
         else:
-            text = fragment(m, what if what != ["all"] else _available(m), nota, **opts)
+            text = fragment(m, what, nota, **opts)
     if args.output:
         write_atomic(Path(args.output), text)
         emit(f"wrote {args.output}")
@@ -65,8 +65,3 @@ def run(args) -> int:
         emit(text)
     return 0
 
-
-def _available(m):
-    from ..render.latex_doc import ALIASES, available
-
-    return [w for w in ALIASES["all"] if available(w, m)]

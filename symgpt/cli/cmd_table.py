@@ -29,7 +29,7 @@ def run(args) -> int:
 
     from ..io import write_atomic
     from ..model import load
-    from ..render.tables import scaling_table
+    from ..documents.tables import scaling_table
 
     over = settings(args)
     models = [load(name, **over) for name in args.model]

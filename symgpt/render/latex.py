@@ -96,6 +96,11 @@ def render(template: str, **context) -> str:
 
 # --- expressions ------------------------------------------------------------------------------
 
+def preamble() -> str:
+    """The LaTeX preamble every fragment and table needs (``templates/preamble.tex``)."""
+    return render("preamble.tex")
+
+
 def tex_expr(expr, notation) -> Tex:
     """*expr* as LaTeX math in *notation* (highest degree first, ``12 L d^{2} + ...``)."""
     if isinstance(expr, int):

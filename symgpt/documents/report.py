@@ -1,26 +1,22 @@
 """``symgpt report``: everything symgpt can produce for a model, written into one folder.
 
-Each part (``symgpt.reportparts.*``) writes its files into a staging folder; the folder then
-replaces the report whole (``symgpt.io.atomic_dir``). A part module that is not installed is
-skipped; any error leaves the previous report untouched.
+Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) writes its files into a
+staging folder; the folder then replaces the report whole (``symgpt.io.atomic_dir``). Any error
+leaves the previous report untouched.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
-from .errors import SymgptError
-from .io import atomic_dir, write_atomic
+from ..errors import SymgptError
+from ..io import atomic_dir, write_atomic
+from ..render.markdown import index_md
+from .reportparts import core, costs, graph, latex
 
-#: the parts of a report, in order
-REPORT_PARTS = (
-    "symgpt.reportparts.core",
-    "symgpt.reportparts.costs",
-    "symgpt.reportparts.latex",
-    "symgpt.reportparts.graph",
-)
+#: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
+REPORT_PARTS = (core, costs, latex, graph)
 
 #: the workload a report assumes unless B and T are set (the seeds' B = 8, T = T_max)
 DEFAULT_B = 8
@@ -44,25 +40,14 @@ def safe_name(name: str) -> str:
     return s[:80]
 
 
-def parts():
-    for mod in REPORT_PARTS:
-        try:
-            yield importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-
-
 def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     """Write the report of *model* into *out_dir* (replaced whole); returns the files written."""
     model = report_model(model)
     out_dir = Path(out_dir)
     written: list[str] = []
     with atomic_dir(out_dir) as stage:
-        for part in parts():
+        for part in REPORT_PARTS:
             written += part.write(model, stage, **options)
-        from .render.markdown import index_md
-
         write_atomic(stage / "index.md", index_md(model, sorted(written)))
         written.append("index.md")
     return [out_dir / w for w in sorted(written)]
