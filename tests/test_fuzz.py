@@ -141,7 +141,7 @@ def test_fuzz_config_objects(model_type, fields):
     import signal
 
     from attacks import Hang, _on_alarm
-    from symgpt.hfconfig import from_dict
+    from symgpt.model import from_config as from_dict
 
     cfg = {"model_type": model_type, **fields}
     previous = signal.signal(signal.SIGALRM, _on_alarm)

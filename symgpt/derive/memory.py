@@ -26,7 +26,6 @@ import sympy
 
 from ..conventions import Convention, check_choice
 from ..errors import SymgptError
-from ..model import register_quantity
 from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label, resolve
@@ -309,9 +308,3 @@ def seed000_terms(model, precision="mixed-fp16") -> Quantity:
     return Quantity("memory.activations", parts, model.bindings, "bytes", "seed000",
                     ("seed 000 §5.5: three named terms per block (block input, attention scores, FFN "
                      f"hidden) × L at {act} bytes; not the full list of saved tensors",))
-
-
-for _name, _fn in (("memory.weights", weights), ("memory.gradients", gradients),
-                   ("memory.optimizer", optimizer), ("memory.activations", activations),
-                   ("memory.logits", logits), ("memory.kv_cache", kv_cache), ("memory.total", total)):
-    register_quantity(_name, _fn)

@@ -14,25 +14,10 @@ from ..errors import SymgptError
 from ..io import atomic_dir, write_atomic
 from ..render.markdown import index_md
 from .reportparts import core, costs, graph, latex
+from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
 REPORT_PARTS = (core, costs, latex, graph)
-
-#: the workload a report assumes unless B and T are set (the seeds' B = 8, T = T_max)
-DEFAULT_B = 8
-
-
-def report_model(model):
-    """The model with B and T bound for a report (B = 8, T = T_max unless set)."""
-    extra = {}
-    if "B" not in model.sizes:
-        extra["B"] = DEFAULT_B
-    if "T" not in model.sizes:
-        if "T_max" not in model.sizes:
-            raise SymgptError(f"{model.name}: set T (the sequence length) for a report, e.g. --set T=2048")
-        extra["T"] = int(model.sizes["T_max"])
-    return model.with_(**extra) if extra else model
-
 
 def safe_name(name: str) -> str:
     """A folder name for a model: letters, digits, '.', '_' and '-' only."""

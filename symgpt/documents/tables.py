@@ -48,7 +48,7 @@ def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "
     """Seed 000 §6: one row per model, one column per size or quantity."""
     from ..model import load
     from ..notation import notation as get_notation
-    from .report import report_model
+    from .workload import report_model
 
     nota = get_notation(notation)
     if isinstance(columns, str):

@@ -103,10 +103,7 @@ def preamble() -> str:
 
 def tex_expr(expr, notation) -> Tex:
     """*expr* as LaTeX math in *notation* (highest degree first, ``12 L d^{2} + ...``)."""
-    if isinstance(expr, int):
-        expr = sympy.Integer(expr)
-    return Tex(sympy.latex(expr, symbol_names=notation.symbol_names, order="lex",
-                           mul_symbol=None, ln_notation=True))
+    return Tex(notation.latex(expr))
 
 
 def tex_shape(shape, notation) -> Tex:
