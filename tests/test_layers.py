@@ -184,3 +184,17 @@ def test_type_checking_imports_do_not_count():
 def test_function_local_imports_count():
     found = {t for t, _, _ in imports("symgpt.cli.cmd_report")}
     assert "symgpt.documents.report" in found          # imported inside run()
+
+
+def test_no_registry_swallows_a_missing_module():
+    """Registries are explicit tables of imported objects: nothing catches ModuleNotFoundError
+    (or ImportError) to drop an entry silently."""
+    bad = []
+    for m, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                names = [n.id for n in ast.walk(node.type) if isinstance(n, ast.Name)]
+                names += [n.attr for n in ast.walk(node.type) if isinstance(n, ast.Attribute)]
+                if {"ModuleNotFoundError", "ImportError"} & set(names):
+                    bad.append(f"{m}:{node.lineno}")
+    assert not bad, "except ModuleNotFoundError/ImportError in " + ", ".join(bad)

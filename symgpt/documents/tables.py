@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ..errors import SymgptError
+from ..render.latex_numbers import STYLES
 from ..render.tables import FORMATS, Column, Table, column
 
 DEFAULT_COLUMNS = ("L", "h", "d", "d_ff", "T_max", "params")
@@ -56,8 +57,8 @@ def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "
     cols = tuple(column(c, nota) for c in columns)
     if not cols:
         raise SymgptError("no columns")
-    if style not in ("exact", "short", "sci"):
-        raise SymgptError(f"unknown number style {style!r}; styles: exact, short, sci")
+    if style not in STYLES:
+        raise SymgptError(f"unknown number style {style!r}; styles: {', '.join(STYLES)}")
     names, values = [], []
     for m in models:
         m = load(m) if isinstance(m, str) else m
