@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -34,10 +35,15 @@ def tex(s: str) -> Tex:
 
 
 def template_dir() -> Path:
-    """``templates/`` of the source tree (``SYMGPT_TEMPLATES`` overrides it)."""
+    """The LaTeX templates: ``SYMGPT_TEMPLATES`` if set; else the copy an installed wheel carries
+    (``symgpt/templates``, package data); else ``templates/`` at the top of the checkout (a
+    source tree or an editable install)."""
     env = os.environ.get("SYMGPT_TEMPLATES")
     if env:
         return Path(env)
+    packaged = resources.files("symgpt").joinpath("templates")
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
     here = Path(__file__).resolve().parents[2] / "templates"
     if not here.is_dir():
         raise SymgptError(f"the LaTeX templates are missing ({here}); set SYMGPT_TEMPLATES")
