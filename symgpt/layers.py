@@ -26,8 +26,9 @@ LAYERS = (
 )
 
 #: what printers must not import although it sits below them: they format what they are given,
-#: so they never load a model or run a query (``module: names``; an empty tuple forbids the module)
+#: so they never derive, load a model or run a query (``module: names``; an empty tuple forbids the module)
 RENDER_FORBIDDEN = {
+    "symgpt.derive": (),
     "symgpt.model": ("load",),
     "symgpt.preset": (),
     "symgpt.presets": (),

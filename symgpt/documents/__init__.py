@@ -1,4 +1,5 @@
 """Documents: the one layer that loads models and runs queries to assemble something -- the
 report (``report``, ``reportparts``), LaTeX fragments and documents (``latex_doc``) and the
-sections that run queries (``latex_costs``, ``latex_selftest``), scaling tables (``tables``).
+contexts of their sections (``latex_sections``, ``latex_steps``, ``latex_costs``,
+``latex_selftest``), scaling tables (``tables``).
 The printers they use live in ``symgpt.render`` and are given finished objects."""

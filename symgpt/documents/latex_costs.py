@@ -18,7 +18,7 @@ from ..render.latex_escape import tex_escape
 from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
 from ..render.latex_names import tensor_name
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
-from ..render.latex_sections import header
+from .latex_sections import header
 
 #: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments
 MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}

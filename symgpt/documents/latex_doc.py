@@ -4,7 +4,7 @@
 >>> tex = fragment(symgpt.load("gpt2-small"), "blocks", notation="raschka")
 
 A *section* is a name (``blocks``, ``shapes``, ...), a context builder (a function of
-``render.latex_sections``, ``render.latex_steps``, ``documents.latex_costs``, ...) and one or more
+``latex_sections``, ``latex_steps``, ``latex_costs``, ...) and one or more
 templates. ``fragment`` renders one section for ``\\input``; ``document`` wraps sections in a
 standalone article that compiles with pdflatex.
 """
@@ -16,10 +16,9 @@ from typing import Callable, NamedTuple
 
 from ..errors import SymgptError
 from ..notation import notation as get_notation
-from ..render import latex_sections, latex_steps
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
-from . import latex_costs, latex_selftest, tables
+from . import latex_costs, latex_sections, latex_selftest, latex_steps, tables
 
 
 class Section(NamedTuple):

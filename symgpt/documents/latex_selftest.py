@@ -7,7 +7,7 @@ from ..errors import SymgptError
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
-from ..render.latex_sections import header
+from .latex_sections import header
 
 #: the models and workloads the seed's questions name
 QUESTION_FAMILY = "gpt2"                                                # the §4.1 block of (b), (e)
