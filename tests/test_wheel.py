@@ -34,23 +34,33 @@ def installed(tmp_path_factory):
     working folder outside the checkout)."""
     tmp = tmp_path_factory.mktemp("wheel")
     src, dist = tmp / "src", tmp / "dist"   # a copy: the build leaves build/ and *.egg-info behind
+    _copy_sources(src)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+          "-w", str(dist), str(src)], cwd=tmp)
+    (wheel,) = dist.glob("symgpt-*.whl")
+    venv, env = _venv(tmp / "venv")
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+          str(wheel)], cwd=tmp, env=env)
+    work = tmp / "elsewhere"
+    work.mkdir()
+    return wheel, venv, env, work
+
+
+def _venv(venv: Path):
+    """A fresh virtual environment that sees the system's packages (SymPy, pip, setuptools), and
+    an environment for running in it without this checkout on PYTHONPATH."""
+    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], cwd=venv.parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SYMGPT_TEMPLATES")}
+    return venv, env
+
+
+def _copy_sources(src: Path) -> None:
     src.mkdir()
     for name in SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(ROOT / name, src / name)
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-          "-w", str(dist), str(src)], cwd=tmp)
-    (wheel,) = dist.glob("symgpt-*.whl")
-    venv = tmp / "venv"
-    _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SYMGPT_TEMPLATES")}
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "-q",
-          str(wheel)], cwd=tmp, env=env)
-    work = tmp / "elsewhere"
-    work.mkdir()
-    return wheel, venv, env, work
 
 
 def test_the_wheel_holds_every_module_and_template(installed):
@@ -91,3 +101,17 @@ def test_report_from_the_wheel_equals_the_committed_one(installed):
         assert (out / name).read_bytes() == (REPORT / name).read_bytes(), name
     index = [line for line in (REPORT / "index.md").read_text().splitlines() if "report.pdf" not in line]
     assert (out / "index.md").read_text().splitlines() == index
+
+
+def test_an_editable_install_reads_the_top_level_templates(tmp_path):
+    src = tmp_path / "src"
+    _copy_sources(src)
+    venv, env = _venv(tmp_path / "venv")
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+          "--no-index", "-q", "-e", str(src)], cwd=tmp_path, env=env)
+    code = ("import symgpt, symgpt.render.latex as l; print(l.template_dir()); "
+            "print(symgpt.fragment(symgpt.load('gpt2-small'), 'blocks'))")
+    out = _run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env)
+    where, tex = out.split("\n", 1)
+    assert Path(where) == src / "templates"
+    assert "7{,}087{,}872" in tex

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import SymgptError
 from ..io import atomic_dir, write_atomic
 from ..render.markdown import index_md
 from .reportparts import core, costs, graph, latex

@@ -3,9 +3,9 @@ what the derivations computed.
 
 Templates (``templates/*.tex``) use LaTeX-friendly delimiters: ``\\VAR{x}`` prints a value,
 ``\\BLOCK{for ...}`` is a statement, ``%# ...`` a comment. They never compute: the Python side
-(``symgpt.documents.latex_sections``, ...) prepares every number and formula as a finished string. Any value that is
-not a :class:`Tex` string (already LaTeX) is escaped as text when printed, so user text (model
-names, file names) can never inject LaTeX.
+(``symgpt.documents.latex_sections``, ...) prepares every number and formula as a finished
+string. Any value that is not a :class:`Tex` string (already LaTeX) is escaped as text when
+printed, so user text (model names, file names) can never inject LaTeX.
 """
 
 from __future__ import annotations
