@@ -198,3 +198,13 @@ def test_no_registry_swallows_a_missing_module():
                 if {"ModuleNotFoundError", "ImportError"} & set(names):
                     bad.append(f"{m}:{node.lineno}")
     assert not bad, "except ModuleNotFoundError/ImportError in " + ", ".join(bad)
+
+
+def test_every_public_name_of_the_facade_resolves():
+    """``symgpt/__init__.py`` imports its names lazily by module name: each must exist."""
+    import symgpt
+
+    for name in symgpt.__all__:
+        assert getattr(symgpt, name) is not None, name
+    assert symgpt.fragment.__module__ == "symgpt.documents.latex_doc"
+    assert symgpt.diagram.__module__ == "symgpt.render.dot"
