@@ -65,7 +65,8 @@ def _copy_sources(src: Path) -> None:
 
 def test_the_wheel_holds_every_module_and_template(installed):
     wheel = installed[0]
-    names = set(zipfile.ZipFile(wheel).namelist())
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
     modules = {str(p.relative_to(ROOT)) for p in (ROOT / "symgpt").rglob("*.py")}
     templates = {f"symgpt/templates/{p.name}" for p in (ROOT / "templates").glob("*.tex")}
     assert len(templates) >= 10
