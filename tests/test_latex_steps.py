@@ -21,8 +21,8 @@ from helpers import pdf_words
 from symgpt import roles
 from symgpt.cli import main
 from symgpt.notation import notation
-from symgpt.render.latex_doc import document, fragment
-from symgpt.render.latex_steps import steps
+from symgpt.documents.latex_doc import document, fragment
+from symgpt.documents.latex_steps import steps
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from symgpt.graph import Builder
 from symgpt.model import Model
 from symgpt.notation import notation
 from symgpt.query import by_role, check_library, crossover, per_block, rule, select
-from symgpt.render.latex_doc import fragment
+from symgpt.documents.latex_doc import fragment
 from symgpt.symbols import B, L, T, T_max, V, d, h
 
 #: GPT-2's path -> the Hugging Face module name used here (the LaTeX shows paths in \texttt)

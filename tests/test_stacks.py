@@ -16,7 +16,7 @@ from symgpt.model import Model
 from symgpt.notation import notation
 from symgpt.query import by_role, crossover, dominance, per_block, rule, select
 from symgpt.render.dot import diagram
-from symgpt.render.latex_doc import fragment
+from symgpt.documents.latex_doc import fragment
 from symgpt.symbols import B, L, T, V, d, d_ff, h
 
 #: the source length: a stack's own sequence length (not a canonical symbol: it stays free)
@@ -224,7 +224,7 @@ def test_one_stack_must_be_picked():
 
 def test_whole_document_compiles(tmp_path):
     from helpers import pdf_words
-    from symgpt.render.latex_doc import document
+    from symgpt.documents.latex_doc import document
 
     tex = tmp_path / "encdec.tex"
     tex.write_text(document(model(B=1, T=4), ["all", "steps"]))

@@ -25,7 +25,6 @@ from .. import roles as _roles
 from ..conventions import Convention, check_choice, convention, PER, RECOMPUTE
 from ..errors import SymgptError
 from ..graph import Arch
-from ..model import register_quantity
 from ..ops.base import Work
 from ..quantity import Quantity
 from ..symbols import B, T
@@ -151,10 +150,3 @@ def train(model, convention=None, **overrides) -> Quantity:
     what = f"one training step, {kind} (recompute={conv.recompute}" + \
         (", recomputed forward counted)" if conv.hardware else ", recomputation not counted)")
     return _quantity(model, "flops.train", conv, parts, what, convention or "default")
-
-
-register_quantity("flops.forward", forward)
-register_quantity("flops.backward", backward)
-register_quantity("flops.train", train)
-
-from . import time as _time  # noqa: E402,F401  (registers the time.* quantities)

@@ -29,7 +29,7 @@ import sympy
 from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import Quantity, evaluate
-from ..render.text import expr_text, number
+from ..numtext import expr_text, number
 from ..symbols import CANONICAL
 from .rules import relative_error
 from .selection import load_model, select

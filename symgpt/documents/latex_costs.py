@@ -14,11 +14,11 @@ from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import evaluate
 from ..symbols import B, T
-from .latex import Tex, tex_expr
-from .latex_escape import tex_escape
-from .latex_math import tex_lines, tex_substituted, tex_term_values
-from .latex_names import tensor_name
-from .latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
+from ..render.latex import Tex, tex_expr
+from ..render.latex_escape import tex_escape
+from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
+from ..render.latex_names import tensor_name
+from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import header
 
 #: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments

@@ -20,9 +20,9 @@ import sympy
 from .. import roles as R
 from ..derive.shapes import trace
 from ..symbols import B as B_, T as T_, as_expr
-from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from .latex_escape import tex_escape
-from .latex_numbers import tex_int
+from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
+from ..render.latex_escape import tex_escape
+from ..render.latex_numbers import tex_int
 from .latex_sections import header
 
 _WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}

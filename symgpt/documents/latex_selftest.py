@@ -4,9 +4,9 @@ or a quantity of symgpt, printed; the questions' own sizes are data here, as the
 from __future__ import annotations
 
 from ..errors import SymgptError
-from .latex import Tex, tex_expr
-from .latex_escape import tex_texttt
-from .latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
+from ..render.latex import Tex, tex_expr
+from ..render.latex_escape import tex_texttt
+from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
 from .latex_sections import header
 
 #: the models and workloads the seed's questions name
@@ -37,7 +37,7 @@ def selftest(model, notation) -> dict:
     from ..model import load
     from ..query import by_role, dominance, rank_terms, ranking, rule
     from .latex_costs import MEMORY_POLICY
-    from .latex_names import tensor_name
+    from ..render.latex_names import tensor_name
 
     # (a) the count from the per-block table, and its largest term / tensor
     q = model.params

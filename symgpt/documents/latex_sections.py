@@ -13,10 +13,10 @@ from ..symbols import as_expr
 
 from ..derive.params import parameter_list, tied_uses
 from ..symbols import CANONICAL
-from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from .latex_escape import tex_escape, tex_texttt
-from .latex_names import COLOURS, category, category_label, local_path, tensor_name
-from .latex_numbers import tex_int, tex_percent, tex_short
+from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
+from ..render.latex_escape import tex_escape, tex_texttt
+from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
+from ..render.latex_numbers import tex_int, tex_percent, tex_short
 
 
 def _value(model, expr):
@@ -192,7 +192,7 @@ def breakdown(model, notation) -> dict:
             continue
         entry = groups[r["group"]]
         per_sum = sympy.Integer(0)
-        from .latex_names import TABLE_ORDER
+        from ..render.latex_names import TABLE_ORDER
 
         cats = sorted(entry["cats"].items(), key=lambda kv: TABLE_ORDER.index(kv[0])
                       if kv[0] in TABLE_ORDER else len(TABLE_ORDER))
@@ -229,7 +229,7 @@ def _share(v, total) -> Tex | None:
 
 def _bar(model, notation) -> dict:
     """One stacked bar: segments in category order with left/right in percent (0..100)."""
-    from .latex_names import CATEGORIES
+    from ..render.latex_names import CATEGORIES
 
     q = model.params
     tot = q.value
