@@ -20,6 +20,7 @@ REPORT_PARTS = (
     "symgpt.reportparts.costs",
     "symgpt.reportparts.latex",
     "symgpt.reportparts.graph",
+    "symgpt.documents.html",
 )
 
 #: the workload a report assumes unless B and T are set (the seeds' B = 8, T = T_max)

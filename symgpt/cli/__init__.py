@@ -15,7 +15,7 @@ from ..errors import SymgptError
 COMMANDS = (
     "models", "params", "shapes", "flops", "memory", "time",
     "rule", "dominance", "crossover", "compare", "check",
-    "latex", "table", "graph", "sweep", "report",
+    "latex", "table", "graph", "html", "sweep", "report",
 )
 
 
