@@ -215,7 +215,7 @@ function sharesPlot() {
     (v) => (total.n ? pct(M(v, Q(total.d, total.n))) : ""));
 }
 
-for (const x of $$("[data-symbol], [data-option]")) x.addEventListener("input", update);
+for (const x of $$("[data-symbol], [data-option]")) { x.addEventListener("input", update); x.addEventListener("change", update); }
 $("#reset").addEventListener("click", () => { for (const x of $$("[data-symbol], [data-option]")) x.value = x.dataset.default; update(); });
 update();
 document.body.dataset.ready = "true";

@@ -9,7 +9,7 @@ so the page prints the digits the command line prints, far past 2⁵³.
 
 >>> from symgpt.symbols import L, d
 >>> js_expr(12*L*d**2 + d/7)
-'A(M(Q(12n),s.L,P(s.d,2)),M(Q(1n,7n),s.d))'
+'A(M(Q(1n,7n),s.d),M(Q(12n),s.L,P(s.d,2)))'
 
 MathML is SymPy's presentation printer (``mathml_expr``), wrapped in ``<math>``.
 """
