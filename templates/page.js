@@ -168,7 +168,8 @@ function crossoverPlot() {
     pts.push([Number(t), toFloat(E[c.fast](s)), toFloat(E[c.slow](s))]);
   }
   const ymax = Math.max(...pts.map((p) => Math.max(p[1], p[2]))) || 1;
-  const W = 640, H = 300, L = 84, R = 36, Tp = 28, B = 40;
+  const W = width(svg), H = 300, L = 84, R = 36, Tp = 28, B = 40;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const x = (v) => L + ((W - L - R) * v) / xmax, y = (v) => H - B - ((H - Tp - B) * v) / ymax;
   svg.replaceChildren();
   svg.append(el("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }), el("line", { x1: L, y1: Tp, x2: L, y2: H - B, class: "axis" }));
@@ -189,8 +190,11 @@ function crossoverPlot() {
   }
 }
 
+/** the drawing width: the figure's width on screen, so that text stays legible on a phone */
+const width = (svg) => Math.round(Math.min(640, Math.max(340, svg.getBoundingClientRect().width || 640)));
+
 function barRows(svg, items, total, unitText) {
-  const W = 640, rowH = 26, L = 150, R = 150;
+  const W = width(svg), rowH = 26, L = Math.min(150, Math.round(W * 0.34)), R = Math.min(150, Math.round(W * 0.3));
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${W} ${rowH * items.length + 8}`);
   const t = toFloat(total) || 1;
@@ -217,5 +221,7 @@ function sharesPlot() {
 
 for (const x of $$("[data-symbol], [data-option]")) { x.addEventListener("input", update); x.addEventListener("change", update); }
 $("#reset").addEventListener("click", () => { for (const x of $$("[data-symbol], [data-option]")) x.value = x.dataset.default; update(); });
+let resizing = 0;
+window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(() => { if (state && !document.body.classList.contains("invalid")) plots(); }, 100); });
 update();
 document.body.dataset.ready = "true";
