@@ -178,7 +178,7 @@ function crossoverPlot() {
     svg.append(el("text", { x: L - 6, y: y(ymax * f) + 4, "text-anchor": "end" }, f ? sci(Q(BigInt(Math.round(ymax * f))), 2) : "0"));
   }
   svg.append(el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "T (sequence length)"));
-  svg.append(el("text", { x: 4, y: Tp - 4 }, "FLOPs"));
+  svg.append(el("text", { x: 4, y: 12 }, "FLOPs"));
   [[1, COLORS[1], c.fast_label], [2, COLORS[0], c.slow_label]].forEach(([j, color]) => {
     svg.append(el("polyline", { points: pts.map((p) => `${x(p[0]).toFixed(1)},${y(p[j]).toFixed(1)}`).join(" "), fill: "none", stroke: color, "stroke-width": 2.5 }));
   });
@@ -194,7 +194,7 @@ function crossoverPlot() {
 const width = (svg) => Math.round(Math.min(640, Math.max(340, svg.getBoundingClientRect().width || 640)));
 
 function barRows(svg, items, total, unitText) {
-  const W = width(svg), rowH = 26, L = Math.min(150, Math.round(W * 0.34)), R = Math.min(150, Math.round(W * 0.3));
+  const W = width(svg), rowH = 26, L = Math.min(150, Math.round(W * 0.38)), R = Math.min(150, Math.round(W * 0.3));
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${W} ${rowH * items.length + 8}`);
   const t = toFloat(total) || 1;
