@@ -150,6 +150,16 @@ def test_mixtral_total_and_active_parameters(browser, pages):
            dict(precision="mixed-bf16", zero=3, dp=24, tp=2), names=(*SUMMARY, "params.active"))
 
 
+def test_mistral_sliding_window_min_t_w(browser, pages):
+    # attention over Min(T, W) keys: compiled Min, on both sides of the window
+    open_page(browser, pages("mistral-7b"))
+    for T, W in ((2048, 4096), (8192, 4096), (8192, 1000)):
+        set_input(browser, "T", T)
+        set_input(browser, "W", W)
+        expect(browser, symgpt.load("mistral-7b", B=8, T=T, W=W), {},
+               names=("flops.forward", "flops.train", "memory.activations", "memory.kv_cache"))
+
+
 def test_bad_input_is_refused_not_evaluated(browser, pages):
     open_page(browser, pages("gpt2-small"))
     problems = browser.find_element(By.ID, "problems")

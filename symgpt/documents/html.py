@@ -112,8 +112,9 @@ def page(model, **_options) -> Page:
     options = [{"name": n, "values": [str(v) for v in values[n]], "default": str(defaults[n])}
                for n in ("precision", "optimizer", "zero")]
     options += [{"name": "dp", "values": None, "default": "1"}, {"name": "tp", "values": None, "default": "1"}]
+    waived = model.preset.waive if model.preset else ()  # as Model checks them (a preset's own caveat)
     constraints = [{"kind": c.kind, "expr": exprs.add(c.expr), "message": c.message}
-                   for c in free.arch.constraints]
+                   for c in free.arch.constraints if c.message not in waived]
     if "h" in {s["name"] for s in symbols}:
         constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL["h"] / TP),
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})
