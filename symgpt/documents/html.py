@@ -84,8 +84,9 @@ def option_values():
     return {"precision": tuple(PRECISIONS), "optimizer": tuple(OPTIMIZERS), "zero": (0, 1, 2, 3)}
 
 
-def page(model, **_options) -> Page:
-    """The page of *model* (a loaded ``Model``), every closed form derived once."""
+def page(model, **_report_options) -> Page:
+    """The page of *model* (a loaded ``Model``), every closed form derived once. (Options a
+    report passes to every part, such as ``pdf``, do not concern the page.)"""
     from ..conventions import CONVENTIONS
     from ..render.dot import diagram
     from ..report import report_model
@@ -108,6 +109,7 @@ def page(model, **_options) -> Page:
     quantities += [memory[n] for n in ("memory.weights", "memory.gradients", "memory.optimizer",
                                         "memory.activations", TOTAL, "memory.kv_cache")]
 
+    ops, plots = _ops(free.arch, exprs), _plots(free, exprs)
     symbols = _symbols(model, exprs)
     options = [{"name": n, "values": [str(v) for v in values[n]], "default": str(defaults[n])}
                for n in ("precision", "optimizer", "zero")]
@@ -119,9 +121,8 @@ def page(model, **_options) -> Page:
         constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL["h"] / TP),
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})
     return Page(model=model, free=free, exprs=exprs, symbols=symbols, options=options,
-                quantities=quantities, ops=_ops(free.arch, exprs), constraints=constraints,
-                plots=_plots(free, exprs), convention=conv, notes=list(model.notes),
-                svg=diagram(free, color_by="none").svg())
+                quantities=quantities, ops=ops, constraints=constraints, plots=plots, convention=conv,
+                notes=list(model.notes), svg=diagram(free, color_by="none").svg())
 
 
 # --- quantities --------------------------------------------------------------------------------
@@ -132,8 +133,7 @@ def _variant(exprs: Exprs, breakdown) -> dict:
 
 
 def _fixed(exprs, q, name, unit) -> dict:
-    return {"name": name, "unit": unit, "reads": [], "variants": [_variant(exprs, q.breakdown)],
-            "pick": {"": 0}, "convention": q.convention}
+    return {"name": name, "unit": unit, "reads": [], "variants": [_variant(exprs, q.breakdown)], "pick": {"": 0}}
 
 
 def _pick(record: dict, key: str, variant: dict) -> None:
@@ -147,12 +147,10 @@ def _pick(record: dict, key: str, variant: dict) -> None:
 
 
 def _memory(exprs, free, name, reads, values) -> dict:
-    record = {"name": name, "unit": "bytes", "reads": list(reads), "variants": [], "pick": {},
-              "convention": ""}
+    record = {"name": name, "unit": "bytes", "reads": list(reads), "variants": [], "pick": {}}
     for combo in product(*(values[r] for r in reads)):
         opts = dict(zip(reads, combo))
         breakdown = fit(lambda tp, dp: free.quantity(name, **opts, tp=tp, dp=dp))
-        record["convention"] = free.quantity(name, **opts).convention
         _pick(record, "|".join(map(str, combo)), _variant(exprs, breakdown))
     return record
 
@@ -178,8 +176,7 @@ def fit(derive) -> list[tuple[str, sympy.Expr]]:
 
 
 def _total(exprs, free, memory, values) -> dict:
-    record = {"name": TOTAL, "unit": "bytes", "reads": list(TOTAL_READS), "variants": [], "pick": {},
-              "convention": memory["memory.weights"]["convention"]}
+    record = {"name": TOTAL, "unit": "bytes", "reads": list(TOTAL_READS), "variants": [], "pick": {}}
 
     def total_of(name, opts):
         m = memory[name]
