@@ -28,7 +28,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..io import write_atomic
-from ..symbols import CANONICAL, MEANING
+from ..symbols import CANONICAL, MEANING, as_expr
 
 #: the report file this part writes
 FILE = "html/index.html"
@@ -53,7 +53,7 @@ class Exprs:
     index: dict = field(default_factory=dict)
 
     def add(self, e) -> int:
-        e = sympy.sympify(e)
+        e = as_expr(e)
         if e not in self.index:
             self.index[e] = len(self.items)
             self.items.append(e)

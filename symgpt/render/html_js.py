@@ -21,14 +21,14 @@ import re
 import sympy
 
 from ..errors import SymgptError
+from ..symbols import as_expr
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def js_expr(expr) -> str:
     """The JavaScript source of *expr* (a SymPy expression derived by symgpt, never user text)."""
-    e = sympy.sympify(expr) if isinstance(expr, int) else expr
-    return _js(e)
+    return _js(as_expr(expr))
 
 
 def _js(e) -> str:
@@ -62,6 +62,5 @@ def mathml_expr(expr) -> str:
     """Presentation MathML of *expr* (terms in graded order, products with a centred dot)."""
     from sympy.printing.mathml import mathml
 
-    e = sympy.sympify(expr) if isinstance(expr, int) else expr
-    body = mathml(e, printer="presentation", order="grlex", mul_symbol="dot")
+    body = mathml(as_expr(expr), printer="presentation", order="grlex", mul_symbol="dot")
     return f'<math display="inline">{body}</math>'
