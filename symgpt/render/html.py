@@ -17,9 +17,9 @@ from functools import lru_cache
 import jinja2
 from markupsafe import Markup
 
-from .dotlabels import op_text
+from .dotlabels import op_text, shape_text
 from .html_js import js_expr, mathml_expr
-from .text import expr_text, group_marks
+from .text import group_marks
 
 OPTION_HELP = {
     "precision": "bytes per weight, gradient, activation (mixed: fp32 master copy)",
@@ -103,8 +103,7 @@ def public(text: str) -> str:
 
 
 def _shape(p, dims) -> dict:
-    shown = [str(int(x)) if x.is_Integer else expr_text(x) for x in (p.exprs.items[i] for i in dims)]
-    return {"dims": dims, "text": "(" + ", ".join(shown) + ("," if len(shown) == 1 else "") + ")"}
+    return {"dims": dims, "text": shape_text(tuple(p.exprs.items[i] for i in dims))}
 
 
 def _op(p, o) -> dict:
