@@ -28,7 +28,7 @@ def add_flops(p) -> None:
 
 
 def add_memory(p) -> None:
-    p.add_argument("--precision", choices=("fp32", "bf16", "fp16", "mixed-bf16", "mixed-fp16"),
+    p.add_argument("--precision", choices=("fp32", "bf16", "fp16", "mixed-bf16", "mixed-fp16", "mixed-bf16-fp32grad"),
                    help="precision policy (default: the convention's; default convention: fp32)")
     p.add_argument("--optimizer", default="adamw", choices=("sgd", "momentum", "adam", "adamw", "adam8bit"))
     p.add_argument("--attention", choices=("eager", "flash"), help="attention implementation")
@@ -37,6 +37,27 @@ def add_memory(p) -> None:
     p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
     p.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")
+    add_layout(p)
+
+
+def add_layout(p) -> None:
+    """Pipeline, context and expert parallelism, and where the optimizer states live."""
+    p.add_argument("--pp", type=_positive, default=1, metavar="N", help="pipeline stages")
+    p.add_argument("--vp", type=_positive, default=1, metavar="V",
+                   help="virtual stages per device (the interleaved 1F1B schedule, with --pp)")
+    p.add_argument("--microbatches", type=_positive, default=1, metavar="M",
+                   help="micro-batches per step (B is the micro-batch size)")
+    p.add_argument("--schedule", choices=("1f1b", "gpipe"), default="1f1b",
+                   help="pipeline schedule (default 1f1b; --vp > 1 interleaves it)")
+    p.add_argument("--stage", choices=("first", "last"), default="first",
+                   help="the pipeline stage whose device is sized (default first: the most activations)")
+    p.add_argument("--ep", type=_positive, default=1, metavar="N",
+                   help="expert-parallel ranks (taken from the data-parallel ranks)")
+    p.add_argument("--cp", type=_positive, default=1, metavar="N", help="context-parallel ranks (T split)")
+    p.add_argument("--distributed-optimizer", action="store_true",
+                   help="shard the optimizer states over the data-parallel ranks (Megatron-LM; as ZeRO-1)")
+    p.add_argument("--offload", action="store_true",
+                   help="optimizer states and the fp32 master copy in host memory (ZeRO-Offload)")
 
 
 def _positive(text: str) -> int:
@@ -66,7 +87,15 @@ def memory_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "precision": args.precision,
            "optimizer": args.optimizer, "attention": args.attention, "dropout": args.dropout,
            "zero": args.zero, "dp": args.dp, "tp": args.tp, "sp": args.sp or None}
+    out.update(layout_options(args))
     return {k: v for k, v in out.items() if v is not None}
+
+
+def layout_options(args) -> dict:
+    """The layout flags that differ from their defaults (so the options stay short)."""
+    defaults = {"pp": 1, "vp": 1, "microbatches": 1, "schedule": "1f1b", "stage": "first", "ep": 1, "cp": 1,
+                "distributed_optimizer": False, "offload": False}
+    return {k: getattr(args, k) for k, d in defaults.items() if getattr(args, k, d) != d}
 
 
 def unbound_hint(m, quantities) -> str:
