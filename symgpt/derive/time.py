@@ -59,6 +59,11 @@ def _scaled(q: Quantity, name: str, factor, unit: str, notes) -> Quantity:
 
 
 def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
+    from . import steptime
+
+    if steptime.wants_cluster(flops_options):  # a layout or bandwidths: compute + comm + bubble
+        flops_options.setdefault("efficiency", mfu)
+        return steptime.step(model, peak=peak, **flops_options)
     peak, mfu = _positive("peak", peak), _positive("mfu", mfu, 1)
     q = _train(model, **flops_options)
     return _scaled(q, "time.step", 1 / (peak * mfu), "s",
