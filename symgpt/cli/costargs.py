@@ -33,6 +33,11 @@ def add_memory(p) -> None:
     p.add_argument("--optimizer", default="adamw", choices=("sgd", "momentum", "adam", "adamw", "adam8bit"))
     p.add_argument("--attention", choices=("eager", "flash"), help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
+    add_parallel(p)
+
+
+def add_parallel(p) -> None:
+    """Data, tensor, sequence, pipeline, context and expert parallelism (per-device figures)."""
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (per-device memory)")
     p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
@@ -81,6 +86,34 @@ def flops_options(args) -> dict:
     if getattr(args, "causal", None):
         out["causal_halving"] = True
     return {k: v for k, v in out.items() if v is not None}
+
+
+def add_cluster(p) -> None:
+    """The cluster a step runs on (a hardware profile can fill these)."""
+    p.add_argument("--link-bandwidth", metavar="B/S",
+                   help="bytes/s each device sends inside a node (e.g. 450e9 for NVLink 4)")
+    p.add_argument("--node-bandwidth", metavar="B/S",
+                   help="bytes/s each device sends between nodes (e.g. 50e9 for 400 Gb/s InfiniBand)")
+    p.add_argument("--node-size", type=_positive, default=8, metavar="N", help="devices per node (default 8)")
+    p.add_argument("--overlap-dp", action="store_true",
+                   help="the data-parallel collectives hide behind backward (not in the step time)")
+
+
+def cluster_options(args) -> dict:
+    """--link-bandwidth, --node-bandwidth, --node-size, --overlap-dp as step-time options.
+    (A --hardware NAME profile fills link_bandwidth, node_bandwidth, node_size and peak here.)"""
+    from .cmd_time import _number
+
+    out = {}
+    if args.link_bandwidth is not None:
+        out["link_bandwidth"] = _number(args.link_bandwidth, "--link-bandwidth")
+    if args.node_bandwidth is not None:
+        out["node_bandwidth"] = _number(args.node_bandwidth, "--node-bandwidth")
+    if args.node_size != 8:
+        out["node_size"] = args.node_size
+    if args.overlap_dp:
+        out["overlap_dp"] = True
+    return out
 
 
 def memory_options(args) -> dict:
