@@ -180,3 +180,27 @@ def test_bad_layouts_are_one_line_errors(args, word):
     r = _cli("memory", "gpt2-small", *args)
     assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and word in r.stderr
     assert r.stdout == "" and "Traceback" not in r.stderr
+
+
+# --- plan: the vectorised pass agrees with the one-strategy derivations --------------------------
+def test_plan_agrees_with_each_strategy_derived_alone():
+    from symgpt.sweep.plan import plan
+
+    m = symgpt.load("gpt3-1.3b", T=2048)
+    peak, link, node = 312 * 10**12, 300 * 10**9, 25 * 10**9
+    r = plan(m, 16, 64, 40 * 10**9, peak, link, node, recompute=("selective",), vps=(1, 2), top=4)
+    assert r.rows and r.fitting <= r.considered
+    times = [row["time"] for row in r.rows]
+    assert times == sorted(times)
+    for row in r.rows:
+        assert row["tp"] * row["pp"] * row["dp"] * row["cp"] == 16
+        assert row["microbatch"] * row["microbatches"] * row["dp"] == 64
+        o = dict(precision="mixed-bf16", recompute="selective", zero=row["zero"], sp=row["sp"], tp=row["tp"],
+                 pp=row["pp"], vp=row["vp"], dp=row["dp"], cp=row["cp"], ep=row["ep"],
+                 microbatches=row["microbatches"])
+        one = m.with_(B=row["microbatch"])
+        mem = max(one.quantity("memory.total", **o).value, one.quantity("memory.total", stage="last", **o).value)
+        t = dict(peak=peak, link_bandwidth=link, node_bandwidth=node)
+        step = max(one.quantity("time.step", **o, **t).value, one.quantity("time.step", stage="last", **o, **t).value)
+        assert (row["memory"], row["time"]) == (mem, step)
+        assert mem <= 40 * 10**9

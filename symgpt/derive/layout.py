@@ -20,6 +20,7 @@ a copy of the embedding matrix on the last stage (its gradient is summed between
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy
 
@@ -38,6 +39,7 @@ def degree(name: str, v) -> sympy.Expr:
     return sympy.Integer(v)
 
 
+@lru_cache(maxsize=1024)
 def several(n) -> sympy.Expr:
     """1 when *n* > 1, 0 when *n* = 1 (n a positive integer or symbol)."""
     return sympy.Min(n - 1, 1)
@@ -79,6 +81,7 @@ class Layout:
         return self.dp * self.cp / self.ep
 
     # --- where things sit -------------------------------------------------------------------
+    @lru_cache(maxsize=4096)
     def share(self, where: str) -> sympy.Expr:
         """The fraction of a part (``stack``, ``pre``: before the stacks, ``post``: after them,
         ``copy``: a tied head's copy of the embedding) that this stage holds."""
@@ -94,6 +97,7 @@ class Layout:
             return sympy.Integer(0) if first else multi
         raise AssertionError(where)
 
+    @lru_cache(maxsize=4096)
     def in_flight(self, where: str) -> sympy.Expr:
         """Micro-batches whose activations this stage holds at its peak, per part: for a stack,
         in units of one micro-batch of *all* L layers (so × L/pp · count); for the embedding and

@@ -43,11 +43,12 @@ class Compiled:
     ``evaluate(chunk)`` returns an int64 array, or an object array of Python ints and Fractions.
     """
 
-    def __init__(self, expr: sympy.Expr, axes, what: str):
+    def __init__(self, expr: sympy.Expr, axes, what: str, symbols=None):
         from ..symbols import CANONICAL
 
         self.what = what
-        self.position = {CANONICAL[a.name]: i for i, a in enumerate(axes)}
+        symbols = symbols or CANONICAL  # name -> symbol (``plan`` adds its parallel degrees)
+        self.position = {symbols[a.name]: i for i, a in enumerate(axes)}
         expr = as_expr(expr) if isinstance(expr, int) else expr  # an int, never text
         unknown = sorted(str(s) for s in expr.free_symbols if s not in self.position)
         if unknown:
@@ -86,6 +87,12 @@ class Compiled:
         return self._tabulate(e, axes)
 
     def _tabulate(self, atom: sympy.Expr, axes) -> sympy.Dummy:
+        memo = self.__dict__.setdefault("_memo", {})
+        if atom not in memo:  # an atom that occurs in many terms is tabulated once
+            memo[atom] = self._table(atom, axes)
+        return memo[atom]
+
+    def _table(self, atom: sympy.Expr, axes) -> sympy.Dummy:
         syms = sorted(atom.free_symbols, key=lambda s: self.position[s])
         dims = tuple(self.position[s] for s in syms)
         shape = tuple(len(axes[i]) for i in dims)
