@@ -27,7 +27,7 @@ from .symbols import CANONICAL, MEANING
 
 #: modules that register quantity providers (imported on first use of Model.quantity)
 PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active",
-                    "symgpt.derive.comm", "symgpt.derive.steptime")
+                    "symgpt.derive.comm", "symgpt.derive.steptime", "symgpt.derive.megatron")
 
 _PROVIDERS: dict[str, object] = {}
 

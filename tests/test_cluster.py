@@ -204,3 +204,34 @@ def test_plan_agrees_with_each_strategy_derived_alone():
         step = max(one.quantity("time.step", **o, **t).value, one.quantity("time.step", stage="last", **o, **t).value)
         assert (row["memory"], row["time"]) == (mem, step)
         assert mem <= 40 * 10**9
+
+
+# --- Megatron-LM's printed theoretical figures, by hand arithmetic ---------------------------------
+def test_megatron_theoretical_gpt3_175b():
+    m = symgpt.load("gpt3-175b", B=1, T=2048)
+    q = m.quantity("memory.megatron", convention="megatron-theoretical", tp=8, pp=16, dp=8,
+                   microbatches=64, sp=True, distributed_optimizer=True)
+    Lv, dv, s = 96, 12288, 2048
+    layers = 2 * Lv * dv * dv * 6 + 4 * Lv * dv + 2 * dv  # 2Ld²(2 + 4 + 2/d + 1/(Ld))
+    vocab = 51200                                          # 50257 padded to a multiple of 128·8
+    shard = R(layers, 16) + dv * vocab
+    weights = shard / 8 * (6 + R(12, 8))                   # distributed optimizer over dp = 8
+    act = (s * dv * 34 * Lv + 8 * s * 16 + s * dv * 16) * 1 / R(8)   # min(1, 64/16) = 1
+    assert m.value(q["weight and optimizer"]) == weights == 10_782_260_640
+    assert m.value(q["activation"]) == act == 10_318_020_608
+    r = _cli("memory", "gpt3-175b", "--set", "B=1", "--set", "T=2048", "--convention", "megatron-theoretical",
+             "--tp", "8", "--pp", "16", "--dp", "8", "--microbatches", "64", "--sp", "--distributed-optimizer")
+    assert ("Theoretical memory footprints: weight and optimizer=10282.77 MB, activation=9840.03 MB, "
+            "total=20122.80 MB") in r.stdout
+
+
+def test_megatron_theoretical_one_stage_untied_no_sp():
+    # pp = 1, untied head, no distributed optimizer: 18 bytes per parameter, two embeddings;
+    # without sequence parallelism Megatron-LM prints the weights only
+    m = symgpt.load("gpt3-1.3b", tied=False)
+    q = m.quantity("memory.megatron", convention="megatron-theoretical", tp=2)
+    Lv, dv = 24, 2048
+    layers = 12 * Lv * dv * dv + 4 * Lv * dv + 2 * dv
+    vocab = 50432                                          # 50257 padded to a multiple of 256
+    assert q.paths() == ["weight and optimizer"]
+    assert q.value == (R(layers, 1) + 2 * dv * vocab) / 2 * 18

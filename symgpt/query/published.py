@@ -144,6 +144,34 @@ MEMORY: tuple[Formula, ...] = (
             "bf16, B·T tokens", options={"precision": "bf16"}),
 )
 
-COSTS: tuple[Formula, ...] = FLOPS + MEMORY
+_MT = {"convention": "megatron-theoretical", "optimizer": "adam"}
+
+CLUSTER: tuple[Formula, ...] = (
+    Formula("zero-dp-2psi", "2*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.1 (Ψ -> P)",
+            "bf16 gradients, ZeRO-0 over 64 ranks: a ring all-reduce sends 2(n-1)/n·Ψ elements",
+            options={"precision": "bf16", "dp": 64}, names={"P": _P}),
+    Formula("zero-os-g-2psi", "2*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.2",
+            "bf16, ZeRO-2 over 64 ranks: reduce-scatter + all-gather, 2Ψ as plain DP",
+            options={"precision": "bf16", "dp": 64, "zero": 2}, names={"P": _P}),
+    Formula("zero-p-3psi", "3*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.3",
+            "bf16, ZeRO-3 over 64 ranks, one micro-batch: 1.5 × plain DP",
+            options={"precision": "bf16", "dp": 64, "zero": 3}, names={"P": _P}),
+    Formula("korthikanti-stage", "34*T*B*d*L/4", "memory.activations",
+            "Korthikanti et al. 2022 Table 2 and §4.2.3 (first stage holds p micro-batches of L/p layers)",
+            "korthikanti, selective recomputation, tp = 4 with sequence parallelism, pp = 4, m = 8",
+            options={"convention": "korthikanti", "recompute": "selective", "tp": 4, "sp": True, "pp": 4,
+                     "microbatches": 8}, part="blocks"),
+    Formula("megatron-theoretical-weights", "18*(12*L*d^2 + 4*L*d + 2*d + V*d)", "memory.total",
+            "Megatron-LM theoretical_memory_usage.py (tp = pp = 1, unpadded V)",
+            "megatron-theoretical: bf16 weights, fp32 gradients, master and Adam moments",
+            options=_MT, part="weights,gradients,optimizer", expect="-162*L*d - 18*T_max*d",
+            why="its parameter count has no biases (9d per GPT-2 layer) and no position table"),
+    Formula("megatron-theoretical-activations", "T*B*d*(18 + 4*4)", "memory.activations",
+            "Megatron-LM theoretical_memory_usage.py (Korthikanti Table 2, d_ff = 4d)",
+            "megatron-theoretical: selective recomputation, one layer", options=_MT, part="blocks",
+            per_block=True),
+)
+
+COSTS: tuple[Formula, ...] = FLOPS + MEMORY + CLUSTER
 
 LIBRARY: tuple[Formula, ...] = PARAMS + COSTS

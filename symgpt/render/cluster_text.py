@@ -75,3 +75,25 @@ def cluster_time_text(m, qs, hint: str = "") -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _mb(v) -> str:
+    return "(symbolic)" if v is None else f"{float(v) / 2**20:.2f}"
+
+
+def megatron_text(m, mega, qs) -> str:
+    """Megatron-LM's start-up line, and the exact derivation's figures in the same units."""
+    vals = {p: m.value(e) for p, e in mega.breakdown}
+    w = vals.get("weight and optimizer")
+    line = f"Theoretical memory footprints: weight and optimizer={_mb(w)} MB"
+    if "activation" in vals:
+        a = vals["activation"]
+        total = None if w is None or a is None else w + a
+        line += f", activation={_mb(a)} MB, total={_mb(total)} MB"
+    by = {q.name: q.value for q in qs}
+    states = [by.get(n) for n in ("memory.weights", "memory.gradients", "memory.optimizer")]
+    exact_w = None if any(v is None for v in states) else sum(states)
+    return "\n".join(["", "Megatron-LM's theoretical estimate (MB = 2^20 bytes), as it prints it:", "  " + line,
+                      "the exact derivation above, in the same units: weight and optimizer="
+                      f"{_mb(exact_w)} MB, activation={_mb(by.get('memory.activations'))} MB, "
+                      f"total={_mb(by.get('memory.total'))} MB"] + [f"note: {n}" for n in mega.notes])
