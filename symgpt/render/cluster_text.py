@@ -97,3 +97,21 @@ def megatron_text(m, mega, qs) -> str:
                       "the exact derivation above, in the same units: weight and optimizer="
                       f"{_mb(exact_w)} MB, activation={_mb(by.get('memory.activations'))} MB, "
                       f"total={_mb(by.get('memory.total'))} MB"] + [f"note: {n}" for n in mega.notes])
+
+
+def optimal_text(f, qs) -> str:
+    import sympy
+
+    lines = [f"fit {f.name}: {f.describe()}  [{f.source}]", ""]
+    rows = []
+    for q in qs:
+        v = q.expr
+        shown = f"{float(v):.6g}" if q.unit != "" else f"{float(v) * 100:+.3f} %"
+        exact = str(v) if isinstance(v, sympy.Rational) and q.unit in ("tokens", "FLOPs") else ""
+        rows.append([q.name, shown, q.unit or "ratio", exact])
+    lines.append(table(["quantity", "value", "unit", "exact"], rows, "lrll"))
+    seen = []
+    for q in qs:
+        seen += [n for n in q.notes if n not in seen]
+    lines += [f"note: {n}" for n in seen]
+    return "\n".join(lines)
