@@ -13,7 +13,7 @@ from ..errors import SymgptError
 
 #: commands in the order ``--help`` lists them; a module not present is simply not offered
 COMMANDS = (
-    "models", "params", "shapes", "flops", "memory", "comm", "time", "plan", "optimal",
+    "models", "params", "shapes", "flops", "memory", "comm", "time", "plan", "schedule", "optimal",
     "rule", "dominance", "crossover", "compare", "check",
     "latex", "table", "graph", "sweep", "report",
 )

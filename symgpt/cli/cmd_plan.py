@@ -48,6 +48,8 @@ def add_arguments(p):
                    help="micro-batch sizes to try (default 1,2,4,8)")
     p.add_argument("--max-cp", type=_positive, default=8, metavar="N", help="largest context-parallel degree (default 8)")
     p.add_argument("--top", type=_positive, default=10, metavar="K", help="strategies shown (default 10)")
+    p.add_argument("--figure", metavar="FILE.svg",
+                   help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
 
 
 def run(args) -> int:
@@ -65,7 +67,12 @@ def run(args) -> int:
              _number(args.peak, "--peak"), _number(args.link_bandwidth, "--link-bandwidth"),
              _number(args.node_bandwidth, "--node-bandwidth"), args.node_size, _number(args.efficiency, "--efficiency"),
              tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
-             args.precision, args.optimizer, top=args.top)
+             args.precision, args.optimizer, top=args.top, parts=bool(args.figure))
+    if args.figure:
+        from ..io import write_atomic
+        from ..render.cluster_fig import memory_bars_svg
+
+        write_atomic(args.figure, memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
     if args.json:
         keys = ("tp", "pp", "dp", "ep", "cp", "microbatch", "microbatches", "vp", "recompute", "zero", "sp",
                 "memory", "comm_bytes", "bubble", "time", "mfu", "train_seconds")

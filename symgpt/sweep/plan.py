@@ -102,9 +102,11 @@ def _strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: 
 def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwidth, node_bandwidth,
          node_size: int = 8, efficiency=1, tokens=None, recompute=("none", "selective", "full"),
          zero=(1,), sp=(False, True), vps=(1, 2), microbatch_sizes=(1, 2, 4, 8), max_cp: int = 8,
-         precision: str = "mixed-bf16", optimizer: str = "adamw", convention=None, top: int = 10) -> PlanResult:
+         precision: str = "mixed-bf16", optimizer: str = "adamw", convention=None, top: int = 10,
+         parts: bool = False) -> PlanResult:
     """The *top* strategies that fit, fastest first (each a dict: the degrees and choices, the
-    per-device memory of the busier stage, bytes sent, bubble fraction, step time, MFU)."""
+    per-device memory of the busier stage, bytes sent, bubble fraction, step time, MFU; with
+    *parts*, that stage's weights, gradients, optimizer and activations too)."""
     if "T" not in model.sizes:
         raise SymgptError("plan needs the sequence length: --set T=...")
     if "B" in model.sizes:
@@ -139,7 +141,8 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
             o = {**(mem_opts if name.startswith(("memory", "comm")) else opts), **extra}
             return Compiled(free.quantity(name, **o).expr.xreplace(bound), axes, name, NAMES).evaluate(chunk)
 
-        mem = np.maximum(ev("memory.total"), ev("memory.total", stage="last"))
+        first, last = ev("memory.total"), ev("memory.total", stage="last")
+        mem = np.maximum(first, last)
         ok = mem <= memory_limit
         fitting += int(ok.sum())
         if not ok.any():
@@ -158,6 +161,12 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
                    "zero": z, "sp": s, "memory": _exact(mem[j]), "comm_bytes": _exact(comm[j]),
                    "bubble": sympy.Rational(p["pp"] - 1, vp * p["microbatches"]), "time": t,
                    "mfu": mfu}
+            if parts:
+                stage = "first" if first[j] >= last[j] else "last"
+                row["parts"] = {}
+                for part in ("weights", "gradients", "optimizer", "activations"):
+                    e = free.quantity(f"memory.{part}", **{**mem_opts, "stage": stage}).expr.xreplace(bound)
+                    row["parts"][part] = e.xreplace({SYMBOLS[n]: p[n] for n in DEGREES} | {CANONICAL["B"]: p["B"]})
             if tokens is not None:
                 row["train_seconds"] = row["time"] * tokens / (global_batch * model.sizes["T"])
             rows.append(row)
