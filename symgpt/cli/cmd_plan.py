@@ -29,11 +29,11 @@ def add_arguments(p):
     add_json(p)
     p.add_argument("--devices", type=_positive, required=True, metavar="N", help="devices in the cluster")
     p.add_argument("--global-batch", type=_positive, required=True, metavar="G", help="sequences per step")
-    p.add_argument("--device-memory", required=True, metavar="BYTES", help="memory of one device (e.g. 80e9)")
-    p.add_argument("--peak", required=True, metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
+    p.add_argument("--device-memory", metavar="BYTES", help="memory of one device (e.g. 80e9)")
+    p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
     p.add_argument("--efficiency", default="1", metavar="X", help="fraction of peak the kernels reach (default 1)")
-    p.add_argument("--link-bandwidth", required=True, metavar="B/S", help="bytes/s per device inside a node")
-    p.add_argument("--node-bandwidth", required=True, metavar="B/S", help="bytes/s per device between nodes")
+    p.add_argument("--link-bandwidth", metavar="B/S", help="bytes/s per device inside a node")
+    p.add_argument("--node-bandwidth", metavar="B/S", help="bytes/s per device between nodes")
     p.add_argument("--node-size", type=_positive, default=8, metavar="N", help="devices per node (default 8)")
     p.add_argument("--tokens", metavar="D", help="training tokens: also the time to train")
     p.add_argument("--precision", default="mixed-bf16",
@@ -52,6 +52,22 @@ def add_arguments(p):
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
 
 
+def machine(args) -> dict:
+    """The cluster's numbers from the direct flags. (A ``--hardware NAME`` profile fills the
+    missing ones here: peak, device_memory, link_bandwidth, node_bandwidth, node_size.)"""
+    from ..errors import SymgptError
+    from .cmd_time import _number
+
+    out = {"node_size": args.node_size}
+    for key, flag in (("device_memory", "--device-memory"), ("peak", "--peak"),
+                      ("link_bandwidth", "--link-bandwidth"), ("node_bandwidth", "--node-bandwidth")):
+        text = getattr(args, key)
+        if text is None:
+            raise SymgptError(f"plan needs {flag} (or a hardware profile)")
+        out[key] = _number(text, flag)
+    return out
+
+
 def run(args) -> int:
     from ..errors import SymgptError
     from ..render.cluster_text import plan_text
@@ -63,9 +79,9 @@ def run(args) -> int:
     if any(v < 1 for v in (*args.vp, *args.microbatch)):
         raise SymgptError("--vp and --microbatch take positive integers")
     tokens = _number(args.tokens, "--tokens") if args.tokens else None
-    r = plan(m, args.devices, args.global_batch, _number(args.device_memory, "--device-memory"),
-             _number(args.peak, "--peak"), _number(args.link_bandwidth, "--link-bandwidth"),
-             _number(args.node_bandwidth, "--node-bandwidth"), args.node_size, _number(args.efficiency, "--efficiency"),
+    hw = machine(args)
+    r = plan(m, args.devices, args.global_batch, hw["device_memory"], hw["peak"], hw["link_bandwidth"],
+             hw["node_bandwidth"], hw["node_size"], _number(args.efficiency, "--efficiency"),
              tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
              args.precision, args.optimizer, top=args.top, parts=bool(args.figure))
     if args.figure:
