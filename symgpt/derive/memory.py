@@ -127,7 +127,8 @@ def setup(model, convention=None, precision=None, optimizer="adamw", zero=0, dp=
 def _notes(s: Setup, what: str) -> tuple[str, ...]:
     par = []
     if s.zero:
-        par.append(f"ZeRO stage {s.zero} over dp·cp = {s.lay.dp_group}")
+        over = f"dp = {s.dp}" if s.lay.cp == 1 else f"dp·cp = {s.lay.dp_group}"
+        par.append(f"ZeRO stage {s.zero} over {over}")
     desc = s.lay.describe()
     if desc:
         par.append(desc)
