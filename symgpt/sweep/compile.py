@@ -30,6 +30,9 @@ from ..errors import SymgptError
 from .grid import INT64_MAX, Chunk
 
 MAX_ATOM_POINTS = 100_000   # distinct argument tuples of one non-polynomial atom
+#: (atom, the values of its symbols) -> its table, shared by every compilation (``plan`` compiles
+#: the same atoms for each structural choice); read-only once made
+_TABLES: dict = {}
 
 
 def exact(v):
@@ -99,6 +102,18 @@ class Compiled:
         if prod(shape) > MAX_ATOM_POINTS:
             raise SymgptError(f"{self.what}: cannot tabulate {atom} over {prod(shape):,} values of "
                               f"{', '.join(map(str, syms))} (at most {MAX_ATOM_POINTS:,}); narrow the grid")
+        key = (atom, tuple(tuple(axes[i].all()) for i in dims))
+        table = _TABLES.get(key)
+        if table is None:
+            table = self._fill(atom, syms, dims, axes).reshape(shape)
+            if len(_TABLES) > 4096:
+                _TABLES.clear()
+            _TABLES[key] = table
+        dummy = sympy.Dummy(f"atom{len(self.atoms)}")
+        self.atoms.append((dummy, dims, table))
+        return dummy
+
+    def _fill(self, atom, syms, dims, axes) -> np.ndarray:
         from itertools import product
 
         values = []
@@ -111,9 +126,7 @@ class Compiled:
         fits = all(isinstance(v, int) and abs(v) <= INT64_MAX for v in values)
         table = np.empty(len(values), dtype=np.int64 if fits else object)
         table[:] = values
-        dummy = sympy.Dummy(f"atom{len(self.atoms)}")
-        self.atoms.append((dummy, dims, table.reshape(shape)))
-        return dummy
+        return table
 
     def _maxabs(self, s, axes) -> int:
         if s in self.position:
