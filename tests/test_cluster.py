@@ -235,3 +235,17 @@ def test_megatron_theoretical_one_stage_untied_no_sp():
     vocab = 50432                                          # 50257 padded to a multiple of 256
     assert q.paths() == ["weight and optimizer"]
     assert q.value == (R(layers, 1) + 2 * dv * vocab) / 2 * 18
+
+
+def test_megatron_theoretical_llama_gqa_swiglu():
+    # GQA (h_kv = 8 of 64 heads) and SwiGLU (3/2 of the FFN matrices), untied head, pp = 4
+    m = symgpt.load("llama-70b", B=1, T=4096)
+    q = m.quantity("memory.megatron", convention="megatron-theoretical", tp=8, pp=4, dp=4,
+                   microbatches=16, sp=True)
+    Lv, dv, ff = 80, 8192, 28672
+    layers = 2 * Lv * dv * dv * (1 + R(8, 64) + R(ff, dv) * R(3, 2) + R(2, dv) + R(1, Lv * dv))
+    vocab = 32768                                        # 32000 padded to a multiple of 1024
+    assert q.value is not None
+    assert m.value(q["weight and optimizer"]) == (layers / 4 + dv * vocab) / 8 * 18
+    act = (4096 * dv * (18 + 4 * R(ff, dv)) * Lv + 8 * 4096 * 4 + 4096 * dv * 4) / 8
+    assert m.value(q["activation"]) == act
