@@ -48,8 +48,16 @@ def add_arguments(p):
                    help="micro-batch sizes to try (default 1,2,4,8)")
     p.add_argument("--max-cp", type=_positive, default=8, metavar="N", help="largest context-parallel degree (default 8)")
     p.add_argument("--top", type=_positive, default=10, metavar="K", help="strategies shown (default 10)")
-    p.add_argument("--figure", metavar="FILE.svg",
+    p.add_argument("--figure", dest="output", metavar="FILE.svg",
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
+
+
+def _path(text: str) -> str:
+    from ..errors import SymgptError
+
+    if "\x00" in text or not text.strip():
+        raise SymgptError("the output file name is empty or holds a NUL character")
+    return text
 
 
 def machine(args) -> dict:
@@ -83,12 +91,12 @@ def run(args) -> int:
     r = plan(m, args.devices, args.global_batch, hw["device_memory"], hw["peak"], hw["link_bandwidth"],
              hw["node_bandwidth"], hw["node_size"], _number(args.efficiency, "--efficiency"),
              tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
-             args.precision, args.optimizer, top=args.top, parts=bool(args.figure))
-    if args.figure:
+             args.precision, args.optimizer, top=args.top, parts=bool(args.output))
+    if args.output:
         from ..io import write_atomic
         from ..render.cluster_fig import memory_bars_svg
 
-        write_atomic(args.figure, memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
+        write_atomic(_path(args.output), memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
     if args.json:
         keys = ("tp", "pp", "dp", "ep", "cp", "microbatch", "microbatches", "vp", "recompute", "zero", "sp",
                 "memory", "comm_bytes", "bubble", "time", "mfu", "train_seconds")

@@ -42,7 +42,9 @@ def run(args) -> int:
     if args.output:
         from ..io import write_atomic
 
-        write_atomic(args.output, text)
+        from .cmd_plan import _path
+
+        write_atomic(_path(args.output), text)
         return 0
     emit(text)
     return 0
