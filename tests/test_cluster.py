@@ -249,3 +249,11 @@ def test_megatron_theoretical_llama_gqa_swiglu():
     assert m.value(q["weight and optimizer"]) == (layers / 4 + dv * vocab) / 8 * 18
     act = (4096 * dv * (18 + 4 * R(ff, dv)) * Lv + 8 * 4096 * 4 + 4096 * dv * 4) / 8
     assert m.value(q["activation"]) == act
+
+
+@pytest.mark.parametrize("p,m,v", [(2, 4, 2), (4, 8, 2), (4, 16, 2), (3, 9, 3), (4, 8, 1), (4, 2, 1)])
+def test_embedding_and_head_in_flight_match_the_run(p, m, v):
+    # the embedding lives in the first device's first chunk, the head in the last device's last
+    first, last = layout(pp=p, vp=v, microbatches=m), layout(pp=p, vp=v, microbatches=m, stage="last")
+    assert first.in_flight("pre") == peak_in_flight(p, m, v, device=0, chunk=0)
+    assert last.in_flight("post") == peak_in_flight(p, m, v, device=p - 1, chunk=v - 1) == 1

@@ -106,7 +106,10 @@ class Layout:
         1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1): rank r runs pp − r − 1 warm-up
         forwards and one more before its first backward: min(pp − r, m) in flight. GPipe: all m.
         Interleaved (§2.2.2, Megatron-LM's schedule): rank r warms up with 2(pp − r − 1) +
-        (vp − 1)·pp chunk forwards, plus one: min(that, vp·m) chunks of L/(pp·vp) layers."""
+        (vp − 1)·pp chunk forwards, plus one: min(that, vp·m) chunks of L/(pp·vp) layers; its
+        first chunk (the embedding's, on rank 0) holds min(2·pp, m) micro-batches, the last
+        chunk of rank pp − 1 (the head's) one -- as the run of the schedule shows
+        (``derive.pipeline``); Megatron-LM's estimate scales the embedding by the stack's factor."""
         p, v, m = self.pp, self.vp, self.microbatches
         r = 0 if self.stage == "first" else p - 1
         if self.schedule == "gpipe":
@@ -117,7 +120,9 @@ class Layout:
             chunks, per = sympy.Min(p - r, m), 1 / p
         if where == "stack":
             return chunks * per
-        return chunks / v if self.interleaved else chunks  # Megatron's count for the embedding
+        if self.interleaved:  # the embedding is chunk 0 of the first device, the head the last
+            return sympy.Min(2 * p, m) if where == "pre" else sympy.Integer(1)  # chunk of the last
+        return chunks
 
     def describe(self) -> str:
         out = []

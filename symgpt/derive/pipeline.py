@@ -100,11 +100,12 @@ def bubble_fraction(p: int, m: int, v: int = 1, kind: str = "1f1b", forward=1, b
     return (makespan - busy) / busy
 
 
-def peak_in_flight(p: int, m: int, v: int = 1, kind: str = "1f1b", device: int = 0) -> int:
+def peak_in_flight(p: int, m: int, v: int = 1, kind: str = "1f1b", device: int = 0, chunk: int | None = None) -> int:
     """The most chunk micro-batches *device* holds activations for at once (forward done,
-    backward not yet), from the run of the schedule."""
+    backward not yet), from the run of the schedule (of one *chunk* only, if given)."""
     held = best = 0
-    for s in sorted((s for s in schedule(p, m, v, kind) if s.device == device), key=lambda s: s.start):
+    mine = [s for s in schedule(p, m, v, kind) if s.device == device and (chunk is None or s.chunk == chunk)]
+    for s in sorted(mine, key=lambda s: s.start):
         held += 1 if s.kind == "F" else -1
         best = max(best, held)
     return best
