@@ -61,6 +61,10 @@ def run(args) -> int:
     peak, mfu = _number(args.peak, "--peak"), _number(args.mfu, "--mfu")
     cluster = _layout(args)
     if cluster:
+        if args.measured:
+            from ..errors import SymgptError
+
+            raise SymgptError("--measured gives one device's MFU; on a cluster, time reports MFU and HFU itself")
         return _cluster(args, m, opts, cluster, peak, mfu)
     qs = [m.quantity("time.step", peak=peak, mfu=mfu, **opts),
           m.quantity("time.throughput", peak=peak, mfu=mfu, **opts)]
