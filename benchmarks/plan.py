@@ -6,6 +6,11 @@
 Prints how many strategies were priced, how many fit in 80 GB, the best one, and the seconds
 taken (derivation of the closed forms, then their vectorised evaluation). No test asserts a
 timing.
+
+Measured on the shared 2-core development machine (2026-11-30): 20,280 strategies priced over
+144 structural choices (recompute × ZeRO 0-3 × SP × vp 1-3), 14,360 fit in 80 GB, 124 s. Nearly
+all of it is deriving and compiling one closed form per structural choice (about 0.9 s each);
+evaluating them over the strategies is a small part.
 """
 
 from __future__ import annotations
