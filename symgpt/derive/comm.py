@@ -36,7 +36,7 @@ from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label
 from .layout import several
-from .memory import _param_bytes, setup
+from .memory import param_bytes, setup
 from .parallel import linear_roles, place
 
 DIMS = ("dp", "tp", "pp", "ep", "cp")
@@ -65,7 +65,7 @@ def _params(s):
     """(dense, expert) parameters on this device before any ZeRO sharding."""
     arch = s.model.arch
     dense = expert = sympy.Integer(0)
-    for owner, n in _param_bytes(s, 1, 4):
+    for owner, n in param_bytes(s, 1, 4):
         if owner in arch.graph and place(arch, owner)[1]:
             expert += n
         else:

@@ -145,7 +145,7 @@ def _q(s: Setup, name: str, breakdown, what: str) -> Quantity:
 
 
 # --- model states ------------------------------------------------------------------------------
-def _param_bytes(s: Setup, per_param: int, zero_from: int):
+def param_bytes(s: Setup, per_param: int, zero_from: int):
     """(owner path, bytes) of every parameter tensor this device holds: its stage's share (pp),
     sharded by tp, experts by ep, and (at ZeRO >= zero_from) over the data-parallel ranks that
     replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage."""
@@ -173,16 +173,16 @@ def _param_bytes(s: Setup, per_param: int, zero_from: int):
 
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.weights", _param_bytes(s, s.bytes.weight, 3), "model weights")
+    return _q(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
 
 
 def gradients(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.gradients", _param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+    return _q(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
 
 
 def _optimizer_parts(s: Setup):
-    n = sympy.Add(*[e for _, e in _param_bytes(s, 1, 1)])  # sharded parameter count
+    n = sympy.Add(*[e for _, e in param_bytes(s, 1, 1)])  # sharded parameter count
     parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
     parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
     return parts or [("optimizer", sympy.Integer(0))]

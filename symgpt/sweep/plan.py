@@ -123,7 +123,6 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
             "link_bandwidth": link_bandwidth, "node_bandwidth": node_bandwidth, "node_size": node_size}
     if convention:
         base["convention"] = convention
-    free = model
     bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
     rows, fitting, considered = [], 0, 0
     for rc, z, s, vp in product(recompute, zero, sp, vps):
@@ -139,7 +138,7 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
 
         def ev(name, **extra):
             o = {**(mem_opts if name.startswith(("memory", "comm")) else opts), **extra}
-            return Compiled(free.quantity(name, **o).expr.xreplace(bound), axes, name, NAMES).evaluate(chunk)
+            return Compiled(model.quantity(name, **o).expr.xreplace(bound), axes, name, NAMES).evaluate(chunk)
 
         first, last = ev("memory.total"), ev("memory.total", stage="last")
         mem = np.maximum(first, last)
@@ -150,7 +149,7 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
         step = np.maximum(ev("time.step"), ev("time.step", stage="last"))
         comm = ev("comm.total")
         conv = {"convention": convention} if convention else {}
-        model_flops = free.quantity("flops.train", per="batch", hardware=False, recompute=rc, **conv).expr
+        model_flops = model.quantity("flops.train", per="batch", hardware=False, recompute=rc, **conv).expr
         flops = Compiled(model_flops.xreplace(bound), axes, "flops.train", NAMES).evaluate(chunk)
         for j in np.nonzero(ok)[0]:
             p = points[idx[j]]
@@ -165,7 +164,7 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
                 stage = "first" if first[j] >= last[j] else "last"
                 row["parts"] = {}
                 for part in ("weights", "gradients", "optimizer", "activations"):
-                    e = free.quantity(f"memory.{part}", **{**mem_opts, "stage": stage}).expr.xreplace(bound)
+                    e = model.quantity(f"memory.{part}", **{**mem_opts, "stage": stage}).expr.xreplace(bound)
                     row["parts"][part] = e.xreplace({SYMBOLS[n]: p[n] for n in DEGREES} | {CANONICAL["B"]: p["B"]})
             if tokens is not None:
                 row["train_seconds"] = row["time"] * tokens / (global_batch * model.sizes["T"])
