@@ -175,6 +175,16 @@ _PRESETS = (
         precision="mixed-bf16", dropout=True, norm_stats="none", causal_mask_saved=False,
     ),
     Convention(
+        "megatron-theoretical",
+        "Megatron-LM, megatron/training/theoretical_memory_usage.py (Korthikanti et al. 2022, Table 2)",
+        "Megatron-LM's training memory: bf16 weights, fp32 gradients (main_grad), fp32 master and "
+        "Adam moments (18 bytes per parameter); selective recomputation; activations 16-bit with "
+        "1-byte dropout masks, norm statistics and the causal mask ignored; "
+        "'symgpt memory' also prints Megatron-LM's own estimate beside the exact count",
+        recompute="selective", precision="mixed-bf16-fp32grad", dropout=True, norm_stats="none",
+        causal_mask_saved=False,
+    ),
+    Convention(
         "palm",
         "Chowdhery et al. 2022 (PaLM), Appendix B",
         "per token, training 6N + 12·L·H·Q·T: N = the weights that enter a matmul (for PaLM, "

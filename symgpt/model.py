@@ -21,7 +21,7 @@ from .errors import SymgptError
 from .families.base import Family, family as get_family, families
 from .graph import Arch
 from .presets import Preset, PRESETS, preset as get_preset
-from .derive import active, flops, memory, time
+from .derive import active, comm, flops, megatron, memory, steptime, time
 from .derive.params import params as _params
 from .derive.shapes import TensorShape, trace
 from .quantity import Quantity, evaluate
@@ -46,6 +46,17 @@ QUANTITIES = {
     "memory.logits": memory.logits,
     "memory.kv_cache": memory.kv_cache,
     "memory.total": memory.total,
+    "memory.host": memory.host,
+    "memory.megatron": megatron.megatron,
+    **{f"comm.{dim}": comm.provider(dim) for dim in comm.DIMS},
+    "comm.total": comm.total,
+    "time.compute": steptime.compute,
+    "time.comm": steptime.comm,
+    "time.bubble": steptime.bubble,
+    "time.mfu_cluster": steptime.mfu,
+    "time.hfu": steptime.hfu,
+    "time.to_train": steptime.to_train,
+    "time.device_hours": steptime.device_hours,
     "params.active": active.active,
 }
 

@@ -87,6 +87,11 @@ REQUIRED = {
     "crossover": ["--as", "T"],
     "report": ["-o", "rep", "--no-pdf"],
     "sweep": ["--grid", "L=1:2:1"],
+    "plan": ["--set", "T=128", "--devices", "2", "--global-batch", "2", "--device-memory", "80e9", "--peak", "1e14",
+             "--link-bandwidth", "1e11", "--node-bandwidth", "1e10", "--recompute", "none", "--vp", "1",
+             "--microbatch", "1"],
+    "optimal": ["--set", "T=1024", "--compute", "1e21"],
+    "schedule": ["--pp", "2", "--microbatches", "2"],
 }
 
 #: options that name a file to write: only relative, harmless names are sent there

@@ -34,17 +34,24 @@ def test_every_command_module_is_registered_and_complete():
 def _engine():
     """(command, option) -> the engine's values, read from the engine itself."""
     from symgpt.conventions import ATTENTION, PER, RECOMPUTE
+    from symgpt.derive.layout import SCHEDULES, STAGES
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
+    from symgpt.derive.optimal import FITS
+    from symgpt.render.cluster_fig import SCHEDULE_FORMATS
     from symgpt.documents.latex_doc import ALIASES, SECTIONS
     from symgpt.render import dot, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
-    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, "--zero": zero}
+    layout = {"--zero": zero, "--schedule": tuple(SCHEDULES), "--stage": tuple(STAGES)}
+    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, **layout}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     return {
-        "flops": flops, "time": flops, "memory": memory,
-        "sweep": {**memory, "--per": per},
+        "flops": flops, "time": {**flops, **layout, "--precision": prec}, "memory": memory, "comm": memory,
+        "plan": {"--precision": prec, "--optimizer": opt},
+        "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
+        "optimal": {"--fit": tuple(FITS)},
+        "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage")}, "--per": per},
         "table": {"--format": tuple(tables.FORMATS), "--numbers": tuple(latex_numbers.STYLES), "--per": per},
         "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY)},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
@@ -82,12 +89,18 @@ def test_every_fixed_choice_is_read_from_the_engine(command):
         assert tuple(choices) == tuple(engine[option]), f"{command} {option}"
 
 
+#: the arguments a command needs besides the option under test
+REQUIRED = {"plan": ["gpt2-small", "--devices", "8", "--global-batch", "8"],
+            "schedule": ["--pp", "2", "--microbatches", "4"], "optimal": ["--compute", "1e21"]}
+
+
 @pytest.mark.parametrize("command", sorted(_engine()))
 def test_the_parser_takes_every_engine_choice_and_nothing_else(command):
     p = _subparser(command)
+    required = REQUIRED.get(command, ["gpt2-small"])
     for option, values in _engine()[command].items():
         for v in values:
-            args = p.parse_args(["gpt2-small", option, str(v)])
+            args = p.parse_args([*required, option, str(v)])
             got = getattr(args, _action(p, option).dest)
             assert (got[-1] if isinstance(got, list) else got) == v, (command, option, v)
         for bad in ("nope", "FP32", "", "0x1"):
@@ -119,5 +132,5 @@ def test_help_texts_name_the_engine_choices(capsys):
 
     with pytest.raises(SystemExit):
         main(["latex", "--help"])
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse may wrap after a hyphen
     assert all(n in out for n in builtin_names()) and all(c in out for c in CONVENTIONS)

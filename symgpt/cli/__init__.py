@@ -9,18 +9,20 @@ import os
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_html, cmd_latex,
-               cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
-               cmd_table, cmd_time)
+from . import (cmd_check, cmd_comm, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph,
+               cmd_html, cmd_latex, cmd_memory, cmd_models, cmd_optimal, cmd_params, cmd_plan, cmd_report,
+               cmd_rule, cmd_schedule, cmd_shapes, cmd_sweep, cmd_table, cmd_time)
 
 #: command name -> its module, in the order ``--help`` lists them (an explicit table: a missing
 #: module is an ImportError here; the modules' top levels import no engine)
 COMMANDS = {
     "models": cmd_models, "params": cmd_params, "shapes": cmd_shapes, "flops": cmd_flops,
-    "memory": cmd_memory, "time": cmd_time,
+    "memory": cmd_memory, "comm": cmd_comm, "time": cmd_time, "plan": cmd_plan, "schedule": cmd_schedule,
+    "optimal": cmd_optimal,
     "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
     "check": cmd_check,
-    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep, "report": cmd_report,
+    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep,
+    "report": cmd_report,
 }
 
 

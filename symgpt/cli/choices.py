@@ -123,6 +123,30 @@ def _latex_parts():
     return WHATS
 
 
+def _stages():
+    from ..derive.layout import STAGES
+
+    return STAGES
+
+
+def _schedules():
+    from ..derive.layout import SCHEDULES
+
+    return SCHEDULES
+
+
+def _schedule_formats():
+    from ..render.cluster_fig import SCHEDULE_FORMATS
+
+    return SCHEDULE_FORMATS
+
+
+def _fits():
+    from ..derive.optimal import FITS
+
+    return tuple(FITS)
+
+
 def _quantities():
     from ..model import quantity_names
 
@@ -136,6 +160,10 @@ ATTENTION = EngineChoices("attention kinds", _attention)
 PRECISIONS = EngineChoices("precisions", _precisions)
 OPTIMIZERS = EngineChoices("optimizers", _optimizers)
 ZERO_STAGES = EngineChoices("ZeRO stages", _zero_stages)
+STAGES = EngineChoices("pipeline stages", _stages)
+SCHEDULES = EngineChoices("pipeline schedules", _schedules)
+SCHEDULE_FORMATS = EngineChoices("schedule formats", _schedule_formats)
+FITS = EngineChoices("scaling-law fits", _fits)
 NOTATIONS = EngineChoices("notations", _notations)
 NUMBER_STYLES = EngineChoices("number styles", _number_styles)
 GRAPH_FORMATS = EngineChoices("diagram formats", _graph_formats)

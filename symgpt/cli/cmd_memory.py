@@ -27,11 +27,19 @@ def run(args) -> int:
     qs = [m.quantity(n, **opts) for n in NAMES]
     s = setup(m, **opts)
     seed = seed000_terms(s.model, s.precision) if m.family.name == "gpt2" else None
+    mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
         if seed is not None:
             out["seed000_terms"] = quantity_json(seed)
+        if mega is not None:
+            out["memory.megatron"] = quantity_json(mega)
         emit(dumps(out))
         return 0
-    emit(memory_text(m, qs, seed, unbound_hint(m, qs)))
+    text = memory_text(m, qs, seed, unbound_hint(m, qs))
+    if mega is not None:
+        from ..render.cluster_text import megatron_text
+
+        text += "\n" + megatron_text(m, mega, qs)
+    emit(text)
     return 0

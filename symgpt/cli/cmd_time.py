@@ -1,10 +1,14 @@
 """symgpt time MODEL: step time and tokens/s at a peak FLOP/s and MFU, MFU from a measured step
-time, training time for D tokens, and the initial loss ln V."""
+time, training time for D tokens, and the initial loss ln V. With a parallel layout or
+bandwidths: the step on a cluster, compute + exposed communication + pipeline bubble, MFU, HFU,
+time to train and device-hours."""
 
 from __future__ import annotations
 
 from .common import emit, load_model
-from .costargs import add_convention, add_flops, flops_options, payload, unbound_hint
+from . import choices
+from .costargs import (_number, add_cluster, add_convention, add_flops, add_parallel, cluster_options, flops_options,
+                       payload, unbound_hint)
 
 HELP = "step time, tokens/s, MFU, training time for D tokens and the initial loss ln V"
 
@@ -14,19 +18,30 @@ def add_arguments(p):
     add_flops(p)
     p.add_argument("--peak", default="300e12", metavar="FLOP/S",
                    help="peak FLOP/s of one accelerator (default 300e12, seed 000's A100 figure)")
-    p.add_argument("--mfu", default="1", metavar="X", help="model FLOPs utilisation in (0, 1] (default 1)")
+    p.add_argument("--mfu", default="1", metavar="X",
+                   help="model FLOPs utilisation in (0, 1] (default 1); on a cluster: the efficiency "
+                   "of the compute kernels")
     p.add_argument("--measured", metavar="SECONDS", help="a measured step time: report its MFU")
     p.add_argument("--tokens", metavar="D", help="training tokens D: report the training time")
+    p.add_argument("--precision", choices=choices.PRECISIONS,
+                   help="precision policy (the bytes communicated)")
+    add_parallel(p)
+    add_cluster(p)
 
 
-def _number(text, what):
-    from ..errors import SymgptError
-    from ..exprparse import parse_expression
 
-    v = parse_expression(text, names={})
-    if not v.is_Rational or v <= 0:
-        raise SymgptError(f"{what} must be a positive number, got {text!r}")
-    return v
+
+def _layout(args) -> dict:
+    from .costargs import layout_options
+
+    out = {k: v for k, v in (("dp", args.dp), ("tp", args.tp), ("zero", args.zero)) if v not in (1, 0)}
+    if args.sp:
+        out["sp"] = True
+    if args.precision:
+        out["precision"] = args.precision
+    out.update(layout_options(args))
+    out.update(cluster_options(args))
+    return out
 
 
 def run(args) -> int:
@@ -37,6 +52,13 @@ def run(args) -> int:
     opts = flops_options(args)
     opts.pop("per", None)
     peak, mfu = _number(args.peak, "--peak"), _number(args.mfu, "--mfu")
+    cluster = _layout(args)
+    if cluster:
+        if args.measured:
+            from ..errors import SymgptError
+
+            raise SymgptError("--measured gives one device's MFU; on a cluster, time reports MFU and HFU itself")
+        return _cluster(args, m, opts, cluster, peak, mfu)
     qs = [m.quantity("time.step", peak=peak, mfu=mfu, **opts),
           m.quantity("time.throughput", peak=peak, mfu=mfu, **opts)]
     if args.measured:
@@ -49,4 +71,23 @@ def run(args) -> int:
         emit(dumps(out))
         return 0
     emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)))
+    return 0
+
+
+def _cluster(args, m, opts, cluster, peak, mfu) -> int:
+    from ..render.cluster_text import cluster_time_text
+    from ..render.jsonout import dumps
+
+    o = {**opts, **cluster, "peak": peak, "efficiency": mfu}
+    o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
+    names = ["time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"]
+    qs = [m.quantity(n, **o) for n in names]
+    if args.tokens:
+        tokens = _number(args.tokens, "--tokens")
+        qs += [m.quantity("time.to_train", tokens=tokens, **o), m.quantity("time.device_hours", tokens=tokens, **o)]
+    if args.json:
+        shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in o.items()}
+        emit(dumps(payload(m, qs[0].convention, shown, qs)))
+        return 0
+    emit(cluster_time_text(m, qs, unbound_hint(m, qs)))
     return 0

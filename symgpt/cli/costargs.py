@@ -32,10 +32,36 @@ def add_memory(p) -> None:
     p.add_argument("--optimizer", default="adamw", choices=choices.OPTIMIZERS)
     p.add_argument("--attention", choices=choices.ATTENTION, help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
+    add_parallel(p)
+
+
+def add_parallel(p) -> None:
+    """Data, tensor, sequence, pipeline, context and expert parallelism (per-device figures)."""
     p.add_argument("--zero", type=int, default=0, choices=choices.ZERO_STAGES, help="ZeRO stage (per-device memory)")
     p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
     p.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")
+    add_layout(p)
+
+
+def add_layout(p) -> None:
+    """Pipeline, context and expert parallelism, and where the optimizer states live."""
+    p.add_argument("--pp", type=_positive, default=1, metavar="N", help="pipeline stages")
+    p.add_argument("--vp", type=_positive, default=1, metavar="V",
+                   help="virtual stages per device (the interleaved 1F1B schedule, with --pp)")
+    p.add_argument("--microbatches", type=_positive, default=1, metavar="M",
+                   help="micro-batches per step (B is the micro-batch size)")
+    p.add_argument("--schedule", choices=choices.SCHEDULES, default="1f1b",
+                   help="pipeline schedule (default 1f1b; --vp > 1 interleaves it)")
+    p.add_argument("--stage", choices=choices.STAGES, default="first",
+                   help="the pipeline stage whose device is sized (default first: the most activations)")
+    p.add_argument("--ep", type=_positive, default=1, metavar="N",
+                   help="expert-parallel ranks (taken from the data-parallel ranks)")
+    p.add_argument("--cp", type=_positive, default=1, metavar="N", help="context-parallel ranks (T split)")
+    p.add_argument("--distributed-optimizer", action="store_true",
+                   help="shard the optimizer states over the data-parallel ranks (Megatron-LM; as ZeRO-1)")
+    p.add_argument("--offload", action="store_true",
+                   help="optimizer states and the fp32 master copy in host memory (ZeRO-Offload)")
 
 
 def _positive(text: str) -> int:
@@ -61,11 +87,45 @@ def flops_options(args) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def add_cluster(p) -> None:
+    """The cluster a step runs on (a hardware profile can fill these)."""
+    p.add_argument("--link-bandwidth", metavar="B/S",
+                   help="bytes/s each device sends inside a node (e.g. 450e9 for NVLink 4)")
+    p.add_argument("--node-bandwidth", metavar="B/S",
+                   help="bytes/s each device sends between nodes (e.g. 50e9 for 400 Gb/s InfiniBand)")
+    p.add_argument("--node-size", type=_positive, default=8, metavar="N", help="devices per node (default 8)")
+    p.add_argument("--overlap-dp", action="store_true",
+                   help="the data-parallel collectives hide behind backward (not in the step time)")
+
+
+def cluster_options(args) -> dict:
+    """--link-bandwidth, --node-bandwidth, --node-size, --overlap-dp as step-time options.
+    (A --hardware NAME profile fills link_bandwidth, node_bandwidth, node_size and peak here.)"""
+    out = {}
+    if args.link_bandwidth is not None:
+        out["link_bandwidth"] = _number(args.link_bandwidth, "--link-bandwidth")
+    if args.node_bandwidth is not None:
+        out["node_bandwidth"] = _number(args.node_bandwidth, "--node-bandwidth")
+    if args.node_size != 8:
+        out["node_size"] = args.node_size
+    if args.overlap_dp:
+        out["overlap_dp"] = True
+    return out
+
+
 def memory_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "precision": args.precision,
            "optimizer": args.optimizer, "attention": args.attention, "dropout": args.dropout,
            "zero": args.zero, "dp": args.dp, "tp": args.tp, "sp": args.sp or None}
+    out.update(layout_options(args))
     return {k: v for k, v in out.items() if v is not None}
+
+
+def layout_options(args) -> dict:
+    """The layout flags that differ from their defaults (so the options stay short)."""
+    defaults = {"pp": 1, "vp": 1, "microbatches": 1, "schedule": "1f1b", "stage": "first", "ep": 1, "cp": 1,
+                "distributed_optimizer": False, "offload": False}
+    return {k: getattr(args, k) for k, d in defaults.items() if getattr(args, k, d) != d}
 
 
 def unbound_hint(m, quantities) -> str:
@@ -85,3 +145,13 @@ def payload(m, conv_label: str, options: dict, quantities) -> dict:
     for q in quantities:
         out[q.name] = quantity_json(q)
     return out
+
+
+def _number(text, what):
+    from ..errors import SymgptError
+    from ..exprparse import parse_expression
+
+    v = parse_expression(text, names={})
+    if not v.is_Rational or v <= 0:
+        raise SymgptError(f"{what} must be a positive number, got {text!r}")
+    return v

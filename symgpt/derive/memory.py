@@ -6,7 +6,11 @@ Options shared by every ``memory.*`` quantity: ``convention`` (``symgpt.conventi
 ``precision`` (fp32 | bf16 | fp16 | mixed-bf16 | mixed-fp16), ``optimizer`` (sgd | momentum |
 adam | adamw | adam8bit), ``attention`` (eager | flash), ``dropout`` (bool), ``recompute``
 (none | selective | full), ``zero`` (0-3) with ``dp`` (data-parallel ranks), ``tp`` (tensor-
-parallel ranks) and ``sp`` (sequence parallelism). Values are per device.
+parallel ranks) and ``sp`` (sequence parallelism); ``pp``, ``vp``, ``microbatches``, ``schedule``,
+``stage`` (first | last), ``cp``, ``ep`` (``symgpt.derive.layout``), ``distributed_optimizer``
+(Megatron-LM's name for sharding the optimizer states over the data-parallel ranks: ZeRO-1) and
+``offload`` (optimizer states and master copy in host memory, ZeRO-Offload). Values are per
+device: under a pipeline, of the device holding the first (or last) stage.
 
 * ``memory.weights``, ``memory.gradients``: parameters × bytes, by owner op path;
 * ``memory.optimizer``: ``optimizer/master`` (fp32 copy under mixed precision), ``optimizer/m``,
@@ -29,7 +33,8 @@ from ..errors import SymgptError
 from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label, resolve
-from .parallel import divisor_for_param, tp_region
+from .layout import Layout, check_model, layout
+from .parallel import divisor_for_param, place, tp_region
 from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
 
 
@@ -50,6 +55,8 @@ PRECISIONS = {
     "fp16": Precision(2, 2, 2, 0, 2),
     "mixed-bf16": Precision(2, 2, 2, 4, 4),
     "mixed-fp16": Precision(2, 2, 2, 4, 4),
+    # Megatron-LM's bf16 training: gradients accumulated and all-reduced in fp32 (main_grad)
+    "mixed-bf16-fp32grad": Precision(2, 4, 2, 4, 4),
 }
 
 #: optimizer -> its per-parameter states and the bytes of each (None: the policy's state bytes)
@@ -75,13 +82,24 @@ class Setup:
     precision: str
     optimizer: str
     zero: int
-    dp: int
-    tp: int
-    sp: bool
+    lay: Layout
+    offload: bool = False
 
     @property
     def bytes(self) -> Precision:
         return PRECISIONS[self.precision]
+
+    @property
+    def dp(self):
+        return self.lay.dp
+
+    @property
+    def tp(self):
+        return self.lay.tp
+
+    @property
+    def sp(self) -> bool:
+        return self.lay.sp
 
 
 def _int(name, v, lo, hi=None) -> int:
@@ -92,30 +110,33 @@ def _int(name, v, lo, hi=None) -> int:
 
 
 def setup(model, convention=None, precision=None, optimizer="adamw", zero=0, dp=1, tp=1, sp=False,
-          **overrides) -> Setup:
+          pp=1, vp=1, cp=1, ep=1, microbatches=1, stage="first", schedule="1f1b",
+          distributed_optimizer=False, offload=False, **overrides) -> Setup:
     conv = resolve(convention, **overrides)
     precision = precision or conv.precision
     check_choice("precision", precision, tuple(PRECISIONS))
     check_choice("optimizer", optimizer, tuple(OPTIMIZERS))
     zero = _int("zero", zero, ZERO_STAGES[0], ZERO_STAGES[-1])
-    dp, tp = _int("dp", dp, 1), _int("tp", tp, 1)
-    if sp and tp == 1:
-        raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
-    heads = model.sizes.get("h")
-    if tp > 1 and heads is not None and heads % tp:
-        raise SymgptError(f"tp={tp} must divide the number of heads h={heads} "
-                          "(tensor parallelism gives each rank whole heads)")
+    if distributed_optimizer:
+        zero = max(zero, 1)  # Megatron-LM's distributed optimizer shards what ZeRO-1 shards
+    lay = layout(dp=dp, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, microbatches=microbatches, sp=sp,
+                 stage=stage, schedule=schedule)
+    check_model(lay, model)
     if conv.dropout is not None and "dropout" in model.flags and model.flags["dropout"] != conv.dropout:
         model = model.with_(dropout=bool(conv.dropout))
-    return Setup(model, conv, precision, optimizer, zero, dp, tp, bool(sp))
+    return Setup(model, conv, precision, optimizer, zero, lay, bool(offload))
 
 
 def _notes(s: Setup, what: str) -> tuple[str, ...]:
     par = []
     if s.zero:
-        par.append(f"ZeRO stage {s.zero} over dp = {s.dp}")
-    if s.tp > 1:
-        par.append(f"tensor parallel tp = {s.tp}" + (" with sequence parallelism" if s.sp else ""))
+        over = f"dp = {s.dp}" if s.lay.cp == 1 else f"dp·cp = {s.lay.dp_group}"
+        par.append(f"ZeRO stage {s.zero} over {over}")
+    desc = s.lay.describe()
+    if desc:
+        par.append(desc)
+    if s.offload:
+        par.append("optimizer states offloaded to the host")
     where = ("per device: " + ", ".join(par)) if par else "one device"
     return (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
             f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
@@ -127,36 +148,64 @@ def _q(s: Setup, name: str, breakdown, what: str) -> Quantity:
 
 
 # --- model states ------------------------------------------------------------------------------
-def _param_bytes(s: Setup, per_param: int, zero_from: int):
-    """(owner path, bytes) of every parameter tensor, sharded by tp and (at ZeRO >= zero_from) dp."""
-    from .params import parameter_list
+def param_bytes(s: Setup, per_param: int, zero_from: int):
+    """(owner path, bytes) of every parameter tensor this device holds: its stage's share (pp),
+    sharded by tp, experts by ep, and (at ZeRO >= zero_from) over the data-parallel ranks that
+    replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage."""
+    from .params import parameter_list, tied_uses
 
-    arch = s.model.arch
+    arch, lay = s.model.arch, s.lay
     out: dict[str, sympy.Expr] = {}
-    dp = s.dp if s.zero >= zero_from else 1
     for e in parameter_list(arch):
-        shard = divisor_for_param(arch, e.owner, e.local, s.tp) * dp
-        out[e.owner] = out.get(e.owner, sympy.Integer(0)) + e.total * per_param / shard
+        where, expert = place(arch, e.owner)
+        group = lay.expert_dp_group if expert else lay.dp_group
+        shard = divisor_for_param(arch, e.owner, e.local, s.tp) * (lay.ep if expert else 1)
+        if s.zero >= zero_from:
+            shard = shard * group
+        if lay.share(where) == 0:
+            continue  # on another stage
+        out[e.owner] = out.get(e.owner, sympy.Integer(0)) + e.total * per_param * lay.share(where) / shard
+    for op, local, pnode in tied_uses(arch):
+        if place(arch, op)[0] == "post" and lay.share("copy") != 0:
+            owner = arch.graph.nodes[pnode]["owner"]
+            shard = divisor_for_param(arch, owner, local, s.tp) * (lay.dp_group if s.zero >= zero_from else 1)
+            n = numel(arch.graph.nodes[pnode]["shape"]) * arch.multiplicity(pnode)
+            out[f"{op}/tied copy"] = n * per_param * lay.share("copy") / shard
     return list(out.items())
 
 
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.weights", _param_bytes(s, s.bytes.weight, 3), "model weights")
+    return _q(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
 
 
 def gradients(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.gradients", _param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+    return _q(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+
+
+def _optimizer_parts(s: Setup):
+    n = sympy.Add(*[e for _, e in param_bytes(s, 1, 1)])  # sharded parameter count
+    parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
+    parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
+    return parts or [("optimizer", sympy.Integer(0))]
 
 
 def optimizer(model, **options) -> Quantity:
     s = setup(model, **options)
-    n = sympy.Add(*[e for _, e in _param_bytes(s, 1, 1)])  # sharded parameter count
-    parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
-    parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
     what = f"optimizer state of {s.optimizer}" + (" with an fp32 master copy" if s.bytes.master else "")
-    return _q(s, "memory.optimizer", parts or [("optimizer", sympy.Integer(0))], what)
+    if s.offload:
+        return _q(s, "memory.optimizer", [("optimizer (offloaded to the host)", sympy.Integer(0))],
+                  what + ", offloaded to host memory (ZeRO-Offload, Ren et al. 2021): none on the device")
+    return _q(s, "memory.optimizer", _optimizer_parts(s), what)
+
+
+def host(model, **options) -> Quantity:
+    """Host memory per device: the optimizer states moved there by ``offload`` (else 0)."""
+    s = setup(model, **options)
+    parts = _optimizer_parts(s) if s.offload else [("nothing offloaded", sympy.Integer(0))]
+    return _q(s, "memory.host", parts, "host (CPU) memory per device: the offloaded optimizer "
+              "states and fp32 master copy (ZeRO-Offload, Ren et al. 2021)")
 
 
 # --- activations -------------------------------------------------------------------------------
@@ -185,7 +234,7 @@ def _saved(s: Setup):
     dropout = bool(s.model.flags.get("dropout", False)) if conv.dropout is None else bool(conv.dropout)
     again = recomputed(arch, conv.recompute)
     core = attention_core(arch)
-    region = tp_region(arch) if s.tp > 1 else frozenset()
+    region = tp_region(arch)  # split tp ways (tp = 1: whole; tp may be a plan's symbol)
     entries, seen = [], set()
     for node, a in arch.ops():
         if a["op"].kind == "cross_entropy" and not conv.loss_saved:
@@ -217,11 +266,11 @@ def _saved(s: Setup):
                 continue
             seen.add(key)
             div = 1
-            if s.tp > 1 and producer in region:
+            if producer in region:
                 div = s.tp
             elif s.sp and g is not None:
                 div = s.tp
-            elif s.tp > 1 and a["op"].kind == "cross_entropy" and item.role == "log_probs":
+            elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
             entries.append((node, item.role, tuple(item.shape), per, copies, div, tensor))
     if conv.recompute == "full":
@@ -253,11 +302,22 @@ def _reader_group(arch, node):
     raise SymgptError(f"{node} feeds no repeated group")
 
 
+def stage_factor(s: Setup, node: str) -> sympy.Expr:
+    """What a saved tensor of *node* weighs on this device: the micro-batches in flight of its
+    stage (a stack's tensors: × 1/pp of the layers), over the context-parallel ranks."""
+    arch, lay = s.model.arch, s.lay
+    where = place(arch, node)[0] if node in arch.graph else "stack"  # a block's checkpoint
+    f = lay.in_flight(where) if where == "stack" else lay.share(where) * lay.in_flight(where)
+    return f / lay.cp
+
+
 def activations(model, **options) -> Quantity:
     s = setup(model, **options)
     out: dict[str, sympy.Expr] = {}
     for node, _role, shape, per, copies, div, _t in _saved(s):
-        out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div
+        f = stage_factor(s, node)
+        if f != 0:  # (0: on another stage)
+            out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
     what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
             f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
     return _q(s, "memory.activations", list(out.items()), what)

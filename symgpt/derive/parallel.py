@@ -65,3 +65,22 @@ def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
     if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == _roles.HEAD):
         return tp  # vocabulary-parallel
     return 1
+
+
+@lru_cache(maxsize=256)
+def _first_stack_index(arch: Arch) -> int:
+    for i, n in enumerate(arch.order):
+        if arch.stack_of(n) is not None:
+            return i
+    return len(arch.order)
+
+
+def place(arch: Arch, node: str) -> tuple[str, bool]:
+    """Where a pipeline puts op *node*: ``stack`` (split over the stages), ``pre`` (before the
+    first stack: the first stage) or ``post`` (the last stage); and whether it is an expert's."""
+    from .. import roles
+
+    expert = any(g.role == roles.EXPERTS for g in arch.group_chain(arch.graph.nodes[node].get("group")))
+    if arch.stack_of(node) is not None:
+        return "stack", expert
+    return ("pre" if arch.order.index(node) < _first_stack_index(arch) else "post"), expert

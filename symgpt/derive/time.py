@@ -20,25 +20,13 @@ from __future__ import annotations
 import sympy
 
 from ..errors import SymgptError
+from .checks import DEFAULT_PEAK, positive as _positive  # noqa: F401  (DEFAULT_PEAK: part of this API)
 from ..quantity import Quantity
 from ..numtext import sci
 from ..symbols import B, T, V
 
-#: seed 000 self-test (c): "an A100 GPU at ~300 TFLOPs/s fp16"
-DEFAULT_PEAK = sympy.Integer(300) * 10**12
 
 
-def _positive(name: str, v, upper=None) -> sympy.Expr:
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Rational, sympy.Integer)):
-        if isinstance(v, float):
-            v = sympy.nsimplify(v, rational=True)
-        else:
-            raise SymgptError(f"{name} must be a positive number, got {v!r}")
-    v = sympy.Rational(v)
-    if v <= 0 or (upper is not None and v > upper):
-        bound = f" at most {upper}" if upper is not None else ""
-        raise SymgptError(f"{name} must be positive{bound}, got {v}")
-    return v
 
 
 def _train(model, **flops_options) -> Quantity:
@@ -53,6 +41,11 @@ def _scaled(q: Quantity, name: str, factor, unit: str, notes) -> Quantity:
 
 
 def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
+    from . import steptime
+
+    if steptime.wants_cluster(flops_options):  # a layout or bandwidths: compute + comm + bubble
+        flops_options.setdefault("efficiency", mfu)
+        return steptime.step(model, peak=peak, **flops_options)
     peak, mfu = _positive("peak", peak), _positive("mfu", mfu, 1)
     q = _train(model, **flops_options)
     return _scaled(q, "time.step", 1 / (peak * mfu), "s",

@@ -146,6 +146,52 @@ MEMORY: tuple[Formula, ...] = (
             "bf16, B·T tokens", options={"precision": "bf16"}),
 )
 
-COSTS: tuple[Formula, ...] = FLOPS + MEMORY
+_MT = {"convention": "megatron-theoretical", "optimizer": "adam"}
+
+CLUSTER: tuple[Formula, ...] = (
+    Formula("zero-dp-2psi", "2*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.1 (Ψ -> P)",
+            "bf16 gradients, ZeRO-0 over 64 ranks: a ring all-reduce sends 2(n-1)/n·Ψ elements",
+            options={"precision": "bf16", "dp": 64}, names={"P": _P}),
+    Formula("zero-os-g-2psi", "2*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.2",
+            "bf16, ZeRO-2 over 64 ranks: reduce-scatter + all-gather, 2Ψ as plain DP",
+            options={"precision": "bf16", "dp": 64, "zero": 2}, names={"P": _P}),
+    Formula("zero-p-3psi", "3*P*2*63/64", "comm.dp", "Rajbhandari et al. 2019 §7.2.3",
+            "bf16, ZeRO-3 over 64 ranks, one micro-batch: 1.5 × plain DP",
+            options={"precision": "bf16", "dp": 64, "zero": 3}, names={"P": _P}),
+    Formula("korthikanti-stage", "34*T*B*d*L/4", "memory.activations",
+            "Korthikanti et al. 2022 Table 2 and §4.2.3 (first stage holds p micro-batches of L/p layers)",
+            "korthikanti, selective recomputation, tp = 4 with sequence parallelism, pp = 4, m = 8",
+            options={"convention": "korthikanti", "recompute": "selective", "tp": 4, "sp": True, "pp": 4,
+                     "microbatches": 8}, part="blocks"),
+    Formula("bubble-1f1b", "(4 - 1)/8 * C", "time.bubble",
+            "Narayanan et al. 2021 §2.2.1 (GPipe and 1F1B: (p - 1)/m of the compute)",
+            "pp = 4, m = 8, first stage, peak 1 FLOP/s: C = its FLOPs, 8 × L/4 layers",
+            options={"pp": 4, "microbatches": 8, "peak": 1, "link_bandwidth": 1, "node_bandwidth": 1},
+            names={"C": "2*L*(72*B*T*d^2 + 12*B*T^2*d)"}),
+    Formula("bubble-interleaved", "(4 - 1)/(2*8) * C", "time.bubble",
+            "Narayanan et al. 2021 §2.2.2 (interleaved: (p - 1)/(v·m))",
+            "pp = 4, vp = 2, m = 8, first stage, peak 1 FLOP/s",
+            options={"pp": 4, "vp": 2, "microbatches": 8, "peak": 1, "link_bandwidth": 1, "node_bandwidth": 1},
+            names={"C": "2*L*(72*B*T*d^2 + 12*B*T^2*d)"}),
+    Formula("narayanan-8TP-nX", "8*D*P/(n*X)", "time.to_train",
+            "Narayanan et al. 2021 §5.1 (end-to-end training time, full recomputation)",
+            "megatron: hardware FLOPs with full recomputation; D = 3e11 tokens on n = 1024 devices "
+            "at X = 1.4e14 FLOP/s each (dp = n, data-parallel traffic hidden); P = 12Ld²",
+            options={"convention": "megatron", "tokens": 300 * 10**9, "dp": 1024, "peak": 140 * 10**12,
+                     "link_bandwidth": 1, "node_bandwidth": 1, "overlap_dp": True},
+            names={"D": "300000000000", "n": "1024", "X": "140000000000000", "P": "12*L*d^2"},
+            regime="d", why="8TP/(nX) is the leading order as d grows (T, V fixed)"),
+    Formula("megatron-theoretical-weights", "18*(12*L*d^2 + 4*L*d + 2*d + V*d)", "memory.total",
+            "Megatron-LM theoretical_memory_usage.py (tp = pp = 1, unpadded V)",
+            "megatron-theoretical: bf16 weights, fp32 gradients, master and Adam moments",
+            options=_MT, part="weights,gradients,optimizer", expect="-162*L*d - 18*T_max*d",
+            why="its parameter count has no biases (9d per GPT-2 layer) and no position table"),
+    Formula("megatron-theoretical-activations", "T*B*d*(18 + 4*4)", "memory.activations",
+            "Megatron-LM theoretical_memory_usage.py (Korthikanti Table 2, d_ff = 4d)",
+            "megatron-theoretical: selective recomputation, one layer", options=_MT, part="blocks",
+            per_block=True),
+)
+
+COSTS: tuple[Formula, ...] = FLOPS + MEMORY + CLUSTER
 
 LIBRARY: tuple[Formula, ...] = PARAMS + COSTS

@@ -30,6 +30,9 @@ from ..errors import SymgptError
 from .grid import INT64_MAX, Chunk
 
 MAX_ATOM_POINTS = 100_000   # distinct argument tuples of one non-polynomial atom
+#: (atom, the values of its symbols) -> its table, shared by every compilation (``plan`` compiles
+#: the same atoms for each structural choice); read-only once made
+_TABLES: dict = {}
 
 
 def exact(v):
@@ -43,11 +46,12 @@ class Compiled:
     ``evaluate(chunk)`` returns an int64 array, or an object array of Python ints and Fractions.
     """
 
-    def __init__(self, expr: sympy.Expr, axes, what: str):
+    def __init__(self, expr: sympy.Expr, axes, what: str, symbols=None):
         from ..symbols import CANONICAL
 
         self.what = what
-        self.position = {CANONICAL[a.name]: i for i, a in enumerate(axes)}
+        symbols = symbols or CANONICAL  # name -> symbol (``plan`` adds its parallel degrees)
+        self.position = {symbols[a.name]: i for i, a in enumerate(axes)}
         expr = as_expr(expr) if isinstance(expr, int) else expr  # an int, never text
         unknown = sorted(str(s) for s in expr.free_symbols if s not in self.position)
         if unknown:
@@ -86,12 +90,30 @@ class Compiled:
         return self._tabulate(e, axes)
 
     def _tabulate(self, atom: sympy.Expr, axes) -> sympy.Dummy:
+        memo = self.__dict__.setdefault("_memo", {})
+        if atom not in memo:  # an atom that occurs in many terms is tabulated once
+            memo[atom] = self._table(atom, axes)
+        return memo[atom]
+
+    def _table(self, atom: sympy.Expr, axes) -> sympy.Dummy:
         syms = sorted(atom.free_symbols, key=lambda s: self.position[s])
         dims = tuple(self.position[s] for s in syms)
         shape = tuple(len(axes[i]) for i in dims)
         if prod(shape) > MAX_ATOM_POINTS:
             raise SymgptError(f"{self.what}: cannot tabulate {atom} over {prod(shape):,} values of "
                               f"{', '.join(map(str, syms))} (at most {MAX_ATOM_POINTS:,}); narrow the grid")
+        key = (atom, tuple(tuple(axes[i].all()) for i in dims))
+        table = _TABLES.get(key)
+        if table is None:
+            table = self._fill(atom, syms, dims, axes).reshape(shape)
+            if len(_TABLES) > 4096:
+                _TABLES.clear()
+            _TABLES[key] = table
+        dummy = sympy.Dummy(f"atom{len(self.atoms)}")
+        self.atoms.append((dummy, dims, table))
+        return dummy
+
+    def _fill(self, atom, syms, dims, axes) -> np.ndarray:
         from itertools import product
 
         values = []
@@ -104,9 +126,7 @@ class Compiled:
         fits = all(isinstance(v, int) and abs(v) <= INT64_MAX for v in values)
         table = np.empty(len(values), dtype=np.int64 if fits else object)
         table[:] = values
-        dummy = sympy.Dummy(f"atom{len(self.atoms)}")
-        self.atoms.append((dummy, dims, table.reshape(shape)))
-        return dummy
+        return table
 
     def _maxabs(self, s, axes) -> int:
         if s in self.position:

@@ -1,0 +1,207 @@
+"""Communication: the bytes each device sends per training step, by parallel dimension.
+
+Every collective is priced as its ring (bandwidth-optimal) implementation sends it: over n ranks,
+an all-reduce of S bytes sends 2(n − 1)/n · S from each rank, an all-gather or reduce-scatter
+(S the whole tensor) (n − 1)/n · S, an all-to-all (n − 1)/n of what a rank holds. Sizes come from
+the graph (the tensors a collective moves) and the precision policy (``memory.setup``: the same
+options as ``memory.*``). A step is ``microbatches`` micro-batches of B sequences.
+
+* ``comm.dp``: the gradient all-reduce over the dp·cp ranks that replicate a parameter (experts:
+  over dp·cp/ep), once per step (ZeRO-0); ZeRO-1/2 and the distributed optimizer: reduce-scatter
+  of gradients + all-gather of the updated weights; ZeRO-3: the weights all-gathered for forward
+  and again for backward and the gradients reduce-scattered, every micro-batch (Rajbhandari et
+  al. 2019 §7: 2Ψ and 3Ψ elements at large n);
+* ``comm.tp``: Megatron-LM's tensor parallel (Shoeybi et al. 2019): one all-reduce after each
+  row-parallel linear in forward (again when full recomputation reruns it), one per column-parallel
+  input in backward, the vocabulary-parallel embedding's and LM head's, and the three (B·T fp32)
+  of the vocabulary-parallel cross-entropy; with sequence parallelism (Korthikanti et al. 2022
+  §4.2.2) each all-reduce is an all-gather + reduce-scatter pair: the same bytes;
+* ``comm.pp``: the activation sent to the next stage in forward and its gradient sent back, per
+  micro-batch and chunk boundary (/tp under sequence parallelism: the tensor is split), and a
+  tied embedding's gradient all-reduced between the first and last stage;
+* ``comm.ep``: the token dispatch and combine all-to-alls of each MoE layer, forward and backward
+  (balanced routing: k copies of each token, (ep − 1)/ep of them leave the rank);
+* ``comm.cp``: ring attention (context parallel): each rank's K and V passed around the ring,
+  cp − 1 times forward, and K, V with their gradients in backward;
+* ``comm.total``: their sum.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .. import roles
+from ..ops.base import numel
+from ..quantity import Quantity
+from .flops import label
+from .layout import several
+from .memory import param_bytes, setup
+from .parallel import linear_roles, place
+
+DIMS = ("dp", "tp", "pp", "ep", "cp")
+
+
+def ring(n) -> sympy.Expr:
+    """(n − 1)/n: the share of a gathered or scattered tensor a rank sends on a ring."""
+    return 1 - sympy.Integer(1) / n
+
+
+def _q(s, name, parts, what) -> Quantity:
+    parts = [(p, sympy.expand(e)) for p, e in parts]
+    parts = [(p, e) for p, e in parts if e != 0] or [("none", sympy.Integer(0))]  # 0: another stage
+    notes = (f"{what}; bytes each device sends per step ({s.lay.describe() or 'one device'}; "
+             f"precision {s.precision}; ring collectives)",
+             f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    return Quantity(name, tuple(parts), s.model.bindings, "bytes", label(s.conv, s.conv.name), notes)
+
+
+def _share(s, node) -> sympy.Expr:
+    """The fraction of op *node*'s work this device does per micro-batch (its stage's share)."""
+    return s.lay.share(place(s.model.arch, node)[0])
+
+
+def _params(s):
+    """(dense, expert) parameters on this device before any ZeRO sharding."""
+    arch = s.model.arch
+    dense = expert = sympy.Integer(0)
+    for owner, n in param_bytes(s, 1, 4):
+        if owner in arch.graph and place(arch, owner)[1]:
+            expert += n
+        else:
+            dense += n
+    return dense, expert
+
+
+def dp_parts(s):
+    lay, b, m = s.lay, s.bytes, s.lay.microbatches
+    dense, expert = _params(s)
+    out = []
+    for what, n, group in (("", dense, lay.dp_group), ("experts ", expert, lay.expert_dp_group)):
+        if n == 0 or group == 1:
+            continue
+        r = ring(group)
+        if s.zero == 0:
+            out.append((f"dp/{what}gradient all-reduce", 2 * r * n * b.grad))
+        elif s.zero < 3:
+            out.append((f"dp/{what}gradient reduce-scatter", r * n * b.grad))
+            out.append((f"dp/{what}weight all-gather", r * n * b.weight))
+        else:
+            out.append((f"dp/{what}weight all-gather (forward)", m * r * n * b.weight))
+            out.append((f"dp/{what}weight all-gather (backward)", m * r * n * b.weight))
+            out.append((f"dp/{what}gradient reduce-scatter", m * r * n * b.grad))
+    return out
+
+
+def tp_parts(s):
+    arch, lay, act = s.model.arch, s.lay, s.bytes.act
+    t, m = lay.tp, lay.microbatches
+    if t == 1:
+        return []
+    ar = 2 * ring(t) * m / lay.cp  # an all-reduce (or AG + RS pair) per micro-batch, T/cp tokens
+    forward = 2 if s.conv.recompute == "full" else 1
+    kind = "all-gather + reduce-scatter" if s.sp else "all-reduce"
+    out, seen = [], set()
+    for node, r in linear_roles(arch).items():
+        a = arch.graph.nodes[node]
+        if r == "row":
+            size = numel(a["shape"]) * arch.activity(node) * act * _share(s, node)
+            out.append((f"tp/{node} {kind} (forward)", forward * ar * size))
+        elif a["inputs"][0] not in seen:
+            src = a["inputs"][0]
+            seen.add(src)
+            size = numel(arch.shape(src)) * arch.activity(src) * act * _share(s, src)
+            out.append((f"tp/{src} {kind} (backward)", ar * size))
+    emb, head = arch.first(roles.TOKEN_EMBEDDING), arch.first(roles.HEAD)
+    one = ring(t) * m / lay.cp
+    if emb is not None:  # vocabulary-parallel lookup: partial rows summed (reduce-scattered with SP)
+        size = numel(arch.shape(emb)) * act * _share(s, emb)
+        out.append((f"tp/{emb} {'reduce-scatter' if s.sp else 'all-reduce'} (forward)", (1 if s.sp else 2) * one * size))
+    if head is not None:  # column-parallel over the vocabulary: its input's gradient summed
+        src = arch.graph.nodes[head]["inputs"][0]
+        size = numel(arch.shape(src)) * act * _share(s, head)
+        out.append((f"tp/{head} {kind} (forward and backward)" if s.sp else f"tp/{head} all-reduce (backward)",
+                    2 * one * size))
+    if arch.loss:  # vocabulary-parallel cross-entropy: max, sum of exp, target logit (fp32 each)
+        tokens = numel(arch.shape(arch.output)[:-1])
+        out.append((f"tp/{arch.loss} all-reduces (3 × fp32 per token)", 3 * 2 * one * tokens * 4 * _share(s, arch.loss)))
+    return out
+
+
+def _boundary(arch, g):
+    """The tensor one copy of stack *g* hands to the next (its carry, else its first input)."""
+    if g.carry:
+        return arch.shape(g.carry[0])
+    for n, a in arch.ops():
+        if arch.stack_of(n) == g.name:
+            return arch.shape(a["inputs"][0])
+    raise AssertionError(g.name)
+
+
+def pp_parts(s):
+    arch, lay, act = s.model.arch, s.lay, s.bytes.act
+    p, v, m = lay.pp, lay.vp, lay.microbatches
+    if p == 1:
+        return []
+    multi = several(p)
+    first = lay.stage == "first"
+    fwd, bwd = (v, v - 1) if first else (v - 1, v)
+    out = []
+    for g in arch.stacks():
+        size = numel(_boundary(arch, g)) * act / lay.cp / (lay.tp if s.sp else 1)
+        out.append((f"pp/{g.name} activations sent forward", multi * fwd * m * size))
+        out.append((f"pp/{g.name} gradients sent backward", multi * bwd * m * size))
+    from .params import tied_uses
+
+    for op, local, pnode in tied_uses(arch):
+        if place(arch, op)[0] == "post":  # first and last stage sum the tied weight's gradient
+            n = numel(arch.graph.nodes[pnode]["shape"]) / lay.tp
+            out.append((f"pp/{op} tied gradient all-reduce (first and last stage)", multi * 2 * ring(2) * n * s.bytes.grad))
+    return out
+
+
+def ep_parts(s):
+    arch, lay, act = s.model.arch, s.lay, s.bytes.act
+    if lay.ep == 1:
+        return []
+    passes = 6 if s.conv.recompute == "full" else 4  # dispatch, combine; forward (again), backward
+    out = []
+    for g in arch.groups_with(roles.EXPERTS):
+        node = next(n for n in arch.order if arch.graph.nodes[n].get("group") == g.name)
+        src = arch.graph.nodes[node]["inputs"][0]
+        routed = numel(arch.shape(src)) * arch.activity(node) * act * _share(s, node) / lay.cp
+        out.append((f"ep/{g.name} all-to-all (dispatch and combine, forward and backward)",
+                    passes * ring(lay.ep) * lay.microbatches * routed))
+    return out
+
+
+def cp_parts(s):
+    arch, lay, act = s.model.arch, s.lay, s.bytes.act
+    c = lay.cp
+    if c == 1:
+        return []
+    passes = 4 if s.conv.recompute == "full" else 3  # K,V forward (again); K,V and dK,dV backward
+    out = []
+    for node in arch.find(roles.KEY_HEADS) + arch.find(roles.VALUE_HEADS):
+        local = numel(arch.shape(node)) * arch.activity(node) * act * _share(s, node) / (c * lay.tp)
+        out.append((f"cp/{node} ring exchange", passes * (c - 1) * lay.microbatches * local))
+    return out
+
+
+PARTS = {"dp": dp_parts, "tp": tp_parts, "pp": pp_parts, "ep": ep_parts, "cp": cp_parts}
+WHAT = {"dp": "data-parallel gradient (and ZeRO weight) collectives",
+        "tp": "tensor-parallel all-reduces (sequence parallel: all-gather/reduce-scatter pairs)",
+        "pp": "pipeline point-to-point activations and gradients",
+        "ep": "expert-parallel all-to-alls", "cp": "context-parallel ring exchange of K and V"}
+
+
+def provider(dim):
+    def provide(model, **options) -> Quantity:
+        s = setup(model, **options)
+        return _q(s, f"comm.{dim}", PARTS[dim](s), WHAT[dim])
+    return provide
+
+
+def total(model, **options) -> Quantity:
+    s = setup(model, **options)
+    parts = [p for dim in DIMS for p in PARTS[dim](s)]
+    return _q(s, "comm.total", parts, "all communication")

@@ -1,0 +1,200 @@
+"""A parallel layout: how one training step is split over a cluster of devices.
+
+Degrees (Megatron-LM's names): ``tp`` tensor parallel, ``pp`` pipeline stages, ``vp`` virtual
+stages per device (the interleaved schedule), ``dp`` data parallel, ``cp`` context parallel (the
+sequence split), ``ep`` expert parallel (carved out of the data-parallel ranks: ``ep`` divides
+``dp``), ``microbatches`` per step (B is the micro-batch size). Devices = tp · cp · pp · dp.
+
+Each degree is a positive integer -- or, inside ``symgpt plan``, a SymPy symbol, so that one
+derivation is a closed form over every strategy. Hence the decisions that depend on a degree
+are written as SymPy functions, not Python ``if``: :func:`several` is 0 at 1 and 1 above, and
+``sympy.Min`` counts the micro-batches in flight; with integers they evaluate at once.
+
+Where a pipeline puts things (the convention of Megatron-LM and of Narayanan et al. 2021):
+each device of the pipeline holds L/pp layers of every stack (interleaved: vp chunks of
+L/(pp·vp)); whatever comes before the first stack (the embeddings) sits on the first stage,
+whatever comes after the last (final norm, head, loss) on the last. A tied head on pp > 1 keeps
+a copy of the embedding matrix on the last stage (its gradient is summed between the two).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy
+
+from ..errors import SymgptError
+
+STAGES = ("first", "last")
+#: pipeline schedules (interleaved is 1f1b with vp > 1)
+SCHEDULES = ("1f1b", "gpipe")
+DEGREES = ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")
+
+
+def degree(name: str, v) -> sympy.Expr:
+    """A positive integer (or a plan's symbol) as a SymPy expression; anything else raises."""
+    if isinstance(v, sympy.Symbol):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, sympy.Integer)) or v < 1:
+        raise SymgptError(f"{name} must be a positive integer, got {v!r}")
+    return sympy.Integer(v)
+
+
+@lru_cache(maxsize=1024)
+def several(n) -> sympy.Expr:
+    """1 when *n* > 1, 0 when *n* = 1 (n a positive integer or symbol)."""
+    return sympy.Min(n - 1, 1)
+
+
+def known(v) -> bool:
+    return isinstance(v, sympy.Integer)
+
+
+@dataclass(frozen=True)
+class Layout:
+    dp: sympy.Expr = sympy.Integer(1)
+    tp: sympy.Expr = sympy.Integer(1)
+    pp: sympy.Expr = sympy.Integer(1)
+    vp: sympy.Expr = sympy.Integer(1)
+    cp: sympy.Expr = sympy.Integer(1)
+    ep: sympy.Expr = sympy.Integer(1)
+    microbatches: sympy.Expr = sympy.Integer(1)
+    sp: bool = False
+    stage: str = "first"
+    schedule: str = "1f1b"  # 1f1b | gpipe (interleaved: vp > 1)
+
+    @property
+    def devices(self) -> sympy.Expr:
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def interleaved(self) -> bool:
+        return self.vp != 1
+
+    @property
+    def dp_group(self) -> sympy.Expr:
+        """The ranks a dense parameter is replicated over (its gradient is summed over them)."""
+        return self.dp * self.cp
+
+    @property
+    def expert_dp_group(self) -> sympy.Expr:
+        """The ranks an expert's parameter is replicated over (ep of the dp·cp hold other experts)."""
+        return self.dp * self.cp / self.ep
+
+    # --- where things sit -------------------------------------------------------------------
+    @lru_cache(maxsize=4096)
+    def share(self, where: str) -> sympy.Expr:
+        """The fraction of a part (``stack``, ``pre``: before the stacks, ``post``: after them,
+        ``copy``: a tied head's copy of the embedding) that this stage holds."""
+        multi = several(self.pp)
+        if where == "stack":
+            return 1 / self.pp
+        first = self.stage == "first"
+        if where == "pre":
+            return sympy.Integer(1) if first else 1 - multi
+        if where == "post":
+            return 1 - multi if first else sympy.Integer(1)
+        if where == "copy":
+            return sympy.Integer(0) if first else multi
+        raise AssertionError(where)
+
+    @lru_cache(maxsize=4096)
+    def in_flight(self, where: str) -> sympy.Expr:
+        """Micro-batches whose activations this stage holds at its peak, per part: for a stack,
+        in units of one micro-batch of *all* L layers (so × L/pp · count); for the embedding and
+        head, a count of micro-batches.
+
+        1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1): rank r runs pp − r − 1 warm-up
+        forwards and one more before its first backward: min(pp − r, m) in flight. GPipe: all m.
+        Interleaved (§2.2.2, Megatron-LM's schedule): rank r warms up with 2(pp − r − 1) +
+        (vp − 1)·pp chunk forwards, plus one: min(that, vp·m) chunks of L/(pp·vp) layers; its
+        first chunk (the embedding's, on rank 0) holds min(2·pp, m) micro-batches, the last
+        chunk of rank pp − 1 (the head's) one -- as the run of the schedule shows
+        (``derive.pipeline``); Megatron-LM's estimate scales the embedding by the stack's factor."""
+        p, v, m = self.pp, self.vp, self.microbatches
+        r = 0 if self.stage == "first" else p - 1
+        if self.schedule == "gpipe":
+            chunks, per = m, 1 / p
+        elif self.interleaved:
+            chunks, per = sympy.Min(2 * (p - r - 1) + (v - 1) * p + 1, v * m), 1 / (p * v)
+        else:
+            chunks, per = sympy.Min(p - r, m), 1 / p
+        if where == "stack":
+            return chunks * per
+        if self.interleaved:  # the embedding is chunk 0 of the first device, the head the last
+            return sympy.Min(2 * p, m) if where == "pre" else sympy.Integer(1)  # chunk of the last
+        return chunks
+
+    def describe(self) -> str:
+        out = []
+        for n in ("tp", "pp", "vp", "dp", "cp", "ep"):
+            v = getattr(self, n)
+            if v != 1:
+                out.append(f"{n} = {v}")
+        if self.sp:
+            out.append("sequence parallel")
+        if self.pp != 1:
+            out.append(f"{self.microbatches} micro-batches, "
+                       f"{'interleaved' if self.interleaved else self.schedule} schedule, {self.stage} stage")
+        elif self.microbatches != 1:
+            out.append(f"{self.microbatches} micro-batches (gradient accumulation)")
+        return ", ".join(out)
+
+
+def layout(dp=1, tp=1, pp=1, vp=1, cp=1, ep=1, microbatches=1, sp=False, stage="first",
+           schedule="1f1b") -> Layout:
+    """A checked :class:`Layout` (model-independent checks; the model's are in memory.setup)."""
+    from ..conventions import check_choice
+
+    vals = {n: degree(n, v) for n, v in (("dp", dp), ("tp", tp), ("pp", pp), ("vp", vp), ("cp", cp),
+                                          ("ep", ep), ("microbatches", microbatches))}
+    check_choice("stage", stage, STAGES)
+    check_choice("schedule", schedule, SCHEDULES)
+    lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule)
+    if lay.sp and known(lay.tp) and lay.tp == 1:
+        raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
+    if lay.interleaved:
+        if known(lay.pp) and lay.pp == 1:
+            raise SymgptError("virtual stages (vp > 1) interleave a pipeline: set pp > 1")
+        if schedule == "gpipe":
+            raise SymgptError("the interleaved schedule (vp > 1) is a 1F1B schedule, not GPipe")
+        if known(lay.pp) and known(lay.microbatches) and lay.microbatches % lay.pp:
+            raise SymgptError(f"the interleaved schedule needs micro-batches ({lay.microbatches}) "
+                              f"to be a multiple of pp ({lay.pp}) (Megatron-LM's requirement)")
+    if known(lay.ep) and known(lay.dp) and lay.dp % lay.ep:
+        raise SymgptError(f"ep={lay.ep} must divide dp={lay.dp} (expert-parallel ranks are data-parallel ranks)")
+    return lay
+
+
+def check_model(lay: Layout, model) -> None:
+    """The checks that need the model: whole heads per tensor-parallel rank, whole layers per
+    stage, whole experts per expert-parallel rank, whole tokens per context-parallel rank."""
+    from .. import roles
+
+    sizes = model.sizes
+    h = sizes.get("h")
+    if known(lay.tp) and lay.tp > 1 and h is not None and h % lay.tp:
+        raise SymgptError(f"tp={lay.tp} must divide the number of heads h={h} "
+                          "(tensor parallelism gives each rank whole heads)")
+    h_kv = sizes.get("h_kv")
+    if known(lay.tp) and lay.tp > 1 and h_kv is not None and h_kv % lay.tp:
+        raise SymgptError(f"tp={lay.tp} must divide the key/value heads h_kv={h_kv}")
+    arch = model.arch
+    for g in arch.stacks():
+        n = g.repeat.xreplace(model.bindings)
+        split = lay.pp * lay.vp
+        if known(split) and split > 1 and n.is_Integer and n % split:
+            raise SymgptError(f"pp·vp = {split} must divide the {n} layers of {g.name} "
+                              "(each pipeline stage holds whole layers)")
+    if known(lay.ep) and lay.ep > 1:
+        groups = arch.groups_with(roles.EXPERTS)
+        if not groups:
+            raise SymgptError(f"{model.name} has no experts: expert parallelism (ep={lay.ep}) needs a mixture of experts")
+        for g in groups:
+            n = g.repeat.xreplace(model.bindings)
+            if n.is_Integer and n % lay.ep:
+                raise SymgptError(f"ep={lay.ep} must divide the {n} experts of {g.name}")
+    T = sizes.get("T")
+    if known(lay.cp) and lay.cp > 1 and T is not None and T % lay.cp:
+        raise SymgptError(f"cp={lay.cp} must divide the sequence length T={T}")

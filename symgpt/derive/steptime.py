@@ -1,0 +1,205 @@
+"""Step time on a cluster: compute, exposed communication and the pipeline bubble; MFU and HFU;
+time to train on D tokens and device-hours.
+
+* ``time.compute``: the FLOPs this device runs per step (hardware FLOPs: recomputation counted),
+  over ``peak · efficiency``. Every op's FLOPs are split over the tp·cp ranks and the device's
+  pipeline stage takes its share (``derive.layout``): L/pp of each stack, the embedding on the
+  first stage, the head on the last; × the micro-batches of a step. An expert-parallel rank runs
+  the experts its tokens are routed to (balanced routing: the same FLOPs as without EP).
+* ``time.comm``: each dimension's bytes (``comm.*``) over the bandwidth its group uses: the
+  link inside a node (``link_bandwidth``, bytes/s per device) when the group fits in a node of
+  ``node_size`` devices, else ``node_bandwidth``. Groups are laid out Megatron-LM's way, tp
+  innermost, then cp, ep (inside dp), dp, pp: a group spans tp, tp·cp, tp·cp·ep, tp·cp·dp or
+  all devices. Nothing is overlapped except, with ``overlap_dp``, the data-parallel collectives
+  (hidden behind backward, Megatron-LM's --overlap-grad-reduce).
+* ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
+  (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 §2.2; ``derive.pipeline`` derives these
+  fractions from the schedules themselves).
+* ``time.step`` = compute + comm + bubble (``derive.time`` hands it over when a layout option or
+  a bandwidth is given).
+* ``time.mfu_cluster``, ``time.hfu``: model (hardware) FLOPs of the whole step / (devices · peak ·
+  step time); ``time.to_train``: seconds to train on D tokens, D/(B·m·dp·T) steps;
+  ``time.device_hours``: that × devices / 3600.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..errors import SymgptError
+from .checks import DEFAULT_PEAK, positive
+from ..quantity import Quantity
+from ..symbols import T
+from .comm import DIMS, PARTS
+from .flops import label
+from .memory import setup
+from .parallel import place
+
+#: options that are the cluster's (the rest go to memory.setup and the FLOP convention)
+CLUSTER = ("peak", "efficiency", "link_bandwidth", "node_bandwidth", "node_size", "overlap_dp")
+LAYOUT = ("dp", "tp", "sp", "pp", "vp", "cp", "ep", "microbatches", "stage", "schedule", "zero",
+          "distributed_optimizer", "offload", "precision", "optimizer", "dropout")
+
+
+def wants_cluster(options) -> bool:
+    return any(k in options for k in CLUSTER[1:] + LAYOUT)
+
+
+def _positive(name, v):
+    return v if isinstance(v, sympy.Symbol) else positive(name, v)
+
+
+class Cluster:
+    """The resolved options of a step-time derivation."""
+
+    def __init__(self, model, peak=None, efficiency=1, link_bandwidth=None, node_bandwidth=None,
+                 node_size=8, overlap_dp=False, **options):
+
+        self.peak = _positive("peak", DEFAULT_PEAK if peak is None else peak)
+        self.efficiency = _positive("efficiency", efficiency)
+        if isinstance(self.efficiency, sympy.Rational) and self.efficiency > 1:
+            raise SymgptError(f"efficiency must be at most 1, got {self.efficiency}")
+        self.link = None if link_bandwidth is None else _positive("link bandwidth", link_bandwidth)
+        self.node = None if node_bandwidth is None else _positive("node bandwidth", node_bandwidth)
+        self.node_size = _positive("node size", node_size)
+        self.overlap_dp = bool(overlap_dp)
+        self.s = setup(model, **options)
+        self.flops_options = {k: v for k, v in options.items() if k not in LAYOUT}
+
+    @property
+    def lay(self):
+        return self.s.lay
+
+    def extent(self, dim: str) -> sympy.Expr:
+        lay = self.lay
+        return {"tp": lay.tp, "cp": lay.tp * lay.cp, "ep": lay.tp * lay.cp * lay.ep,
+                "dp": lay.tp * lay.cp * lay.dp, "pp": lay.devices}[dim]
+
+    def bandwidth(self, dim: str) -> sympy.Expr:
+        if self.link is None or self.node is None:
+            raise SymgptError(f"{dim} communication needs bandwidths: give --link-bandwidth and --node-bandwidth "
+                              "(bytes/s per device inside a node and between nodes)")
+        return sympy.Piecewise((self.link, self.extent(dim) <= self.node_size), (self.node, True))
+
+    def notes(self, what: str) -> tuple[str, ...]:
+        from ..numtext import sci
+
+        bw = "" if self.link is None else (f"; link {sci(self.link)} B/s inside a node of {self.node_size}, "
+                                           f"{sci(self.node)} B/s between nodes")
+        return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
+                f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
+                f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]")
+
+    def quantity(self, name, parts, what, unit="s") -> Quantity:
+        parts = [(p, sympy.expand(e)) for p, e in parts]
+        parts = [(p, e) for p, e in parts if e != 0] or [("none", sympy.Integer(0))]
+        return Quantity(name, tuple(parts), self.s.model.bindings, unit, label(self.s.conv, self.s.conv.name),
+                        self.notes(what))
+
+    # --- FLOPs ------------------------------------------------------------------------------
+    def device_flops(self, hardware=True):
+        """(op, FLOPs) this device runs per step."""
+        m, lay = self.s.model, self.lay
+        opts = {**self.flops_options, "per": "batch", "hardware": hardware}
+        q = m.quantity("flops.train", **opts)
+        arch = m.arch
+        out = []
+        for path, e in q.breakdown:
+            node = path if path in arch.graph else None
+            share = lay.share(place(arch, node)[0]) if node else 1 / lay.pp
+            out.append((path, e * share * lay.microbatches / (lay.tp * lay.cp)))
+        return out
+
+    def step_flops(self, hardware=False) -> sympy.Expr:
+        """The FLOPs of the whole step on every device (B·m·dp sequences)."""
+        opts = {**self.flops_options, "per": "batch", "hardware": hardware}
+        return self.s.model.quantity("flops.train", **opts).expr * self.lay.microbatches * self.lay.dp
+
+    # --- time -------------------------------------------------------------------------------
+    def compute(self):
+        rate = self.peak * self.efficiency
+        return [(p, e / rate) for p, e in self.device_flops()]
+
+    def comm(self):
+        out = []
+        for dim in DIMS:
+            parts = PARTS[dim](self.s)
+            if not parts or (dim == "dp" and self.overlap_dp):
+                continue
+            bw = self.bandwidth(dim)
+            out += [(p, e / bw) for p, e in parts]
+        return out
+
+    def bubble_fraction(self) -> sympy.Expr:
+        lay = self.lay
+        return (lay.pp - 1) / (lay.vp * lay.microbatches)
+
+    def bubble(self):
+        c = sympy.Add(*[e for _, e in self.compute()])
+        return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
+
+
+def _build(model, options) -> Cluster:
+    return Cluster(model, **options)
+
+
+def compute(model, **options) -> Quantity:
+    c = _build(model, options)
+    return c.quantity("time.compute", c.compute(), "compute: this device's FLOPs / (peak · efficiency)")
+
+
+def comm(model, **options) -> Quantity:
+    c = _build(model, options)
+    what = "communication not overlapped: bytes / bandwidth per dimension" + \
+        (" (data-parallel overlapped with backward)" if c.overlap_dp else "")
+    return c.quantity("time.comm", c.comm(), what)
+
+
+def bubble(model, **options) -> Quantity:
+    c = _build(model, options)
+    return c.quantity("time.bubble", c.bubble(), f"pipeline bubble: {c.bubble_fraction()} of the compute")
+
+
+def step(model, **options) -> Quantity:
+    c = _build(model, options)
+    parts = [(f"compute/{p}", e) for p, e in c.compute()] + [(f"comm/{p}", e) for p, e in c.comm()] + c.bubble()
+    return c.quantity("time.step", parts, "step time = compute + exposed communication + bubble")
+
+
+def _utilisation(model, hardware, **options) -> Quantity:
+    c = _build(model, options)
+    st = sympy.Add(*[e for _, e in step_parts(c)])
+    u = c.step_flops(hardware) / (c.lay.devices * c.peak * st)
+    name = "time.hfu" if hardware else "time.mfu_cluster"
+    return c.quantity(name, [("utilisation", u)],
+                      f"{'hardware' if hardware else 'model'} FLOPs of the step / (devices · peak · step time)", "")
+
+
+def step_parts(c: Cluster):
+    return c.compute() + c.comm() + c.bubble()
+
+
+def mfu(model, **options) -> Quantity:
+    return _utilisation(model, False, **options)
+
+
+def hfu(model, **options) -> Quantity:
+    return _utilisation(model, True, **options)
+
+
+def to_train(model, tokens, **options) -> Quantity:
+    c = _build(model, options)
+    tokens = positive("tokens", tokens)
+    lay = c.lay
+    from ..symbols import B
+
+    steps = tokens / (B * lay.microbatches * lay.dp * T)
+    return c.quantity("time.to_train", [(p, e * steps) for p, e in step_parts(c)],
+                      f"seconds to train on D = {tokens} tokens: D / (B·m·dp·T) steps × step time")
+
+
+def device_hours(model, tokens, **options) -> Quantity:
+    q = to_train(model, tokens, **options)
+    c = _build(model, options)
+    return c.quantity("time.device_hours", [(p, e * c.lay.devices / 3600) for p, e in q.breakdown],
+                      "device-hours: time to train × devices / 3600", "device-hours")
