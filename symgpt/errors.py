@@ -23,6 +23,12 @@ def tame(message: str) -> str:
     return text if len(text) <= MAX_MESSAGE else f"{text[:MAX_MESSAGE - 40]}... [{len(text)} characters]"
 
 
+def printable(text: str, limit: int = 200) -> str:
+    """*text* for a one-line message: as is when printable, else its repr; shortened."""
+    text = text if text.isprintable() else repr(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class SymgptError(ValueError):
     """Any fault in symgpt's input or in a request the engine cannot answer. Its message is kept
     short (``tame``) whatever input it quotes."""

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .errors import SymgptError
+from .io import read_bounded
 from .notation_profiles import PROFILES
 from .symbols import CANONICAL, MEANING
 
@@ -214,14 +215,9 @@ def load_profile(path: Path | str) -> Notation:
     """A user profile from a JSON or ``name = latex`` text file (validated, never executed)."""
     path = Path(path)
     where = f"notation file {path.name}"
+    data = read_bounded(path, MAX_FILE, "notation file")
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise SymgptError(f"cannot read notation file {path}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE:
-        raise SymgptError(f"{where} is too large ({len(data)} bytes; at most {MAX_FILE})")
-    try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is allowed, as in a config
     except UnicodeDecodeError:
         raise SymgptError(f"{where} is not UTF-8 text") from None
     if text.lstrip().startswith("{"):
