@@ -200,7 +200,7 @@ def read_bounded(path: Path | str, limit: int, what: str = "file") -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        raise SymgptError(f"no such {what}: {shown}") from None
+        raise SymgptError(f"no such file: {shown}") from None
     except OSError as e:
         raise SymgptError(f"cannot read {what} {shown}: {e.strerror or e}") from None
     try:

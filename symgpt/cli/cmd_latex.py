@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_model, emit, load_model
+from .common import wrote, add_model, emit, load_model
 
 HELP = "LaTeX tables, derivations and figures of a model, in your notation"
 DESCRIPTION = (
@@ -60,7 +60,7 @@ def run(args) -> int:
             text = fragment(m, what if what != ["all"] else _available(m), nota, **opts)
     if args.output:
         write_atomic(Path(args.output), text)
-        emit(f"wrote {args.output}")
+        wrote(args.output)
     else:
         emit(text)
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_model, emit, settings
+from .common import wrote, add_model, emit, settings
 
 HELP = "a table of models by sizes and quantities (seed 000 §6), as LaTeX, Markdown or CSV"
 
@@ -38,7 +38,7 @@ def run(args) -> int:
     text = table.render(args.format, standalone=args.standalone)
     if args.output:
         write_atomic(Path(args.output), text)
-        emit(f"wrote {args.output}")
+        wrote(args.output)
     else:
         import sys
 
