@@ -95,6 +95,11 @@ def initial_loss(model) -> Quantity:
                     ("ln V: the cross-entropy of a uniform guess over the vocabulary",))
 
 
+mfu.needs = ("a measured step time in seconds: 'symgpt time MODEL --measured SECONDS', or "
+              "--option measured=SECONDS where the command takes --option")
+training.needs = ("the number of training tokens D: 'symgpt time MODEL --tokens D', or "
+                  "--option tokens=D where the command takes --option")
+
 register_quantity("time.step", step)
 register_quantity("time.throughput", throughput)
 register_quantity("time.mfu", mfu)
