@@ -150,7 +150,8 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
 
     ``-`` writes to standard output; a device file, a FIFO or ``/dev/stdout`` is written into
     (never replaced); a symlink's target is replaced and the link kept."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # a lone surrogate (from a file name that is not UTF-8) is written as its escape, \udcff
+    raw = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
     if str(path) == "-":
         try:
             out = sys.stdout.buffer

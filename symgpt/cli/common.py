@@ -48,14 +48,11 @@ def load_model(args, name: str | None = None):
     return load(name if name is not None else args.model, **settings(args))
 
 
-#: C0 and C1 control characters but tab and newline, and the bidi overrides: never sent raw
-#: to a terminal (an escape sequence in a model name could rewrite the screen)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def terminal_safe(text: str) -> str:
-    """*text* with control characters shown as ``\\xNN`` / ``\\uNNNN`` escapes."""
-    return _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], text)
+    """*text* with control characters shown as escapes (``symgpt.errors.visible``)."""
+    from ..errors import visible
+
+    return visible(text)
 
 
 def emit(text: str) -> None:
