@@ -118,22 +118,17 @@ def _output_target(path: Path) -> tuple[Path, bool]:
     return (p, False) if stat.S_ISREG(mode) else (path, True)
 
 
-def _write_into(path: Path, data: bytes) -> None:
-    """Write *data* into an existing device, FIFO or /proc link, without replacing it. A FIFO
-    that no process reads is refused at once instead of blocking."""
+def _open_into(path: Path) -> int:
+    """A descriptor to write into an existing device, FIFO or /proc link, without replacing
+    it. A FIFO that no process reads is refused at once instead of blocking."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as e:
         if e.errno == errno.ENXIO:
             raise SymgptError(f"cannot write {path}: no process is reading it (a FIFO)") from None
         raise
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
 
 
 def is_stream(path: Path | str) -> bool:
@@ -152,25 +147,32 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
     (never replaced); a symlink's target is replaced and the link kept."""
     # a lone surrogate (from a file name that is not UTF-8) is written as its escape, \udcff
     raw = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
+    with open_atomic(path) as f:
+        f.write(raw)
+    return Path(path)
+
+
+@contextmanager
+def open_atomic(path: Path | str) -> Iterator:
+    """A binary file to stream into; when the block ends without error it replaces *path*
+    (as ``write_atomic`` does: ``-``, devices, FIFOs and symlinks alike), else it vanishes."""
     if str(path) == "-":
-        try:
-            out = sys.stdout.buffer
-            sys.stdout.flush()
-            out.write(raw)
-            out.flush()
-        except (AttributeError, ValueError):
-            raise SymgptError("cannot write to standard output: it is closed") from None
-        except OSError as e:
-            raise SymgptError(f"cannot write to standard output: {e.strerror or e}") from None
-        return Path("-")
+        yield from _into_stdout()
+        return
     given = Path(path)
     try:
         path, direct = _output_target(given)
         if direct:
-            _write_into(path, raw)
-            return given
+            fd = _open_into(path)
     except OSError as e:
         raise _fail(given, e) from None
+    if direct:
+        try:
+            with os.fdopen(fd, "wb") as f:
+                yield f
+        except OSError as e:
+            raise _fail(given, e) from None
+        return
     try:
         if path.is_dir():
             raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
@@ -181,7 +183,7 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         raise _fail(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a written file is an ordinary file
@@ -191,7 +193,21 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         if isinstance(e, OSError):
             raise _fail(path, e) from None
         raise
-    return given
+
+
+def _into_stdout():
+    try:
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+    except (AttributeError, ValueError):
+        raise SymgptError("cannot write to standard output: it is closed") from None
+    try:
+        yield out
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise SymgptError(f"cannot write to standard output: {e.strerror or e}") from None
 
 
 def read_bounded(path: Path | str, limit: int, what: str = "file") -> bytes:
