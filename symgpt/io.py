@@ -195,11 +195,26 @@ def open_atomic(path: Path | str) -> Iterator:
         raise
 
 
+class _TextSink:
+    """Bytes into a text stream without a binary buffer (stdout redirected to a StringIO)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode("utf-8", "replace"))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def _into_stdout():
+    if sys.stdout is None:
+        raise SymgptError("cannot write to standard output: it is closed")
     try:
         sys.stdout.flush()
-        out = sys.stdout.buffer
-    except (AttributeError, ValueError):
+        out = getattr(sys.stdout, "buffer", None) or _TextSink(sys.stdout)
+    except ValueError:
         raise SymgptError("cannot write to standard output: it is closed") from None
     try:
         yield out

@@ -286,3 +286,32 @@ def test_stdout_full_or_closed(tmp_path, how):
         assert p.returncode == 2, p.stderr
         lines = p.stderr.decode().splitlines()
         assert lines == ["symgpt: error: cannot write to standard output: it is closed"], lines
+
+
+# values the notation check accepts, the awkward ones: each must compile where symgpt puts it
+# (next to other symbols, squared, in subscripts); thirteen symbols per document
+ACCEPTED = [
+    {"B": r"\text{a}_{b}", "T": r"a\!b", "T_max": r"a\;b", "d": r"\text{a\,b}",
+     "h": r"\mathrm{a_b}", "h_kv": r"\hat{\text{x}}", "d_head": r"\text{x}_{\text{y}}",
+     "L": r"\alpha'", "V": r"\mathcal{V}", "d_ff": r"d_{\mathrm{ff}}^{(1)}", "E": r"\text{a{b}c}",
+     "k": r"\#k", "W": r"\text{n-1 <x> [y]: z=|w|; !}"},
+    {"B": r"x^\alpha", "T": "a''", "T_max": r"\textit{\textsf{x}}", "d": "a'",
+     "h": r"\bar{\mathbf{h}}", "h_kv": "|a|", "d_head": "a_{b'}", "L": r"\text{\#}",
+     "V": "x_{1,2}^{3}", "d_ff": r"\operatorname{ff}", "E": "-a+b", "k": r"\max_k",
+     "W": r"\star\dagger\ast\cdot\times\infty\prime"},
+]
+
+
+@pytest.mark.parametrize("values", ACCEPTED, ids=["text-and-spacing", "scripts-and-symbols"])
+def test_accepted_notation_values_compile(values, tmp_path):
+    from helpers import compile_tex
+
+    from attacks import run_cli
+
+    (tmp_path / "n.txt").write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
+    tex = tmp_path / "doc.tex"
+    r = run_cli(["latex", "gpt2-small", "--notation", str(tmp_path / "n.txt"), "--standalone",
+                 "-o", str(tex)])
+    assert r.code == 0, r.err
+    code, log, _ = compile_tex(tex)
+    assert code == 0, [line for line in log.splitlines() if line.startswith("!")][:3]
