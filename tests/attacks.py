@@ -342,11 +342,21 @@ def sandbox_env(dirs: dict, **extra) -> dict:
     return env
 
 
+#: address space a hostile run may map (a guard for the machine: a blow-up fails fast instead
+#: of exhausting memory; the bound a case asserts is its peak resident memory, far lower)
+ADDRESS_SPACE = 4 << 30
+
+
+def _cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
 def run_measured(argv: list[str], dirs: dict, seconds: float = 30, stdout=None, env=None,
                  on_start=None) -> Measured:
     """``python -m symgpt ARGV`` in ``dirs['work']`` with HOME and TMPDIR in the sandbox; its
     stdout goes to *stdout* (a file descriptor, or a temporary file read back), stderr to a
-    file. Killed (with its process group) past *seconds*. *on_start(proc)* runs while it runs."""
+    file. Killed (with its process group) past *seconds*; its address space is capped at
+    ADDRESS_SPACE. *on_start(proc)* runs while it runs."""
     import tempfile
     import threading
     import time
@@ -356,7 +366,7 @@ def run_measured(argv: list[str], dirs: dict, seconds: float = 30, stdout=None, 
         proc = subprocess.Popen([sys.executable, "-m", "symgpt", *argv], cwd=dirs["work"],
                                 env=env or sandbox_env(dirs), stdin=subprocess.DEVNULL,
                                 stdout=out_f if stdout is None else stdout, stderr=err_f,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_cap_memory)
         late = threading.Event()
 
         def kill():
