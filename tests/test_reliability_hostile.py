@@ -171,9 +171,12 @@ CASES = [
                                   "--set", "T=1024", "--option", "peak=1e1000"], 0),
     Case("a file name past the system's limit", _latex_total("x" * 300 + ".tex"), 2,
          "File name too long"),
-    Case("a non-UTF-8 report folder", ["report", "gpt2-small", "--no-pdf", "-o",
-                                       os.fsdecode(b"rep\xff")], 0, seconds=40,
-         targets=(os.fsdecode(b"rep\xff"),)),
+    Case("a non-UTF-8 config name and report folder", ["report", os.fsdecode(b"bad\xff.json"),
+                                                       "--no-pdf", "-o", os.fsdecode(b"rep\xff")],
+         0, seconds=40, targets=(os.fsdecode(b"rep\xff"),),
+         setup=lambda w: (w / os.fsdecode(b"bad\xff.json")).write_text(CONFIG.read_text()),
+         after=lambda w, r: b"\\udcff" in (w / os.fsdecode(b"rep\xff") / "params.md").read_bytes()
+         or pytest.fail("the undecodable byte is not shown as its escape")),
     # --- control characters in names ---------------------------------------------------------
     Case("an escape sequence in a name, on the terminal", ["params", f"{EVIL}.json"], 0,
          setup=_evil, after=_no_raw_controls),
