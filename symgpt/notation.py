@@ -161,23 +161,24 @@ class Notation:
     quantities: Mapping[str, str] = field(default_factory=dict)
 
     def symbol(self, name: str) -> str:
-        """The LaTeX shown for canonical symbol *name*."""
+        """The LaTeX shown for canonical symbol *name*, as an atom (``_atom``): it may be put
+        next to another symbol or raised to a power."""
         try:
-            return self.symbols[name]
+            return _atom(self.symbols[name])
         except KeyError:
             raise SymgptError(f"unknown symbol {name!r}; known symbols: {', '.join(CANONICAL)}") from None
 
     def quantity(self, name: str) -> str:
-        return self.quantities.get(name.split(".")[0], r"\mathrm{" + name.split(".")[0] + "}")
+        return _atom(self.quantities.get(name.split(".")[0], r"\mathrm{" + name.split(".")[0] + "}"))
 
     @property
     def symbol_names(self) -> dict:
-        """The ``symbol_names`` argument of ``sympy.latex``."""
-        return {CANONICAL[k]: v for k, v in self.symbols.items()}
+        """The ``symbol_names`` argument of ``sympy.latex`` (each value an atom: ``_atom``)."""
+        return {CANONICAL[k]: _atom(v) for k, v in self.symbols.items()}
 
     def legend(self, names) -> list[tuple[str, str]]:
         """(LaTeX symbol, meaning) for each canonical name in *names*, in canonical order."""
-        return [(self.symbols[n], MEANING[n]) for n in CANONICAL if n in names]
+        return [(self.symbol(n), MEANING[n]) for n in CANONICAL if n in names]
 
 
 def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notation:
@@ -186,7 +187,7 @@ def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notat
     for key, value in dict(spec.get("symbols", {})).items():
         if key not in CANONICAL:
             raise SymgptError(f"{where}: unknown symbol {key!r}; known symbols: {', '.join(CANONICAL)}")
-        symbols[key] = _atom(_check_math(value, f"{where}: {key}"))
+        symbols[key] = _check_math(value, f"{where}: {key}")
     for key, value in dict(spec.get("quantities", {})).items():
         if key not in QUANTITY_KEYS:
             raise SymgptError(f"{where}: unknown quantity {key!r}; known: {', '.join(QUANTITY_KEYS)}")

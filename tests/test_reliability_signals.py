@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks import check_cli, run_cli, run_measured, sandbox, sandbox_env, snapshot, touched
+from attacks import (check_cli, run_cli, run_measured, sandbox, sandbox_env, snapshot, symgpt_pid,
+                     touched)
 
 
 def _ours(root: Path) -> list[tuple[int, str]]:
@@ -52,8 +53,9 @@ def test_a_stopped_pdf_build_leaves_nothing_running(tmp_path, sig):
     state = {}
 
     def stop_during_tex(proc):
+        pid = symgpt_pid(proc)
         state["tex"] = _wait_for_tex(tmp_path, proc)
-        os.kill(proc.pid, sig)  # symgpt only, not its process group
+        os.kill(pid, sig)  # symgpt only, not its process group
         state["stopped"] = time.monotonic()
 
     r = run_measured(["report", "gpt2-small", "-o", "r"], dirs, seconds=180, on_start=stop_during_tex)

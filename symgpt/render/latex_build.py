@@ -50,7 +50,7 @@ def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str
               ) -> subprocess.CompletedProcess:
     """Run *argv* in a new process group; on a timeout, an error or a signal in symgpt, the
     whole group (latexmk and its pdflatex) is killed before this returns or raises."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([*argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace", start_new_session=True,
                             preexec_fn=_die_with_parent)

@@ -47,8 +47,7 @@ def sci(v, digits: int = 4) -> str:
     """``1.771e10``-style rounding for prose (``1.771 × 10¹⁰``)."""
     if v is None:
         return "-"
-    r = v if isinstance(v, sympy.Rational) else sympy.Rational(v) if isinstance(v, (int, float)) \
-        else sympy.sympify(v)
+    r = v if isinstance(v, sympy.Basic) else sympy.Rational(v)  # an int, a float, a Fraction
     if not r.is_Rational:  # ln V and the like: finite floats
         r = sympy.Rational(float(r))
     if r == 0:
