@@ -46,10 +46,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str
-              ) -> subprocess.CompletedProcess:
-    """Run *argv* in a new process group; on a timeout, an error or a signal in symgpt, the
-    whole group (latexmk and its pdflatex) is killed before this returns or raises."""
+def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str) -> tuple[int, str]:
+    """(exit code, output) of *argv* run in a new process group; on a timeout, an error or a
+    signal in symgpt, the whole group (latexmk and its pdflatex) is killed before this returns
+    or raises."""
     proc = subprocess.Popen([*argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace", start_new_session=True,
@@ -62,7 +62,7 @@ def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str
     except BaseException:
         _kill_group(proc)
         raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, "")
+    return proc.returncode, out
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -80,12 +80,12 @@ def build_pdf(source: str, name: str = "document", timeout: int = TIMEOUT) -> by
     with tempfile.TemporaryDirectory(prefix="symgpt-tex-") as tmp:
         tex = Path(tmp) / f"{name}.tex"
         tex.write_text(source, encoding="utf-8")
-        run = run_group([*LATEXMK, tex.name], Path(tmp), tex_env(Path(tmp)), timeout,
-                        f"latexmk on {name}.tex")
+        code, out = run_group([*LATEXMK, tex.name], Path(tmp), tex_env(Path(tmp)), timeout,
+                              f"latexmk on {name}.tex")
         pdf = Path(tmp) / f"{name}.pdf"
-        if run.returncode != 0 or not pdf.exists():
+        if code != 0 or not pdf.exists():
             log = (Path(tmp) / f"{name}.log")
-            text = log.read_text(errors="replace") if log.exists() else run.stdout
+            text = log.read_text(errors="replace") if log.exists() else out
             first = next((line for line in text.splitlines() if line.startswith("!")), "see the log")
             raise SymgptError(f"LaTeX failed on {name}.tex: {first}")
         return pdf.read_bytes()
