@@ -219,6 +219,11 @@ CASES = [
     Case("a user's file where the report writes one", ["report", "gpt2-small", "--no-pdf", "-o",
                                                        "r"], 2, "params.md would be replaced",
          seconds=40, setup=_collision),
+    # --- TeX: a PDF build writes no font cache into HOME, leaves no temp folder ------------------
+    Case("a report with its PDF touches only its folder", ["report", "gpt2-small", "-o", "r"], 0,
+         seconds=120, targets=("r",),
+         after=lambda w, r: (w / "r" / "latex" / "report.pdf").read_bytes().startswith(b"%PDF")
+         or pytest.fail("no PDF")),
     # --- resources ------------------------------------------------------------------------------
     Case("unrolled Mixtral is refused at once", ["graph", "mixtral-8x7b", "--unroll", "-o", "m.svg"],
          2, "more than the 600 that Graphviz lays out in seconds", seconds=15),
