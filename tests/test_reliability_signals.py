@@ -77,6 +77,22 @@ def test_a_stopped_pdf_build_leaves_nothing_running(tmp_path, sig):
         assert not (dirs["work"] / "r").exists()
         home = [p for p in touched(before, snapshot(tmp_path)) if p.startswith("home")]
         assert not home, f"written into HOME: {home}"
+        # the next build removes the TeX folder the killed one could not
+        assert [p.name for p in dirs["tmp"].iterdir() if p.name.startswith("symgpt-tex-")]
+        again = run_measured(["graph", "gpt2-small", "-o", "g.svg"], dirs)  # no TeX: stays
+        assert again.code == 0 and any(p.name.startswith("symgpt-tex-") for p in dirs["tmp"].iterdir())
+        from symgpt.render.latex_build import build_pdf
+
+        os.environ["TMPDIR"], previous = str(dirs["tmp"]), os.environ.get("TMPDIR")
+        import tempfile
+
+        tempfile.tempdir = None
+        try:
+            build_pdf("\\documentclass{article}\\begin{document}x\\end{document}", "x")
+        finally:
+            os.environ.pop("TMPDIR") if previous is None else os.environ.update(TMPDIR=previous)
+            tempfile.tempdir = None
+        assert not [p.name for p in dirs["tmp"].iterdir() if p.name.startswith("symgpt-tex-")]
 
 
 def test_graph_pdf_is_the_same_in_every_time_zone(tmp_path):

@@ -5,7 +5,8 @@ documents set ``\\pdfinfoomitdate`` and ``\\pdftrailerid{}``, so the PDF of the 
 the same bytes on the same TeX installation, in any time zone. TeX's caches and configuration
 (``TEXMFVAR``, ``TEXMFCONFIG``, ``VARTEXFONTS``) point into the temporary folder: nothing is
 written into the user's home. latexmk runs in its own process group, killed whole if symgpt
-stops (an error, Ctrl-C, SIGTERM; on Linux also when symgpt itself is killed).
+stops (an error, Ctrl-C, SIGTERM; on Linux also when symgpt itself is killed); the build
+folder a killed symgpt could not remove is removed by the next build.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SymgptError
+from ..io import clean_dead
 
 LATEXMK = ("latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error")
 #: seconds one document may take to build
@@ -77,7 +79,8 @@ def build_pdf(source: str, name: str = "document", timeout: int = TIMEOUT) -> by
     """The PDF of LaTeX *source*; a one-line SymgptError with TeX's first error if it fails."""
     if not tex_available():
         raise SymgptError("no TeX engine: install latexmk and pdflatex (scripts/setup.sh does)")
-    with tempfile.TemporaryDirectory(prefix="symgpt-tex-") as tmp:
+    clean_dead(tempfile.gettempdir(), "symgpt-tex-")  # what a killed build left behind
+    with tempfile.TemporaryDirectory(prefix=f"symgpt-tex-{os.getpid()}-") as tmp:
         tex = Path(tmp) / f"{name}.tex"
         tex.write_text(source, encoding="utf-8")
         code, out = run_group([*LATEXMK, tex.name], Path(tmp), tex_env(Path(tmp)), timeout,
