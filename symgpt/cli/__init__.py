@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import os
 import re
 import signal
 import sys
 
 from ..errors import SymgptError
+from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_html, cmd_latex,
+               cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
+               cmd_table, cmd_time)
 
-#: commands in the order ``--help`` lists them; a module not present is simply not offered
 #: digits Python may convert between int and str in one number (its default, 4,300, is less
 #: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
 MAX_DIGITS = 100_000
@@ -24,11 +25,15 @@ MAX_DIGITS = 100_000
 #: a word starting with '-' that is an expression ("-2*d", "-d^2", "-(L+1)"), not an option
 _EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 
-COMMANDS = (
-    "models", "params", "shapes", "flops", "memory", "time",
-    "rule", "dominance", "crossover", "compare", "check",
-    "latex", "table", "graph", "sweep", "report",
-)
+#: command name -> its module, in the order ``--help`` lists them (an explicit table: a missing
+#: module is an ImportError here; the modules' top levels import no engine)
+COMMANDS = {
+    "models": cmd_models, "params": cmd_params, "shapes": cmd_shapes, "flops": cmd_flops,
+    "memory": cmd_memory, "time": cmd_time,
+    "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
+    "check": cmd_check,
+    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep, "report": cmd_report,
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,7 +62,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its
     arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
     then imports no command's option helpers, hence no engine)."""
-    from .. import __version__
+    from ..version import __version__
 
     parser = _Parser(
         prog="symgpt",
@@ -68,13 +73,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"symgpt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"{__name__}.cmd_{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}.cmd_{name}":
-                continue
-            raise
+    for name, mod in COMMANDS.items():
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         if only is None or name == only:
             mod.add_arguments(p)

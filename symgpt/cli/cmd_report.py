@@ -14,12 +14,11 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    import sys
     from pathlib import Path
 
-    import sys
-
+    from ..documents.report import safe_name, write_report
     from ..io import foreign_files, owned_files
-    from ..report import safe_name, write_report
 
     m = load_model(args)
     out = Path(args.output) if args.output else Path("output") / safe_name(m.name)
