@@ -102,7 +102,7 @@ def _svg_is_xml(work, r):
 
 
 def _report_with_notes(work):
-    from symgpt.report import write_report
+    from symgpt.documents.report import write_report
     import symgpt
 
     write_report(symgpt.load("gpt2-small"), work / "r", pdf=False)
