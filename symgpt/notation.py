@@ -32,6 +32,7 @@ from typing import Mapping
 import sympy
 
 from .errors import SymgptError
+from .io import read_bounded
 from .notation_profiles import PROFILES
 from .symbols import CANONICAL, MEANING
 
@@ -49,7 +50,11 @@ _ONE_ARG = frozenset("mathrm mathit mathbf mathsf mathtt mathcal mathbb text tex
 #: commands that take no argument
 _NO_ARG = frozenset([*_GREEK, "max", "min", "prime", "cdot", "times", "infty", "star", "ast",
                      "dagger", "#", ",", "!", ";"])
-_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9 _^{}'(),.\-+/|\\*\[\]:=<>#]*")
+#: commands whose argument is typeset in text mode: no _ ^ and no math command inside
+_TEXT_MODE = frozenset("text textrm textit textsf texttt".split())
+#: what a text-mode argument may hold besides characters: more text commands, \# and \,
+_TEXT_OK = _TEXT_MODE | {"#", ","}
+_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9 _^{}'(),.\-+/|\\*\[\]:;!=<>#]*")
 _TOKEN = re.compile(r"\\([A-Za-z]+|[#,!;])|(.)", re.S)
 
 
@@ -73,10 +78,18 @@ def _check_math(value: str, where: str) -> str:
     scripts = [[False, False]]
     prev_script = False
     opened: list[bool] = []
+    text = [False]  # per brace level: is it a text-mode argument (of \text and the like)?
+    next_text = False
     for i, (cmd, ch) in enumerate(tokens):
+        if text[-1] and (ch in ("_", "^") or (cmd is not None and cmd not in _TEXT_OK)):
+            what = f"\\{cmd}" if cmd is not None else repr(ch)
+            raise SymgptError(f"{where}: {what} cannot appear inside a text-mode argument "
+                              f"(\\text{{...}} and the like) in {value!r}; put it outside, "
+                              f"e.g. \\text{{a}}_{{b}}")
         if cmd is not None:
             if cmd not in _NO_ARG and cmd not in _ONE_ARG:
                 raise SymgptError(f"{where}: command \\{cmd} is not allowed in a notation value {value!r}")
+            next_text = cmd in _TEXT_MODE
             if cmd in _ONE_ARG and (i + 1 >= len(tokens) or tokens[i + 1][1] != "{"):
                 raise SymgptError(f"{where}: \\{cmd} needs a braced argument in {value!r}")
             if not prev_script:
@@ -87,6 +100,8 @@ def _check_math(value: str, where: str) -> str:
             raise SymgptError(f"{where}: {ch!r} is only allowed as \\# or a command in {value!r}")
         if ch == "{":
             depth += 1
+            text.append(text[-1] or next_text)
+            next_text = False
             opened.append(prev_script)  # a group right after _ or ^ is its argument
             scripts.append([False, False])
             prev_script = False
@@ -96,14 +111,18 @@ def _check_math(value: str, where: str) -> str:
             if depth < 0:
                 raise SymgptError(f"{where}: unbalanced braces in {value!r}")
             scripts.pop()
+            text.pop()
             if not opened.pop():
                 scripts[-1] = [False, False]  # the group was a new atom
             continue
         if ch in "_^":
             slot = 0 if ch == "_" else 1
             nxt = tokens[i + 1] if i + 1 < len(tokens) else (None, None)
-            if nxt == (None, None) or nxt[1] in ("_", "^", "}", " "):
-                raise SymgptError(f"{where}: {ch!r} needs an argument in {value!r}")
+            # an argument: a letter, a digit, a {group} or a symbol command (not a space \, \! \;)
+            if not ((nxt[1] or "").isalnum() and nxt[1].isascii() or nxt[1] == "{"
+                    or (nxt[0] in _NO_ARG and nxt[0] not in (",", "!", ";"))):
+                raise SymgptError(f"{where}: {ch!r} needs an argument (a letter, a digit, a "
+                                  f"{{group}} or a symbol) in {value!r}")
             if scripts[-1][slot]:
                 raise SymgptError(f"{where}: double {'subscript' if ch == '_' else 'superscript'} in {value!r}")
             scripts[-1][slot] = True
@@ -117,6 +136,12 @@ def _check_math(value: str, where: str) -> str:
     if depth != 0:
         raise SymgptError(f"{where}: unbalanced braces in {value!r}")
     return value
+
+
+def _atom(value: str) -> str:
+    """*value* braced when it ends in a control word or a prime, so that what the printer puts
+    after it (another symbol, ``^{2}``) cannot run into it (``\\alphaa``, ``a'^{2}``)."""
+    return "{" + value + "}" if re.search(r"(\\[A-Za-z]+|')$", value) else value
 
 
 def _check_text(value, where: str, limit: int = 200) -> str:
@@ -136,21 +161,28 @@ class Notation:
     description: str
     symbols: Mapping[str, str]
     quantities: Mapping[str, str] = field(default_factory=dict)
+    #: keys (symbols and quantities) whose values a user gave: typeset as atoms (``_atom``)
+    user_keys: frozenset = frozenset()
 
     def symbol(self, name: str) -> str:
-        """The LaTeX shown for canonical symbol *name*."""
+        """The LaTeX shown for canonical symbol *name*, as an atom (``_atom``): it may be put
+        next to another symbol or raised to a power."""
         try:
-            return self.symbols[name]
+            return self._shown(name, self.symbols[name])
         except KeyError:
             raise SymgptError(f"unknown symbol {name!r}; known symbols: {', '.join(CANONICAL)}") from None
 
     def quantity(self, name: str) -> str:
-        return self.quantities.get(name.split(".")[0], r"\mathrm{" + name.split(".")[0] + "}")
+        key = name.split(".")[0]
+        return self._shown(key, self.quantities.get(key, r"\mathrm{" + key + "}"))
+
+    def _shown(self, key: str, value: str) -> str:
+        return _atom(value) if key in self.user_keys else value
 
     @property
     def symbol_names(self) -> dict:
-        """The ``symbol_names`` argument of ``sympy.latex``."""
-        return {CANONICAL[k]: v for k, v in self.symbols.items()}
+        """The ``symbol_names`` argument of ``sympy.latex`` (each value an atom: ``_atom``)."""
+        return {CANONICAL[k]: self._shown(k, v) for k, v in self.symbols.items()}
 
     def latex(self, expr) -> str:
         """*expr* as LaTeX math in this notation (highest degree first, ``12 L d^{2} + ...``)."""
@@ -161,10 +193,10 @@ class Notation:
 
     def legend(self, names) -> list[tuple[str, str]]:
         """(LaTeX symbol, meaning) for each canonical name in *names*, in canonical order."""
-        return [(self.symbols[n], MEANING[n]) for n in CANONICAL if n in names]
+        return [(self.symbol(n), MEANING[n]) for n in CANONICAL if n in names]
 
 
-def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notation:
+def _build(name: str, base: Notation | None, spec: Mapping, where: str, user: bool = True) -> Notation:
     symbols = dict(base.symbols) if base else {}
     quantities = dict(base.quantities) if base else {}
     for key, value in dict(spec.get("symbols", {})).items():
@@ -182,13 +214,15 @@ def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notat
             raise SymgptError(f"{where}: {seen[norm]} and {key} would both be shown as {value!r}")
         seen[norm] = key
     desc = _check_text(spec.get("description", base.description if base else ""), f"{where}: description")
-    return Notation(name, desc, MappingProxyType(symbols), MappingProxyType(quantities))
+    given = frozenset([*dict(spec.get("symbols", {})), *dict(spec.get("quantities", {}))]) if user else frozenset()
+    return Notation(name, desc, MappingProxyType(symbols), MappingProxyType(quantities),
+                    given | (base.user_keys if base else frozenset()))
 
 
 def _builtin(name: str) -> Notation:
     spec = PROFILES[name]
     base = None if name == "default" else _builtin("default")
-    return _build(name, base, spec, f"notation {name}")
+    return _build(name, base, spec, f"notation {name}", user=False)
 
 
 def builtin_names() -> list[str]:
@@ -223,14 +257,9 @@ def load_profile(path: Path | str) -> Notation:
     """A user profile from a JSON or ``name = latex`` text file (validated, never executed)."""
     path = Path(path)
     where = f"notation file {path.name}"
+    data = read_bounded(path, MAX_FILE, "notation file")
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise SymgptError(f"cannot read notation file {path}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE:
-        raise SymgptError(f"{where} is too large ({len(data)} bytes; at most {MAX_FILE})")
-    try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is allowed, as in a config
     except UnicodeDecodeError:
         raise SymgptError(f"{where} is not UTF-8 text") from None
     if text.lstrip().startswith("{"):
