@@ -26,7 +26,8 @@ from .quantity import Quantity, evaluate
 from .symbols import CANONICAL, MEANING
 
 #: modules that register quantity providers (imported on first use of Model.quantity)
-PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active")
+PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active",
+                    "symgpt.derive.inference")
 
 _PROVIDERS: dict[str, object] = {}
 
