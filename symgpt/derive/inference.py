@@ -244,11 +244,14 @@ def largest_activation(s: Setup, model) -> sympy.Expr:
 def memory(model, **options) -> Quantity:
     """Weights + the KV cache of B sequences of T tokens + the largest transient activation."""
     s = setup(model, **options)
-    parts = [("weights", weights(model, **options).expr), ("kv_cache", kv_cache(model, **options).expr),
-             ("activation", largest_activation(s, model))]
-    q = _q(s, "inference.memory", parts, "bytes",
-           "inference memory per device: weights + KV cache (B sequences of T tokens) + the largest "
-           "activation of a prefill (transient; freed op by op)")
+    parts = [("weights", weights(model, **options).expr), ("kv_cache", kv_cache(model, **options).expr)]
+    if s.convention == "scaling-book":  # "our activation footprint is negligible"
+        what = "inference memory per device: weights + KV cache (B sequences of T tokens)"
+    else:
+        parts.append(("activation", largest_activation(s, model)))
+        what = ("inference memory per device: weights + KV cache (B sequences of T tokens) + the largest "
+                "activation of a prefill (transient; freed op by op)")
+    q = _q(s, "inference.memory", parts, "bytes", what)
     cap = device_memory(s, options.get("device_memory"))
     if cap is not None:
         q = Quantity(q.name, q.breakdown, q.bindings, q.unit, q.convention,
