@@ -13,7 +13,7 @@ from ..errors import SymgptError
 
 #: commands in the order ``--help`` lists them; a module not present is simply not offered
 COMMANDS = (
-    "models", "params", "shapes", "flops", "memory", "time",
+    "models", "params", "shapes", "flops", "memory", "time", "infer", "hardware",
     "rule", "dominance", "crossover", "compare", "check",
     "latex", "table", "graph", "sweep", "report",
 )

@@ -254,8 +254,10 @@ def memory(model, **options) -> Quantity:
     q = _q(s, "inference.memory", parts, "bytes", what)
     cap = device_memory(s, options.get("device_memory"))
     if cap is not None:
+        v = q.value
+        verdict = "" if v is None else (" -- it fits" if v <= cap else " -- it does NOT fit")
         q = Quantity(q.name, q.breakdown, q.bindings, q.unit, q.convention,
-                     q.notes + (f"device memory {cap} bytes",))
+                     q.notes + (f"device memory {cap} bytes{verdict}",))
     return q
 
 

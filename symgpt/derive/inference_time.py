@@ -210,3 +210,41 @@ register_quantity("inference.generate.time", generate_time)
 register_quantity("inference.ttft", ttft)
 register_quantity("inference.tpot", tpot)
 register_quantity("inference.tokens_per_s", tokens_per_s)
+
+
+# --- the roofline, op by op (figures, diagrams, tables) ---------------------------------------
+from dataclasses import dataclass  # noqa: E402
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    node: str
+    flops: sympy.Expr          # of the step, all copies, per device
+    bytes: sympy.Expr
+    flops_value: object        # at the bindings (None while unbound)
+    bytes_value: object
+    intensity: object          # FLOPs per byte at the bindings (None while unbound)
+    bound: str | None          # "memory" or "compute" at the bindings (None while unbound)
+
+
+def roofline_points(model, phase, **options) -> list[RooflinePoint]:
+    """Each op of a step with its FLOPs, bytes, intensity and what bounds it on the device
+    (memory when bytes / BW_mem exceed FLOPs / F_peak)."""
+    from ..quantity import evaluate
+
+    s = setup(model, **options)
+    arch = model.arch
+    st = step(arch, phase)
+    out = []
+    for o in st.ops:
+        f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
+        if f == 0 and b == 0:
+            continue
+        fv, bv = evaluate(f, s.bindings), evaluate(b, s.bindings)
+        peak, bw = s.bindings.get(F_peak), s.bindings.get(BW_mem)
+        inten = fv / bv if fv is not None and bv else None
+        bound = None
+        if fv is not None and bv is not None and peak is not None and bw is not None:
+            bound = "memory" if bv / bw >= fv / peak else "compute"
+        out.append(RooflinePoint(o.node, f, b, fv, bv, inten, bound))
+    return out
