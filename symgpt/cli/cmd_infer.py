@@ -12,12 +12,11 @@ DESCRIPTION = HELP + (". Example: 'symgpt infer llama-7b --set B=8 --set T=2048 
 
 
 def add_arguments(p):
-    from ..derive.inference_setup import CONVENTIONS
-    from ..hardware import names
+    from ..hardware import names  # data only: no SymPy on the way to --help
 
     add_model(p)
     add_json(p)
-    p.add_argument("--convention", default="default", choices=tuple(CONVENTIONS),
+    p.add_argument("--convention", default="default", choices=("default", "scaling-book"),
                    help="default: a roofline per op; scaling-book: Austin et al., How to Scale Your Model")
     p.add_argument("--hardware", choices=names(), metavar="NAME",
                    help="an accelerator profile (see 'symgpt hardware'): " + ", ".join(names()))

@@ -100,7 +100,11 @@ def critical_batch(model, **options) -> Quantity:
     if num.has(sympy.Min, sympy.Max):
         raise SymgptError("the critical batch of a mixture of experts (weights read depend on B through "
                           "Min(E, k·B)) is not solved in closed form; use inference.decode.time")
-    roots = [r for r in sympy.solve(num, x) if r.is_positive is not False]
+    poly = sympy.Poly(sympy.expand(num), x)
+    if poly.degree() != 1:
+        raise SymgptError("the decode step's FLOPs and bytes are not linear in B: no closed-form critical batch")
+    slope, const = poly.all_coeffs()
+    roots = [r for r in (-const / slope,) if r.is_positive is not False]
     if len(roots) != 1:
         raise SymgptError("no single positive critical batch: the decode step never turns compute-bound "
                           "(its bytes grow with B as fast as its FLOPs)")

@@ -117,9 +117,10 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
         base = restrict(full, part)
         fast, slow = sides
         roots, best = solve_crossover(fast, slow, s, full.bindings)
-        note = ("a roofline: the crossover is where the compute time (FLOPs / F_peak, summed over the "
-                "Max terms) overtakes the memory time (bytes / BW_mem); terms outside a Max (a KV-cache "
-                "read, an all-reduce) add to both sides alike")
+        note = ("a roofline: the crossover is where the step's compute time (FLOPs / F_peak, summed "
+                "over its ops) overtakes its memory time (bytes / BW_mem); an all-reduce adds to both "
+                "alike; under scaling-book the KV-cache read counts as memory time, and --part weights "
+                "gives the book's critical batch of the parameters alone")
         notes = (note,)
         if not roots:
             notes += (f"no positive {s} solves it here: the memory time grows with {s} at least as fast as "
@@ -152,11 +153,15 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
 def _roofline(q: Quantity, s: sympy.Symbol):
     """(compute side, memory side) of a roofline quantity -- entries Max(FLOPs / F_peak,
     bytes / BW_mem), the inference times -- or None for any other quantity."""
-    from ..symbols import F_peak
+    from ..symbols import BW_mem, F_peak
 
     compute, memory, found = sympy.Integer(0), sympy.Integer(0), False
     for _, e in q.breakdown:
-        if not isinstance(e, sympy.Max):
+        if not isinstance(e, sympy.Max):  # an op with no FLOPs (or no bytes) is its one side
+            if e.has(F_peak) and not e.has(BW_mem):
+                compute += e
+            elif e.has(BW_mem) and not e.has(F_peak):
+                memory += e
             continue
         flops = [a for a in e.args if a.has(F_peak)]
         if len(flops) != 1 or len(e.args) != 2:
