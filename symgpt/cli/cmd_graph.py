@@ -22,9 +22,16 @@ def add_arguments(p):
     p.add_argument("--format", choices=("svg", "png", "pdf", "dot"),
                    help="output format (default: the suffix of -o, else dot on stdout); "
                    "svg, png and pdf need Graphviz's dot program")
-    p.add_argument("--color-by", choices=("params", "flops", "memory", "none"), default="params",
+    p.add_argument("--color-by", choices=("params", "flops", "memory", "bound", "none"), default="params",
                    help="colour each op by its share of parameters (default), forward FLOPs or "
-                   "activation memory")
+                   "activation memory, or (bound) memory- or compute-bound in an inference step")
+    p.add_argument("--phase", choices=("prefill", "decode"),
+                   help="draw an inference step: its shapes and FLOPs (decode: one new token per "
+                   "sequence against a cache of T)")
+    p.add_argument("--hardware", metavar="NAME", help="for --color-by bound: a profile of 'symgpt hardware'")
+    p.add_argument("--peak", metavar="FLOP/S", help="for --color-by bound: peak FLOP/s of one device")
+    p.add_argument("--bandwidth", metavar="BYTES/S", help="for --color-by bound: memory bandwidth")
+    p.add_argument("--weight-bits", choices=("32", "16", "8", "4"), help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
     p.add_argument("--convention", metavar="NAME",
@@ -39,7 +46,21 @@ def run(args) -> int:
 
     m = load_model(args)
     fmt = args.format or (format_for(Path(args.output)) if args.output else "dot")
-    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention)
+    inference = {}
+    if args.hardware:
+        inference["hardware"] = args.hardware
+    if args.weight_bits:
+        inference["weight_bits"] = int(args.weight_bits)
+    if args.peak or args.bandwidth:
+        from .cmd_time import _number
+
+        for key in ("peak", "bandwidth"):
+            if getattr(args, key):
+                inference[key] = _number(getattr(args, key), "--" + key)
+    if inference and args.phase is None and args.color_by != "bound":
+        raise SymgptError("--hardware, --peak, --bandwidth and --weight-bits go with --phase or --color-by bound")
+    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, phase=args.phase,
+                inference=inference)
     if args.output:
         d.save(args.output, fmt)
         return 0

@@ -52,6 +52,7 @@ class Step:
     query: sympy.Expr               # new tokens per sequence (T, or 1)
     past: sympy.Expr                # positions already cached (0, or T)
     ops: tuple[OpStep, ...]
+    shapes: tuple = ()              # (node, shape) of every input and op node at this step
 
 
 @lru_cache(maxsize=256)
@@ -129,4 +130,4 @@ def step(arch: Arch, phase: str) -> Step:
         ops.append(OpStep(n, a["op"], tuple(sub(shapes[i]) for i in a["inputs"]), sub(shapes[n]),
                           sub(computed[n]), tuple(sympy.expand(numel(sub(shapes[s]))) for s in srcs),
                           tuple(s in points for s in srcs), n in points))
-    return Step(phase, query, past, tuple(ops))
+    return Step(phase, query, past, tuple(ops), tuple((n, sub(shapes[n])) for n in arch.order))
