@@ -173,3 +173,49 @@ def test_cli_infer_errors_are_one_line(args, message):
     r = _cli("infer", "gpt2-small", *args)
     assert r.returncode == 2
     assert r.stderr.startswith("symgpt: error:") and message in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_roofline_figure_tex_compiles_and_svg_is_well_formed(tmp_path):
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    from symgpt.derive.inference_time import roofline
+
+    m = symgpt.load("llama-7b", B=64, T=512)
+    r = roofline(m, hardware="h100-sxm")
+    h = hardware("h100-sxm")
+    assert r.ridge == sympy.Rational(h.peak("bf16"), h.hbm_bandwidth)
+    # every point lies on or under the roof: min(peak, intensity × bandwidth)
+    assert all(y <= min(h.peak("bf16"), x * h.hbm_bandwidth) for _, _, x, y, _ in r.points)
+    # the decode step's dense matmuls at B = 64: 2·B FLOPs per 2-byte weight ≈ 64 FLOPs/byte
+    q = next(p for p in r.points if p[0] == "decode" and p[1] == "blocks/ffn/up")
+    assert 60 < q[2] < 64 and q[4] == "memory"
+    tex_file, svg_file = tmp_path / "roof.tex", tmp_path / "roof.svg"
+    assert _cli("infer", "llama-7b", "--set", "B=64", "--set", "T=512", "--hardware", "h100-sxm",
+                "--figure", str(tex_file)).returncode == 0
+    assert _cli("infer", "llama-7b", "--set", "B=64", "--set", "T=512", "--hardware", "h100-sxm",
+                "--figure", str(svg_file)).returncode == 0
+    root = ET.fromstring(svg_file.read_text())
+    assert root.tag.endswith("svg") and len(root.findall(".//{http://www.w3.org/2000/svg}circle")) == \
+        sum(1 for p in r.points if p[0] == "decode")
+    r2 = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex_file.name],
+                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r2.returncode == 0, r2.stdout[-2000:]
+    assert shutil.os.path.getsize(tmp_path / "roof.pdf") > 0
+    bad = _cli("infer", "llama-7b", "--set", "B=64", "--figure", str(tmp_path / "x.svg"))
+    assert bad.returncode == 2 and "needs a device" in bad.stderr
+
+
+def test_graph_colours_each_decode_op_by_what_bounds_it():
+    from symgpt.render.dot import dot_text
+    from symgpt.render.dotparts import BOUND_FILL
+
+    m = symgpt.load("llama-7b", B=512, T=16)
+    dot = dot_text(m, color_by="bound", phase="decode", inference={"hardware": "h100-sxm"})
+    pts = {p.node: p.bound for p in roofline_points(m, "decode", hardware="h100-sxm")}
+    assert pts["blocks/ffn/up"] == "compute" and pts["blocks/attention/scores"] == "memory"
+    assert dot.count(BOUND_FILL["compute"]) >= 1 + sum(1 for b in pts.values() if b == "compute")
+    assert "(512, 32, 1, 17)" in dot          # the decode step's scores: 1 query against T + 1 keys
+    r = _cli("graph", "llama-7b", "--phase", "decode", "--color-by", "bound", "--set", "B=4",
+             "--set", "T=16", "--hardware", "l40s", "--format", "dot")
+    assert r.returncode == 0 and "memory-bound" in r.stdout

@@ -35,6 +35,8 @@ def add_arguments(p):
     p.add_argument("--causal", action="store_true", help="halve the prefill's attention matmuls")
     p.add_argument("--prompt", metavar="P", help="prompt tokens for a generation (with --generate)")
     p.add_argument("--generate", metavar="G", help="new tokens to generate (with --prompt)")
+    p.add_argument("--figure", metavar="FILE", help="write a roofline figure: FILE.tex (pgfplots, a "
+                   "standalone document) or FILE.svg; needs B, T and a device")
 
 
 def _int(text, what):
@@ -109,6 +111,8 @@ def run(args) -> int:
     if "prompt" in opts:
         qs += [m.quantity(name, **opts) for name in GENERATION]
     points = roofline_points(m, "decode", **base) if {"B", "T"} <= set(m.sizes) else []
+    if args.figure:
+        _figure(m, args.figure, base)
     if args.json:
         out = payload(m, qs[0].convention, opts, qs)
         if notes:
@@ -132,3 +136,18 @@ def _unbound(qs) -> str:
     if hw:
         parts.append("give --hardware NAME (or --peak, --bandwidth, --link-bandwidth)")
     return f"unbound: {', '.join(free)} -- the formulas above are symbolic; " + "; ".join(parts)
+
+
+def _figure(m, path, options) -> None:
+    from pathlib import Path
+
+    from ..derive.inference_time import roofline
+    from ..errors import SymgptError
+    from ..io import write_atomic
+    from ..render.roofline import roofline_svg, roofline_tex
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".tex", ".svg"):
+        raise SymgptError(f"--figure writes .tex or .svg, got {Path(path).name[:60]!r}")
+    r = roofline(m, **options)
+    write_atomic(path, roofline_tex(m.name, r) if suffix == ".tex" else roofline_svg(m.name, r))

@@ -252,3 +252,33 @@ def roofline_points(model, phase, **options) -> list[RooflinePoint]:
             bound = "memory" if bv / bw >= fv / peak else "compute"
         out.append(RooflinePoint(o.node, f, b, fv, bv, inten, bound))
     return out
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """What a roofline figure shows: the device's roof and each op of a decode step and of a
+    prefill as a point (intensity, attainable FLOP/s = FLOPs / max(FLOPs / peak, bytes / BW))."""
+
+    device: str
+    peak: sympy.Expr
+    bandwidth: sympy.Expr
+    ridge: sympy.Expr                              # peak / bandwidth: FLOPs per byte
+    points: tuple[tuple[str, str, object, object, str], ...]   # (phase, node, intensity, FLOP/s, bound)
+
+
+def roofline(model, **options) -> Roofline:
+    s = setup(model, **options)
+    peak, bw = s.bindings.get(F_peak), s.bindings.get(BW_mem)
+    if peak is None or bw is None:
+        raise SymgptError("a roofline needs a device: --hardware NAME, or --peak and --bandwidth")
+    pts = []
+    for phase in ("decode", "prefill"):
+        for p in roofline_points(model, phase, **options):
+            if p.flops_value is None or p.bytes_value is None:
+                raise SymgptError("a roofline needs every size bound (--set B=... --set T=...)")
+            if p.flops_value == 0 or p.bytes_value == 0:
+                continue  # no FLOPs: no point on log axes
+            attained = p.flops_value / max(p.flops_value / peak, p.bytes_value / bw)
+            pts.append((phase, p.node, p.intensity, attained, p.bound))
+    name = s.device.title if s.device is not None else "the given device"
+    return Roofline(name, peak, bw, peak / bw, tuple(pts))
