@@ -10,7 +10,7 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.derive.inference_time import roofline_points
+from symgpt.derive.roofline import roofline_points
 from symgpt.hardware import PROFILES, hardware
 from symgpt.symbols import BW_mem, F_peak
 
@@ -179,7 +179,7 @@ def test_roofline_figure_tex_compiles_and_svg_is_well_formed(tmp_path):
     import shutil
     import xml.etree.ElementTree as ET
 
-    from symgpt.derive.inference_time import roofline
+    from symgpt.derive.roofline import roofline
 
     m = symgpt.load("llama-7b", B=64, T=512)
     r = roofline(m, hardware="h100-sxm")

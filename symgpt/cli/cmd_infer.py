@@ -91,7 +91,7 @@ GENERATION = ("inference.generate.time", "inference.ttft", "inference.tpot", "in
 
 
 def run(args) -> int:
-    from ..derive.inference_time import roofline_points
+    from ..derive.roofline import roofline_points
     from ..errors import SymgptError
     from ..render.inference_text import infer_text
     from ..render.jsonout import dumps
@@ -141,7 +141,7 @@ def _unbound(qs) -> str:
 def _figure(m, path, options) -> None:
     from pathlib import Path
 
-    from ..derive.inference_time import roofline
+    from ..derive.roofline import roofline
     from ..errors import SymgptError
     from ..io import write_atomic
     from ..render.roofline import roofline_svg, roofline_tex

@@ -137,7 +137,7 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
                 "flops": _measure(model, "flops", color_by == "flops", convention)}
     bounds = shapes = None
     if phase is not None:
-        from ..derive.inference_time import roofline_points
+        from ..derive.roofline import roofline_points
         from ..derive.step import step
 
         q = model.quantity(f"inference.{phase}.flops", **dict(inference or {}))
