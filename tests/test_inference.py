@@ -219,3 +219,35 @@ def test_graph_colours_each_decode_op_by_what_bounds_it():
     r = _cli("graph", "llama-7b", "--phase", "decode", "--color-by", "bound", "--set", "B=4",
              "--set", "T=16", "--hardware", "l40s", "--format", "dot")
     assert r.returncode == 0 and "memory-bound" in r.stdout
+
+
+def test_grouped_query_decode_reads_the_kv_heads_not_the_query_heads():
+    # Mistral-7B: h = 32 query heads, h_kv = 8 KV heads of 128; the repeat is a view, so Q·Kᵀ reads
+    # the 8 cached heads (what LLM-Viewer's count got wrong), writes h scores per position
+    B, T, L, h, hkv, dh = 2, 100, 32, 32, 8, 128
+    q = symgpt.load("mistral-7b", B=B, T=T).quantity("inference.decode.bytes").values()
+    assert q["blocks/attention/scores"] == L * 2 * (B * h * dh + B * (T + 1) * hkv * dh + B * h * (T + 1))
+    assert "blocks/attention/k_repeat" not in q
+
+
+def test_experts_read_are_the_ones_the_tokens_can_reach():
+    # Mixtral-8x7B: 8 experts of three 4096×14336 matrices, 2 per token; one sequence's decode
+    # step reads 2 experts per layer, four sequences can reach all 8
+    L, d, dff = 32, 4096, 14336
+    one = symgpt.load("mixtral-8x7b", B=1, T=64).quantity("inference.decode.bytes").values()
+    four = symgpt.load("mixtral-8x7b", B=4, T=64).quantity("inference.decode.bytes").values()
+    up = [p for p in one if p.endswith("experts/up")][0]
+    # weights of Min(E, k·B) experts; each routed token (k·B) reads a row of d, writes one of d_ff
+    assert one[up] == L * (2 * d * dff * 2 + 2 * 1 * (d + dff) * 2)
+    assert four[up] == L * (8 * d * dff * 2 + 2 * 4 * (d + dff) * 2)
+
+
+def test_cli_infer_json_with_peak_and_bandwidth_given():
+    r = _cli("infer", "gpt2-small", "--set", "B=2", "--set", "T=8", "--peak", "1e15", "--bandwidth", "2.5e12",
+             "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["options"]["peak"] == "1000000000000000"
+    m = symgpt.load("gpt2-small", B=2, T=8)
+    t = m.quantity("inference.decode.time", peak=10**15, bandwidth=25 * 10**11).value
+    assert out["inference.decode.time"]["exact_value"] == str(t)

@@ -114,7 +114,8 @@ def run(args) -> int:
     if args.figure:
         _figure(m, args.figure, base)
     if args.json:
-        out = payload(m, qs[0].convention, opts, qs)
+        shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
+        out = payload(m, qs[0].convention, shown, qs)
         if notes:
             out["notes"] = notes
         emit(dumps(out))
