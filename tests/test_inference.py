@@ -168,6 +168,8 @@ def test_cli_infer_and_hardware():
     (["--chips", "0"], "--chips must be a positive integer"),
     (["--peak", "__import__('os')"], "error"),
     (["--fp8", "--act-bits", "8"], "fp8 sets the weights and activations"),
+    (["--prompt", "1000", "--generate", "100"], "T must not exceed T_max"),
+    (["--figure", "/nonexistent-dir/x.pdf", "--hardware", "h100-sxm"], "--figure writes .tex or .svg"),
 ])
 def test_cli_infer_errors_are_one_line(args, message):
     r = _cli("infer", "gpt2-small", *args)

@@ -109,7 +109,11 @@ def run(args) -> int:
                 raise
             notes.append(f"{name}: {e}")
     if "prompt" in opts:
-        qs += [m.quantity(name, **opts) for name in GENERATION]
+        for name in GENERATION:
+            if name == "inference.tpot" and opts["generate"] == 1:
+                notes.append(f"{name}: one new token is the prefill's; no decode step to average")
+                continue
+            qs.append(m.quantity(name, **opts))
     points = roofline_points(m, "decode", **base) if {"B", "T"} <= set(m.sizes) else []
     if args.figure:
         _figure(m, args.figure, base)

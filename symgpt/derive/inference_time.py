@@ -156,6 +156,7 @@ def _generation(model, options):
     if prompt is None or gen is None:
         raise SymgptError("a generation needs prompt=P and generate=G (--prompt, --generate)")
     s = setup(model, **options)
+    model.with_(T=prompt + gen - 1)  # the last position must fit the model (T <= T_max)
     rest = {k: v for k, v in options.items() if k not in ("prompt", "generate")}
     m = model
     pre = m.quantity("inference.prefill.time", **rest)
