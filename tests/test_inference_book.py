@@ -25,6 +25,9 @@ def llama2_13b(**sizes):
     ({"hardware": "tpu-v5e"}, 240),
     ({"hardware": "tpu-v5e", "weight_bits": 8}, 120),
     ({"hardware": "tpu-v5e", "weight_bits": 8, "act_bits": 8}, 240),
+    # Part 8 (Serving LLaMA 3-70B): "if we quantize our weights to int8 or int4 but do bfloat16
+    # matmuls, this drops to 120 or 60"
+    ({"peak": 197 * 10**12, "bandwidth": 82 * 10**10, "weight_bits": 4}, 60),
 ])
 def test_critical_batch(options, printed):
     q = llama2_13b(T=8192).quantity("inference.critical_batch", convention=BOOK, **options)
@@ -75,3 +78,23 @@ def test_llama_13b_throughput_table(batch, kv, step, throughput):
     # memory-bound at every batch up to 240: the step is the bytes over the bandwidth
     b = m.quantity("inference.decode.bytes", **opts).value
     assert t == b / (8 * 82 * 10**10)
+
+
+def llama3_70b(**sizes):
+    # Part 8's table: L = 80, D = 8,192, F = 3.5·D, N = 64 heads, K = 8 KV heads of H = 128, V = 128,256
+    return symgpt.load("llama", gqa=True, L=80, d=8192, h=64, h_kv=8, d_ff=28672, V=128256, T_max=32768,
+                       **sizes)
+
+
+def test_llama3_70b_kv_cache_per_token():
+    # Part 8: "KV cache size per token in int8 = 2 * K * H * L = 2 * 8 * 128 * 80 = 160 kiB";
+    # the table: int4 81 kB per token, bf16 twice int8
+    m = llama3_70b(B=1, T=1)
+    int8 = m.quantity("inference.kv_cache", convention=BOOK, kv_bits=8).value
+    assert int8 == 2 * 8 * 128 * 80 == 160 * 1024
+    assert int(m.quantity("inference.kv_cache", convention=BOOK, kv_bits=4).value / sympy.Integer(1000)) == 81
+    assert m.quantity("inference.kv_cache", convention=BOOK).value == 2 * int8
+    # "a sequence length of 32k tokens ... 5.3GB / sequence"
+    long = llama3_70b(B=1, T=32768).quantity("inference.kv_cache", convention=BOOK, kv_bits=8).value
+    # 5,368,709,120 bytes = 5.37 GB; the book multiplies a rounded 162e3 by 32,768 (5.31e9) and prints 5.3
+    assert int(long / sympy.Integer(10**8)) == 53
