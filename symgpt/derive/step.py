@@ -28,7 +28,7 @@ import sympy
 from .. import roles
 from ..graph import Arch
 from ..ops.base import Op, Shape, numel
-from ..symbols import T
+from ..symbols import T, as_expr
 
 #: ops that move no data: a view of their input (a repeat of K/V heads is a broadcast)
 VIEWS = ("slice", "split_heads", "merge_heads", "repeat_kv")
@@ -107,10 +107,10 @@ def step(arch: Arch, phase: str) -> Step:
     for n in arch.order:
         a = g.nodes[n]
         if a["kind"] == "input":
-            shapes[n] = tuple(s.xreplace(lengths) for s in a["shape"])
+            shapes[n] = tuple(as_expr(s).xreplace(lengths) for s in a["shape"])
             continue
         ins = tuple(shapes[i] for i in a["inputs"])
-        out = tuple(a["op"].shape(ins))
+        out = tuple(as_expr(s) for s in a["op"].shape(ins))
         computed[n] = out
         shapes[n] = tuple(s.xreplace({q: q + past}) for s in out) if n in points else out
     fix = {q: query}
