@@ -91,7 +91,8 @@ class Setup:
             out.append(f"hardware {self.device.title}: {self.dtype} peak, HBM bandwidth [{self.device.source}]")
         if self.chips > 1:
             out.append(f"tensor parallel over {self.chips} devices: attention heads, FFN, LM head and token "
-                       "table split; norms, residuals and position tables replicated; values per device")
+                       "table split; norms, residuals and position tables replicated; values per device (with "
+                       "fewer KV heads than devices, engines replicate them: not modelled)")
         return tuple(out)
 
 
