@@ -253,3 +253,17 @@ def test_cli_infer_json_with_peak_and_bandwidth_given():
     m = symgpt.load("gpt2-small", B=2, T=8)
     t = m.quantity("inference.decode.time", peak=10**15, bandwidth=25 * 10**11).value
     assert out["inference.decode.time"]["exact_value"] == str(t)
+
+
+def test_rule_and_dominance_of_a_time_take_the_far_side_of_each_max():
+    from symgpt.query import dominance, rule
+
+    m = symgpt.load("gpt2")
+    t = m.quantity("inference.decode.time", convention="scaling-book")
+    # as B grows the book's step is compute-bound on the weights, the KV read stays: 2·B·N / F_peak
+    # + B·(KV bytes per sequence) / BW_mem
+    kv = m.quantity("inference.kv_cache").expr
+    assert sympy.expand(rule(t, "B").rule - (2 * m.params.expr * sympy.Symbol("B", integer=True, positive=True)
+                                              / F_peak + kv / BW_mem)) == 0
+    d = dominance(symgpt.load("llama-7b", B=8, T=128).quantity("inference.decode.time", hardware="h100-sxm"), "T")
+    assert "4*B*L*T*d/BW_mem" in str(d.dominant).replace(" ", "")
