@@ -209,11 +209,12 @@ def test_roofline_figure_tex_compiles_and_svg_is_well_formed(tmp_path):
 
 
 def test_graph_colours_each_decode_op_by_what_bounds_it():
+    from symgpt.derive.roofline import step_view
     from symgpt.render.dot import dot_text
     from symgpt.render.dotparts import BOUND_FILL
 
     m = symgpt.load("llama-7b", B=512, T=16)
-    dot = dot_text(m, color_by="bound", phase="decode", inference={"hardware": "h100-sxm"})
+    dot = dot_text(m, color_by="bound", step=step_view(m, "decode", bound=True, hardware="h100-sxm"))
     pts = {p.node: p.bound for p in roofline_points(m, "decode", hardware="h100-sxm")}
     assert pts["blocks/ffn/up"] == "compute" and pts["blocks/attention/scores"] == "memory"
     assert dot.count(BOUND_FILL["compute"]) >= 1 + sum(1 for b in pts.values() if b == "compute")

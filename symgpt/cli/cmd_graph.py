@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_model, emit, load_model
 
 HELP = "the computation graph as a diagram (svg, png, pdf via Graphviz, or DOT text)"
@@ -19,23 +20,25 @@ def add_arguments(p):
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write here (atomically); the format defaults to the suffix "
                    "(.svg, .png, .pdf, .dot)")
-    p.add_argument("--format", choices=("svg", "png", "pdf", "dot"),
+    p.add_argument("--format", choices=choices.GRAPH_FORMATS,
                    help="output format (default: the suffix of -o, else dot on stdout); "
                    "svg, png and pdf need Graphviz's dot program")
-    p.add_argument("--color-by", choices=("params", "flops", "memory", "bound", "none"), default="params",
+    p.add_argument("--color-by", choices=choices.COLOR_BY, default="params",
                    help="colour each op by its share of parameters (default), forward FLOPs or "
                    "activation memory, or (bound) memory- or compute-bound in an inference step")
-    p.add_argument("--phase", choices=("prefill", "decode"),
+    p.add_argument("--phase", choices=choices.PHASES,
                    help="draw an inference step: its shapes and FLOPs (decode: one new token per "
                    "sequence against a cache of T)")
-    p.add_argument("--hardware", metavar="NAME", help="for --color-by bound: a profile of 'symgpt hardware'")
+    p.add_argument("--hardware", choices=choices.HARDWARE, metavar="NAME",
+                   help="for --color-by bound: a profile of 'symgpt hardware'")
     p.add_argument("--peak", metavar="FLOP/S", help="for --color-by bound: peak FLOP/s of one device")
     p.add_argument("--bandwidth", metavar="BYTES/S", help="for --color-by bound: memory bandwidth")
-    p.add_argument("--weight-bits", choices=("32", "16", "8", "4"), help="for --phase: weight bits")
+    p.add_argument("--weight-bits", type=int, choices=choices.WEIGHT_BITS, help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
     p.add_argument("--convention", metavar="NAME",
-                   help="FLOP and memory counting convention (default: the default convention)")
+                   help="FLOP and memory counting convention: " + choices.listed(choices.CONVENTIONS) +
+                   " (default: default)")
 
 
 def run(args) -> int:
@@ -50,7 +53,7 @@ def run(args) -> int:
     if args.hardware:
         inference["hardware"] = args.hardware
     if args.weight_bits:
-        inference["weight_bits"] = int(args.weight_bits)
+        inference["weight_bits"] = args.weight_bits
     if args.peak or args.bandwidth:
         from .cmd_time import _number
 
@@ -59,8 +62,12 @@ def run(args) -> int:
                 inference[key] = _number(getattr(args, key), "--" + key)
     if inference and args.phase is None and args.color_by != "bound":
         raise SymgptError("--hardware, --peak, --bandwidth and --weight-bits go with --phase or --color-by bound")
-    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, phase=args.phase,
-                inference=inference)
+    step = None
+    if args.phase is not None or args.color_by == "bound":
+        from ..derive.roofline import step_view
+
+        step = step_view(m, args.phase or "decode", bound=args.color_by == "bound", **inference)
+    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, step=step)
     if args.output:
         d.save(args.output, fmt)
         return 0

@@ -12,26 +12,28 @@ DESCRIPTION = HELP + (". Example: 'symgpt infer llama-7b --set B=8 --set T=2048 
 
 
 def add_arguments(p):
-    from ..hardware import names  # data only: no SymPy on the way to --help
+    from . import choices
 
     add_model(p)
     add_json(p)
-    p.add_argument("--convention", default="default", choices=("default", "scaling-book"),
+    p.add_argument("--convention", default="default", choices=choices.INFER_CONVENTIONS,
                    help="default: a roofline per op; scaling-book: Austin et al., How to Scale Your Model")
-    p.add_argument("--hardware", choices=names(), metavar="NAME",
-                   help="an accelerator profile (see 'symgpt hardware'): " + ", ".join(names()))
+    p.add_argument("--hardware", choices=choices.HARDWARE, metavar="NAME",
+                   help="an accelerator profile (see 'symgpt hardware')")
     p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (overrides the profile's)")
     p.add_argument("--bandwidth", metavar="BYTES/S", help="memory bandwidth of one device")
     p.add_argument("--device-memory", metavar="BYTES", help="memory of one device")
     p.add_argument("--chips", metavar="N", default="1", help="tensor-parallel devices (default 1)")
     p.add_argument("--link-bandwidth", metavar="BYTES/S",
                    help="interconnect bandwidth per device per direction (for --chips)")
-    p.add_argument("--weight-bits", default="16", choices=("32", "16", "8", "4"))
+    p.add_argument("--weight-bits", type=int, default=16, choices=choices.WEIGHT_BITS,
+                   help="bits per weight of the dense matmuls (default 16)")
     p.add_argument("--group-size", metavar="N", help="a 16-bit scale per group of N quantized weights")
-    p.add_argument("--kv-bits", choices=("32", "16", "8", "4"), help="KV-cache bits (default: activations')")
-    p.add_argument("--act-bits", default="16", choices=("32", "16", "8"))
+    p.add_argument("--kv-bits", type=int, choices=choices.WEIGHT_BITS, help="KV-cache bits (default: activations')")
+    p.add_argument("--act-bits", type=int, default=16, choices=choices.ACT_BITS,
+                   help="activation bits (8: int8 activations and the int8 peak)")
     p.add_argument("--fp8", action="store_true", help="weights and activations in fp8 (the fp8 peak)")
-    p.add_argument("--attention", default="eager", choices=("eager", "flash"))
+    p.add_argument("--attention", default="eager", choices=choices.ATTENTION)
     p.add_argument("--causal", action="store_true", help="halve the prefill's attention matmuls")
     p.add_argument("--prompt", metavar="P", help="prompt tokens for a generation (with --generate)")
     p.add_argument("--generate", metavar="G", help="new tokens to generate (with --prompt)")
@@ -56,7 +58,7 @@ def options(args) -> dict:
     from ..errors import SymgptError
     from .cmd_time import _number
 
-    out = {"convention": args.convention, "weight_bits": int(args.weight_bits), "act_bits": int(args.act_bits),
+    out = {"convention": args.convention, "weight_bits": args.weight_bits, "act_bits": args.act_bits,
            "attention": args.attention}
     if args.hardware:
         out["hardware"] = args.hardware
@@ -70,7 +72,7 @@ def options(args) -> dict:
     if args.group_size is not None:
         out["group_size"] = _int(args.group_size, "--group-size")
     if args.kv_bits is not None:
-        out["kv_bits"] = int(args.kv_bits)
+        out["kv_bits"] = args.kv_bits
     if args.fp8:
         out["fp8"] = True
     if args.causal:

@@ -25,7 +25,6 @@ import sympy
 
 from .. import roles
 from ..graph import Arch
-from ..model import register_quantity
 from ..ops.base import numel
 from ..quantity import Quantity
 from ..symbols import B, T
@@ -261,15 +260,17 @@ def memory(model, **options) -> Quantity:
     return q
 
 
-def _register():
-    for phase in ("prefill", "decode"):
-        register_quantity(f"inference.{phase}.flops", lambda m, _p=phase, **o: phase_flops(m, _p, **o))
-        register_quantity(f"inference.{phase}.bytes", lambda m, _p=phase, **o: phase_bytes(m, _p, **o))
-    register_quantity("inference.kv_cache", kv_cache)
-    register_quantity("inference.weights", weights)
-    register_quantity("inference.memory", memory)
+def prefill_flops(model, **options) -> Quantity:
+    return phase_flops(model, "prefill", **options)
 
 
-_register()
+def decode_flops(model, **options) -> Quantity:
+    return phase_flops(model, "decode", **options)
 
-from . import inference_time as _time  # noqa: E402,F401  (registers the inference times)
+
+def prefill_bytes(model, **options) -> Quantity:
+    return phase_bytes(model, "prefill", **options)
+
+
+def decode_bytes(model, **options) -> Quantity:
+    return phase_bytes(model, "decode", **options)

@@ -41,7 +41,8 @@ CONVENTIONS = {
                      "parameter bytes / bandwidth); activations and attention FLOPs left out",
                      "Austin et al., How to Scale Your Model, Part 7 (All About Transformer Inference)"),
 }
-BITS = (32, 16, 8, 4)
+BITS = (32, 16, 8, 4)          # weights and the KV cache
+ACT_BITS = (32, 16, 8)         # activations (8: int8, the int8 peak)
 
 
 def _rational(name, v, allow_none=True):
@@ -105,7 +106,7 @@ def setup(model, convention="default", weight_bits=16, group_size=None, kv_bits=
     if not isinstance(causal, bool) or not isinstance(fp8, bool):
         raise SymgptError("causal and fp8 take true or false")
     weight_bits = _bits("weight bits", weight_bits)
-    act_bits = _bits("activation bits", act_bits, (32, 16, 8))
+    act_bits = _bits("activation bits", act_bits, ACT_BITS)
     if fp8:
         if act_bits != 16 or weight_bits not in (16, 8):
             raise SymgptError("fp8 sets the weights and activations to 8 bits: give it without "

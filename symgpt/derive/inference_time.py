@@ -26,7 +26,6 @@ import sympy
 
 from .. import roles
 from ..errors import SymgptError
-from ..model import register_quantity
 from ..ops.base import numel
 from ..quantity import Quantity
 from ..symbols import B, BW_link, BW_mem, F_peak, T
@@ -207,11 +206,9 @@ def tokens_per_s(model, **options) -> Quantity:
                   f"tokens per second over the generation: B·G / generate time (G = {G}, P = {P})")
 
 
-for _phase in ("prefill", "decode"):
-    register_quantity(f"inference.{_phase}.time", lambda m, _p=_phase, **o: phase_time(m, _p, **o))
-register_quantity("inference.intensity", intensity)
-register_quantity("inference.critical_batch", critical_batch)
-register_quantity("inference.generate.time", generate_time)
-register_quantity("inference.ttft", ttft)
-register_quantity("inference.tpot", tpot)
-register_quantity("inference.tokens_per_s", tokens_per_s)
+def prefill_time(model, **options) -> Quantity:
+    return phase_time(model, "prefill", **options)
+
+
+def decode_time(model, **options) -> Quantity:
+    return phase_time(model, "decode", **options)

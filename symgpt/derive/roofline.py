@@ -14,7 +14,7 @@ from ..errors import SymgptError
 from ..symbols import BW_mem, F_peak
 from .inference import op_bytes, op_flops
 from .inference_setup import setup
-from .step import step
+from .step import PHASES, step
 
 @dataclass(frozen=True)
 class RooflinePoint:
@@ -78,3 +78,22 @@ def roofline(model, **options) -> Roofline:
             pts.append((phase, p.node, p.intensity, attained, p.bound))
     name = s.device.title if s.device is not None else "the given device"
     return Roofline(name, peak, bw, peak / bw, tuple(pts))
+
+
+@dataclass(frozen=True)
+class StepView:
+    """What a diagram of an inference step draws (``symgpt.render.dot.diagram(step=...)``)."""
+
+    phase: str
+    shapes: tuple                   # (node, shape at the step)
+    flops: object                   # the step's FLOPs quantity
+    bounds: dict | None             # node -> RooflinePoint (for colouring by bound), or None
+
+
+def step_view(model, phase: str = "decode", bound: bool = False, **options) -> StepView:
+    """The shapes, FLOPs and (with *bound*) the roofline of each op of an inference step."""
+    if phase not in PHASES:
+        raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
+    flops = model.quantity(f"inference.{phase}.flops", **options)
+    bounds = {p.node: p for p in roofline_points(model, phase, **options)} if bound else None
+    return StepView(phase, step(model.arch, phase).shapes, flops, bounds)

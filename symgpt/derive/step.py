@@ -30,6 +30,9 @@ from ..graph import Arch
 from ..ops.base import Op, Shape, numel
 from ..symbols import T, as_expr
 
+#: the steps of inference
+PHASES = ("prefill", "decode")
+
 #: ops that move no data: a view of their input (a repeat of K/V heads is a broadcast)
 VIEWS = ("slice", "split_heads", "merge_heads", "repeat_kv")
 
@@ -93,10 +96,10 @@ def _lengths(arch: Arch) -> set:
 @lru_cache(maxsize=256)
 def step(arch: Arch, phase: str) -> Step:
     """The ops of a prefill (``phase="prefill"``) or of one decode step (``"decode"``)."""
-    if phase not in ("prefill", "decode"):
+    if phase not in PHASES:
         from ..errors import SymgptError
 
-        raise SymgptError(f"unknown phase {phase!r}; phases: prefill, decode")
+        raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
     q = sympy.Dummy("q", positive=True, integer=True)
     query, past = (T, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), T)
     points = set(cache_points(arch))

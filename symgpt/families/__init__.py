@@ -1,5 +1,4 @@
 """Architecture families, declared as data on the op catalog. Importing registers them."""
 
 from .base import Family, families, family, register_family  # noqa: F401
-from . import gpt2  # noqa: F401
 from . import named  # noqa: F401

@@ -29,7 +29,6 @@ from .dotparts import Ctx, Measure, cluster_label, edge_stmt, node_stmt, title_l
 from .dotview import build_view
 
 COLOR_BY = ("params", "flops", "memory", "none", "bound")
-PHASES = ("prefill", "decode")
 #: the quantity each colouring reads, and how a per-copy value is obtained from a total
 _SOURCES = {"params": ("params", "multiplicity"), "flops": ("flops.forward", "activity"),
             "memory": ("memory.activations", "activity")}
@@ -85,20 +84,19 @@ def format_for(path: Path) -> str:
 
 
 def diagram(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-            phase: str | None = None, inference: dict | None = None, **values) -> Diagram:
+            step=None, **values) -> Diagram:
     """The diagram of *model*; keyword sizes (``B=8, T=1024``) are bound first.
 
     *color_by* is ``params``, ``flops``, ``memory`` or ``none``; *unroll* draws every copy of
     the repeated block (its count must be bound, at most 64); *convention* names the FLOP and
-    memory counting convention (``symgpt.conventions``; the default one when None). *phase*
-    (``prefill`` or ``decode``) draws an inference step: its shapes and FLOPs; ``color_by="bound"``
-    colours each op memory- or compute-bound on the device *inference* names (the options of
-    the ``inference.*`` quantities: ``hardware``, ``peak``, ``bandwidth``, ``weight_bits``, ...).
+    memory counting convention (``symgpt.conventions``; the default one when None). *step*
+    draws an inference step instead of the forward pass (``symgpt.derive.roofline.step_view``:
+    its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op).
     """
     if values:
         model = model.with_(**values)
-    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, phase=phase,
-                            inference=inference), model.name)
+    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, step=step),
+                   model.name)
 
 
 # --- measures: a quantity's values per node --------------------------------------------------
@@ -120,14 +118,15 @@ def _measure(model, key: str, required: bool, convention=None) -> Measure | None
 
 # --- the DOT text ----------------------------------------------------------------------------
 def dot_text(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-             phase: str | None = None, inference: dict | None = None) -> str:
-    """The DOT source of *model*'s diagram (deterministic for the same inputs)."""
+             step=None) -> str:
+    """The DOT source of *model*'s diagram (deterministic for the same inputs); *step*: an
+    inference step to draw (``symgpt.derive.roofline.step_view``)."""
     if color_by not in COLOR_BY:
         raise SymgptError(f"--color-by takes {', '.join(COLOR_BY)}, got {color_by!r}")
-    if color_by == "bound" and phase is None:
-        phase = "decode"
-    if phase is not None and phase not in PHASES:
-        raise SymgptError(f"--phase takes {', '.join(PHASES)}, got {phase!r}")
+    if color_by == "bound" and (step is None or step.bounds is None):
+        raise SymgptError("--color-by bound needs an inference step with its roofline "
+                          "(symgpt.derive.roofline.step_view(model, phase, bound=True, ...))")
+    phase = step.phase if step is not None else None
     if color_by == "memory" and phase is not None:
         raise SymgptError("--color-by memory (activations saved for backward) is a training measure; "
                           "with --phase colour by flops or bound")
@@ -136,15 +135,10 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
     measures = {"params": _measure(model, "params", True),
                 "flops": _measure(model, "flops", color_by == "flops", convention)}
     bounds = shapes = None
-    if phase is not None:
-        from ..derive.roofline import roofline_points
-        from ..derive.step import step
-
-        q = model.quantity(f"inference.{phase}.flops", **dict(inference or {}))
+    if step is not None:
+        q = step.flops
         measures["flops"] = Measure("flops", q, "activity", sympy.expand(q.expr.xreplace(b)))
-        shapes = dict(step(arch, phase).shapes)
-        if color_by == "bound":
-            bounds = {p.node: p for p in roofline_points(model, phase, **dict(inference or {}))}
+        shapes, bounds = dict(step.shapes), step.bounds
     if color_by == "memory":
         measures["memory"] = _measure(model, "memory", True, convention)
     colour = measures.get(color_by)
