@@ -114,8 +114,9 @@ def critical_batch(model, **options) -> Quantity:
     v = q.value
     if v is not None and v <= 0:
         q = Quantity(q.name, q.breakdown, q.bindings, q.unit, q.convention, q.notes + (
-            "not positive here: the step's bytes grow with B at least as fast as its FLOPs/peak allow "
-            "(the KV cache dominates), so no batch makes this decode step compute-bound",))
+            "not positive here: per sequence, the step's bytes (its KV-cache and activation reads and "
+            "writes) outweigh its FLOPs at this peak-to-bandwidth ratio, so no batch makes this decode "
+            "step compute-bound",))
     return q
 
 
