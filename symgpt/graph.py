@@ -234,11 +234,13 @@ class Builder:
         return path
 
     def op(self, name: str, op: Op, *inputs: str, tie: dict[str, str] | None = None, label: str = "",
-           role: str | None = None) -> str:
+           role: str | None = None, cached: bool | None = None) -> str:
         """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter.
 
         *role* says what the op is (``roles.QUERY``, ``roles.HEAD``, ...); left out, it is read from
-        GPT-2's path scheme (``attention/q`` is a query), or stays None."""
+        GPT-2's path scheme (``attention/q`` is a query), or stays None. *cached* says whether an
+        inference cache holds this tensor across decode steps (None: as its role says, see
+        ``roles.CACHED``: the key and value heads)."""
         check_registered(op)
         if op.arity is not None and len(inputs) != op.arity:
             raise SymgptError(f"{op.kind} takes {op.arity} input(s), got {len(inputs)}")
@@ -259,7 +261,7 @@ class Builder:
         if role is None:
             role = _roles.infer(path, list(self._stack))
         self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,
-                  role=_roles.check(role))
+                  role=_roles.check(role), cached=cached)
         for slot, i in enumerate(inputs):
             self.graph.add_edge(i, path, kind="data", slot=slot, shape=self.graph.nodes[i]["shape"])
         for spec in specs:

@@ -21,7 +21,7 @@ from .errors import SymgptError
 from .families.base import Family, family as get_family, families
 from .graph import Arch
 from .presets import Preset, PRESETS, preset as get_preset
-from .derive import active, comm, flops, megatron, memory, steptime, time
+from .derive import active, comm, flops, inference, inference_time, megatron, memory, steptime, time
 from .derive.params import params as _params
 from .derive.shapes import TensorShape, trace
 from .quantity import Quantity, evaluate
@@ -58,6 +58,21 @@ QUANTITIES = {
     "time.to_train": steptime.to_train,
     "time.device_hours": steptime.device_hours,
     "params.active": active.active,
+    "inference.prefill.flops": inference.prefill_flops,
+    "inference.prefill.bytes": inference.prefill_bytes,
+    "inference.prefill.time": inference_time.prefill_time,
+    "inference.decode.flops": inference.decode_flops,
+    "inference.decode.bytes": inference.decode_bytes,
+    "inference.decode.time": inference_time.decode_time,
+    "inference.kv_cache": inference.kv_cache,
+    "inference.weights": inference.weights,
+    "inference.memory": inference.memory,
+    "inference.intensity": inference_time.intensity,
+    "inference.critical_batch": inference_time.critical_batch,
+    "inference.generate.time": inference_time.generate_time,
+    "inference.ttft": inference_time.ttft,
+    "inference.tpot": inference_time.tpot,
+    "inference.tokens_per_s": inference_time.tokens_per_s,
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)

@@ -66,3 +66,12 @@ def as_expr(x) -> sympy.Expr:
     if isinstance(x, bool) or not isinstance(x, (int, sympy.Basic)):
         raise SymgptError(f"expected an integer or a SymPy expression, got {type(x).__name__}")
     return sympy.Integer(x) if isinstance(x, int) else x
+
+
+# --- the roofline's hardware numbers (not sizes: bound from a hardware profile or given directly,
+# never set with --set); positive reals, so a time stays exact in closed form
+F_peak = sympy.Symbol("F_peak", positive=True)      # peak FLOP/s of one device
+BW_mem = sympy.Symbol("BW_mem", positive=True)      # memory (HBM) bandwidth of one device, bytes/s
+BW_link = sympy.Symbol("BW_link", positive=True)    # interconnect bandwidth per device per direction
+
+HARDWARE_SYMBOLS: dict[str, sympy.Symbol] = {s.name: s for s in (F_peak, BW_mem, BW_link)}

@@ -39,6 +39,9 @@ def _engine():
     from symgpt.derive.optimal import FITS
     from symgpt.render.cluster_fig import SCHEDULE_FORMATS
     from symgpt.documents.latex_doc import ALIASES, SECTIONS
+    from symgpt.derive.inference_setup import ACT_BITS, BITS, CONVENTIONS as INFER
+    from symgpt.derive.step import PHASES
+    from symgpt.hardware import names as hardware_names
     from symgpt.render import dot, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
@@ -53,7 +56,10 @@ def _engine():
         "optimal": {"--fit": tuple(FITS)},
         "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage")}, "--per": per},
         "table": {"--format": tuple(tables.FORMATS), "--numbers": tuple(latex_numbers.STYLES), "--per": per},
-        "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY)},
+        "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY), "--phase": PHASES,
+                  "--hardware": hardware_names(), "--weight-bits": BITS},
+        "infer": {"--convention": tuple(INFER), "--hardware": hardware_names(), "--weight-bits": BITS,
+                  "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
     }
 

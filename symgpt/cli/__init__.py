@@ -15,8 +15,8 @@ import sys
 
 from ..errors import SymgptError
 from . import (cmd_check, cmd_comm, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph,
-               cmd_html, cmd_latex, cmd_memory, cmd_models, cmd_optimal, cmd_params, cmd_plan, cmd_report,
-               cmd_rule, cmd_schedule, cmd_shapes, cmd_sweep, cmd_table, cmd_time)
+               cmd_hardware, cmd_html, cmd_infer, cmd_latex, cmd_memory, cmd_models, cmd_optimal, cmd_params,
+               cmd_plan, cmd_report, cmd_rule, cmd_schedule, cmd_shapes, cmd_sweep, cmd_table, cmd_time)
 
 #: digits Python may convert between int and str in one number (its default, 4,300, is less
 #: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
@@ -30,7 +30,7 @@ _EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 COMMANDS = {
     "models": cmd_models, "params": cmd_params, "shapes": cmd_shapes, "flops": cmd_flops,
     "memory": cmd_memory, "comm": cmd_comm, "time": cmd_time, "plan": cmd_plan, "schedule": cmd_schedule,
-    "optimal": cmd_optimal,
+    "optimal": cmd_optimal, "infer": cmd_infer, "hardware": cmd_hardware,
     "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
     "check": cmd_check,
     "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep,

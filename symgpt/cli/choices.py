@@ -147,6 +147,36 @@ def _fits():
     return tuple(FITS)
 
 
+def _infer_conventions():
+    from ..derive.inference_setup import CONVENTIONS
+
+    return tuple(CONVENTIONS)
+
+
+def _hardware():
+    from ..hardware import names
+
+    return names()
+
+
+def _weight_bits():
+    from ..derive.inference_setup import BITS
+
+    return BITS
+
+
+def _act_bits():
+    from ..derive.inference_setup import ACT_BITS
+
+    return ACT_BITS
+
+
+def _phases():
+    from ..derive.step import PHASES
+
+    return PHASES
+
+
 def _quantities():
     from ..model import quantity_names
 
@@ -171,6 +201,11 @@ COLOR_BY = EngineChoices("diagram colourings", _color_by)
 TABLE_FORMATS = EngineChoices("table formats", _table_formats)
 LATEX_PARTS = EngineChoices("LaTeX parts", _latex_parts)
 QUANTITIES = EngineChoices("quantities", _quantities)
+INFER_CONVENTIONS = EngineChoices("inference conventions", _infer_conventions)
+HARDWARE = EngineChoices("hardware profiles", _hardware)
+WEIGHT_BITS = EngineChoices("weight and KV-cache bits", _weight_bits)
+ACT_BITS = EngineChoices("activation bits", _act_bits)
+PHASES = EngineChoices("inference phases", _phases)
 
 
 def listed(choices: EngineChoices) -> str:

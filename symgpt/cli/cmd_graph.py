@@ -25,7 +25,15 @@ def add_arguments(p):
                    "svg, png and pdf need Graphviz's dot program")
     p.add_argument("--color-by", choices=choices.COLOR_BY, default="params",
                    help="colour each op by its share of parameters (default), forward FLOPs or "
-                   "activation memory")
+                   "activation memory, or (bound) memory- or compute-bound in an inference step")
+    p.add_argument("--phase", choices=choices.PHASES,
+                   help="draw an inference step: its shapes and FLOPs (decode: one new token per "
+                   "sequence against a cache of T)")
+    p.add_argument("--hardware", choices=choices.HARDWARE, metavar="NAME",
+                   help="for --color-by bound: a profile of 'symgpt hardware'")
+    p.add_argument("--peak", metavar="FLOP/S", help="for --color-by bound: peak FLOP/s of one device")
+    p.add_argument("--bandwidth", metavar="BYTES/S", help="for --color-by bound: memory bandwidth")
+    p.add_argument("--weight-bits", type=int, choices=choices.WEIGHT_BITS, help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
     p.add_argument("--convention", metavar="NAME",
@@ -41,7 +49,25 @@ def run(args) -> int:
 
     m = load_model(args)
     fmt = args.format or (format_for(Path(args.output)) if args.output else "dot")
-    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention)
+    inference = {}
+    if args.hardware:
+        inference["hardware"] = args.hardware
+    if args.weight_bits:
+        inference["weight_bits"] = args.weight_bits
+    if args.peak or args.bandwidth:
+        from .cmd_time import _number
+
+        for key in ("peak", "bandwidth"):
+            if getattr(args, key):
+                inference[key] = _number(getattr(args, key), "--" + key)
+    if inference and args.phase is None and args.color_by != "bound":
+        raise SymgptError("--hardware, --peak, --bandwidth and --weight-bits go with --phase or --color-by bound")
+    step = None
+    if args.phase is not None or args.color_by == "bound":
+        from ..derive.roofline import step_view
+
+        step = step_view(m, args.phase or "decode", bound=args.color_by == "bound", **inference)
+    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, step=step)
     if args.output:
         d.save(args.output, fmt)
         return 0

@@ -30,16 +30,17 @@ from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import Quantity, evaluate
 from ..numtext import expr_text, number
-from ..symbols import CANONICAL
+from ..symbols import CANONICAL, HARDWARE_SYMBOLS
 from .rules import relative_error
 from .selection import load_model, select
 
 
 def formula_names(extra: Mapping[str, sympy.Expr] | None = None) -> dict[str, sympy.Expr]:
-    """The names a formula may use: the canonical symbols, plus *extra* (``N`` -> 12*L*d**2)."""
-    names: dict[str, sympy.Expr] = dict(CANONICAL)
+    """The names a formula may use: the canonical symbols, the roofline's hardware symbols
+    (F_peak, BW_mem, BW_link), plus *extra* (``N`` -> 12*L*d**2)."""
+    names: dict[str, sympy.Expr] = {**CANONICAL, **HARDWARE_SYMBOLS}
     for k, v in (extra or {}).items():
-        if k in CANONICAL:
+        if k in names:
             raise SymgptError(f"{k!r} is a canonical symbol; it cannot be redefined")
         names[k] = v
     return names
@@ -54,7 +55,7 @@ def as_formula(formula, names: Mapping[str, sympy.Expr] | None = None) -> sympy.
     if isinstance(formula, int):
         return sympy.Integer(formula)
     if isinstance(formula, sympy.Expr):
-        known = set(CANONICAL.values())
+        known = set(CANONICAL.values()) | set(HARDWARE_SYMBOLS.values())
         odd = sorted(str(s) for s in formula.free_symbols if s not in known)
         if odd:
             raise SymgptError(f"formula {formula} uses symbols that are not symgpt's: "

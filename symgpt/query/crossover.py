@@ -112,6 +112,23 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
         raise SymgptError(f"a crossover is taken of a Quantity, got {type(q).__name__}")
     s = _symbol(symbol)
     full, bounds = _below_window(unbind(q, [s]), s)
+    sides = _roofline(restrict(full, part), s) if against is None else None
+    if sides is not None:
+        base = restrict(full, part)
+        fast, slow = sides
+        roots, best = solve_crossover(fast, slow, s, full.bindings)
+        note = ("a roofline: the crossover is where the step's compute time (FLOPs / F_peak, summed "
+                "over its ops) overtakes its memory time (bytes / BW_mem); an all-reduce adds to both "
+                "alike; under scaling-book the KV-cache read counts as memory time, and --part weights "
+                "gives the book's critical batch of the parameters alone")
+        notes = (note,)
+        if not roots:
+            notes += (f"no positive {s} solves it here: the memory time grows with {s} at least as fast as "
+                      "the compute time (per sequence, the step's bytes outweigh its FLOPs at this "
+                      "peak-to-bandwidth ratio), so the step never turns compute-bound as a whole",)
+        c = Crossover(base, s, fast, slow, "compute time (FLOPs / F_peak)", "memory time (bytes / BW_mem)",
+                      roots, best, notes)
+        return _with_regime_notes(c, bounds)
     if against is not None:
         if part is None:
             raise SymgptError("against needs a part to set against it (part=..., --part PATH)")
@@ -131,6 +148,30 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
     roots, best = solve_crossover(fast, slow, s, full.bindings)
     c = Crossover(base, s, fast, slow, fast_label, slow_label, roots, best)
     return _with_regime_notes(c, bounds)
+
+
+def _roofline(q: Quantity, s: sympy.Symbol):
+    """(compute side, memory side) of a roofline quantity -- entries Max(FLOPs / F_peak,
+    bytes / BW_mem), the inference times -- or None for any other quantity."""
+    from ..symbols import BW_mem, F_peak
+
+    compute, memory, found = sympy.Integer(0), sympy.Integer(0), False
+    for _, e in q.breakdown:
+        if not isinstance(e, sympy.Max):  # an op with no FLOPs (or no bytes) is its one side
+            if e.has(F_peak) and not e.has(BW_mem):
+                compute += e
+            elif e.has(BW_mem) and not e.has(F_peak):
+                memory += e
+            continue
+        flops = [a for a in e.args if a.has(F_peak)]
+        if len(flops) != 1 or len(e.args) != 2:
+            return None
+        found = True
+        compute += flops[0]
+        memory += next(a for a in e.args if a is not flops[0])
+    if not found or not (compute.has(s) or memory.has(s)):
+        return None
+    return sympy.expand(compute), sympy.expand(memory)
 
 
 def _below_window(q: Quantity, s: sympy.Symbol) -> tuple[Quantity, tuple]:

@@ -19,7 +19,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..quantity import Quantity, evaluate, is_prefix
-from .regime import Regime, order, regime_of
+from .regime import Regime, far_side, order, regime_of
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def dominance(q: Quantity, regime, depth: int | None = None) -> Dominance:
     from .regime import graded_terms
 
     reg = regime_of(regime)
+    q = far_side(q, reg)
     b, total = q.bindings, q.value
     terms = tuple(Term(o, e, evaluate(e, b)) for o, e in graded_terms(q.expr, reg))
     entries = q.grouped(depth) if depth else list(q.breakdown)

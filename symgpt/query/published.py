@@ -192,6 +192,35 @@ CLUSTER: tuple[Formula, ...] = (
             per_block=True),
 )
 
-COSTS: tuple[Formula, ...] = FLOPS + MEMORY + CLUSTER
+
+_BOOK = "Austin et al. 2025, How to Scale Your Model, Part 7 (All About Transformer Inference)"
+_BOOK_CONV = {"convention": "scaling-book"}
+_GPT2_N = "12*L*d^2 + 13*L*d + V*d + T_max*d + 2*d"
+
+INFERENCE: tuple[Formula, ...] = (
+    Formula("book-kv-cache", "2*2*(d/h)*h_kv*L*T*B", "inference.kv_cache",
+            f"{_BOOK}: KV cache size = 2 · bytes per float · H · K · L · T (H -> d/h, K -> h_kv)",
+            "bf16 cache, B sequences of T tokens, grouped-query attention", model="llama",
+            settings={"gqa": True}),
+    Formula("book-decode-2N", "2*B*N", "inference.decode.flops",
+            f"{_BOOK}: 2 FLOPs per parameter per token (N -> every parameter)",
+            "scaling-book: one decode step of B sequences", options=_BOOK_CONV, names={"N": _GPT2_N}),
+    Formula("kaplan-decode", "2*B*N + 2*B*L*(T + 1)*d", "inference.decode.flops",
+            "Kaplan et al. 2020 Table 1 (C_forward = 2N + 2·n_layer·n_ctx·d_attn per token; "
+            "n_ctx -> T + 1, the cache and the new token)",
+            "default: one decode step of B sequences, every matmul", names={"N": "12*L*d^2"},
+            expect="-2*B*V*d - 2*B*L*(T + 1)*d",
+            why="Kaplan's C_forward counts neither the LM head (2·V·d) nor the A·V matmul (the "
+                "second 2·n_layer·n_ctx·d); FlopCounterMode counts both"),
+    Formula("book-critical-batch", "F_peak/BW_mem * 2/2", "inference.critical_batch",
+            f"{_BOOK}: B_crit = peak / bandwidth (bf16 weights; 'int8 parameters ... drops to 120')",
+            "scaling-book: bytes per weight / 2 FLOPs per weight; F_peak, BW_mem the device's",
+            model="llama", options=_BOOK_CONV),
+    Formula("book-critical-batch-int8", "F_peak/BW_mem * 1/2", "inference.critical_batch",
+            f"{_BOOK}: int8 parameters with bfloat16 FLOPs halve the critical batch",
+            "scaling-book, 8-bit weights", model="llama", options={**_BOOK_CONV, "weight_bits": 8}),
+)
+
+COSTS: tuple[Formula, ...] = FLOPS + MEMORY + CLUSTER + INFERENCE
 
 LIBRARY: tuple[Formula, ...] = PARAMS + COSTS

@@ -205,3 +205,35 @@ def graded_terms(expr: sympy.Expr, regime: Regime) -> list[tuple[sympy.Rational,
 def leading(expr: sympy.Expr, regime: Regime) -> sympy.Expr:
     """The leading-order form of *expr* (0 for 0)."""
     return order(expr, regime)[1]
+
+
+def far_side(q, regime: Regime):
+    """*q* with every ``Max(a, b)`` (a roofline's max(FLOPs / peak, bytes / bandwidth)) replaced
+    by the side that is larger far out in *regime*: the faster-growing one, or, at equal order,
+    the one with the larger leading coefficient at *q*'s bindings. Other quantities come back
+    unchanged. Leading forms, dominance and rules of a time are those of that far regime."""
+    import dataclasses
+
+    from ..quantity import evaluate
+
+    maxes = {m for _, e in q.breakdown for m in e.atoms(sympy.Max)}
+    if not maxes:
+        return q
+    repl = {}
+    for m in maxes:
+        ranked = []
+        for a in m.args:
+            o, lead = order(a, regime)
+            ranked.append((o if o is not None else -sympy.oo, evaluate(lead, q.bindings), a))
+        top = max(r[0] for r in ranked)
+        best = [r for r in ranked if r[0] == top]
+        if len(best) > 1:
+            if any(r[1] is None for r in best):
+                raise SymgptError(f"which side of {sympy.sstr(m)[:120]} grows faster depends on the sizes "
+                                  "and the device: bind them (--set, --option hardware=NAME)")
+            best = [max(best, key=lambda r: r[1])]
+        repl[m] = best[0][2]
+    kept = tuple((p, sympy.expand(e.xreplace(repl))) for p, e in q.breakdown)
+    note = (f"far out in the regime ({regime.describe()}) each max(FLOPs / peak, bytes / bandwidth) is "
+            "its larger side there; values at the configuration are those of that side")
+    return dataclasses.replace(q, breakdown=kept, notes=q.notes + (note,))

@@ -33,7 +33,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..quantity import Quantity, evaluate
-from .regime import Regime, order, regime_of, step_notes
+from .regime import Regime, far_side, order, regime_of, step_notes
 
 
 def relative_error(estimate: sympy.Expr, exact: sympy.Expr, bindings):
@@ -113,5 +113,7 @@ def rule(q: Quantity, regime) -> Rule:
     if not isinstance(q, Quantity):
         raise SymgptError(f"a rule is taken of a Quantity, got {type(q).__name__}")
     reg = regime_of(regime)
-    o, form = order(q.expr, reg)
-    return Rule(q, reg, form, o, tuple(step_notes(q.expr, reg)))
+    far = far_side(q, reg)  # a roofline's max(...) is its larger side far out; q itself stays exact
+    o, form = order(far.expr, reg)
+    extra = far.notes[len(q.notes):]
+    return Rule(q, reg, form, o, tuple(step_notes(far.expr, reg)) + tuple(extra))

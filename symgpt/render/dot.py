@@ -28,7 +28,7 @@ from .dotlabels import FONT
 from .dotparts import Ctx, Measure, cluster_label, edge_stmt, node_stmt, title_label
 from .dotview import build_view
 
-COLOR_BY = ("params", "flops", "memory", "none")
+COLOR_BY = ("params", "flops", "memory", "none", "bound")
 #: the quantity each colouring reads, and how a per-copy value is obtained from a total
 _SOURCES = {"params": ("params", "multiplicity"), "flops": ("flops.forward", "activity"),
             "memory": ("memory.activations", "activity")}
@@ -84,16 +84,19 @@ def format_for(path: Path) -> str:
 
 
 def diagram(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-            **values) -> Diagram:
+            step=None, **values) -> Diagram:
     """The diagram of *model*; keyword sizes (``B=8, T=1024``) are bound first.
 
     *color_by* is ``params``, ``flops``, ``memory`` or ``none``; *unroll* draws every copy of
     the repeated block (its count must be bound, at most 64); *convention* names the FLOP and
-    memory counting convention (``symgpt.conventions``; the default one when None).
+    memory counting convention (``symgpt.conventions``; the default one when None). *step*
+    draws an inference step instead of the forward pass (``symgpt.derive.roofline.step_view``:
+    its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op).
     """
     if values:
         model = model.with_(**values)
-    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention), model.name)
+    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, step=step),
+                   model.name)
 
 
 # --- measures: a quantity's values per node --------------------------------------------------
@@ -114,14 +117,28 @@ def _measure(model, key: str, required: bool, convention=None) -> Measure | None
 
 
 # --- the DOT text ----------------------------------------------------------------------------
-def dot_text(model, color_by: str = "params", unroll: bool = False, convention: str | None = None) -> str:
-    """The DOT source of *model*'s diagram (deterministic for the same inputs)."""
+def dot_text(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
+             step=None) -> str:
+    """The DOT source of *model*'s diagram (deterministic for the same inputs); *step*: an
+    inference step to draw (``symgpt.derive.roofline.step_view``)."""
     if color_by not in COLOR_BY:
         raise SymgptError(f"--color-by takes {', '.join(COLOR_BY)}, got {color_by!r}")
+    if color_by == "bound" and (step is None or step.bounds is None):
+        raise SymgptError("--color-by bound needs an inference step with its roofline "
+                          "(symgpt.derive.roofline.step_view(model, phase, bound=True, ...))")
+    phase = step.phase if step is not None else None
+    if color_by == "memory" and phase is not None:
+        raise SymgptError("--color-by memory (activations saved for backward) is a training measure; "
+                          "with --phase colour by flops or bound")
     arch, b = model.arch, model.bindings
     view = build_view(arch, b, unroll)
     measures = {"params": _measure(model, "params", True),
                 "flops": _measure(model, "flops", color_by == "flops", convention)}
+    bounds = shapes = None
+    if step is not None:
+        q = step.flops
+        measures["flops"] = Measure("flops", q, "activity", sympy.expand(q.expr.xreplace(b)))
+        shapes, bounds = dict(step.shapes), step.bounds
     if color_by == "memory":
         measures["memory"] = _measure(model, "memory", True, convention)
     colour = measures.get(color_by)
@@ -129,7 +146,7 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
         if (colour is not None and colour.total != 0) else []
     shares_known = bool(ratios) and all(r.is_number for r in ratios)
     unbound = sorted({str(x) for r in ratios for x in r.free_symbols})
-    ctx = Ctx(model, view, measures, colour if shares_known else None)
+    ctx = Ctx(model, view, measures, colour if shares_known else None, bounds, phase, shapes)
     lines = ["digraph symgpt {",
              f'  graph [rankdir=TB, newrank=true, fontname="{FONT}", nodesep=0.25, ranksep=0.3, '
              'pad=0.3, labelloc=t, labeljust=c, bgcolor="white",',

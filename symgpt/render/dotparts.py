@@ -36,6 +36,9 @@ class Ctx:
     view: View
     measures: dict
     colour: Measure | None
+    bounds: dict | None = None       # colour by bound: node -> RooflinePoint of an inference step
+    phase: str | None = None         # an inference step (prefill, decode): its shapes and FLOPs
+    shapes: dict | None = None       # node -> its shape at that step
 
 
 def share_of(part, total):
@@ -59,16 +62,44 @@ def title_label(ctx, color_by, shares_known, unbound) -> str:
             f'<FONT POINT-SIZE="14">  forward pass ({esc(model.family.name)})</FONT></TD></TR>',
             f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="12">{esc(sizes)}'
             + (esc("; flags: " + ", ".join(flags)) if flags else "") + "</FONT></TD></TR>"]
+    if ctx.phase is not None:
+        rows[0] = rows[0].replace("forward pass", PHASE_TITLES[ctx.phase])
     colour = measures.get(color_by)
     view = ctx.view
+    if color_by == "bound":
+        rows += bound_legend(ctx)
+        color_by = "none"
     rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
                         views=any(n.kind == "view" for n in view.nodes),
                         tied=any(e.kind == "tied" for e in view.edges))
-    if measures.get("flops") is not None:
+    if measures.get("flops") is not None and ctx.phase is not None:
+        rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="10" COLOR="#555555">FLOPs: {esc(PHASE_TITLES[ctx.phase])}'
+                    "; per copy in a repeated block</FONT></TD></TR>")
+    elif measures.get("flops") is not None:
         rows.append(f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="10" COLOR="#555555">FLOPs: forward pass '
                     f"of one step of B sequences × T tokens, convention {esc(measures['flops'].q.convention)}"
                     "; per copy in a repeated block</FONT></TD></TR>")
     return '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+
+
+PHASE_TITLES = {"prefill": "inference prefill (B prompts of T tokens)",
+                "decode": "inference decode step (1 new token per sequence, a cache of T)"}
+#: fills of --color-by bound
+BOUND_FILL = {"memory": "#9ecae1", "compute": "#fdae6b"}
+
+
+def bound_legend(ctx) -> list[str]:
+    pts = list(ctx.bounds.values()) if ctx.bounds else []
+    if not pts or any(p.bound is None for p in pts):
+        return ['<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">not coloured: what bounds each op needs B, T '
+                "and a device (--set B=... --set T=..., --hardware NAME or --peak and --bandwidth)"
+                "</FONT></TD></TR>"]
+    n = {k: sum(1 for p in pts if p.bound == k) for k in BOUND_FILL}
+    cells = "".join(f'<TD BGCOLOR="{BOUND_FILL[k]}" BORDER="1" CELLPADDING="3">'
+                    f'<FONT POINT-SIZE="10">{k}-bound ({n[k]} ops)</FONT></TD>' for k in BOUND_FILL)
+    return ['<TR><TD COLSPAN="8"><FONT POINT-SIZE="11">colour: what bounds each op on the device: '
+            "bytes / bandwidth (memory) or FLOPs / peak (compute)</FONT></TD></TR>",
+            f"<TR>{cells}</TR>"]
 
 
 def _repeat_text(expr, b) -> str:
@@ -136,7 +167,7 @@ def node_stmt(ctx: Ctx, n) -> str:
     attrs = [f"tooltip={_q(n.path)}"]
     if n.kind == "input":
         label = (f"<B>{esc(a.get('label') or n.path)}</B>"
-                 f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in a["shape"])))}'
+                 f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in _shape(ctx, n.path))))}'
                  f" {esc(a.get('dtype', ''))}</FONT>")
         attrs += ['fillcolor="#e3eefa"', 'color="#2f5d8a"']
         return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
@@ -170,11 +201,17 @@ def node_stmt(ctx: Ctx, n) -> str:
     if ctx.colour is not None:
         per, share = _per_copy(ctx, ctx.colour, n.path, n.copy is not None)
         cls = color_class(share) if share is not None else 0
+    fill = PALETTE[cls]
+    point = (ctx.bounds or {}).get(n.path)
+    if point is not None and point.bound is not None:
+        fill = BOUND_FILL[point.bound]
+        inten = f", {float(point.intensity):.3g} FLOPs/byte" if point.intensity is not None else ""
+        lines.append(f"{point.bound}-bound{esc(inten)}")
     font = ' COLOR="white"' if cls >= DARK_FROM else ""
     body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="10"{font}>{x}</FONT>' for x in lines[1:])
     if font:
         body = f"<FONT COLOR=\"white\">{body}</FONT>"
-    attrs.append(f'fillcolor="{PALETTE[cls]}"')
+    attrs.append(f'fillcolor="{fill}"')
     if n.path == arch.output:
         attrs += ["penwidth=2.6", 'color="#222222"']
     return f'"{n.id}" [label=<{body}>, {", ".join(attrs)}];'
@@ -205,6 +242,8 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
 def edge_stmt(ctx: Ctx, e) -> str:
     b = ctx.model.bindings
     shape = tuple(x.xreplace(b) for x in e.shape)
+    if e.kind == "data" and ctx.shapes is not None:
+        shape = tuple(x.xreplace(b) for x in ctx.shapes.get(_path_of(ctx, e.src), e.shape))
     if e.kind == "data":
         return f'"{e.src}" -> "{e.dst}" [label=<{esc(shape_text(shape))}>];'
     if e.kind == "tied":
@@ -213,3 +252,15 @@ def edge_stmt(ctx: Ctx, e) -> str:
                 "penwidth=1.6, constraint=false];")
     return (f'"{e.src}" -> "{e.dst}" [label=<<FONT COLOR="#1f5f99">{esc(e.role)}</FONT>>, '
             'style=dashed, color="#1f5f99", penwidth=1.6];')
+
+
+def _shape(ctx: Ctx, path: str):
+    """A node's shape as drawn: at the inference step when one is drawn."""
+    if ctx.shapes is not None and path in ctx.shapes:
+        return ctx.shapes[path]
+    return ctx.model.arch.graph.nodes[path]["shape"]
+
+
+def _path_of(ctx: Ctx, node_id: str) -> str:
+    ids = ctx.__dict__.setdefault("_paths", {n.id: n.path for n in ctx.view.nodes})
+    return ids.get(node_id, node_id)

@@ -1,0 +1,276 @@
+"""Inference cost from the op graph: the FLOPs and bytes of a prefill and of one decode step,
+the KV cache, the weights, and the memory a device holds.
+
+A step's ops come from ``derive.step`` (the graph at a query length against a key length); this
+module prices each op under a convention (``inference_setup``):
+
+* FLOPs: the op's forward Work, priced by the ``default`` FLOP convention (2 per multiply-add,
+  matmuls only; ``causal`` halves the prefill's attention, never a decode step's), times the
+  copies that run;
+* bytes (``default``): every weight that enters the op is read once per step (of the token table
+  only the rows looked up, of a position table the rows used; experts: the copies the step's
+  tokens can reach, Min(E, k·B·q)); the op reads its inputs and writes its output (a view moves
+  nothing; the KV cache is read whole and written for the new tokens, at the KV dtype);
+  ``attention=flash`` keeps the attention core's intermediates out of memory.
+* ``scaling-book``: 2 FLOPs per parameter per token; every parameter read; the KV cache.
+
+Quantities: ``inference.prefill.flops|bytes``, ``inference.decode.flops|bytes``,
+``inference.kv_cache``, ``inference.weights``, ``inference.memory``; times are in
+``inference_time``.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .. import roles
+from ..graph import Arch
+from ..ops.base import numel
+from ..quantity import Quantity
+from ..symbols import B, T
+from .flops import resolve, work_flops
+from .inference_setup import Setup, device_memory, setup
+from .step import VIEWS, OpStep, Step, cache_points, step
+from .walk import attention_core
+
+_DTYPE_BYTES = {"int64": 8, "int32": 4}
+
+
+# --- tensor parallelism ------------------------------------------------------------------------
+def split(arch: Arch, node: str) -> bool:
+    """Whether tensor parallelism splits *node* across devices (heads, FFN columns, vocabulary)."""
+    role = arch.role(node)
+    return roles.part_of(role) in ("attention", "ffn", "head") or role == roles.TOKEN_EMBEDDING
+
+
+def _per_device(s: Setup, arch: Arch, node: str, expr):
+    return expr / s.chips if s.chips > 1 and split(arch, node) else expr
+
+
+# --- parameters --------------------------------------------------------------------------------
+def quantized(arch: Arch, pnode: str) -> bool:
+    """Whether a parameter is stored at the quantized weight dtype: the weights of the dense
+    matmuls (Q/K/V, projections, FFN, experts); the token table, LM head, norms, biases and
+    position tables keep the activation dtype, as GPTQ, AWQ and bitsandbytes leave them."""
+    a = arch.graph.nodes[pnode]
+    op = arch.graph.nodes[a["owner"]]["op"]
+    return op.kind == "linear" and a["local"] == "weight" and op.tag in ("dense", "router")
+
+
+def param_bytes(s: Setup, arch: Arch, pnode: str):
+    if s.convention == "scaling-book":
+        return s.weight
+    return s.weight if quantized(arch, pnode) else s.act
+
+
+def weight_copies(arch: Arch, node: str, tokens) -> sympy.Expr:
+    """Copies of *node*'s weights a step reads: every layer; of E experts (k active per token),
+    the ones the step's *tokens* can reach, Min(E, k·tokens)."""
+    out = sympy.Integer(1)
+    for g in arch.group_chain(arch.graph.nodes[node]["group"]):
+        out *= g.repeat if g.active == g.repeat else sympy.Min(g.repeat, g.active * tokens)
+    return out
+
+
+# --- one op ------------------------------------------------------------------------------------
+def op_flops(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
+    conv = resolve("default", causal_halving=s.causal and st.phase == "prefill")
+    f = sympy.Add(*[work_flops(conv, w) for w in o.op.forward(o.inputs, o.written)])
+    return _per_device(s, arch, o.node, f * arch.activity(o.node))
+
+
+def _fused(s: Setup, arch: Arch) -> frozenset:
+    return attention_core(arch) if s.attention == "flash" else frozenset()
+
+
+def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
+    """Bytes one op moves in a step (all its copies; per device)."""
+    g = arch.graph
+    tokens = B * st.query
+    weights = sympy.Integer(0)
+    for local, pnode in arch.params_of(o.node).items():
+        shape = g.nodes[pnode]["shape"]
+        if o.op.kind == "embedding":
+            n = numel(o.inputs[0]) * o.op.dim        # the rows looked up
+        elif o.op.kind == "position_embedding":
+            n = numel(o.output)                       # the rows used
+        else:
+            n = numel(shape)
+        weights += n * param_bytes(s, arch, pnode)
+    weights *= weight_copies(arch, o.node, tokens)
+    fused = _fused(s, arch)
+    moved = sympy.Integer(0)
+    view = o.op.kind in VIEWS
+    if view and not o.cached:
+        return sympy.Integer(0)
+    if view:  # a view the cache holds: the new positions are copied into the cache
+        moved = numel(o.written) * (s.act + s.kv)
+    else:
+        for i, src in enumerate(arch.inputs_of(o.node)):
+            if o.node in fused and src in fused:
+                continue
+            a = g.nodes[src]
+            if a["kind"] == "input":
+                if o.op.kind == "embedding":
+                    moved += o.stored[i] * _DTYPE_BYTES.get(a.get("dtype"), 8)
+                continue
+            moved += o.stored[i] * (s.kv if o.from_cache[i] else s.act)
+        if not (o.node in fused and all(v in fused for v in g.successors(o.node))):
+            moved += numel(o.written) * (s.kv if o.cached else s.act)
+    return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
+
+
+# --- quantities --------------------------------------------------------------------------------
+def _step(model, phase) -> Step:
+    return step(model.arch, phase)
+
+
+def _q(s: Setup, name, parts, unit, what) -> Quantity:
+    kept = tuple((p, sympy.expand(e)) if not e.has(sympy.Min, sympy.Max) else (p, e) for p, e in parts)
+    kept = tuple((p, e) for p, e in kept if e != 0)
+    return Quantity(name, kept, s.bindings, unit, s.convention, s.notes(what))
+
+
+def _book_tokens(st: Step):
+    return B * st.query
+
+
+def _book_flops(s: Setup, model, st: Step):
+    per = 2 * _book_tokens(st) / s.chips
+    return [(p, e * per) for p, e in model.params.breakdown]
+
+
+def _what(st: Step) -> str:
+    if st.phase == "prefill":
+        return "prefill of B prompts of T tokens"
+    return "one decode step: B sequences whose cache holds T tokens (the new token attends to T + 1)"
+
+
+def phase_flops(model, phase, **options) -> Quantity:
+    s = setup(model, **options)
+    st = _step(model, phase)
+    arch = model.arch
+    if s.convention == "scaling-book":
+        parts = _book_flops(s, model, st)
+    else:
+        parts = [(o.node, op_flops(s, arch, st, o)) for o in st.ops]
+    return _q(s, f"inference.{phase}.flops", parts, "FLOPs", _what(st))
+
+
+def book_weight_bytes(s: Setup, model):
+    return [(p, e * s.weight / s.chips) for p, e in model.params.breakdown]
+
+
+def phase_bytes(model, phase, **options) -> Quantity:
+    s = setup(model, **options)
+    st = _step(model, phase)
+    arch = model.arch
+    if s.convention == "scaling-book":
+        parts = book_weight_bytes(s, model) + [("kv_cache", kv_cache(model, **options).expr)]
+    else:
+        parts = [(o.node, op_bytes(s, arch, st, o)) for o in st.ops]
+    return _q(s, f"inference.{phase}.bytes", parts, "bytes", _what(st) + ": bytes read and written")
+
+
+def kv_cache(model, **options) -> Quantity:
+    """The cache for B sequences of T tokens: every tensor it holds (found by role), per device."""
+    s = setup(model, **options)
+    arch = model.arch
+    pre = {o.node: o for o in step(arch, "prefill").ops}
+    parts = []
+    for node in cache_points(arch):
+        shape = pre[node].output
+        n = numel(shape)
+        w = _window(arch, node)
+        if w is not None:  # a sliding window keeps its last W positions
+            n = n / T * sympy.Min(T, w)
+        parts.append((node, _per_device(s, arch, node, n * arch.multiplicity(node) * s.kv)))
+    return _q(s, "inference.kv_cache", parts, "bytes",
+              "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "
+              "sequences of T tokens")
+
+
+def _window(arch: Arch, node: str):
+    g = arch.graph
+    frontier = [node]
+    while frontier:
+        n = frontier.pop()
+        for v in g.successors(n):
+            op = g.nodes[v].get("op")
+            if op is None:
+                continue
+            if op.kind == "repeat_kv":
+                frontier.append(v)
+            elif op.kind == "matmul" and op.window is not None:
+                return op.window
+    return None
+
+
+def weights(model, **options) -> Quantity:
+    """Bytes of the weights on each device (every parameter once, at its dtype)."""
+    s = setup(model, **options)
+    arch = model.arch
+    if s.convention == "scaling-book":
+        parts = book_weight_bytes(s, model)
+    else:
+        parts = []
+        for n in arch.order:
+            a = arch.graph.nodes[n]
+            if a["kind"] != "op":
+                continue
+            e = sympy.Integer(0)
+            for local, pnode in arch.params_of(n).items():
+                if arch.graph.nodes[pnode]["owner"] != n:
+                    continue  # a tied weight is stored once, by its owner
+                e += numel(arch.graph.nodes[pnode]["shape"]) * arch.multiplicity(pnode) * param_bytes(s, arch, pnode)
+            parts.append((n, _per_device(s, arch, n, e)))
+    return _q(s, "inference.weights", parts, "bytes", "weights held on each device")
+
+
+def largest_activation(s: Setup, model) -> sympy.Expr:
+    """The largest tensor a prefill of B prompts of T tokens makes (per device)."""
+    arch = model.arch
+    sizes = []
+    for o in step(arch, "prefill").ops:
+        if o.op.kind in VIEWS or o.node in _fused(s, arch):
+            continue
+        e = sympy.expand(_per_device(s, arch, o.node, numel(o.output) * s.act))
+        if e not in sizes:
+            sizes.append(e)
+    return sympy.Max(*sizes) if sizes else sympy.Integer(0)
+
+
+def memory(model, **options) -> Quantity:
+    """Weights + the KV cache of B sequences of T tokens + the largest transient activation."""
+    s = setup(model, **options)
+    parts = [("weights", weights(model, **options).expr), ("kv_cache", kv_cache(model, **options).expr)]
+    if s.convention == "scaling-book":  # "our activation footprint is negligible"
+        what = "inference memory per device: weights + KV cache (B sequences of T tokens)"
+    else:
+        parts.append(("activation", largest_activation(s, model)))
+        what = ("inference memory per device: weights + KV cache (B sequences of T tokens) + the largest "
+                "activation of a prefill (transient; freed op by op)")
+    q = _q(s, "inference.memory", parts, "bytes", what)
+    cap = device_memory(s, options.get("device_memory"))
+    if cap is not None:
+        v = q.value
+        verdict = "" if v is None else (" -- it fits" if v <= cap else " -- it does NOT fit")
+        q = Quantity(q.name, q.breakdown, q.bindings, q.unit, q.convention,
+                     q.notes + (f"device memory {cap} bytes{verdict}",))
+    return q
+
+
+def prefill_flops(model, **options) -> Quantity:
+    return phase_flops(model, "prefill", **options)
+
+
+def decode_flops(model, **options) -> Quantity:
+    return phase_flops(model, "decode", **options)
+
+
+def prefill_bytes(model, **options) -> Quantity:
+    return phase_bytes(model, "prefill", **options)
+
+
+def decode_bytes(model, **options) -> Quantity:
+    return phase_bytes(model, "decode", **options)

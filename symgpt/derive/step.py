@@ -1,0 +1,136 @@
+"""One inference step: the op graph evaluated at a query length against a key length.
+
+A model's graph is declared at one sequence length T (its stacks' ``length``). Inference runs
+it in two ways, both derived here from the same ops and their shape rules:
+
+* **prefill**: B prompts of T tokens, nothing cached: every op as declared (query length T);
+* **decode**: one new token per sequence (query length 1) whose keys and values join a cache
+  that already holds T positions: the tensors the cache holds have T + 1 positions, so Q·Kᵀ is
+  (1 × T+1) per head and A·V reads T + 1 values -- what a transformers ``DynamicCache`` does.
+
+What the cache holds is found by role, never by path: an op declared ``cached=True`` (or False)
+says so itself; otherwise the roles in ``roles.CACHED`` (the key and value heads) are cached,
+after the per-token ops of ``roles.CACHE_AFTER`` that follow them (keys are cached rotated). A
+family whose cache holds something else (a latent, a cross-attention memory) declares it.
+
+Each :class:`OpStep` carries the shapes the op reads and writes at that step, and which of its
+inputs come from the cache; ``derive.inference`` prices them (FLOPs, bytes, time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import networkx as nx
+import sympy
+
+from .. import roles
+from ..graph import Arch
+from ..ops.base import Op, Shape, numel
+from ..symbols import T, as_expr
+
+#: the steps of inference
+PHASES = ("prefill", "decode")
+
+#: ops that move no data: a view of their input (a repeat of K/V heads is a broadcast)
+VIEWS = ("slice", "split_heads", "merge_heads", "repeat_kv")
+
+
+@dataclass(frozen=True)
+class OpStep:
+    node: str
+    op: Op
+    inputs: tuple[Shape, ...]       # as the op reads them (a cached K: all T + q positions)
+    output: Shape                   # the op's output (a cached tensor: all T + q positions)
+    written: Shape                  # what the op writes this step (a cached tensor: the q new ones)
+    stored: tuple[sympy.Expr, ...]  # elements each input occupies in memory (a repeat is a view)
+    from_cache: tuple[bool, ...]    # whether input i is read from the cache
+    cached: bool                    # the output is held in the cache
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str                      # "prefill" or "decode"
+    query: sympy.Expr               # new tokens per sequence (T, or 1)
+    past: sympy.Expr                # positions already cached (0, or T)
+    ops: tuple[OpStep, ...]
+    shapes: tuple = ()              # (node, shape) of every input and op node at this step
+
+
+@lru_cache(maxsize=256)
+def cache_points(arch: Arch) -> tuple[str, ...]:
+    """The nodes whose outputs the cache holds, in forward order."""
+    g = arch.graph
+    out = []
+    for n, a in arch.ops():
+        cached = a.get("cached")
+        if cached is None:
+            cached = a.get("role") in roles.CACHED
+        if not cached:
+            continue
+        point = n
+        while True:
+            nxt = [s for s in g.successors(point) if g.nodes[s]["kind"] == "op"]
+            if len(nxt) == 1 and g.nodes[nxt[0]].get("role") in roles.CACHE_AFTER and g.nodes[nxt[0]].get("cached") is not False:
+                point = nxt[0]
+            else:
+                break
+        if point not in out:
+            out.append(point)
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def inference_ops(arch: Arch) -> tuple[str, ...]:
+    """The ops that produce the logits (the loss and anything after the output left out)."""
+    needed = nx.ancestors(arch.graph, arch.output) | {arch.output}
+    return tuple(n for n, _ in arch.ops() if n in needed)
+
+
+def _lengths(arch: Arch) -> set:
+    out = {g.length for g in arch.stacks() if g.length is not None}
+    return out or {T}
+
+
+@lru_cache(maxsize=256)
+def step(arch: Arch, phase: str) -> Step:
+    """The ops of a prefill (``phase="prefill"``) or of one decode step (``"decode"``)."""
+    if phase not in PHASES:
+        from ..errors import SymgptError
+
+        raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
+    q = sympy.Dummy("q", positive=True, integer=True)
+    query, past = (T, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), T)
+    points = set(cache_points(arch))
+    lengths = {s: q for s in _lengths(arch)}
+    g = arch.graph
+    shapes: dict[str, Shape] = {}
+    computed: dict[str, Shape] = {}
+    for n in arch.order:
+        a = g.nodes[n]
+        if a["kind"] == "input":
+            shapes[n] = tuple(as_expr(s).xreplace(lengths) for s in a["shape"])
+            continue
+        ins = tuple(shapes[i] for i in a["inputs"])
+        out = tuple(as_expr(s) for s in a["op"].shape(ins))
+        computed[n] = out
+        shapes[n] = tuple(s.xreplace({q: q + past}) for s in out) if n in points else out
+    fix = {q: query}
+
+    def sub(shape):
+        return tuple(sympy.expand(s.xreplace(fix)) for s in shape)
+
+    def stored(i):
+        while g.nodes[i]["kind"] == "op" and g.nodes[i]["op"].kind == "repeat_kv":
+            i = g.nodes[i]["inputs"][0]
+        return i
+
+    ops = []
+    for n in inference_ops(arch):
+        a = g.nodes[n]
+        srcs = [stored(i) for i in a["inputs"]]
+        ops.append(OpStep(n, a["op"], tuple(sub(shapes[i]) for i in a["inputs"]), sub(shapes[n]),
+                          sub(computed[n]), tuple(sympy.expand(numel(sub(shapes[s]))) for s in srcs),
+                          tuple(s in points for s in srcs), n in points))
+    return Step(phase, query, past, tuple(ops), tuple((n, sub(shapes[n])) for n in arch.order))
