@@ -82,6 +82,13 @@ KV_DOWN = "attention.kv_down"        # kv_a_proj_with_mqa: d -> kv_lora_rank + r
 KV_LATENT = "attention.kv_latent"    # kv_a_layernorm's output: the compressed latent a cache holds
 KEY_ROPE = "attention.k_rope"        # the shared rotary key a cache holds (after RoPE)
 KV_UP = "attention.kv_up"            # kv_b_proj: kv_lora_rank -> h·(nope + v)
+QUERY_NOPE = "attention.q_nope"      # each query head's part without positions
+QUERY_ROPE = "attention.q_rope"      # each query head's rotary part (before RoPE)
+KV_DOWN_LATENT = "attention.kv_down_latent"  # the latent part of kv_a_proj's output (before its norm)
+KV_DOWN_ROPE = "attention.kv_down_rope"      # the rotary-key part of kv_a_proj's output
+KEY_ROPE_HEAD = "attention.k_rope_head"      # that part as one head (B, 1, T, rope), before RoPE
+KV_UP_HEADS = "attention.kv_up_heads"        # kv_b_proj's output split into heads
+KEY_NOPE = "attention.k_nope"        # each key head's up-projected part
 
 # --- cross-attention (encoder--decoder) ------------------------------------------------------
 CROSS_QUERY = "cross_attention.q"
