@@ -193,7 +193,7 @@ def _starcoder2(f):
     _window(f, flags, sizes, None)
     if f.str("norm_type", "layer_norm") != "layer_norm" or f.str("mlp_type", "default") != "default":
         raise SymgptError(f"{f.where}: only StarCoder2's layer_norm and default MLP are modelled")
-    _silent(f, "norm_epsilon", "layer_norm_epsilon")
+    _silent(f, "norm_epsilon", "layer_norm_epsilon", "embedding_dropout", "residual_dropout")
     return "starcoder2", flags, sizes
 
 

@@ -84,3 +84,4 @@ def preset(name: str) -> Preset:
 
 
 from . import presets_decoder  # noqa: E402,F401  (registers the decoder families' presets)
+from . import presets_recent  # noqa: E402,F401  (registers issue 16's decoders' presets)

@@ -272,6 +272,13 @@ def kv_cache(model, **options) -> Quantity:
     s = setup(model, **options)
     arch = s.model.arch
     parts = []
+    from .. import roles
+
+    latent = [n for r in roles.LATENT_CACHE for n in arch.find(r)]
+    if latent:  # multi-latent attention: the cache holds the latent and the shared rotary key
+        parts = [(n, numel(arch.shape(n)) * arch.activity(n) * s.bytes.act) for n in latent]
+        return _q(s, "memory.kv_cache", parts, "KV cache for inference: the compressed latent and the shared "
+                  "rotary key of every layer (multi-latent attention), B·T tokens")
     for node, a in arch.ops():
         op = a["op"]
         if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values"):
