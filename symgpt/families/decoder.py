@@ -395,7 +395,7 @@ def _shared_expert(g, flags, s, x, routed):
     with g.repeat("ffn/shared_expert", 1, label="shared expert"):
         sh = _ffn_body(g, flags, s.shared, x, "")                                     # (B, T, d)
     if flags["shared_expert"] == "gated":
-        gate = g.op("ffn/shared_expert_gate", ops.Linear(d, 1, bias=False), x,
+        gate = g.op("ffn/shared_expert_gate", ops.Linear(d, sympy.Integer(1), bias=False), x,
                     label="shared gate", role=roles.SHARED_GATE)                      # (B, T, 1)
         gate = g.op("ffn/shared_expert_gate_act", ops.Sigmoid(), gate,
                     label="σ(gate)", role=roles.SHARED_GATE_ACT)                      # (B, T, 1)

@@ -66,7 +66,7 @@ def _part_label(model, path) -> str:
     _, desc = tensor_name(path, "weight", kind, arch.groups)
     labels = {"attention/scores": "attention scores $QK^\\top$", "attention/values": "attention values $AV$",
               "attention/softmax": "softmax", "embedding/token": "token embedding lookup"}
-    local = path.split("/", 1)[1] if path.split("/")[0] in arch.groups else path
+    local = path.split("/", 1)[1] if "/" in path and path.split("/")[0] in arch.groups else path
     return labels.get(local, desc or path)
 
 
