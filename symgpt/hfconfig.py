@@ -39,7 +39,7 @@ _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop",
 
 #: HF activation names -> the decoder's ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",
-               "gelu_new": "gelu_tanh", "gelu_fast": "gelu_tanh", "relu": "relu"}
+               "gelu_new": "gelu_new", "gelu_fast": "gelu_tanh", "relu": "relu"}
 
 _MISSING = object()
 

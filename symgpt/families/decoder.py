@@ -66,13 +66,15 @@ FLAGS: dict[str, object] = {
     "shared_expert": "none",  # none | gated (Qwen2-MoE: sigmoid-gated) | plain (DeepSeek) shared expert
     "shared_ff": None,        # the shared expert's width (an integer; None: d_ff)
     "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) router scores
+    "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
+    "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
 }
 
 CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "positions": ("rotary", "learned", "alibi"),
     "ffn": ("gated", "mlp"),
-    "activation": ("silu", "gelu", "gelu_tanh", "relu"),
+    "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
     "router": ("softmax", "sigmoid"),
@@ -117,6 +119,8 @@ FLAG_HELP = {
     "shared_expert": "gated (Qwen2-MoE) or plain (DeepSeek): a shared expert every token runs",
     "shared_ff": "width of the shared expert (unset: d_ff)",
     "router": "softmax or sigmoid (DeepSeek-V3) router scores",
+    "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
+    "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
 }
 
 SIZES = ("L", "d", "h", "V")
@@ -125,12 +129,13 @@ OPTIONAL = ("d_ff", "h_kv", "d_head", "T_max", "W", "E", "k")
 
 def _activation(name: str) -> ops.Op:
     return {"silu": ops.SiLU(), "gelu": ops.GELU(approximate="none"),
-            "gelu_tanh": ops.GELU(approximate="tanh"), "relu": ops.ReLU()}[name]
+            "gelu_tanh": ops.GELU(approximate="tanh"), "relu": ops.ReLU(),
+            "gelu_new": ops.GELU(approximate="tanh", composite=True)}[name]
 
 
 def _norm(flags, dim) -> ops.Op:
     if flags["norm"] == "rmsnorm":
-        return ops.RMSNorm(dim)
+        return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")))
     return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]))
 
 
@@ -211,7 +216,11 @@ def build(flags, bound, name="decoder"):
     table = None
     if flags["positions"] == "rotary":
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin")
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
+    local = table
+    if table is not None and flags["local_rope"] and flags["full_every"]:
+        local = g.op("embedding/rotary_local", ops.RotaryTable(s.dh, s.rot), "input_ids",
+                     label="cos, sin (local)", role=roles.ROTARY_TABLE)
+    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else table))
     if flags["final_norm"]:
         x = g.op("final_norm", _norm(flags, d), x, label="final norm")                # (B, T, d)
     width = d
@@ -246,7 +255,8 @@ def _embeddings(g, flags, s):
         x = g.op("embedding/project_in", ops.Linear(width, d, bias=False), x,
                  label="project in")                                                  # (B, T, d)
     if flags["embed_scale"]:
-        x = g.op("embedding/scale", ops.Scale(sympy.sqrt(d)), x, label="tok_emb × √d")  # (B, T, d)
+        x = g.op("embedding/scale", ops.Scale(sympy.sqrt(d), tensor=True), x,
+                 label="tok_emb × √d")                                                # (B, T, d)
     if flags["positions"] == "learned":
         g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table")
         pos = g.op("embedding/position",

@@ -81,6 +81,9 @@ class Work:
             raise SymgptError(f"matmul work needs a tag from {MATMUL_TAGS}, got {self.tag!r}")
 
 
+#: whose code an op's saved tensors follow (``Context.implementation``)
+IMPLEMENTATIONS = ("fused", "hf-eager")
+
 #: storage classes of saved tensors; their byte sizes depend on the precision policy
 SAVED_DTYPES = ("act", "fp32", "bool", "int64")
 
@@ -121,13 +124,16 @@ class Context:
     ``needs_grad[i]`` tells whether input ``i`` needs a gradient; ``trainable`` whether the
     op's own parameters do. ``attention`` is the attention implementation (``"eager"`` keeps
     the T x T probabilities, ``"flash"`` a per-row statistic); ``dropout`` whether dropout
-    is active (masks are saved).
+    is active (masks are saved). ``implementation`` is whose code the saved tensors follow:
+    ``"fused"`` (one kernel per op, the ideal) or ``"hf-eager"`` (transformers' eager modules,
+    where some ops are written as several PyTorch ops and keep more; see ``IMPLEMENTATIONS``).
     """
 
     needs_grad: tuple = ()
     trainable: bool = True
     attention: str = "eager"
     dropout: bool = False
+    implementation: str = "fused"
 
 
 class Op:
