@@ -33,6 +33,9 @@ def add_memory(p) -> None:
     p.add_argument("--optimizer", default="adamw", choices=("sgd", "momentum", "adam", "adamw", "adam8bit"))
     p.add_argument("--attention", choices=("eager", "flash"), help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
+    p.add_argument("--implementation", choices=("fused", "hf-eager"),
+                   help="whose code the saved tensors follow: fused kernels (the ideal) or transformers' "
+                        "eager modules (default: the convention's; pytorch-cpu: hf-eager)")
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (per-device memory)")
     p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
@@ -65,6 +68,7 @@ def flops_options(args) -> dict:
 def memory_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "precision": args.precision,
            "optimizer": args.optimizer, "attention": args.attention, "dropout": args.dropout,
+           "implementation": getattr(args, "implementation", None),
            "zero": args.zero, "dp": args.dp, "tp": args.tp, "sp": args.sp or None}
     return {k: v for k, v in out.items() if v is not None}
 
