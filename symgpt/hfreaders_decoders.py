@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .hfconfig import Fields
 
 #: fields that choose among experts or scale numbers and change no count
-_ROUTING = ("norm_topk_prob", "n_group", "topk_group", "topk_method", "routed_scaling_factor",
+_ROUTING = ("n_group", "topk_group", "topk_method", "routed_scaling_factor",
             "scoring_func", "ep_size", "aux_loss_alpha", "seq_aux", "quantization_config",
             "rope_interleave", "num_nextn_predict_layers", "max_window_layers", "use_sliding_window",
             "sliding_window", "cache_implementation", "rope_local_base_freq", "use_qk_norm",
@@ -117,7 +117,7 @@ def _moe_layers(f: Fields, flags: dict, sizes: dict) -> None:
     sizes["E"] = f.int("num_experts", sizes.pop("_E"))
     sizes["k"] = f.int("num_experts_per_tok", sizes.pop("_k"))
     flags["moe"] = True
-    _silent(f, "norm_topk_prob")
+    flags["topk_norm"] = f.bool("norm_topk_prob", False)
 
 
 def _qwen2_moe(f):
@@ -236,6 +236,8 @@ def _deepseek(f, name, D):
     flags["shared_expert"] = "plain" if shared else "none"
     flags["shared_ff"] = shared * sizes["d_ff"] if shared else None
     flags["router"] = "sigmoid" if f.str("scoring_func", D["scoring"]) == "sigmoid" else "softmax"
+    norm = f.cfg.get("norm_topk_prob")  # null in some DeepSeek-V2 configs: transformers' default
+    flags["topk_norm"] = D["norm"] if norm is None else f.bool("norm_topk_prob")
     mtp = f.int("num_nextn_predict_layers", 0, optional=True, minimum=0)
     if mtp:
         f.notes.append(f"num_nextn_predict_layers={mtp}: the multi-token-prediction module is not "
@@ -246,12 +248,12 @@ def _deepseek(f, name, D):
 
 def _deepseek_v2(f):
     return _deepseek(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
-                                            k=None, ff=11008, dense=0, shared=2, scoring="softmax"))
+                                            k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False))
 
 
 def _deepseek_v3(f):
     return _deepseek(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
-                                            k=8, ff=18432, dense=3, shared=1, scoring="sigmoid"))
+                                            k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True))
 
 
 #: model_type -> reader (added to ``hfreaders.READERS``)

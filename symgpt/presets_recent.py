@@ -30,6 +30,7 @@ ROWS: tuple[Preset, ...] = (
     Preset("qwen3-30b-a3b", "qwen3_moe",
            {"L": 48, "h": 32, "h_kv": 4, "d_head": 128, "d": 2048, "d_ff": 768, "V": 151936,
             "T_max": 40960, "E": 128, "k": 8},
+           flags={"topk_norm": True},
            source="Qwen/Qwen3-30B-A3B " + _HF,
            note="30,532,122,624 parameters; published: 30.5B in total, 3.3B active"),
     Preset("qwen1.5-moe-a2.7b", "qwen2_moe",

@@ -66,6 +66,7 @@ FLAGS: dict[str, object] = {
     "shared_expert": "none",  # none | gated (Qwen2-MoE: sigmoid-gated) | plain (DeepSeek) shared expert
     "shared_ff": None,        # the shared expert's width (an integer; None: d_ff)
     "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) router scores
+    "topk_norm": True,        # the top-k router weights are divided by their sum (Mixtral; norm_topk_prob)
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
 }
@@ -119,6 +120,7 @@ FLAG_HELP = {
     "shared_expert": "gated (Qwen2-MoE) or plain (DeepSeek): a shared expert every token runs",
     "shared_ff": "width of the shared expert (unset: d_ff)",
     "router": "softmax or sigmoid (DeepSeek-V3) router scores",
+    "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
 }
@@ -388,7 +390,8 @@ def _ffn(g, flags, s, x):
                  label="router logits")                                               # (B, T, E)
         score = ops.Sigmoid() if flags["router"] == "sigmoid" else ops.Softmax()
         r = g.op("ffn/router_softmax", score, r, label="router probs")                # (B, T, E)
-        w = g.op("ffn/topk", ops.TopK(k), r, label="top-k weights")                   # (B, T, k)
+        w = g.op("ffn/topk", ops.TopK(k, normalize=bool(flags["topk_norm"])), r,
+                 label="top-k weights")                                               # (B, T, k)
         with g.repeat("ffn/experts", E, active=k, label="expert"):
             e = _ffn_body(g, flags, s.ff, x, "")                                      # (B, T, d) per expert
         o = g.op("ffn/combine", ops.MoECombine(), e, w, label="Σ weights · experts")  # (B, T, d)

@@ -153,7 +153,7 @@ ROWS = {
     "deepseek_v3": ("DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
                     {"dense_layers": 3, "router": "sigmoid"}),
     "deepseek_v2": ("DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
-                    {"dense_layers": 1, "router": "softmax"}),
+                    {"dense_layers": 1, "router": "softmax", "topk_norm": False}),
 }
 
 for _name, (_description, _changes) in ROWS.items():

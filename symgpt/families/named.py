@@ -36,9 +36,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "qwen3": ("Qwen3: LLaMA with an RMSNorm on each query and key head (no Q/K/V biases)",
               {"gqa": True, "qk_norm": "head"}),
     "qwen2_moe": ("Qwen2-MoE (Qwen1.5-MoE): Qwen2 blocks, routed experts plus a sigmoid-gated shared expert",
-                  {"gqa": True, "qkv_bias": True, "moe": True, "shared_expert": "gated"}),
+                  {"gqa": True, "qkv_bias": True, "moe": True, "shared_expert": "gated", "topk_norm": False}),
     "qwen3_moe": ("Qwen3-MoE: Qwen3 blocks with routed experts (no shared expert)",
-                  {"gqa": True, "qk_norm": "head", "moe": True}),
+                  {"gqa": True, "qk_norm": "head", "moe": True, "topk_norm": False}),
     "gemma2": ("Gemma 2: norms before and after each branch, soft-capped scores and logits, "
                "sliding-window and full layers alternating",
                {"activation": "gelu_tanh", "embed_scale": True, "tied": True, "gqa": True, "norm_offset": True,
