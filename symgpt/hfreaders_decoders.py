@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .hfconfig import Fields
 
 #: fields that choose among experts or scale numbers and change no count
-_ROUTING = ("n_group", "topk_group", "topk_method", "routed_scaling_factor",
+_ROUTING = ("topk_method", "routed_scaling_factor",
             "scoring_func", "ep_size", "aux_loss_alpha", "seq_aux", "quantization_config",
             "rope_interleave", "num_nextn_predict_layers", "max_window_layers", "use_sliding_window",
             "sliding_window", "cache_implementation", "rope_local_base_freq", "use_qk_norm",
@@ -238,6 +238,12 @@ def _deepseek(f, name, D):
     flags["router"] = "sigmoid" if f.str("scoring_func", D["scoring"]) == "sigmoid" else "softmax"
     norm = f.cfg.get("norm_topk_prob")  # null in some DeepSeek-V2 configs: transformers' default
     flags["topk_norm"] = D["norm"] if norm is None else f.bool("norm_topk_prob")
+    grouped = name == "deepseek_v3" or f.str("topk_method", "greedy") == "group_limited_greedy"
+    n_group, keep = f.int("n_group", D["groups"][0], optional=True), f.int("topk_group", D["groups"][1], optional=True)
+    flags["n_group"], flags["topk_group"] = (n_group, keep) if grouped and n_group and keep else (None, None)
+    if name == "deepseek_v2":
+        flags["topk_norm"] = False   # transformers' DeepSeek-V2 router does not renormalise
+        flags["complex_rope"] = True
     mtp = f.int("num_nextn_predict_layers", 0, optional=True, minimum=0)
     if mtp:
         f.notes.append(f"num_nextn_predict_layers={mtp}: the multi-token-prediction module is not "
@@ -248,12 +254,14 @@ def _deepseek(f, name, D):
 
 def _deepseek_v2(f):
     return _deepseek(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
-                                            k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False))
+                                            k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False,
+                                            groups=(None, None)))
 
 
 def _deepseek_v3(f):
     return _deepseek(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
-                                            k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True))
+                                            k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True,
+                                            groups=(8, 4)))
 
 
 #: model_type -> reader (added to ``hfreaders.READERS``)

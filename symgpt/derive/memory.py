@@ -191,8 +191,14 @@ def _saved(s: Setup):
             per = _dtype_bytes(s, item)
             if per is None:
                 continue
+            shape = tuple(item.shape)
             if item.shares.startswith("input"):
                 tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
+                base = tensor
+                if conv.implementation == "hf-eager":
+                    base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
+                if base != tensor:  # a view saved as such keeps its whole base alive
+                    tensor, shape = base, tuple(arch.shape(base))
             elif item.shares == "output":
                 tensor = node
             else:
@@ -219,7 +225,7 @@ def _saved(s: Setup):
                 div = s.tp
             elif s.tp > 1 and a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
-            entries.append((node, item.role, tuple(item.shape), per, copies, div, tensor))
+            entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
         for c in checkpoints(arch):
             group = _reader_group(arch, c)
@@ -238,6 +244,29 @@ def _storage(arch, tensor: str, attention: str) -> str:
         src = arch.graph.nodes[a["inputs"][0]]
         if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":
             return a["inputs"][0]
+    return tensor
+
+
+def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
+    """The tensor whose storage eager PyTorch keeps when an op saves *tensor* (hf-eager).
+
+    A slice (``torch.split``, ``chunk``, ``[..., a:b]``: a view) keeps its whole base alive. A
+    batched matmul first reshapes a 4-d operand (B, heads, T, x) to (B·heads, T, x): a view only
+    when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
+    otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
+    from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
+    from ..symbols import B
+
+    a = arch.graph.nodes[tensor]
+    if matmul:
+        if B not in bindings or bindings[B] != 1:
+            return tensor
+        if a["kind"] == "op" and a["op"].kind == "repeat_kv" \
+                and sympy.sympify(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
+            return a["inputs"][0]
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
+        tensor = a["inputs"][0]
+        a = arch.graph.nodes[tensor]
     return tensor
 
 

@@ -390,7 +390,7 @@ def _ffn(g, flags, s, x):
                  label="router logits")                                               # (B, T, E)
         score = ops.Sigmoid() if flags["router"] == "sigmoid" else ops.Softmax()
         r = g.op("ffn/router_softmax", score, r, label="router probs")                # (B, T, E)
-        w = g.op("ffn/topk", ops.TopK(k, normalize=bool(flags["topk_norm"])), r,
+        w = g.op("ffn/topk", ops.TopK(k, normalize=bool(flags["topk_norm"]), groups=_groups(flags)), r,
                  label="top-k weights")                                               # (B, T, k)
         with g.repeat("ffn/experts", E, active=k, label="expert"):
             e = _ffn_body(g, flags, s.ff, x, "")                                      # (B, T, d) per expert
@@ -416,3 +416,11 @@ def _shared_expert(g, flags, s, x, routed):
                   label="σ(gate) · shared", role=roles.SHARED_SCALE)                  # (B, T, d)
     return g.op("ffn/shared_add", ops.Add(), routed, sh, label="routed + shared",
                 role=roles.SHARED_ADD)                                                # (B, T, d)
+
+
+def _groups(flags):
+    """Group-limited routing (DeepSeek's ``n_group``/``topk_group``), when the family has it."""
+    n, keep = flags.get("n_group"), flags.get("topk_group")
+    if not n or not keep:
+        return None
+    return (n, 2 if flags["router"] == "sigmoid" else 1, keep)  # V3: the top 2 per group; V2: the max

@@ -42,6 +42,9 @@ MLA_FLAGS = {
     "qk_rope_dim": 64,
     "v_head_dim": 128,
     "attention_bias": False,  # q_a_proj, kv_a_proj_with_mqa and o_proj have biases
+    "n_group": None,          # group-limited routing: groups of experts (no parameters)
+    "topk_group": None,       # groups kept per token
+    "complex_rope": False,    # RoPE by complex products (DeepSeek-V2 in transformers): one complex table
 }
 
 MLA_HELP = {
@@ -51,6 +54,9 @@ MLA_HELP = {
     "qk_rope_dim": "each query/key head's rotary dimensions (the shared rotary key's width)",
     "v_head_dim": "each value head's dimensions",
     "attention_bias": "q_a_proj, kv_a_proj_with_mqa and o_proj have biases",
+    "n_group": "group-limited routing: the experts fall in n_group groups (no parameters)",
+    "topk_group": "group-limited routing: the groups each token may use",
+    "complex_rope": "RoPE as a complex product (DeepSeek-V2 in transformers: a complex table, half the storage)",
 }
 
 
@@ -112,7 +118,8 @@ def mla(g, flags, a, table):
     q_pass = g.op("attention/q_nope", ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
                   role=roles.QUERY_NOPE)                                              # (B, h, T, nope)
     q_rot = g.op("attention/q_rope", ops.Slice(nope, rope), q, label="Q_R", role=roles.QUERY_ROPE)
-    q_rot = g.op("attention/q_rotary", ops.Rotary(), q_rot, table, label="RoPE(Q_R)",
+    rotary = ops.Rotary(complex=bool(flags["complex_rope"]))
+    q_rot = g.op("attention/q_rotary", rotary, q_rot, table, label="RoPE(Q_R)",
                  role=roles.QUERY_ROTARY)                                             # (B, h, T, rope)
     kv = g.op("attention/kv_a_proj_with_mqa", ops.Linear(d, c + rope, bias=bias), a,
               label="C_KV, K_R", role=roles.KV_DOWN)                                  # (B, T, c+rope)
@@ -123,7 +130,7 @@ def mla(g, flags, a, table):
     k_rot = g.op("attention/k_rope", ops.Slice(c, rope), kv, label="K_R", role=roles.KV_DOWN_ROPE)
     k_rot = g.op("attention/k_rope_head", ops.SplitHeads(sympy.Integer(1), rope), k_rot,
                  label="K_R head", role=roles.KEY_ROPE_HEAD)                          # (B, 1, T, rope)
-    k_rot = g.op("attention/k_rotary", ops.Rotary(), k_rot, table, label="RoPE(K_R)",
+    k_rot = g.op("attention/k_rotary", rotary, k_rot, table, label="RoPE(K_R)",
                  role=roles.KEY_ROPE)                                                 # (B, 1, T, rope): cached
     up = g.op("attention/kv_b_proj", ops.Linear(c, h * (nope + vd), bias=False), lat,
               label="K_C, V", role=roles.KV_UP)                                       # (B, T, h·(nope+v))
@@ -151,9 +158,10 @@ def mla(g, flags, a, table):
 #: DeepSeek-V3 as transformers' DeepseekV3Config defaults it (the 671B model); V2 the 236B one
 ROWS = {
     "deepseek_v3": ("DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
-                    {"dense_layers": 3, "router": "sigmoid"}),
+                    {"dense_layers": 3, "router": "sigmoid", "n_group": 8, "topk_group": 4}),
     "deepseek_v2": ("DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
-                    {"dense_layers": 1, "router": "softmax", "topk_norm": False}),
+                    {"dense_layers": 1, "router": "softmax", "topk_norm": False, "n_group": 8,
+                     "topk_group": 3, "complex_rope": True}),
 }
 
 for _name, (_description, _changes) in ROWS.items():

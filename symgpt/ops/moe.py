@@ -24,6 +24,10 @@ class TopK(Op):
     k: sympy.Expr
     #: the k weights are divided by their sum (Mixtral; Qwen-MoE and DeepSeek with norm_topk_prob)
     normalize: bool = True
+    #: group-limited routing (DeepSeek): (groups, picks scored per group, groups kept); no
+    #: parameters, so no count but what an eager router keeps: each group's best picks'
+    #: indices, the kept groups' indices and the boolean mask of the experts outside them
+    groups: tuple | None = None
     kind = "topk"
     title = "Top-k"
 
@@ -48,6 +52,11 @@ class TopK(Op):
             # (kept there, see MoECombine); the top-k values themselves are not kept, but their
             # in-place division by their sum keeps the quotient and the sum
             kept = (Saved("indices", tuple(out), "int64"),)
+            if self.groups:
+                n, picks, keep = (sympy.Integer(v) for v in self.groups)
+                kept += (Saved("group_picks", (*out[:-1], n, picks), "int64"),
+                         Saved("group_indices", (*out[:-1], keep), "int64"),
+                         Saved("expert_mask", tuple(inputs[0]), "bool"))
             if self.normalize:
                 kept += (Saved("normalized", tuple(out)), Saved("sum", (*out[:-1], sympy.Integer(1))))
             return kept
