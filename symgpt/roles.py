@@ -121,7 +121,9 @@ SHARED_ADD = "ffn.shared_add"        # routed experts + shared expert
 # --- output ---------------------------------------------------------------------------------
 HEAD = "head"                        # the LM head (or a classifier)
 LOGIT_SOFTCAP = "head.softcap"       # c·tanh(z/c) on the logits (Gemma 2)
-MTP_INPUT = "mtp.input"              # multi-token prediction (DeepSeek-V3): norms and projection in
+MTP_NORM = "mtp.norm"                # multi-token prediction (DeepSeek-V3): the norms of h and of the embedding
+MTP_CONCAT = "mtp.concat"            # [norm(h); norm(emb)]
+MTP_PROJ = "mtp.proj"                # eh_proj: 2d -> d
 LOSS = "loss"
 
 # --- groups ---------------------------------------------------------------------------------

@@ -182,3 +182,19 @@ def test_presets_are_their_config_files(preset):
     assert p.family is c.family and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags
     # the note sets the exact count beside the published one
     assert f"{int(p.params.value):,}" in symgpt.presets.preset(preset).note
+
+
+def test_mtp_module_is_one_more_moe_layer_with_its_projection():
+    """DeepSeek-V3's multi-token-prediction module (an option: transformers builds none): one MoE
+    layer, RMSNorms of h and of the embedding, a 2d -> d projection, the output head's own norm;
+    embedding and head shared. DeepSeek's weight notes give 11.5B for the module besides the
+    shared embedding and head: its Transformer layer."""
+    base, mtp = symgpt.load("deepseek-v3"), symgpt.load("deepseek-v3", mtp_layers=1)
+    layer = base.params.part("blocks").value / 58
+    d = 7168
+    assert mtp.params.value - base.params.value == layer + 2 * d * d + 3 * d
+    assert round(layer / 1e8) == 115                                    # 11.5B
+    assert [g.name for g in mtp.arch.stacks()] == ["dense_blocks", "blocks", "mtp"]
+    # the head is the main one's matrix (tied), the embedding is read, not owned again
+    tied = [(u, v) for u, v, a in mtp.graph.edges(data=True) if a.get("tied")]
+    assert tied == [("lm_head.weight", "mtp/shared_head/head")]

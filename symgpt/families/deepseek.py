@@ -45,6 +45,7 @@ MLA_FLAGS = {
     "n_group": None,          # group-limited routing: groups of experts (no parameters)
     "topk_group": None,       # groups kept per token
     "complex_rope": False,    # RoPE by complex products (DeepSeek-V2 in transformers): one complex table
+    "mtp_layers": None,       # multi-token-prediction modules (DeepSeek-V3: 1; transformers builds none)
 }
 
 MLA_HELP = {
@@ -57,6 +58,8 @@ MLA_HELP = {
     "n_group": "group-limited routing: the experts fall in n_group groups (no parameters)",
     "topk_group": "group-limited routing: the groups each token may use",
     "complex_rope": "RoPE as a complex product (DeepSeek-V2 in transformers: a complex table, half the storage)",
+    "mtp_layers": "multi-token-prediction modules (DeepSeek-V3 §2.2), each an MoE layer with its own "
+                  "norms and projection, sharing the embedding and the output head",
 }
 
 
@@ -79,13 +82,38 @@ def build(flags, bound, name="deepseek_v3"):
     x = _embeddings(g, flags, s)
     table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
                  label="cos, sin")                                                    # (2, T, rope)
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
+    emb = x
+    hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
     x = g.op("final_norm", _norm(flags, d), x, label="final norm")                    # (B, T, d)
     tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
                   label="logits")                                                     # (B, T, V)
     loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
+    if flags["mtp_layers"]:
+        _mtp(g, flags, s, hidden, emb, table, tie or {"weight": g.param("lm_head")})
     return g.build(output=logits, loss=loss, flags=dict(flags))
+
+
+def _mtp(g, flags, s, h, emb, table, head_tie):
+    """DeepSeek-V3's multi-token prediction (§2.2): module k joins the previous depth's hidden
+    state and the embedding of the token k ahead (the same lookup, shifted: one tensor) through
+    two RMSNorms and a projection 2d -> d, runs one MoE layer, and predicts through the shared
+    output head (its own final norm, the main LM head's matrix). A stack of ``mtp_layers``."""
+    f = {**flags, "moe": True}
+    with g.repeat("mtp", sympy.Integer(flags["mtp_layers"]), label="MTP module", carry=h, role=roles.STACK):
+        hn = g.op("hnorm", _norm(f, d), h, label="norm(h)", role=roles.MTP_NORM)        # (B, T, d)
+        en = g.op("enorm", _norm(f, d), emb, label="norm(emb)", role=roles.MTP_NORM)    # (B, T, d)
+        x = g.op("concat", ops.Concat(), en, hn, label="[norm(emb); norm(h)]",
+                 role=roles.MTP_CONCAT)                                                 # (B, T, 2d)
+        x = g.op("eh_proj", ops.Linear(2 * d, d, bias=False), x, label="M h'",
+                 role=roles.MTP_PROJ)                                                   # (B, T, d)
+        h = _block(g, f, s.layer(f), x, table)                                          # (B, T, d)
+        y = g.op("shared_head/norm", _norm(f, d), h, label="norm", role=roles.FINAL_NORM)
+        y = g.op("shared_head/head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), y, tie=head_tie,
+                 label="MTP logits", role=roles.HEAD)                                   # (B, T, V)
+        if flags["loss"]:
+            g.op("loss", ops.CrossEntropy(), y, label="MTP loss", role=roles.LOSS)
+    return h
 
 
 def _block(g, flags, s, x, table):
