@@ -15,12 +15,12 @@ from dataclasses import dataclass, fields, replace
 import sympy
 
 from .errors import SymgptError
-from .ops.base import IMPLEMENTATIONS
 
 RECOMPUTE = ("none", "selective", "full")
 ATTENTION = ("eager", "flash")
 PER = ("batch", "sequence", "token")
 NORM_STATS = ("fp32", "act", "none")
+IMPLEMENTATIONS = ("fused", "hf-eager")  # whose code saved tensors follow (ops' Context.implementation)
 MASK_DTYPES = ("bool", "act")
 
 

@@ -216,7 +216,3 @@ READERS: dict[str, Callable] = {
     "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "gemma": _gemma,
     "phi3": _phi3, "falcon": _falcon, "gpt_neox": _gpt_neox, "opt": _opt, "gpt2": _gpt2,
 }
-
-from .hfreaders_decoders import READERS as _DECODER_READERS  # noqa: E402  (issue 16's model types)
-
-READERS.update(_DECODER_READERS)

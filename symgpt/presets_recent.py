@@ -5,7 +5,7 @@ transformers). Each note sets symgpt's exact count beside the count the publishe
 
 from __future__ import annotations
 
-from .presets import Preset, register_preset
+from .preset import Preset
 
 _HF = "its config.json on the Hugging Face Hub"
 
@@ -67,6 +67,3 @@ ROWS: tuple[Preset, ...] = (
            source="OLMo Team 2024 (2 OLMo 2 Furious); allenai/OLMo-2-1124-7B " + _HF,
            note="7,298,617,344 parameters; published: 7B"),
 )
-
-for _p in ROWS:
-    register_preset(_p)

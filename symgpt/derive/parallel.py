@@ -5,13 +5,15 @@ by heads or by FFN columns); the other dense linears of the block are *row-paral
 is split, their output is summed across ranks). The tensors from a column-parallel output up to
 a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti §4.2.1). With
 sequence parallelism the rest of the block (norms, dropouts, residuals) is split along the
-sequence instead (§4.2.2). Embedding and LM head are vocabulary-parallel.
+sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
+vocabulary-parallel.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from .. import roles as _roles
 from ..graph import Arch
 
 
@@ -60,6 +62,6 @@ def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
     if role == "column" or (role == "row" and local == "weight"):
         return tp
     op = arch.graph.nodes[owner]["op"]
-    if op.kind == "embedding" or (op.kind == "linear" and op.tag == "lm_head"):
+    if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == _roles.HEAD):
         return tp  # vocabulary-parallel
     return 1

@@ -81,9 +81,6 @@ class Work:
             raise SymgptError(f"matmul work needs a tag from {MATMUL_TAGS}, got {self.tag!r}")
 
 
-#: whose code an op's saved tensors follow (``Context.implementation``)
-IMPLEMENTATIONS = ("fused", "hf-eager")
-
 #: storage classes of saved tensors; their byte sizes depend on the precision policy
 SAVED_DTYPES = ("act", "fp32", "bool", "int64")
 
@@ -126,7 +123,7 @@ class Context:
     the T x T probabilities, ``"flash"`` a per-row statistic); ``dropout`` whether dropout
     is active (masks are saved). ``implementation`` is whose code the saved tensors follow:
     ``"fused"`` (one kernel per op, the ideal) or ``"hf-eager"`` (transformers' eager modules,
-    where some ops are written as several PyTorch ops and keep more; see ``IMPLEMENTATIONS``).
+    where some ops are written as several PyTorch ops and keep more; see ``symgpt.conventions.IMPLEMENTATIONS``).
     """
 
     needs_grad: tuple = ()
