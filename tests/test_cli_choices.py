@@ -33,14 +33,15 @@ def test_every_command_module_is_registered_and_complete():
 
 def _engine():
     """(command, option) -> the engine's values, read from the engine itself."""
-    from symgpt.conventions import ATTENTION, PER, RECOMPUTE
+    from symgpt.conventions import ATTENTION, IMPLEMENTATIONS, PER, RECOMPUTE
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
     from symgpt.documents.latex_doc import ALIASES, SECTIONS
     from symgpt.render import dot, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
-    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, "--zero": zero}
+    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, "--zero": zero,
+              "--implementation": tuple(IMPLEMENTATIONS)}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     return {
         "flops": flops, "time": flops, "memory": memory,

@@ -259,14 +259,14 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
     from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
-    from ..symbols import B
+    from ..symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
     if matmul:
         if B not in bindings or bindings[B] != 1:
             return tensor
         if a["kind"] == "op" and a["op"].kind == "repeat_kv" \
-                and sympy.sympify(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
+                and as_expr(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
             return a["inputs"][0]
     while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
         tensor = a["inputs"][0]
