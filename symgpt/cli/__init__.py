@@ -9,7 +9,7 @@ import os
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_latex,
+from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_html, cmd_latex,
                cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
                cmd_table, cmd_time)
 
@@ -20,7 +20,7 @@ COMMANDS = {
     "memory": cmd_memory, "time": cmd_time,
     "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
     "check": cmd_check,
-    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "sweep": cmd_sweep, "report": cmd_report,
+    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep, "report": cmd_report,
 }
 
 
@@ -40,7 +40,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its
     arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
     then imports no command's option helpers, hence no engine)."""
-    from .. import __version__
+    from ..version import __version__
 
     parser = _Parser(
         prog="symgpt",

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from ..io import atomic_dir, write_atomic
 from ..render.markdown import index_md
+from . import html
 from .reportparts import core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (core, costs, latex, graph)
+REPORT_PARTS = (core, costs, latex, graph, html)
 
 def safe_name(name: str) -> str:
     """A folder name for a model: letters, digits, '.', '_' and '-' only."""
