@@ -20,6 +20,7 @@ RECOMPUTE = ("none", "selective", "full")
 ATTENTION = ("eager", "flash")
 PER = ("batch", "sequence", "token")
 NORM_STATS = ("fp32", "act", "none")
+IMPLEMENTATIONS = ("fused", "hf-eager")  # whose code saved tensors follow (ops' Context.implementation)
 MASK_DTYPES = ("bool", "act")
 
 
@@ -46,7 +47,12 @@ class Convention:
     activation dtype, PyTorch on CPU), ``causal_mask_saved`` (eager attention's (T, T) bool mask),
     ``loss_saved`` (the loss's log-probabilities and targets), ``rms_normed_saved`` (an unfused
     RMSNorm -- PyTorch's composite on CPU, transformers' ``LlamaRMSNorm`` -- also saves the
-    normalised ``x·rstd`` for the scale's gradient).
+    normalised ``x·rstd`` for the scale's gradient); ``implementation`` (fused: each op one
+    kernel keeping the least its backward needs -- the ideal; hf-eager: as transformers' eager
+    modules write them, where an op written as several PyTorch ops keeps what each of them saves:
+    the tanh GELU of GPT-2 / Phi-2 (``gelu_new``) keeps x, tanh(·), x/2 and 1 + tanh(·); Gemma's
+    norms build a fresh (1 + w) vector each and its embedding scale is a saved 0-dim tensor; an
+    eager mixture-of-experts loop gathers each expert's tokens and keeps the indices).
     """
 
     name: str
@@ -76,6 +82,7 @@ class Convention:
     causal_mask_saved: bool = True
     loss_saved: bool = True
     rms_normed_saved: bool = False
+    implementation: str = "fused"
 
     def __post_init__(self) -> None:
         check_choice("recompute", self.recompute, RECOMPUTE)
@@ -83,6 +90,7 @@ class Convention:
         check_choice("attention", self.attention, ATTENTION)
         check_choice("norm_stats", self.norm_stats, NORM_STATS)
         check_choice("dropout_mask", self.dropout_mask, MASK_DTYPES)
+        check_choice("implementation", self.implementation, IMPLEMENTATIONS)
         if self.flops_per_mac not in (1, 2):
             raise SymgptError(f"flops_per_mac is 1 or 2, got {self.flops_per_mac!r}")
 
@@ -123,9 +131,10 @@ _PRESETS = (
     Convention(
         "pytorch-cpu",
         "PyTorch eager on CPU, measured with torch.autograd.graph.saved_tensors_hooks",
-        "FLOPs as default; memory: the tensors PyTorch saves on CPU (norm statistics and "
-        "dropout masks in the activation dtype; an RMSNorm also keeps x·rstd)",
-        norm_stats="act", dropout_mask="act", rms_normed_saved=True,
+        "FLOPs as default; memory: the tensors PyTorch saves on CPU running transformers' eager "
+        "modules (norm statistics and dropout masks in the activation dtype; an RMSNorm also "
+        "keeps x·rstd; implementation hf-eager)",
+        norm_stats="act", dropout_mask="act", rms_normed_saved=True, implementation="hf-eager",
     ),
     Convention(
         "kaplan",

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import SymgptError, printable
-from .hfreaders import READERS
+from .hfreaders import READERS as _READERS
+from .hfreaders_decoders import READERS as _DECODER_READERS
+
+#: model_type -> reader: hfreaders' table, then issue 16's decoders' (hfreaders_decoders)
+READERS = {**_READERS, **_DECODER_READERS}
 
 MAX_BYTES = 1 << 20  # a config.json is a few kilobytes
 MAX_DIGITS = 1001  # digits of one integer in a config (the same bound as --set's 1e1000)
@@ -41,7 +45,7 @@ _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop",
 
 #: HF activation names -> the decoder's ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",
-               "gelu_new": "gelu_tanh", "gelu_fast": "gelu_tanh", "relu": "relu"}
+               "gelu_new": "gelu_new", "gelu_fast": "gelu_tanh", "relu": "relu"}
 
 _MISSING = object()
 

@@ -201,7 +201,7 @@ def _gpt2(f):
     if inner is not None:
         sizes["d_ff"] = inner
     act = f.activation("activation_function", "gelu_new")
-    if act not in ("gelu", "gelu_tanh"):
+    if act not in ("gelu", "gelu_tanh", "gelu_new"):
         f.notes.append(f"activation_function {f.cfg['activation_function']!r}: the gpt2 family "
                        "counts GELU (only elementwise costs differ)")
     for key in ("scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):

@@ -18,7 +18,8 @@ LAYERS = (
     ("families", ("symgpt.families",)),                         # architectures declared on the ops
     ("derive", ("symgpt.quantity", "symgpt.derive")),           # params, shapes, FLOPs, memory, time
     ("model", ("symgpt.model", "symgpt.preset", "symgpt.presets", "symgpt.presets_decoder",
-               "symgpt.hfconfig", "symgpt.hfreaders")),         # Model, load, presets, config.json
+               "symgpt.presets_recent", "symgpt.hfconfig", "symgpt.hfreaders",
+               "symgpt.hfreaders_decoders")),         # Model, load, presets, config.json
     ("query", ("symgpt.query", "symgpt.sweep")),                # questions asked of derivations
     ("render", ("symgpt.render",)),                             # printers of given objects
     ("documents", ("symgpt.documents",)),                       # load models, run queries, assemble
@@ -33,6 +34,8 @@ RENDER_FORBIDDEN = {
     "symgpt.preset": (),
     "symgpt.presets": (),
     "symgpt.presets_decoder": (),
+    "symgpt.presets_recent": (),
+    "symgpt.hfreaders_decoders": (),
     "symgpt.hfconfig": (),
     "symgpt.hfreaders": (),
     "symgpt.query": (),

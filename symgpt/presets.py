@@ -9,6 +9,7 @@ from __future__ import annotations
 from .errors import SymgptError
 from .preset import Preset
 from .presets_decoder import ROWS as DECODER_ROWS
+from .presets_recent import ROWS as RECENT_ROWS
 
 
 def _gpt2(name, L, h, d, source, note=""):
@@ -42,9 +43,10 @@ _TABLE: tuple[Preset, ...] = (
     _gpt3("gpt3-175b", 96, 96, 12288),
 )
 
-#: every preset: GPT-2's and GPT-3's above, then the decoder families' (``presets_decoder``)
-PRESETS: dict[str, Preset] = {p.name: p for p in (*_TABLE, *DECODER_ROWS)}
-if len(PRESETS) != len(_TABLE) + len(DECODER_ROWS):
+#: every preset: GPT-2's and GPT-3's above, then the decoder families' (``presets_decoder``) and
+#: issue 16's decoders' (``presets_recent``)
+PRESETS: dict[str, Preset] = {p.name: p for p in (*_TABLE, *DECODER_ROWS, *RECENT_ROWS)}
+if len(PRESETS) != len(_TABLE) + len(DECODER_ROWS) + len(RECENT_ROWS):
     raise SymgptError("duplicate preset name in the preset table")
 
 
@@ -68,4 +70,3 @@ def preset(name: str) -> Preset:
         raise SymgptError(
             f"unknown model {shown}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
         ) from None
-

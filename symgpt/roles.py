@@ -42,6 +42,10 @@ ATTENTION_NORM = "norm.attention"
 CROSS_NORM = "norm.cross_attention"
 FFN_NORM = "norm.ffn"
 FINAL_NORM = "norm.final"
+QUERY_NORM = "norm.q"                # a norm on the queries (Qwen3, Gemma 3: per head; OLMo 2: all heads)
+KEY_NORM = "norm.k"
+POST_ATTENTION_NORM = "norm.post_attention"  # a norm on the attention output, before its residual add
+POST_FFN_NORM = "norm.post_ffn"      # a norm on the FFN output, before its residual add (Gemma 2, OLMo 2)
 
 # --- attention (self) -----------------------------------------------------------------------
 QKV = "attention.qkv"                # a fused Q/K/V projection
@@ -64,6 +68,27 @@ VALUES = "attention.values"          # A·V
 MERGE = "attention.merge"
 OUT = "attention.out"                # the output projection
 ATTENTION_RESIDUAL = "residual.attention"
+SCORE_SOFTCAP = "attention.softcap"  # c·tanh(S/c) on the scores (Gemma 2)
+QUERY_PARTS = "attention.q_parts"    # a query assembled from parts (MLA: no-position and rotary halves)
+KEY_PARTS = "attention.k_parts"      # keys assembled from parts (MLA: up-projected and shared rotary key)
+
+# --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
+# what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key
+# shared by every head (B, 1, T, qk_rope_head_dim) -- not keys and values per head
+QUERY_DOWN = "attention.q_down"      # q_a_proj: d -> q_lora_rank
+QUERY_LATENT_NORM = "norm.q_latent"  # q_a_layernorm
+QUERY_UP = "attention.q_up"          # q_b_proj: q_lora_rank -> h·(nope + rope)
+KV_DOWN = "attention.kv_down"        # kv_a_proj_with_mqa: d -> kv_lora_rank + rope
+KV_LATENT = "attention.kv_latent"    # kv_a_layernorm's output: the compressed latent a cache holds
+KEY_ROPE = "attention.k_rope"        # the shared rotary key a cache holds (after RoPE)
+KV_UP = "attention.kv_up"            # kv_b_proj: kv_lora_rank -> h·(nope + v)
+QUERY_NOPE = "attention.q_nope"      # each query head's part without positions
+QUERY_ROPE = "attention.q_rope"      # each query head's rotary part (before RoPE)
+KV_DOWN_LATENT = "attention.kv_down_latent"  # the latent part of kv_a_proj's output (before its norm)
+KV_DOWN_ROPE = "attention.kv_down_rope"      # the rotary-key part of kv_a_proj's output
+KEY_ROPE_HEAD = "attention.k_rope_head"      # that part as one head (B, 1, T, rope), before RoPE
+KV_UP_HEADS = "attention.kv_up_heads"        # kv_b_proj's output split into heads
+KEY_NOPE = "attention.k_nope"        # each key head's up-projected part
 
 # --- cross-attention (encoder--decoder) ------------------------------------------------------
 CROSS_QUERY = "cross_attention.q"
@@ -84,18 +109,31 @@ FFN_ACT = "ffn.act"
 FFN_DOWN = "ffn.down"
 FFN_MUL = "ffn.mul"                  # act(gate) ⊙ up
 ROUTER = "ffn.router"
-ROUTER_SOFTMAX = "ffn.router_softmax"
+ROUTER_SOFTMAX = "ffn.router_softmax"  # the router's scores (a softmax, or DeepSeek-V3's sigmoid)
 TOP_K = "ffn.topk"
 COMBINE = "ffn.combine"
 FFN_RESIDUAL = "residual.ffn"
+SHARED_GATE = "ffn.shared_gate"      # Qwen2-MoE: sigmoid(x·w) scales the shared expert
+SHARED_GATE_ACT = "ffn.shared_gate_act"
+SHARED_SCALE = "ffn.shared_scale"    # the gate times the shared expert's output
+SHARED_ADD = "ffn.shared_add"        # routed experts + shared expert
 
 # --- output ---------------------------------------------------------------------------------
 HEAD = "head"                        # the LM head (or a classifier)
+LOGIT_SOFTCAP = "head.softcap"       # c·tanh(z/c) on the logits (Gemma 2)
+MTP_NORM = "mtp.norm"                # multi-token prediction (DeepSeek-V3): the norms of h and of the embedding
+MTP_CONCAT = "mtp.concat"            # [norm(h); norm(emb)]
+MTP_PROJ = "mtp.proj"                # eh_proj: 2d -> d
 LOSS = "loss"
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)
 EXPERTS = "experts"                  # the experts of a mixture (× E, k active)
+
+#: the roles of the tensors an inference cache holds per layer: keys and values per KV head
+#: (a plain cache), or an MLA cache's latent and shared rotary key
+PLAIN_CACHE: tuple[str, ...] = (KEY_HEADS, VALUE_HEADS)
+LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(

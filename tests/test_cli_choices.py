@@ -33,7 +33,7 @@ def test_every_command_module_is_registered_and_complete():
 
 def _engine():
     """(command, option) -> the engine's values, read from the engine itself."""
-    from symgpt.conventions import ATTENTION, PER, RECOMPUTE
+    from symgpt.conventions import ATTENTION, IMPLEMENTATIONS, PER, RECOMPUTE
     from symgpt.derive.layout import SCHEDULES, STAGES
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
     from symgpt.derive.optimal import FITS
@@ -47,7 +47,8 @@ def _engine():
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
     layout = {"--zero": zero, "--schedule": tuple(SCHEDULES), "--stage": tuple(STAGES)}
-    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, **layout}
+    memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, **layout,
+              "--implementation": tuple(IMPLEMENTATIONS)}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     return {
         "flops": flops, "time": {**flops, **layout, "--precision": prec}, "memory": memory, "comm": memory,

@@ -44,9 +44,20 @@ CASES = {
     "gpt_neox": ("pythia-160m", {}),
     "opt": ("opt-125m", {}),
     "decoder": ("decoder", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 160}),
+    # issue 16
+    "qwen3": ("qwen3-8b", {}),
+    "qwen2_moe": ("qwen1.5-moe-a2.7b", {}),
+    "qwen3_moe": ("qwen3-30b-a3b", {}),
+    "gemma2": ("gemma-2-9b", {}),
+    "gemma3_text": ("gemma-3-1b", {}),
+    "phi": ("phi-2", {}),
+    "starcoder2": ("starcoder2-3b", {}),
+    "olmo2": ("olmo2-7b", {}),
+    "deepseek_v2": ("deepseek-v2-lite", {}),
+    "deepseek_v3": ("deepseek-v3", {}),
 }
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2"}
 
 
 def test_every_registered_family_is_covered():
@@ -88,7 +99,10 @@ def test_counts(family):
     s = m.sizes
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
-    assert m.quantity("memory.kv_cache").value == 2 * s["L"] * B_ * keys * h_kv * d_head * 4  # fp32
+    per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
+    if family.startswith("deepseek"):                       # MLA: the latent and the shared rotary key
+        per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])
+    assert m.quantity("memory.kv_cache").value == s["L"] * B_ * per_layer * 4  # fp32
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -113,7 +113,10 @@ def test_every_preset_draws(name):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_every_config_draws_rolled_and_unrolled(path):
-    m = symgpt.load(str(path), B=1, T=4, L=2)
+    # enough layers that every stack has two (DeepSeek's dense layers, Gemma's full ones)
+    f = symgpt.load(str(path)).flags
+    layers = max(2, (f.get("dense_layers") or 0) + 2, 2 * (f.get("full_every") or 1))
+    m = symgpt.load(str(path), B=1, T=4, L=layers)
     nodes, _ = parse(dot_text(m, color_by="flops"))
     assert set(m.arch.order) <= set(nodes)
     unrolled, _ = parse(dot_text(m, unroll=True))

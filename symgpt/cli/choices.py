@@ -69,6 +69,12 @@ def _attention():
     return ATTENTION
 
 
+def _implementations():
+    from ..conventions import IMPLEMENTATIONS
+
+    return IMPLEMENTATIONS
+
+
 def _precisions():
     from ..derive.memory import PRECISIONS
 
@@ -187,6 +193,7 @@ CONVENTIONS = EngineChoices("conventions", _conventions)
 RECOMPUTE = EngineChoices("recompute modes", _recompute)
 PER = EngineChoices("FLOP units", _per)
 ATTENTION = EngineChoices("attention kinds", _attention)
+IMPLEMENTATIONS = EngineChoices("implementations", _implementations)
 PRECISIONS = EngineChoices("precisions", _precisions)
 OPTIMIZERS = EngineChoices("optimizers", _optimizers)
 ZERO_STAGES = EngineChoices("ZeRO stages", _zero_stages)

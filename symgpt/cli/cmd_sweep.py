@@ -26,6 +26,8 @@ _QUANTITY_OPTIONS = (
      "precision policy (memory.*; see 'symgpt memory --help')"),
     ("--optimizer", "optimizer", choices.OPTIMIZERS.parse, "NAME", "optimizer (memory.*; see 'symgpt memory --help')"),
     ("--attention", "attention", choices.ATTENTION.parse, "IMPL", "attention implementation (memory.*)"),
+    ("--implementation", "implementation", choices.IMPLEMENTATIONS.parse, "NAME",
+     "whose code the saved tensors follow: fused or hf-eager (memory.*)"),
     ("--zero", "zero", choices.ZERO_STAGES.parse, "STAGE", "ZeRO stage (memory.*, per device)"),
     ("--dp", "dp", int, "N", "data-parallel ranks (memory.*, with --zero)"),
     ("--tp", "tp", int, "N", "tensor-parallel ranks (memory.*)"),

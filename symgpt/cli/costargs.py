@@ -32,6 +32,9 @@ def add_memory(p) -> None:
     p.add_argument("--optimizer", default="adamw", choices=choices.OPTIMIZERS)
     p.add_argument("--attention", choices=choices.ATTENTION, help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
+    p.add_argument("--implementation", choices=choices.IMPLEMENTATIONS,
+                   help="whose code the saved tensors follow: fused kernels (the ideal) or transformers' "
+                        "eager modules (default: the convention's; pytorch-cpu: hf-eager)")
     add_parallel(p)
 
 
@@ -116,6 +119,7 @@ def cluster_options(args) -> dict:
 def memory_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "precision": args.precision,
            "optimizer": args.optimizer, "attention": args.attention, "dropout": args.dropout,
+           "implementation": getattr(args, "implementation", None),
            "zero": args.zero, "dp": args.dp, "tp": args.tp, "sp": args.sp or None}
     out.update(layout_options(args))
     return {k: v for k, v in out.items() if v is not None}

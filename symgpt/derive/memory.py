@@ -239,13 +239,19 @@ def _saved(s: Setup):
     for node, a in arch.ops():
         if a["op"].kind == "cross_entropy" and not conv.loss_saved:
             continue
-        ctx = context(arch, node, conv.attention, dropout)
+        ctx = context(arch, node, conv.attention, dropout, conv.implementation)
         for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
             per = _dtype_bytes(s, item)
             if per is None:
                 continue
+            shape = tuple(item.shape)
             if item.shares.startswith("input"):
                 tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
+                base = tensor
+                if conv.implementation == "hf-eager":
+                    base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
+                if base != tensor:  # a view saved as such keeps its whole base alive
+                    tensor, shape = base, tuple(arch.shape(base))
             elif item.shares == "output":
                 tensor = node
             else:
@@ -272,7 +278,7 @@ def _saved(s: Setup):
                 div = s.tp
             elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
-            entries.append((node, item.role, tuple(item.shape), per, copies, div, tensor))
+            entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
         for c in checkpoints(arch):
             group = _reader_group(arch, c)
@@ -291,6 +297,29 @@ def _storage(arch, tensor: str, attention: str) -> str:
         src = arch.graph.nodes[a["inputs"][0]]
         if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":
             return a["inputs"][0]
+    return tensor
+
+
+def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
+    """The tensor whose storage eager PyTorch keeps when an op saves *tensor* (hf-eager).
+
+    A slice (``torch.split``, ``chunk``, ``[..., a:b]``: a view) keeps its whole base alive. A
+    batched matmul first reshapes a 4-d operand (B, heads, T, x) to (B·heads, T, x): a view only
+    when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
+    otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
+    from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
+    from ..symbols import B, as_expr
+
+    a = arch.graph.nodes[tensor]
+    if matmul:
+        if B not in bindings or bindings[B] != 1:
+            return tensor
+        if a["kind"] == "op" and a["op"].kind == "repeat_kv" \
+                and as_expr(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
+            return a["inputs"][0]
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
+        tensor = a["inputs"][0]
+        a = arch.graph.nodes[tensor]
     return tensor
 
 
@@ -336,6 +365,13 @@ def kv_cache(model, **options) -> Quantity:
     s = setup(model, **options)
     arch = s.model.arch
     parts = []
+    from .. import roles
+
+    latent = [n for r in roles.LATENT_CACHE for n in arch.find(r)]
+    if latent:  # multi-latent attention: the cache holds the latent and the shared rotary key
+        parts = [(n, numel(arch.shape(n)) * arch.activity(n) * s.bytes.act) for n in latent]
+        return _q(s, "memory.kv_cache", parts, "KV cache for inference: the compressed latent and the shared "
+                  "rotary key of every layer (multi-latent attention), B·T tokens")
     for node, a in arch.ops():
         op = a["op"]
         if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values"):

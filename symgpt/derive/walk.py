@@ -33,12 +33,13 @@ def needs_grad(arch: Arch) -> dict[str, bool]:
     return out
 
 
-def context(arch: Arch, node: str, attention: str = "eager", dropout: bool = False) -> Context:
+def context(arch: Arch, node: str, attention: str = "eager", dropout: bool = False,
+            implementation: str = "fused") -> Context:
     """The context of *node*'s backward and saved rules."""
     grads = needs_grad(arch)
     a = arch.graph.nodes[node]
     return Context(needs_grad=tuple(grads[i] for i in a["inputs"]), trainable=bool(a["params"]),
-                   attention=attention, dropout=dropout)
+                   attention=attention, dropout=dropout, implementation=implementation)
 
 
 @lru_cache(maxsize=256)

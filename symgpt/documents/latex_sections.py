@@ -7,6 +7,8 @@ lines, and every value is the model's own ``value`` of a derived expression.
 
 from __future__ import annotations
 
+import re
+
 import sympy
 
 from ..symbols import as_expr
@@ -101,7 +103,7 @@ def blocks(model, notation) -> dict:
         per_block = sympy.expand(entry["sum"])
         all_blocks = sympy.expand(per_block * entry["repeat"])
         out.append({
-            "name": g, "label": entry["label"], "rows": entry["rows"],
+            "name": g, "label_key": Tex(re.sub(r"[^A-Za-z0-9]", "", g)), "label": entry["label"], "rows": entry["rows"],
             "total_formula": tex_expr(per_block, notation), "total_value": _num(_value(model, per_block)),
             "repeat": tex_expr(entry["repeat"], notation), "repeat_value": _num(_value(model, entry["repeat"])),
             "all_formula": tex_expr(all_blocks, notation), "all_value": _num(_value(model, all_blocks)),

@@ -266,7 +266,8 @@ def _name_outputs(c: _Ctx, order: list[str]) -> None:
             c.names[n] = f"x_{{{index}}}" if index > 9 else f"x_{index}"
         elif kind in ("layernorm", "rmsnorm"):
             base = c.names.get(a["inputs"][0], "x")
-            c.names[n] = rf"\hat{{{base.split('_')[0]}}}_{base.split('_', 1)[1]}" if "_" in base else rf"\hat{{{base}}}"
+            simple = "_" in base and not base.startswith("\\")  # x_0, not \text{attn\_output}
+            c.names[n] = rf"\hat{{{base.split('_')[0]}}}_{base.split('_', 1)[1]}" if simple else rf"\hat{{{base}}}"
         elif role in _NAMES:
             c.names[n] = _NAMES[role]
         elif kind in ("rotary", "repeat_kv"):

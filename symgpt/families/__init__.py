@@ -2,3 +2,4 @@
 
 from .base import Family, families, family, register_family  # noqa: F401
 from . import named  # noqa: F401
+from . import deepseek  # noqa: F401

@@ -79,7 +79,7 @@ ROWS: dict[str, tuple[str, dict]] = {
                 {"gqa": True, "moe": True}),
     "qwen2": ("Qwen2: LLaMA with Q/K/V biases", {"gqa": True, "qkv_bias": True}),
     "gemma": ("Gemma: GeGLU (tanh GELU), embeddings scaled by sqrt(d), head_dim d_head, tied head",
-              {"activation": "gelu_tanh", "embed_scale": True, "tied": True}),
+              {"activation": "gelu_tanh", "embed_scale": True, "tied": True, "norm_offset": True}),
     "phi3": ("Phi-3: LLaMA with fused QKV and fused gate/up projections",
              {"fused_qkv": True, "fused_gate_up": True}),
     "falcon": ("Falcon: parallel attention + GELU MLP, multi-query (h_kv), one shared LayerNorm",
@@ -93,6 +93,32 @@ ROWS: dict[str, tuple[str, dict]] = {
             {"norm": "layernorm", "ffn": "mlp", "activation": "relu", "positions": "learned",
              "pos_offset": 2, "qkv_bias": True, "proj_bias": True, "mlp_bias": True,
              "tied": True}),
+    # --- issue 16 ---
+    "qwen3": ("Qwen3: LLaMA with an RMSNorm on each query and key head (no Q/K/V biases)",
+              {"gqa": True, "qk_norm": "head"}),
+    "qwen2_moe": ("Qwen2-MoE (Qwen1.5-MoE): Qwen2 blocks, routed experts plus a sigmoid-gated shared expert",
+                  {"gqa": True, "qkv_bias": True, "moe": True, "shared_expert": "gated", "topk_norm": False}),
+    "qwen3_moe": ("Qwen3-MoE: Qwen3 blocks with routed experts (no shared expert)",
+                  {"gqa": True, "qk_norm": "head", "moe": True, "topk_norm": False}),
+    "gemma2": ("Gemma 2: norms before and after each branch, soft-capped scores and logits, "
+               "sliding-window and full layers alternating",
+               {"activation": "gelu_tanh", "embed_scale": True, "tied": True, "gqa": True, "norm_offset": True,
+                "branch_norms": True, "attn_softcap": 50, "logit_softcap": 30, "window": True,
+                "full_every": 2}),
+    "gemma3_text": ("Gemma 3 (text): Gemma 2's block with Q/K norms, no soft-capping, one full layer in six",
+                    {"activation": "gelu_tanh", "embed_scale": True, "tied": True, "gqa": True,
+                     "norm_offset": True, "local_rope": True, "branch_norms": True, "qk_norm": "head",
+                     "window": True, "full_every": 6}),
+    "phi": ("Phi-2: parallel attention and GELU MLP on one LayerNorm, partial rotary (40%), biases, "
+            "an LM head with a bias",
+            {"norm": "layernorm", "ffn": "mlp", "activation": "gelu_new", "parallel": True,
+             "shared_norm": True, "qkv_bias": True, "proj_bias": True, "mlp_bias": True,
+             "head_bias": True, "rotary_pct": 40}),
+    "starcoder2": ("StarCoder2: LayerNorm, GELU MLP, biases everywhere, GQA, tied head",
+                   {"norm": "layernorm", "ffn": "mlp", "activation": "gelu_tanh", "qkv_bias": True,
+                    "proj_bias": True, "mlp_bias": True, "gqa": True, "tied": True}),
+    "olmo2": ("OLMo 2: norms on the branch outputs only (no pre-norm), RMSNorm over all query/key heads",
+              {"pre_norm": False, "branch_norms": True, "qk_norm": "full"}),
 }
 
 DECODER_FAMILIES: dict[str, Family] = {}

@@ -21,6 +21,7 @@ from .linear import Linear, Matmul  # noqa: F401
 from .loss import CrossEntropy  # noqa: F401
 from .norm import LayerNorm, RMSNorm  # noqa: F401
 from .views import MergeHeads, RepeatKV, Slice, SplitHeads  # noqa: F401
-from .activations import ReLU  # noqa: F401
+from .activations import ReLU, Sigmoid, SoftCap  # noqa: F401
+from .concat import Concat  # noqa: F401
 from .moe import MoECombine, TopK  # noqa: F401
 from .positions import AlibiBias, Rotary, RotaryTable  # noqa: F401

@@ -1,10 +1,13 @@
-"""Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT)."""
+"""Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the sigmoid
+(routers and gates) and Gemma 2's soft-capping."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Saved, register
+import sympy
+
+from .base import Saved, Work, numel, register
 from .elementwise import _Unary
 
 
@@ -16,3 +19,42 @@ class ReLU(_Unary):
 
     def saved(self, inputs, out, ctx):
         return (Saved("output", tuple(out), shares="output"),)  # PyTorch's relu keeps its result
+
+
+@register
+@dataclass(frozen=True)
+class Sigmoid(_Unary):
+    """σ(x) = 1 / (1 + e^{-x}): DeepSeek-V3's router scores, Qwen2-MoE's shared-expert gate."""
+
+    kind = "sigmoid"
+    title = "Sigmoid"
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("output", tuple(out), shares="output"),)  # PyTorch's sigmoid keeps its result
+
+
+@register
+@dataclass(frozen=True)
+class SoftCap(_Unary):
+    """Soft-capping c·tanh(x / c) (Gemma 2's attention scores and logits): three PyTorch ops,
+    of which only the tanh saves anything (its result, for 1 - tanh²); the division and the
+    product by the constant c keep nothing."""
+
+    cap: sympy.Expr = sympy.Integer(50)
+    kind = "softcap"
+    title = "Soft-cap"
+
+    def forward(self, inputs, out):
+        n = numel(out)
+        return (Work("elementwise", n), Work("activation", n), Work("elementwise", n))  # /c, tanh, ·c
+
+    def backward(self, inputs, out, ctx):
+        n = numel(out)
+        return (Work("elementwise", n, grad="input"), Work("activation", n, grad="input"),
+                Work("elementwise", n, grad="input"))
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("tanh", tuple(out)),)  # tanh(x/c): a tensor of its own (the output is c times it)
+
+    def describe(self):
+        return f"Soft-cap {self.cap}·tanh(x/{self.cap})"

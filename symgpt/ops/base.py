@@ -121,13 +121,16 @@ class Context:
     ``needs_grad[i]`` tells whether input ``i`` needs a gradient; ``trainable`` whether the
     op's own parameters do. ``attention`` is the attention implementation (``"eager"`` keeps
     the T x T probabilities, ``"flash"`` a per-row statistic); ``dropout`` whether dropout
-    is active (masks are saved).
+    is active (masks are saved). ``implementation`` is whose code the saved tensors follow:
+    ``"fused"`` (one kernel per op, the ideal) or ``"hf-eager"`` (transformers' eager modules,
+    where some ops are written as several PyTorch ops and keep more; see ``symgpt.conventions.IMPLEMENTATIONS``).
     """
 
     needs_grad: tuple = ()
     trainable: bool = True
     attention: str = "eager"
     dropout: bool = False
+    implementation: str = "fused"
 
 
 class Op:

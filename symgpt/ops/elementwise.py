@@ -40,9 +40,22 @@ class _Unary(Pointwise):
 @register
 @dataclass(frozen=True)
 class GELU(_Unary):
+    """GELU; ``composite``: written as PyTorch ops, as transformers' ``gelu_new`` (GPT-2, Phi-2)
+    does: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). A fused kernel keeps x; the composite,
+    run eagerly (``implementation`` hf-eager), keeps what each of its ops saves: x (for x³),
+    tanh(·) (for its own gradient), 0.5·x and 1 + tanh(·) (the two factors of the product)."""
+
     approximate: str = "tanh"
+    composite: bool = False
     kind = "gelu"
     title = "GELU"
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        kept = (Saved("input", tuple(x), shares="input0"),)
+        if self.composite and ctx.implementation == "hf-eager":
+            kept += (Saved("tanh", tuple(x)), Saved("half_x", tuple(x)), Saved("one_plus_tanh", tuple(x)))
+        return kept
 
 
 @register
@@ -116,10 +129,14 @@ class Scale(Pointwise):
     """Multiply by a constant (attention's 1/sqrt(d_head), Gemma's sqrt(d) embedding scale)."""
 
     factor: sympy.Expr
+    #: the factor is a 0-dim tensor (Gemma's embedding normalizer), which the product keeps
+    tensor: bool = False
     kind = "scale"
     title = "Scale"
 
     def saved(self, inputs, out, ctx):
+        if self.tensor and ctx.implementation == "hf-eager":
+            return (Saved("factor", ()),)  # x * tensor(c) keeps c (for x's gradient)
         return ()  # a constant factor needs nothing saved
 
     def describe(self):

@@ -74,7 +74,13 @@ class PositionEmbedding(Op):
 
     def saved(self, inputs, out, ctx):
         (ids,) = inputs
-        return (Saved("positions", (ids[-1],), "int64"),) if ctx.trainable else ()
+        if not ctx.trainable:
+            return ()
+        if self.offset and ctx.implementation == "hf-eager":
+            # transformers' OPT numbers positions from the attention mask (a cumulative sum per
+            # sequence): one row of position ids per sequence, which the lookup keeps
+            return (Saved("positions", tuple(ids), "int64"),)
+        return (Saved("positions", (ids[-1],), "int64"),)
 
     def describe(self):
         return f"Positions {self.num}×{self.dim}"

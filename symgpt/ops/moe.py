@@ -22,6 +22,12 @@ class TopK(Op):
     (B, T, E) -> (B, T, k) weights (the chosen expert indices are kept for backward)."""
 
     k: sympy.Expr
+    #: the k weights are divided by their sum (Mixtral; Qwen-MoE and DeepSeek with norm_topk_prob)
+    normalize: bool = True
+    #: group-limited routing (DeepSeek): (groups, picks scored per group, groups kept); no
+    #: parameters, so no count but what an eager router keeps: each group's best picks'
+    #: indices, the kept groups' indices and the boolean mask of the experts outside them
+    groups: tuple | None = None
     kind = "topk"
     title = "Top-k"
 
@@ -41,6 +47,19 @@ class TopK(Op):
         return (Work("elementwise", numel(out), grad="input"),)  # scatter back into E slots
 
     def saved(self, inputs, out, ctx):
+        if ctx.implementation == "hf-eager":
+            # transformers gathers each expert's weights from the top-k values inside its loop
+            # (kept there, see MoECombine); the top-k values themselves are not kept, but their
+            # in-place division by their sum keeps the quotient and the sum
+            kept = (Saved("indices", tuple(out), "int64"),)
+            if self.groups:
+                n, picks, keep = (sympy.Integer(v) for v in self.groups)
+                kept += (Saved("group_picks", (*out[:-1], n, picks), "int64"),
+                         Saved("group_indices", (*out[:-1], keep), "int64"),
+                         Saved("expert_mask", tuple(inputs[0]), "bool"))
+            if self.normalize:
+                kept += (Saved("normalized", tuple(out)), Saved("sum", (*out[:-1], sympy.Integer(1))))
+            return kept
         return (Saved("indices", tuple(out), "int64"), Saved("weights", tuple(out), shares="output"))
 
     def describe(self):
@@ -81,6 +100,16 @@ class MoECombine(Op):
     def saved(self, inputs, out, ctx):
         x, w = inputs
         needs = ctx.needs_grad or (True, True)
+        k = w[-1]
+        if ctx.implementation == "hf-eager":
+            # transformers' eager expert loop, per (token, expert) pair: the pair's token and
+            # slot indices (torch.where on the one-hot mask: one int64 storage of 2 per pair),
+            # the gathered token (hidden_states[token_idx], which the expert's first linear keeps
+            # instead of the shared input), the gathered weight and the expert's output (the
+            # product of the two keeps both), and the weighted output index_add_ keeps
+            return (Saved("token_slot", (sympy.Integer(2), k, *x[:-1]), "int64"), Saved("gathered_input", (k, *x)),
+                    Saved("gathered_weight", (k, *x[:-1], sympy.Integer(1))), Saved("expert_output", (k, *x)),
+                    Saved("weighted_output", (k, *x)))
         kept = []
         if needs[0]:
             kept.append(Saved("weights", tuple(w), shares="input1"))

@@ -76,8 +76,12 @@ class RMSNorm(Op):
         (x,) = inputs
         # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
         # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
-        return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
+        kept = (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
                 Saved("normed", x))
+        if self.offset and ctx.implementation == "hf-eager":
+            # Gemma's norms compute 1 + w afresh in fp32 and the product keeps it
+            kept += (Saved("one_plus_weight", (self.dim,), "fp32"),)
+        return kept
 
     def describe(self):
         return f"RMSNorm {self.dim}"

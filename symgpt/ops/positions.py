@@ -72,6 +72,9 @@ class Rotary(Op):
     element (the rest passes through). Backward saves only the shared cos/sin tables.
     """
 
+    #: rotation as a complex product (transformers' DeepSeek-V2): the table is kept as one
+    #: complex64 tensor of rot/2 entries per position (8 bytes each) instead of cos and sin
+    complex: bool = False
     kind = "rotary"
     title = "RoPE"
     arity = 2
@@ -99,7 +102,11 @@ class Rotary(Op):
     def saved(self, inputs, out, ctx):
         x, table = inputs
         needs = ctx.needs_grad or (True, False)
-        return (Saved("cos_sin", tuple(table), shares="input1"),) if needs[0] else ()
+        if not needs[0]:
+            return ()
+        if self.complex and ctx.implementation == "hf-eager":
+            return (Saved("freqs_cis", tuple(table[1:]), "fp32", shares="input1"),)  # T·rot/2 complex64
+        return (Saved("cos_sin", tuple(table), shares="input1"),)
 
 
 @register

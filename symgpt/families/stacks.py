@@ -1,0 +1,56 @@
+"""Layers that differ, as a sequence of stacks: each a top-level repeated group (``roles.STACK``)
+with its own count, costed × that count in closed form.
+
+A decoder whose layers are all alike is one stack ``blocks`` of L. DeepSeek's first dense layers
+(``dense_layers = n``, with ``moe``) are a stack ``dense_blocks`` of n before ``blocks`` of L - n;
+Gemma's full-attention layers among sliding-window ones (``full_every = p``, with ``window``) a
+stack ``full_blocks`` of floor(L/p) after ``blocks`` of L - floor(L/p). n is a config integer;
+floor(L/p) stays symbolic in L.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .. import roles
+from ..errors import SymgptError
+from ..symbols import L
+
+
+def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
+    """The repeated groups of layers, in forward order: (name, count, flag changes, label).
+
+    Every layer alike: one stack ``blocks`` of L. Layers that differ are a sequence of stacks,
+    each costed × its own count in closed form: ``dense_layers = n`` (with ``moe``) puts n
+    dense-FFN layers (``dense_blocks``) before L - n MoE layers (``blocks``), as DeepSeek's
+    first_k_dense_replace does; ``full_every = p`` (with ``window``) makes floor(L/p) layers
+    full-attention (``full_blocks``, after L - floor(L/p) sliding-window ``blocks``). Gemma
+    interleaves them (every p-th layer is full): the order of the stacks changes no count."""
+    n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
+    if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 0:
+        raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 2):
+        raise SymgptError(f"full_every must be an integer of at least 2, got {p!r}")
+    if n_dense and not flags["moe"]:
+        raise SymgptError("dense_layers needs moe=true (dense layers before the experts)")
+    if p and not flags["window"]:
+        raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
+    if n_dense and p:
+        raise SymgptError("dense_layers and full_every cannot be combined")
+    if n_dense:
+        return [("dense_blocks", sympy.Integer(n_dense), {"moe": False}, "dense layer"),
+                ("blocks", L - n_dense, {}, "MoE layer")]
+    if p:
+        full = sympy.floor(L / p)
+        return [("blocks", L - full, {}, "sliding-window layer"),
+                ("full_blocks", full, {"window": False}, "full-attention layer")]
+    return [("blocks", L, {}, "Transformer block")]
+
+
+def layers(g, flags, s, x, block):
+    """Declare each stack of :func:`stacks` around *block(g, flags, sizes, x)*; returns its output."""
+    for name, count, changes, label in stacks(flags):
+        f = {**flags, **changes}
+        with g.repeat(name, count, label=label, carry=x, role=roles.STACK):
+            x = block(g, f, s.layer(f), x)
+    return x
