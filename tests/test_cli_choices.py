@@ -52,7 +52,7 @@ def _engine():
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     return {
         "flops": flops, "time": {**flops, **layout, "--precision": prec}, "memory": memory, "comm": memory,
-        "plan": {"--precision": prec, "--optimizer": opt},
+        "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},
         "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage")}, "--per": per},

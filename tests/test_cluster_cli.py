@@ -83,3 +83,17 @@ def test_optimal_json():
 def test_symbolic_layout_memory_stays_symbolic():
     q = symgpt.load("gpt2").quantity("memory.total", pp=2, microbatches=4, tp=2, sp=True, precision="bf16")
     assert q.value is None and q.expr.free_symbols
+
+
+def test_plan_with_a_hardware_profile_equals_the_datasheet_typed_in():
+    """`--hardware h100-sxm` fills what the NVIDIA H100 datasheet prints (SXM column): 80 GB,
+    1,979 TFLOP/s bf16 with sparsity (989.5 dense), NVLink 900 GB/s both ways (450 each way);
+    the DGX H100 datasheet: one 400 Gb/s ConnectX-7 per GPU (50 GB/s), 8 GPUs a node."""
+    common = ["plan", "gpt2-small", "--devices", "16", "--global-batch", "32", "--set", "T=1024", "--json"]
+    by_profile = _cli(*common, "--hardware", "h100-sxm")
+    typed = _cli(*common, "--device-memory", "80e9", "--peak", "989.5e12", "--link-bandwidth", "450e9",
+                 "--node-bandwidth", "50e9", "--node-size", "8")
+    assert by_profile.returncode == typed.returncode == 0, by_profile.stderr + typed.stderr
+    assert json.loads(by_profile.stdout) == json.loads(typed.stdout)
+    r = _cli("plan", "gpt2-small", "--devices", "8", "--global-batch", "8", "--hardware", "h100-pcie")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--node-bandwidth" in r.stderr

@@ -30,12 +30,16 @@ def add_arguments(p):
     add_json(p)
     p.add_argument("--devices", type=_positive, required=True, metavar="N", help="devices in the cluster")
     p.add_argument("--global-batch", type=_positive, required=True, metavar="G", help="sequences per step")
+    p.add_argument("--hardware", type=choices.HARDWARE.parse, metavar="NAME",
+                   help="a device profile (symgpt hardware) that fills --device-memory, --peak (in the "
+                   "precision's dtype), --link-bandwidth, --node-bandwidth and --node-size; given flags win")
     p.add_argument("--device-memory", metavar="BYTES", help="memory of one device (e.g. 80e9)")
     p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
     p.add_argument("--efficiency", default="1", metavar="X", help="fraction of peak the kernels reach (default 1)")
     p.add_argument("--link-bandwidth", metavar="B/S", help="bytes/s per device inside a node")
     p.add_argument("--node-bandwidth", metavar="B/S", help="bytes/s per device between nodes")
-    p.add_argument("--node-size", type=_positive, default=8, metavar="N", help="devices per node (default 8)")
+    p.add_argument("--node-size", type=_positive, default=None, metavar="N",
+                   help="devices per node (default: the profile's, else 8)")
     p.add_argument("--tokens", metavar="D", help="training tokens: also the time to train")
     p.add_argument("--precision", default="mixed-bf16",
                    choices=choices.PRECISIONS)
@@ -62,18 +66,32 @@ def _path(text: str) -> str:
 
 
 def machine(args) -> dict:
-    """The cluster's numbers from the direct flags. (A ``--hardware NAME`` profile fills the
-    missing ones here: peak, device_memory, link_bandwidth, node_bandwidth, node_size.)"""
-    from ..errors import SymgptError
-    from .cmd_time import _number
+    """The cluster's numbers: the direct flags, and where one is missing, the ``--hardware``
+    profile's datasheet figure (the peak in the dtype of the precision's matmuls)."""
+    import sympy
 
-    out = {"node_size": args.node_size}
+    from ..errors import SymgptError
+    from .costargs import _number
+
+    profile = {}
+    if args.hardware is not None:
+        from ..hardware import hardware
+
+        hw = hardware(args.hardware)
+        dtype = "fp32" if args.precision == "fp32" else ("fp16" if "fp16" in args.precision else "bf16")
+        profile = {"device_memory": hw.memory, "peak": hw.peak(dtype), "link_bandwidth": hw.link_bandwidth,
+                   "node_bandwidth": hw.node_bandwidth, "node_size": hw.devices_per_node}
+    out = {"node_size": args.node_size or profile.get("node_size") or 8}
     for key, flag in (("device_memory", "--device-memory"), ("peak", "--peak"),
                       ("link_bandwidth", "--link-bandwidth"), ("node_bandwidth", "--node-bandwidth")):
         text = getattr(args, key)
-        if text is None:
-            raise SymgptError(f"plan needs {flag} (or a hardware profile)")
-        out[key] = _number(text, flag)
+        if text is not None:
+            out[key] = _number(text, flag)
+        elif profile.get(key) is not None:
+            out[key] = sympy.Integer(profile[key])
+        else:
+            why = f" ({args.hardware}'s datasheet gives none)" if args.hardware else " (or --hardware NAME)"
+            raise SymgptError(f"plan needs {flag}{why}")
     return out
 
 
@@ -82,7 +100,7 @@ def run(args) -> int:
     from ..render.cluster_text import plan_text
     from ..render.jsonout import dumps
     from ..sweep.plan import plan
-    from .cmd_time import _number
+    from .costargs import _number
 
     m = load_model(args)
     if any(v < 1 for v in (*args.vp, *args.microbatch)):
