@@ -23,7 +23,7 @@ from .families.base import Family, family as get_family, families
 from .graph import Arch
 from .presets import Preset, PRESETS, preset as get_preset
 from .quantity import Quantity, evaluate
-from .symbols import CANONICAL, MEANING
+from .symbols import CANONICAL, LENGTHS, MEANING
 
 #: modules that register quantity providers (imported on first use of Model.quantity)
 PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active")
@@ -134,14 +134,14 @@ class Model:
                 raise SymgptError(f"unknown symbol {n!r}; symbols: {', '.join(CANONICAL)}")
         sizes = {k: v for k, v in self.sizes.items() if k not in names}
         m = Model(self.name, self.family, self.flags, sizes, self.preset, self.source, self.notes)
-        bound = frozenset(k for k in (*sizes, *names) if k not in ("B", "T"))
+        bound = frozenset(k for k in (*sizes, *names) if k not in LENGTHS)
         m.__dict__["arch"] = _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
         return m
 
     # --- the graph --------------------------------------------------------------------------
     @cached_property
     def arch(self) -> Arch:
-        bound = frozenset(k for k in self.sizes if k not in ("B", "T"))
+        bound = frozenset(k for k in self.sizes if k not in LENGTHS)
         return _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
 
     @property

@@ -16,3 +16,15 @@ class ReLU(_Unary):
 
     def saved(self, inputs, out, ctx):
         return (Saved("output", tuple(out), shares="output"),)  # PyTorch's relu keeps its result
+
+
+@register
+@dataclass(frozen=True)
+class Tanh(_Unary):
+    """tanh (BERT's pooler); PyTorch keeps its result for the gradient 1 - tanh²."""
+
+    kind = "tanh"
+    title = "Tanh"
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("output", tuple(out), shares="output"),)
