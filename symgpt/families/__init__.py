@@ -5,3 +5,5 @@ from . import gpt2  # noqa: F401
 from . import named  # noqa: F401
 from . import bert  # noqa: F401
 from . import t5  # noqa: F401
+from . import bart  # noqa: F401
+from . import vit  # noqa: F401
