@@ -84,3 +84,4 @@ def preset(name: str) -> Preset:
 
 
 from . import presets_decoder  # noqa: E402,F401  (registers the decoder families' presets)
+from . import presets_encdec  # noqa: E402,F401  (registers the encoder / encoder-decoder presets)

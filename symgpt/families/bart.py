@@ -30,10 +30,11 @@ FLAGS = {
     "embed_scale": False,    # token embeddings × √d (scale_embedding; the original Transformer)
     "activation": "gelu",    # gelu | gelu_tanh | relu | silu
     "tied": True,
+    "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
     "dropout": False,
     "loss": True,
 }
-CHOICES = {"positions": ("learned", "sinusoidal"), "activation": ("gelu", "gelu_tanh", "relu", "silu")}
+CHOICES = {"head": ("lm", "none"), "positions": ("learned", "sinusoidal"), "activation": ("gelu", "gelu_tanh", "relu", "silu")}
 FLAG_HELP = {
     "positions": "learned (a table of T_max + pos_offset rows per stack) or sinusoidal (no parameters)",
     "pos_offset": "extra rows of each learned position table (BART: 2)",
@@ -41,6 +42,7 @@ FLAG_HELP = {
     "embed_scale": "token embeddings are multiplied by sqrt(d) (scale_embedding)",
     "activation": "the FFN's activation: gelu (BART), relu (the original Transformer), ...",
     "tied": "the LM head shares the token embedding",
+    "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
     "dropout": "dropout layers present (masks saved for backward)",
     "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
 }
@@ -106,6 +108,8 @@ def build(flags, bound, name="bart"):
         y = g.op("encoder_attn_add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
         y = g.op("encoder_attn_layer_norm", ops.LayerNorm(d), y, role=R.CROSS_NORM, label="LayerNorm_cross")
         y = _ffn_sublayer(g, flags, y, drop)                                                    # (B, T_dec, d)
+    if flags["head"] == "none":
+        return g.build(output=y, flags=dict(flags))
     tie = {"weight": g.param("shared")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
                   label="logits")                                                               # (B, T_dec, V)

@@ -32,16 +32,18 @@ FLAGS = {
     "ffn": "mlp",             # mlp (ReLU, v1.0) | gated (gated-GELU, v1.1)
     "activation": "relu",     # relu | gelu_tanh | gelu | silu
     "buckets": 32,            # relative_attention_num_buckets
+    "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
     "dropout": False,
     "loss": True,
 }
-CHOICES = {"ffn": ("mlp", "gated"), "activation": ("relu", "gelu_tanh", "gelu", "silu")}
+CHOICES = {"head": ("lm", "none"), "ffn": ("mlp", "gated"), "activation": ("relu", "gelu_tanh", "gelu", "silu")}
 FLAG_HELP = {
     "tied": "the LM head shares the token embedding",
     "head_scale": "the decoder output is multiplied by d^-1/2 before the LM head (T5 v1.0; not v1.1)",
     "ffn": "mlp (wi, act, wo: T5 v1.0) or gated (wi_0, wi_1: T5 v1.1 gated-GELU)",
     "activation": "relu (v1.0), gelu_tanh (v1.1's gelu_new), gelu or silu",
     "buckets": "relative position buckets (a (buckets, h) table per stack)",
+    "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
     "dropout": "dropout layers present (masks saved for backward)",
     "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
 }
@@ -111,6 +113,8 @@ def build(flags, bound):
     y = g.op("decoder/final_layer_norm", ops.RMSNorm(d), y, role=R.FINAL_NORM, label="decoder output")
     if drop:
         y = g.op("decoder/dropout_out", ops.Dropout(), y, role=R.DROPOUT)
+    if flags["head"] == "none":
+        return g.build(output=y, flags=dict(flags))
     if flags["head_scale"]:
         y = g.op("lm_head/rescale", ops.Scale(d ** sympy.Rational(-1, 2)), y, role=R.HEAD_SCALE,
                  label="Y × d^-1/2")
