@@ -110,7 +110,9 @@ def t5(f: Fields):
     f.used.update({"dense_act_fn", "is_gated_act", "n_positions", "relative_attention_max_distance",
                    "dropout_rate", "initializer_factor", "output_past", "classifier_dropout"})
     tie = f.bool("tie_word_embeddings", None)
-    flags = {"ffn": "gated" if len(parts) == 2 else "mlp", "activation": ACTIVATIONS[act],
+    # transformers' "gelu_new" is its own composite tanh-GELU (same function, more tensors saved)
+    flags = {"ffn": "gated" if len(parts) == 2 else "mlp",
+             "activation": "gelu_new" if act == "gelu_new" else ACTIVATIONS[act],
              "buckets": f.int("relative_attention_num_buckets", 32),
              # transformers 5 always ties T5's head; tie_word_embeddings=false only drops the rescale
              "tied": True, "head_scale": tie is not False,

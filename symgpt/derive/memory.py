@@ -191,8 +191,11 @@ def _saved(s: Setup):
             per = _dtype_bytes(s, item)
             if per is None:
                 continue
+            shape = tuple(item.shape)
             if item.shares.startswith("input"):
                 tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
+                if tensor != a["inputs"][int(item.shares[5:])]:
+                    shape = tuple(arch.shape(tensor))  # a view keeps its whole source alive
             elif item.shares == "output":
                 tensor = node
             else:
@@ -219,7 +222,7 @@ def _saved(s: Setup):
                 div = s.tp
             elif s.tp > 1 and a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
-            entries.append((node, item.role, tuple(item.shape), per, copies, div, tensor))
+            entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
         for c in checkpoints(arch):
             group = _reader_group(arch, c)
@@ -230,10 +233,13 @@ def _saved(s: Setup):
 
 
 def _storage(arch, tensor: str, attention: str) -> str:
-    """The graph tensor whose storage *tensor* is. A fused attention kernel writes its output in
+    """The graph tensor whose storage *tensor* is. A view op marked ``view_of_input`` (the first
+    token) shares its input's storage. A fused attention kernel writes its output in
     (B, T, h, d_head) layout, so merging the heads of it is a view, not a copy (PyTorch's SDPA);
     every other op output is its own storage."""
     a = arch.graph.nodes[tensor]
+    if a["kind"] == "op" and getattr(a["op"], "view_of_input", False):
+        return _storage(arch, a["inputs"][0], attention)  # BERT's pooler reads X[:, 0], a view of X
     if attention == "flash" and a["kind"] == "op" and a["op"].kind == "merge_heads":
         src = arch.graph.nodes[a["inputs"][0]]
         if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":

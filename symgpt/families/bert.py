@@ -85,7 +85,9 @@ def build(flags, bound, name="bert"):
         te = g.op(N["type"], ops.Embedding(sympy.Integer(flags["type_vocab"]), d), tt,
                   role=R.TOKEN_TYPE_EMBEDDING, label="type_emb")                              # (B, T, d)
         x = g.op("embeddings/add_token_type", ops.Add(), x, te, role=R.EMBEDDING_ADD, label="tok + type")
-    pos = g.op(N["pos"], ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0), ids,
+    # transformers slices BERT's and DistilBERT's positions from a buffer; RoBERTa derives them from the ids
+    pos_ids = "batch" if name == "roberta" else "buffer"
+    pos = g.op(N["pos"], ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0, ids=pos_ids), ids,
                role=R.POSITION_EMBEDDING, label="pos_emb")                                    # (T, d)
     x = g.op("embeddings/add", ops.Add(), x, pos, role=R.EMBEDDING_ADD, label="X0")           # (B, T, d)
     x = g.op(N["emb_norm"], ops.LayerNorm(d), x, role=R.EMBEDDING_NORM, label="LayerNorm_emb")

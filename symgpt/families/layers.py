@@ -82,9 +82,10 @@ def attention(g, x, *, d_model, heads, dh, module: str, names: dict, bias: bool 
 
 
 def activation(name: str) -> ops.Op:
-    """An activation op by the decoder families' flag value."""
+    """An activation op by the families' flag value (``gelu_new``: transformers' composite tanh-GELU)."""
     return {"silu": ops.SiLU(), "gelu": ops.GELU(approximate="none"),
-            "gelu_tanh": ops.GELU(approximate="tanh"), "relu": ops.ReLU()}[name]
+            "gelu_tanh": ops.GELU(approximate="tanh"), "relu": ops.ReLU(),
+            "gelu_new": ops.GELU(approximate="tanh", composite=True)}[name]
 
 
 def ffn(g, x, *, d_model, ff, names: dict, act: str, bias: bool = True, gated: bool = False,

@@ -30,18 +30,20 @@ FLAGS = {
     "tied": True,             # the LM head is the shared embedding
     "head_scale": True,       # the decoder output is rescaled by d^-1/2 before the head (v1.0)
     "ffn": "mlp",             # mlp (ReLU, v1.0) | gated (gated-GELU, v1.1)
-    "activation": "relu",     # relu | gelu_tanh | gelu | silu
+    "activation": "relu",     # relu | gelu_new | gelu_tanh | gelu | silu
     "buckets": 32,            # relative_attention_num_buckets
     "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
     "dropout": False,
     "loss": True,
 }
-CHOICES = {"head": ("lm", "none"), "ffn": ("mlp", "gated"), "activation": ("relu", "gelu_tanh", "gelu", "silu")}
+CHOICES = {"head": ("lm", "none"), "ffn": ("mlp", "gated"),
+           "activation": ("relu", "gelu_new", "gelu_tanh", "gelu", "silu")}
 FLAG_HELP = {
     "tied": "the LM head shares the token embedding",
     "head_scale": "the decoder output is multiplied by d^-1/2 before the LM head (T5 v1.0; not v1.1)",
     "ffn": "mlp (wi, act, wo: T5 v1.0) or gated (wi_0, wi_1: T5 v1.1 gated-GELU)",
-    "activation": "relu (v1.0), gelu_tanh (v1.1's gelu_new), gelu or silu",
+    "activation": "relu (v1.0), gelu_new (v1.1: transformers' tanh-GELU written out of elementwise "
+                  "ops, which keeps four tensors for backward), gelu_tanh (the fused op), gelu or silu",
     "buckets": "relative position buckets (a (buckets, h) table per stack)",
     "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
     "dropout": "dropout layers present (masks saved for backward)",

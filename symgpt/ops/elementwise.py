@@ -40,9 +40,22 @@ class _Unary(Pointwise):
 @register
 @dataclass(frozen=True)
 class GELU(_Unary):
+    """GELU, exact (``approximate="none"``) or its tanh approximation. ``composite``: the tanh
+    form written out of elementwise ops (transformers' ``NewGELUActivation``, "gelu_new"),
+    whose backward keeps four tensors -- x, tanh(·), 0.5·x and 1 + tanh(·) -- where the fused
+    op keeps x alone."""
+
     approximate: str = "tanh"
+    composite: bool = False
     kind = "gelu"
     title = "GELU"
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        kept = [Saved("input", tuple(x), shares="input0")]
+        if self.composite:
+            kept += [Saved(role, tuple(x)) for role in ("tanh", "half_input", "one_plus_tanh")]
+        return tuple(kept)
 
 
 @register

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import SymgptError
 from .base import Context, Op, ParamSpec, Saved, Work, numel, register
 
 
@@ -51,13 +52,22 @@ class PositionEmbedding(Op):
     """Learned absolute positions: ids (B, T) -> (T, dim), rows 0..T-1 of a (num, dim) table.
 
     ``offset`` shifts the rows used (OPT keeps 2 extra rows); the table has ``num + offset`` rows.
+    ``ids`` says which position ids the lookup keeps for its gradient: ``range`` (the T positions,
+    made per call: nanoGPT, BART), ``buffer`` (a slice of a registered buffer of all
+    ``num + offset`` positions, which stays whole: transformers' BERT, DistilBERT) or ``batch``
+    (one row of positions per sequence, (B, T): RoBERTa derives them from the token ids).
     """
 
     num: sympy.Expr
     dim: sympy.Expr
     offset: int = 0
+    ids: str = "range"
     kind = "position_embedding"
     title = "Position embedding"
+
+    def __post_init__(self):
+        if self.ids not in ("range", "buffer", "batch"):
+            raise SymgptError(f"position ids are range, buffer or batch, got {self.ids!r}")
 
     def shape(self, inputs):
         (ids,) = inputs
@@ -74,7 +84,10 @@ class PositionEmbedding(Op):
 
     def saved(self, inputs, out, ctx):
         (ids,) = inputs
-        return (Saved("positions", (ids[-1],), "int64"),) if ctx.trainable else ()
+        if not ctx.trainable:
+            return ()
+        shape = {"range": (ids[-1],), "buffer": (self.num + self.offset,), "batch": tuple(ids)}[self.ids]
+        return (Saved("positions", shape, "int64"),)
 
     def describe(self):
         return f"Positions {self.num}×{self.dim}"

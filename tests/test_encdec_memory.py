@@ -1,0 +1,90 @@
+"""Saved activations of encoders and encoder--decoders, measured: tiny transformers models (fp32,
+CPU, eager attention, dropout 0, training mode) under ``saved_tensors_hooks``
+(tests/oracles/measure.py: every distinct non-parameter storage autograd keeps, by storage),
+against ``memory.activations`` under the ``pytorch-cpu`` convention.
+
+What transformers does that the graph states: BERT and DistilBERT slice their position ids from
+a buffer of all T_max positions, which stays whole; RoBERTa computes (B, T) position ids from
+the tokens; BERT's pooler reads X[:, 0], a view that keeps the whole last hidden state alive;
+T5's LayerNorm is unfused (it keeps x·rstd too); T5 v1.1's "gelu_new" is written out of
+elementwise ops and keeps four tensors. Bidirectional attention adds no mask that is saved, and
+neither does eager attention's causal mask (added as a float tensor): ``causal_mask_saved=False``.
+Token-type ids are passed (B, T), as a tokenizer returns them.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import symgpt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracles.hf_encdec import build, inputs  # noqa: E402
+from oracles.measure import saved_tensors  # noqa: E402
+
+B, T_ENC, T_DEC = 3, 7, 5
+OPTS = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+
+BERTISH = dict(vocab_size=97, hidden_size=16, num_attention_heads=4, intermediate_size=40,
+               max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+SIZES = dict(d=16, h=4, V=97, d_ff=40, T_max=32)
+T5SIZES = dict(d=16, h=4, V=97, d_ff=40)
+T5ISH = dict(model_type="t5", vocab_size=97, d_model=16, d_kv=4, d_ff=40, num_heads=4, dropout_rate=0.0,
+             relative_attention_num_buckets=8)
+
+#: (transformers config, class, labels passed, symgpt family, flags, sizes)
+CASES = {
+    "bert-pooler-1": ({"model_type": "bert", "num_hidden_layers": 1, **BERTISH}, "BertModel", False,
+                      "bert", {"head": "pooler"}, dict(L=1, **SIZES)),
+    "bert-mlm-2": ({"model_type": "bert", "num_hidden_layers": 2, **BERTISH}, "BertForMaskedLM", False,
+                   "bert", {"head": "mlm"}, dict(L=2, **SIZES)),
+    "bert-mlm-loss-2": ({"model_type": "bert", "num_hidden_layers": 2, **BERTISH}, "BertForMaskedLM", True,
+                        "bert", {"head": "mlm"}, dict(L=2, **SIZES)),
+    "roberta-mlm-2": ({"model_type": "roberta", "num_hidden_layers": 2, "type_vocab_size": 1, "pad_token_id": 1,
+                       **{**BERTISH, "max_position_embeddings": 34}}, "RobertaForMaskedLM", False,
+                      "roberta", {"head": "mlm"}, dict(L=2, **SIZES)),
+    "distilbert-mlm-2": ({"model_type": "distilbert", "n_layers": 2, "dim": 16, "n_heads": 4, "hidden_dim": 40,
+                          "vocab_size": 97, "max_position_embeddings": 32, "dropout": 0.0, "attention_dropout": 0.0},
+                         "DistilBertForMaskedLM", False, "distilbert", {"head": "mlm"}, dict(L=2, **SIZES)),
+    "t5-1": ({**T5ISH, "num_layers": 1, "num_decoder_layers": 1}, "T5ForConditionalGeneration", False,
+             "t5", {}, dict(L=1, L_dec=1, **T5SIZES)),
+    "t5-3-2": ({**T5ISH, "num_layers": 3, "num_decoder_layers": 2}, "T5ForConditionalGeneration", False,
+               "t5", {}, dict(L=3, L_dec=2, **T5SIZES)),
+    "t5-loss-2": ({**T5ISH, "num_layers": 2, "num_decoder_layers": 2}, "T5ForConditionalGeneration", True,
+                  "t5", {}, dict(L=2, L_dec=2, **T5SIZES)),
+    "t5-v1.1-2-3": ({**T5ISH, "num_layers": 2, "num_decoder_layers": 3, "feed_forward_proj": "gated-gelu",
+                     "tie_word_embeddings": False}, "T5ForConditionalGeneration", False,
+                    "t5", {"ffn": "gated", "activation": "gelu_new", "head_scale": False}, dict(L=2, L_dec=3, **T5SIZES)),
+    "t5-model-2": ({**T5ISH, "num_layers": 2, "num_decoder_layers": 2}, "T5Model", False,
+                   "t5", {"head": "none"}, dict(L=2, L_dec=2, **T5SIZES)),
+}
+
+
+def _measure(cfg, cls, labels):
+    torch.manual_seed(0)
+    tm = build(cfg, cls, device="cpu")
+
+    def forward(model):
+        kw = inputs(model, B, T_ENC, T_DEC)
+        if cfg["model_type"] == "bert":
+            kw["token_type_ids"] = torch.randint(0, 2, (B, T_ENC))
+        if labels:
+            shape = (B, T_DEC) if "decoder_input_ids" in kw else (B, T_ENC)
+            kw["labels"] = torch.randint(0, cfg["vocab_size"], shape)
+        return model(**kw)
+
+    return sum(e["nbytes"] for e in saved_tensors(tm, B, T_ENC, dtype=torch.float32, forward=forward))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_activations_equal_saved_tensors_hooks(case):
+    cfg, cls, labels, family, flags, sizes = CASES[case]
+    measured = _measure(cfg, cls, labels)
+    lengths = dict(T_enc=T_ENC, T_dec=T_DEC) if family == "t5" else dict(T=T_ENC)
+    buckets = {"buckets": 8} if family == "t5" else {}
+    m = symgpt.load(family, B=B, **lengths, **sizes, **flags, **buckets,
+                    **({"d_head": 4} if family == "t5" else {}))
+    q = m.quantity("memory.activations", loss_saved=labels, **OPTS)
+    assert q == measured, (case, q.value, measured)
