@@ -88,3 +88,30 @@ def test_activations_equal_saved_tensors_hooks(case):
                     **({"d_head": 4} if family == "t5" else {}))
     q = m.quantity("memory.activations", loss_saved=labels, **OPTS)
     assert q == measured, (case, q.value, measured)
+
+
+@pytest.mark.parametrize("family,cfg,cls,sizes", [
+    ("t5", {**T5ISH, "num_layers": 2, "num_decoder_layers": 3}, "T5ForConditionalGeneration",
+     dict(L=2, L_dec=3, d_head=4, buckets=8, **T5SIZES)),
+    ("bart", {"model_type": "bart", "vocab_size": 97, "d_model": 16, "encoder_layers": 3, "decoder_layers": 2,
+              "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 40,
+              "decoder_ffn_dim": 40, "max_position_embeddings": 32}, "BartForConditionalGeneration",
+     dict(L=3, L_dec=2, T_max=32, **T5SIZES)),
+])
+def test_kv_cache_is_what_transformers_caches(family, cfg, cls, sizes):
+    """Every decoder layer caches its self-attention K, V (T_dec positions) and its
+    cross-attention K, V of the encoder's output (T_enc positions); the encoder caches nothing."""
+    from oracles.hf_encdec import kv_cache_bytes
+
+    torch.manual_seed(0)
+    measured = kv_cache_bytes(build(cfg, cls, device="cpu"), B, T_ENC, T_DEC)
+    m = symgpt.load(family, B=B, T_enc=T_ENC, T_dec=T_DEC, **sizes)
+    q = m.quantity("memory.kv_cache", precision="fp32")
+    assert q == measured
+    # by hand: 2 (K and V) x L_dec x B x h x d_head x (T_dec + T_enc) x 4 bytes
+    assert measured == 2 * sizes["L_dec"] * B * 16 * (T_DEC + T_ENC) * 4
+
+
+@pytest.mark.parametrize("model", ["bert-base", "vit-base"])
+def test_an_encoder_alone_caches_nothing(model):
+    assert symgpt.load(model, B=1, T=16).quantity("memory.kv_cache") == 0

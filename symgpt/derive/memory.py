@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from .. import roles as _roles
 from ..conventions import Convention, check_choice
 from ..errors import SymgptError
 from ..model import register_quantity
@@ -274,13 +275,19 @@ def logits(model, **options) -> Quantity:
 
 
 def kv_cache(model, **options) -> Quantity:
-    """K and V of every attention layer for B sequences of T tokens (before any head repeat)."""
+    """K and V of every attention layer a generating decoder keeps, for B sequences (before any
+    head repeat): each causal self-attention's keys and values over its stack's T (T_dec) tokens,
+    and each cross-attention's keys and values of the encoder's T_enc outputs (an encoder--decoder
+    runs its encoder once per request; every decoder step reads both caches). A bidirectional
+    encoder's attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
     s = setup(model, **options)
     arch = s.model.arch
+    cross = {_roles.CROSS_SCORES, _roles.CROSS_VALUES}
     parts = []
     for node, a in arch.ops():
         op = a["op"]
-        if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values"):
+        if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values") \
+                and (op.causal or arch.role(node) in cross):
             src = a["inputs"][1]
             while arch.graph.nodes[src]["kind"] == "op" and arch.graph.nodes[src]["op"].kind == "repeat_kv":
                 src = arch.graph.nodes[src]["inputs"][0]
@@ -289,8 +296,9 @@ def kv_cache(model, **options) -> Quantity:
             if op.window is not None:  # a sliding window keeps the last W positions only
                 n = numel(shape) / shape[-2] * sympy.Min(shape[-2], op.window)
             parts.append((src, n * arch.activity(node) * s.bytes.act / s.tp))
-    return _q(s, "memory.kv_cache", parts,
-              "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)")
+    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))],
+              "KV cache for inference: K and V of every decoder layer, B·T tokens (Min(T, W) with a "
+              "sliding window; cross-attention: the encoder's B·T_enc outputs)")
 
 
 def total(model, **options) -> Quantity:

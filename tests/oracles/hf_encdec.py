@@ -69,3 +69,17 @@ def flops(model, B: int, T: int | None = None, T_dec: int | None = None, backwar
 def params(model) -> int:
     """``sum(p.numel() for p in model.parameters())`` (tied parameters once, buffers never)."""
     return sum(p.numel() for p in model.parameters())
+
+
+def kv_cache_bytes(model, B: int, T: int, T_dec: int) -> int:
+    """Bytes of every key and value tensor in the cache an encoder--decoder returns after one
+    forward with ``use_cache=True`` over T encoder and T_dec decoder tokens: its
+    ``EncoderDecoderCache``'s self-attention and cross-attention layers."""
+    kw = {**inputs(model, B, T, T_dec), "use_cache": True}
+    with torch.no_grad():
+        cache = model(**kw).past_key_values
+    total = 0
+    for sub in (cache.self_attention_cache, cache.cross_attention_cache):
+        for layer in sub.layers:
+            total += layer.keys.numel() * layer.keys.element_size() + layer.values.numel() * layer.values.element_size()
+    return total
