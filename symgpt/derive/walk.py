@@ -16,8 +16,11 @@ from functools import lru_cache
 
 import networkx as nx
 
+import sympy
+
 from ..graph import Arch
 from ..ops.base import Context
+from ..symbols import B, T
 
 
 @lru_cache(maxsize=256)
@@ -113,3 +116,11 @@ def loop_invariant(arch: Arch, tensor: str, node: str) -> bool:
             and any(arch.graph.nodes[v]["kind"] == "op" and top_group(arch, v) is not g
                     for v in arch.graph.successors(n))}
     return tuple(arch.shape(tensor)) not in outs
+
+
+def tokens(arch: Arch) -> sympy.Expr:
+    """The tokens one step processes: B times the sum of the stacks' sequence lengths (B·T for a
+    decoder or an encoder, B·(T_enc + T_dec) for an encoder--decoder, B·((S/P)² + 1) for ViT);
+    B·T for a graph without stacks."""
+    lengths = [g.length for g in arch.stacks() if g.length is not None]
+    return B * (sympy.Add(*lengths) if lengths else T)
