@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import sympy
 import torch
 
 import symgpt
@@ -115,3 +116,21 @@ def test_kv_cache_is_what_transformers_caches(family, cfg, cls, sizes):
 @pytest.mark.parametrize("model", ["bert-base", "vit-base"])
 def test_an_encoder_alone_caches_nothing(model):
     assert symgpt.load(model, B=1, T=16).quantity("memory.kv_cache") == 0
+
+
+def test_full_recompute_keeps_block_inputs_and_the_encoder_output_once():
+    """Under full recomputation each stack keeps one input per layer (the residual stream), and
+    a tensor every decoder layer reads unchanged -- the encoder's output, each stack's relative
+    position bias -- once: by hand, for T5 in fp32."""
+    from symgpt.symbols import B as B_, L, L_dec, T_dec, T_enc, d, h
+
+    m = symgpt.load("t5")
+    full = m.quantity("memory.activations", precision="fp32", recompute="full")
+    kept = {k: v for k, v in full.breakdown if k.endswith("/checkpoint")}
+    assert sympy.expand(kept["encoder/block/checkpoint"]
+                        - 4 * (L * B_ * T_enc * d + h * T_enc**2)) == 0
+    assert sympy.expand(kept["decoder/block/checkpoint"]
+                        - 4 * (L_dec * B_ * T_dec * d + h * T_dec**2 + B_ * T_enc * d)) == 0
+    # BART's encoder output is its last layer's output (no final norm): kept once for the decoder
+    bart = dict(symgpt.load("bart").quantity("memory.activations", precision="fp32", recompute="full").breakdown)
+    assert sympy.expand(bart["decoder/layers/checkpoint"] - 4 * (L_dec * B_ * T_dec * d + B_ * T_enc * d)) == 0

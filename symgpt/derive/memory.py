@@ -225,11 +225,12 @@ def _saved(s: Setup):
                 div = s.tp  # vocabulary-parallel cross-entropy
             entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
-        for c in checkpoints(arch):
-            group = _reader_group(arch, c)
+        for c, name, invariant in checkpoints(arch):
+            group = arch.groups[name]
             div = s.tp if s.sp else 1
-            entries.append((f"{group.name}/checkpoint", "block input", tuple(arch.shape(c)), s.bytes.act,
-                            group.active, div, c))
+            label = "shared block input" if invariant else "block input"
+            entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
+                            sympy.Integer(1) if invariant else group.active, div, c))
     return entries
 
 
@@ -246,14 +247,6 @@ def _storage(arch, tensor: str, attention: str) -> str:
         if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":
             return a["inputs"][0]
     return tensor
-
-
-def _reader_group(arch, node):
-    """The outermost group that reads *node* (one checkpoint per copy of it)."""
-    for n, a in arch.ops():
-        if node in a["inputs"] and a["group"] is not None:
-            return arch.group_chain(a["group"])[-1]
-    raise SymgptError(f"{node} feeds no repeated group")
 
 
 def activations(model, **options) -> Quantity:

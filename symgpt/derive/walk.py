@@ -82,16 +82,22 @@ def recomputed(arch: Arch, policy: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
-def checkpoints(arch: Arch) -> tuple[str, ...]:
-    """Tensors entering a top-level repeated group from outside it (full recomputation keeps
-    one per block copy: the block's input)."""
-    out = []
+def checkpoints(arch: Arch) -> tuple[tuple[str, str, bool], ...]:
+    """``(tensor, group, invariant)`` for every op output a top-level repeated group reads from
+    outside itself (full recomputation keeps them: each copy's block input; a tensor the same
+    in every copy -- an encoder's output read by every decoder layer, a position bias -- once,
+    ``invariant``). An encoder--decoder's decoder reads the encoder's output even when the
+    encoder stack made it."""
+    out, seen = [], set()
     for n, a in arch.ops():
-        if not in_group(arch, n):
+        g = top_group(arch, n)
+        if g is None:
             continue
         for i in a["inputs"]:
-            if not in_group(arch, i) and arch.graph.nodes[i]["kind"] == "op" and i not in out:
-                out.append(i)
+            if arch.graph.nodes[i]["kind"] != "op" or top_group(arch, i) is g or (i, g.name) in seen:
+                continue
+            seen.add((i, g.name))
+            out.append((i, g.name, loop_invariant(arch, i, n)))
     return tuple(out)
 
 
