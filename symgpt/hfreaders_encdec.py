@@ -127,7 +127,8 @@ def t5(f: Fields):
 def bart(f: Fields):
     sizes = {"V": f.int("vocab_size", 50265), "d": _aliased(f, "d_model", "hidden_size", 1024),
              "L": _aliased(f, "encoder_layers", "num_hidden_layers", 12),
-             "L_dec": f.int("decoder_layers", 12), "h": _aliased(f, "encoder_attention_heads", "num_attention_heads", 16),
+             "L_dec": f.int("decoder_layers", 12),
+             "h": _aliased(f, "encoder_attention_heads", "num_attention_heads", 16),
              "d_ff": f.int("encoder_ffn_dim", 4096), "T_max": f.int("max_position_embeddings", 1024)}
     if f.int("decoder_attention_heads", 16) != sizes["h"] or f.int("decoder_ffn_dim", 4096) != sizes["d_ff"]:
         raise SymgptError(f"{f.where}: encoder and decoder with different heads or FFN widths are not "
@@ -150,7 +151,7 @@ def bart(f: Fields):
 def vit(f: Fields):
     sizes = {"d": f.int("hidden_size", 768), "L": f.int("num_hidden_layers", 12),
              "h": f.int("num_attention_heads", 12), "d_ff": f.int("intermediate_size", 3072),
-             "S": f.int("image_size", 224), "P": f.int("patch_size", 16), "C": f.int("num_channels", 3)}
+             "S_img": f.int("image_size", 224), "P_patch": f.int("patch_size", 16), "C_img": f.int("num_channels", 3)}
     head = _head(f, {"ViTForImageClassification": "classifier", "ViTModel": "pooler"}, "classifier")
     if head == "classifier":
         labels = f.cfg.get("id2label")

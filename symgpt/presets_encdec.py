@@ -39,7 +39,8 @@ ROWS: tuple[Preset, ...] = (
            source="Lewis et al. 2020 (BART); facebook/bart-base " + _HF,
            note="counted as BartForConditionalGeneration (the tied LM head); the checkpoint's config "
                 "names BartModel, which head=none counts (the same parameters: the head is tied)"),
-    Preset("vit-base", "vit", {"L": 12, "h": 12, "d": 768, "d_ff": 3072, "S": 224, "P": 16, "C": 3, "N_cls": 1000},
+    Preset("vit-base", "vit",
+           {"L": 12, "h": 12, "d": 768, "d_ff": 3072, "S_img": 224, "P_patch": 16, "C_img": 3, "N_cls": 1000},
            flags={"head": "classifier"},
            source="Dosovitskiy et al. 2021 (ViT), Table 1 (ViT-Base, 86M); google/vit-base-patch16-224 " + _HF,
            note="224 x 224 images in 16 x 16 patches: T = (224/16)^2 + 1 = 197; ImageNet's 1,000 classes"),

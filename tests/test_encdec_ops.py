@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from symgpt import ops
 from symgpt.ops.base import Context, numel
-from symgpt.symbols import B, C, P, S, T, T_dec, T_enc, d, h
+from symgpt.symbols import B, C_img, P_patch, S_img, T, T_dec, T_enc, d, h
 
 I = sympy.Integer
 
@@ -41,12 +41,12 @@ def test_conv2d_patches_as_flop_counter_counts_them(needs_input_grad):
 
 
 def test_conv2d_symbolic_and_flatten():
-    op = ops.Conv2d(C, d, P)
-    out = op.shape(((B, C, S, S),))
-    assert out == (B, d, S / P, S / P)
-    assert sympy.expand(op.forward(((B, C, S, S),), out)[0].count - B * (S / P) ** 2 * d * C * P**2) == 0
+    op = ops.Conv2d(C_img, d, P_patch)
+    out = op.shape(((B, C_img, S_img, S_img),))
+    assert out == (B, d, S_img / P_patch, S_img / P_patch)
+    assert sympy.expand(op.forward(((B, C_img, S_img, S_img),), out)[0].count - B * (S_img / P_patch) ** 2 * d * C_img * P_patch**2) == 0
     flat = ops.FlattenPatches()
-    assert flat.shape((out,)) == (B, (S / P) ** 2, d)
+    assert flat.shape((out,)) == (B, (S_img / P_patch) ** 2, d)
     assert flat.forward((out,), None) == () and flat.params((out,)) == () and flat.saved((out,), None, Context()) == ()
     assert flat.backward((out,), None, Context()) == ()
 

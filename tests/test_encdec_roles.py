@@ -6,7 +6,7 @@ import pytest
 
 import symgpt
 from symgpt import roles
-from symgpt.symbols import L, L_dec, P, S, T, T_dec, T_enc
+from symgpt.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
 
 ENCODERS = ("bert", "roberta", "distilbert")
 ENCDEC = ("t5", "bart", "transformer")
@@ -63,7 +63,7 @@ def test_t5_relative_bias_once_per_stack():
 def test_vit_patches_class_token_and_length():
     arch = symgpt.load("vit").arch
     (stack,) = arch.stacks()
-    assert stack.length == (S / P) ** 2 + 1
+    assert stack.length == (S_img / P_patch) ** 2 + 1
     assert arch.first(roles.PIXELS) == "pixel_values"
     assert arch.first(roles.PATCH_EMBEDDING) and arch.first(roles.CLASS_TOKEN)
     assert arch.first(roles.HEAD) == arch.output == "classifier"

@@ -34,7 +34,8 @@ FLAGS = {
     "dropout": False,
     "loss": True,
 }
-CHOICES = {"head": ("lm", "none"), "positions": ("learned", "sinusoidal"), "activation": ("gelu", "gelu_tanh", "relu", "silu")}
+CHOICES = {"head": ("lm", "none"), "positions": ("learned", "sinusoidal"),
+           "activation": ("gelu", "gelu_tanh", "relu", "silu")}
 FLAG_HELP = {
     "positions": "learned (a table of T_max + pos_offset rows per stack) or sinusoidal (no parameters)",
     "pos_offset": "extra rows of each learned position table (BART: 2)",

@@ -1,13 +1,13 @@
 """The Vision Transformer (Dosovitskiy et al. 2021), declared on the op catalog with transformers'
 ViT module names.
 
-An image batch (B, C, S, S) is cut into (S/P)² patches of P × P pixels by a convolution with kernel
-= stride = P (the patch embedding: a linear map of each flattened patch), a learned class token is
-prepended and a learned (1, T, d) position table added, so the encoder's sequence length is
-T = (S/P)² + 1. L pre-norm blocks of bidirectional self-attention and a GELU MLP, a final LayerNorm,
-then the head the ``head`` flag names: ``classifier`` (a linear map of the class token to N_cls
-classes: ``ViTForImageClassification``), ``pooler`` (dense d -> d and tanh on the class token:
-``ViTModel``) or ``none``.
+An image batch (B, C_img, S_img, S_img) is cut into (S_img/P_patch)² patches of P_patch × P_patch
+pixels by a convolution with kernel = stride = P_patch (the patch embedding: a linear map of each
+flattened patch), a learned class token is prepended and a learned (1, T, d) position table added,
+so the encoder's sequence length is T = (S_img/P_patch)² + 1. L pre-norm blocks of bidirectional
+self-attention and a GELU MLP, a final LayerNorm, then the head the ``head`` flag names:
+``classifier`` (a linear map of the class token to N_cls classes: ``ViTForImageClassification``),
+``pooler`` (dense d -> d and tanh on the class token: ``ViTModel``) or ``none``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from .. import ops
 from .. import roles as R
 from ..graph import Builder
-from ..symbols import B, C, L, N_cls, P, S, d, d_ff, h
+from ..symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
 from .base import Family, register_family
 from .layers import attention, ffn
 
@@ -34,7 +34,7 @@ FLAG_HELP = {
 }
 
 #: the encoder's sequence length: the patches and the class token
-LENGTH = (S / P) ** 2 + 1
+LENGTH = (S_img / P_patch) ** 2 + 1
 
 
 def build(flags, bound):
@@ -42,11 +42,12 @@ def build(flags, bound):
     ff = d_ff if "d_ff" in bound else 4 * d
     g = Builder("vit")
     g.require("integer", d / h, "d must be divisible by h")
-    g.require("integer", S / P, "the image side S must be a multiple of the patch side P")
+    g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch")
 
-    px = g.input("pixel_values", (B, C, S, S), dtype="act", label="pixels", role=R.PIXELS)      # (B, C, S, S)
-    x = g.op("embeddings/patch_embeddings/projection", ops.Conv2d(C, d, P), px, role=R.PATCH_EMBEDDING,
-             label="patches (conv P×P, stride P)")                                              # (B, d, S/P, S/P)
+    px = g.input("pixel_values", (B, C_img, S_img, S_img), dtype="act", label="pixels",
+                 role=R.PIXELS)                                                                 # (B, C, S, S)
+    x = g.op("embeddings/patch_embeddings/projection", ops.Conv2d(C_img, d, P_patch), px, role=R.PATCH_EMBEDDING,
+             label="patches (conv P×P, stride P)")                                             # (B, d, S/P, S/P)
     x = g.op("embeddings/patch_embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN,
              label="patch sequence")                                                            # (B, (S/P)², d)
     x = g.op("embeddings/cls_token", ops.ClassToken(d), x, role=R.CLASS_TOKEN, label="[CLS] + patches")  # (B, T, d)
