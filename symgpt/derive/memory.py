@@ -289,9 +289,13 @@ def kv_cache(model, **options) -> Quantity:
             if op.window is not None:  # a sliding window keeps the last W positions only
                 n = numel(shape) / shape[-2] * sympy.Min(shape[-2], op.window)
             parts.append((src, n * arch.activity(node) * s.bytes.act / s.tp))
-    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))],
-              "KV cache for inference: K and V of every decoder layer, B·T tokens (Min(T, W) with a "
-              "sliding window; cross-attention: the encoder's B·T_enc outputs)")
+    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
+    if arch.find(_roles.CROSS_SCORES):
+        what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
+                "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts:
+        what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
+    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)
 
 
 def total(model, **options) -> Quantity:

@@ -37,6 +37,7 @@ def rule(model, notation) -> dict:
     f = formula("seed000-rule")
     c = compare(q, f.expression, model=model.name)
     b = model.bindings
+    rv = evaluate(c.formula, b)  # None where the rule's symbols are not the model's (ViT has no V)
     rows = []
     for regime, label in ((["d", "V"], r"d, V \to \infty\ (V \propto d)"), ("d", r"d \to \infty")):
         r = leading(q, regime)
@@ -44,11 +45,11 @@ def rule(model, notation) -> dict:
                      "value": _num(r.rule_value), "error": _pct(r.relative_error)})
     return {**header(model, notation),
             "source": f.source, "formula": tex_expr(c.formula, notation),
-            "substituted": tex_substituted(c.formula, b) if q.value is not None else None,
+            "substituted": tex_substituted(c.formula, b) if rv is not None and q.value is not None else None,
             "terms": tex_term_values(c.formula, b, "exact"),
-            "value": _num(evaluate(c.formula, b)), "exact": _num(q.value),
+            "value": _num(rv), "exact": _num(q.value),
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
-            "value_short": Tex(tex_short(evaluate(c.formula, b))) if q.value is not None else None,
+            "value_short": Tex(tex_short(rv)) if rv is not None and q.value is not None else None,
             "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
