@@ -134,3 +134,22 @@ def test_full_recompute_keeps_block_inputs_and_the_encoder_output_once():
     # BART's encoder output is its last layer's output (no final norm): kept once for the decoder
     bart = dict(symgpt.load("bart").quantity("memory.activations", precision="fp32", recompute="full").breakdown)
     assert sympy.expand(bart["decoder/layers/checkpoint"] - 4 * (L_dec * B_ * T_dec * d + B_ * T_enc * d)) == 0
+
+
+@pytest.mark.parametrize("name", ["t5-small", "bart-base", "transformer-base"])
+def test_tensor_parallel_splits_self_and_cross_attention(name):
+    """Megatron's split (Korthikanti §4.2.1): every projection of self- and cross-attention and
+    of the FFN is split tp ways, and so is the vocabulary-parallel embedding (tied to the head);
+    norms, T5's relative-bias tables and BART's position tables are replicated, and so are the
+    biases of the row-parallel projections (added after the all-reduce): per encoder layer the
+    attention output's and fc2's, per decoder layer also the cross-attention output's. By hand."""
+    m = symgpt.load(name)
+    tp = 2
+    replicated = sum(v for k, v in m.params.values().items()
+                     if any(s in k for s in ("norm", "relative_attention_bias", "embed_positions")))
+    if m.family.name != "t5":  # T5 has no biases
+        s = m.sizes
+        replicated += (2 * s["L"] + 3 * s["L_dec"]) * s["d"]
+    split = m.params.value - replicated
+    w = m.quantity("memory.weights", precision="fp32", tp=tp)
+    assert w == 4 * (split / tp + replicated)
