@@ -35,7 +35,8 @@ IGNORABLE = frozenset("""
 """.split())
 
 _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop",
-             "dropout", "activation_dropout")
+             "dropout", "activation_dropout",
+             "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout_rate")  # BERT, ViT; T5
 
 #: HF activation names -> the decoder's ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",

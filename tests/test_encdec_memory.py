@@ -1,5 +1,5 @@
 """Saved activations of encoders and encoder--decoders, measured: tiny transformers models (fp32,
-CPU, eager attention, dropout 0, training mode) under ``saved_tensors_hooks``
+CPU, eager attention, training mode; dropout 0, and 0.1 in the dropout cases) under ``saved_tensors_hooks``
 (tests/oracles/measure.py: every distinct non-parameter storage autograd keeps, by storage),
 against ``memory.activations`` under the ``pytorch-cpu`` convention.
 
@@ -7,7 +7,8 @@ What transformers does that the graph states: BERT and DistilBERT slice their po
 a buffer of all T_max positions, which stays whole; RoBERTa computes (B, T) position ids from
 the tokens; BERT's pooler reads X[:, 0], a view that keeps the whole last hidden state alive;
 T5's LayerNorm is unfused (it keeps x·rstd too); T5 v1.1's "gelu_new" is written out of
-elementwise ops and keeps four tensors. Bidirectional attention adds no mask that is saved, and
+elementwise ops and keeps four tensors; BART expands its encoder's position ids over the batch
+(its decoder's stay one row); an encoder's output, read by every decoder layer, is one tensor. Bidirectional attention adds no mask that is saved, and
 neither does eager attention's causal mask (added as a float tensor): ``causal_mask_saved=False``.
 Token-type ids are passed (B, T), as a tokenizer returns them.
 """
@@ -32,6 +33,9 @@ BERTISH = dict(vocab_size=97, hidden_size=16, num_attention_heads=4, intermediat
                max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 SIZES = dict(d=16, h=4, V=97, d_ff=40, T_max=32)
 T5SIZES = dict(d=16, h=4, V=97, d_ff=40)
+BARTISH = dict(model_type="bart", vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=3,
+               encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=40, decoder_ffn_dim=40,
+               max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 T5ISH = dict(model_type="t5", vocab_size=97, d_model=16, d_kv=4, d_ff=40, num_heads=4, dropout_rate=0.0,
              relative_attention_num_buckets=8)
 
@@ -60,6 +64,18 @@ CASES = {
                     "t5", {"ffn": "gated", "activation": "gelu_new", "head_scale": False}, dict(L=2, L_dec=3, **T5SIZES)),
     "t5-model-2": ({**T5ISH, "num_layers": 2, "num_decoder_layers": 2}, "T5Model", False,
                    "t5", {"head": "none"}, dict(L=2, L_dec=2, **T5SIZES)),
+    "bart-2-3": (BARTISH, "BartForConditionalGeneration", False, "bart", {}, dict(L=2, L_dec=3, T_max=32, **T5SIZES)),
+    "bart-loss-2-3": (BARTISH, "BartForConditionalGeneration", True, "bart", {},
+                      dict(L=2, L_dec=3, T_max=32, **T5SIZES)),
+    # dropout active (p = 0.1): PyTorch on CPU keeps each mask in the activation dtype
+    "bert-dropout-2": ({"model_type": "bert", "num_hidden_layers": 2, **BERTISH, "hidden_dropout_prob": 0.1,
+                        "attention_probs_dropout_prob": 0.1}, "BertForMaskedLM", False,
+                       "bert", {"head": "mlm", "dropout": True}, dict(L=2, **SIZES)),
+    "t5-dropout-2": ({**T5ISH, "num_layers": 2, "num_decoder_layers": 2, "dropout_rate": 0.1},
+                     "T5ForConditionalGeneration", False, "t5", {"dropout": True}, dict(L=2, L_dec=2, **T5SIZES)),
+    "bart-dropout-2-3": ({**BARTISH, "dropout": 0.1, "attention_dropout": 0.1, "activation_dropout": 0.1},
+                         "BartForConditionalGeneration", False, "bart", {"dropout": True},
+                         dict(L=2, L_dec=3, T_max=32, **T5SIZES)),
 }
 
 
@@ -83,7 +99,7 @@ def _measure(cfg, cls, labels):
 def test_activations_equal_saved_tensors_hooks(case):
     cfg, cls, labels, family, flags, sizes = CASES[case]
     measured = _measure(cfg, cls, labels)
-    lengths = dict(T_enc=T_ENC, T_dec=T_DEC) if family == "t5" else dict(T=T_ENC)
+    lengths = dict(T_enc=T_ENC, T_dec=T_DEC) if family in ("t5", "bart") else dict(T=T_ENC)
     buckets = {"buckets": 8} if family == "t5" else {}
     m = symgpt.load(family, B=B, **lengths, **sizes, **flags, **buckets,
                     **({"d_head": 4} if family == "t5" else {}))

@@ -211,7 +211,9 @@ def _saved(s: Setup):
             g = top_group(arch, node)
             copies = arch.activity(node)
             if item.shares.startswith("input") and loop_invariant(arch, producer, node):
-                g, copies = None, arch.activity(producer)  # one tensor shared by every copy
+                # one tensor shared by every copy: made once outside the group, or by the last
+                # copy of another stack (an encoder's output, read by every decoder layer)
+                g, copies = None, sympy.Integer(1)
             key = (tensor, g.name if g else None)
             if key in seen:
                 continue

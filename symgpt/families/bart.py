@@ -58,7 +58,9 @@ def _embed(g, flags, ids, stack, length, *, owner: bool):
         x = g.op(f"{stack}/embed_scale", ops.Scale(sympy.sqrt(d)), x, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
     if flags["positions"] == "learned":
         g.require("le", length - T_max, f"{length} must not exceed T_max, the length of the learned position table")
-        pos = g.op(f"{stack}/embed_positions", ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0),
+        # transformers' BART expands the encoder's positions over the batch; the decoder's are one row
+        pos = g.op(f"{stack}/embed_positions",
+                   ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0, ids="batch" if owner else "range"),
                    ids, role=R.POSITION_EMBEDDING, label="pos_emb")                             # (T, d)
     else:
         pos = g.op(f"{stack}/embed_positions", ops.SinusoidalPositions(d), ids, role=R.POSITION_EMBEDDING,
@@ -77,7 +79,7 @@ def _proj(prefix):
 
 def _ffn_sublayer(g, flags, x, drop):
     f = ffn(g, x, d_model=d, ff=d_ff, names={"up": "fc1", "act": "activation_fn", "down": "fc2"},
-            act=flags["activation"], dropout=drop)
+            act=flags["activation"], dropout=drop, act_dropout=drop)
     x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
     return g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
 

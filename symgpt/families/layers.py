@@ -89,9 +89,10 @@ def activation(name: str) -> ops.Op:
 
 
 def ffn(g, x, *, d_model, ff, names: dict, act: str, bias: bool = True, gated: bool = False,
-        dropout: bool = False) -> str:
+        dropout: bool = False, act_dropout: bool = False) -> str:
     """up -> act -> down (``names``: ``up``, ``act``, ``down``), or with ``gated`` act(gate) ⊙ up
-    -> down (``names`` adds ``gate`` and ``mul``)."""
+    -> down (``names`` adds ``gate`` and ``mul``); ``dropout`` after down, ``act_dropout`` also
+    before it (T5's and BART's FFNs; BERT's and ViT's have none there)."""
     a = activation(act)
     if gated:
         gate = g.op(names["gate"], ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_GATE, label="G")  # (B, T, d_ff)
@@ -101,7 +102,7 @@ def ffn(g, x, *, d_model, ff, names: dict, act: str, bias: bool = True, gated: b
     else:
         u = g.op(names["up"], ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="H")        # (B, T, d_ff)
         u = g.op(names["act"], a, u, role=R.FFN_ACT, label=f"{a.title}(H)")
-    if dropout:
+    if act_dropout:
         u = g.op(names["act"] + "_dropout", ops.Dropout(), u, role=R.DROPOUT)
     o = g.op(names["down"], ops.Linear(ff, d_model, bias=bias), u, role=R.FFN_DOWN, label="ffn_out")   # (B, T, d)
     if dropout:

@@ -58,7 +58,7 @@ def _ffn(g, flags, x, prefix, drop):
     names.update(act=f"{prefix}/DenseReluDense/act", mul=f"{prefix}/DenseReluDense/mul",
                  down=f"{prefix}/DenseReluDense/wo")
     return ffn(g, x, d_model=d, ff=d_ff, names=names, act=flags["activation"], bias=False, gated=gated,
-               dropout=drop)
+               dropout=drop, act_dropout=drop)
 
 
 def _proj(prefix):
