@@ -40,8 +40,7 @@ MODELS = {"gpt2-small": dict(L=12, d=768, h=12, T=1024), "gpt3-175b": dict(L=96,
 # --- children (each prints one JSON line) -----------------------------------------------------
 DERIVE = """
 import json, time
-import sympy, networkx, numpy, symgpt, symgpt.model
-symgpt.model._load_providers()                      # imports: start-up, not derivation
+import sympy, networkx, numpy, symgpt, symgpt.model  # symgpt.model imports every provider
 name, T = {name!r}, {T}
 t0 = time.perf_counter()
 m = symgpt.load(name, B=1, T=T)
@@ -82,7 +81,6 @@ SWEEP = """
 import json, time
 import numpy as np, symgpt, symgpt.model
 from symgpt.sweep import sweep
-symgpt.model._load_providers()
 m = symgpt.load("gpt2", V=50257, T_max=1024, h=64, B=8, T=1024)
 grid = ["L=1:1000", "d=64:64000:64"]                # 1000 x 1000 = 1,000,000 configurations
 times = []

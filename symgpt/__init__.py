@@ -18,12 +18,15 @@ import importlib
 
 from .errors import SymgptError
 
-__all__ = ["SymgptError", "Model", "load", "Quantity", "symbols", "quantity_names", "register_quantity"]
-__version__ = "0.1.0"
+__all__ = ["SymgptError", "Model", "load", "Quantity", "symbols", "quantity_names", "register_quantity",
+           "diagram", "fragment", "document", "scaling_table", "write_report"]
+from .version import __version__  # noqa: E402,F401
 
 #: public name -> the module that defines it (imported lazily, on first access)
 _LAZY = {"Model": "model", "load": "model", "quantity_names": "model", "register_quantity": "model",
-         "Quantity": "quantity", "symbols": "symbols", "query": "query"}
+         "Quantity": "quantity", "symbols": "symbols", "query": "query",
+         "diagram": "render.dot", "fragment": "documents.latex_doc", "document": "documents.latex_doc",
+         "scaling_table": "documents.tables", "write_report": "documents.report"}
 
 
 def __getattr__(name: str):

@@ -1,10 +1,10 @@
 """HF-style ``config.json`` files as models: no network, no weights, no transformers import.
 
-``load_config(path, **overrides)`` reads the JSON object, picks the family by ``model_type``,
-reads the fields that family uses with transformers' defaults for missing ones (taken from
-transformers' configuration classes), and returns a :class:`~symgpt.model.Model` named after
-the file. A field it does not understand is named in ``model.notes``, never guessed at; fields
-that do not change any count (token ids, dtypes, epsilons, RoPE bases) stay silent. Faults are
+``read_config(cfg, name)`` reads the JSON object, picks the family by ``model_type`` and reads
+the fields that family uses, with transformers' defaults for missing ones (taken from
+transformers' configuration classes); ``symgpt.model.from_config`` makes the Model of it. A field
+it does not understand is named in the notes, never guessed at; fields that do not change any
+count (token ids, dtypes, epsilons, RoPE bases) stay silent. Faults are
 one-line :class:`SymgptError` messages.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import SymgptError
 from .hfreaders import READERS
@@ -104,7 +105,11 @@ class Fields:
         return f
 
     def activation(self, key, default):
-        name = self.str(key, default)
+        return self.activation_named(key, self.str(key, default))
+
+    def activation_named(self, key, name):
+        """The activation flag for an HF activation *name* read from field *key* (T5 spells it
+        inside ``feed_forward_proj``); an unknown one is noted and counted as silu."""
         if name not in ACTIVATIONS:
             self.notes.append(f"{key} {name!r} is not modelled: counted as silu (only elementwise costs differ)")
             return "silu"
@@ -147,10 +152,19 @@ def _json_kind(value) -> str:
     return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
-def from_dict(cfg: dict, name: str, source: str = "", /, **overrides):
-    """A :class:`Model` from an already parsed config object (``name`` is kept as data)."""
+class ConfigModel(NamedTuple):
+    """What a config.json says: the family, its flags and sizes, and notes on what was not
+    understood. ``symgpt.model.from_config`` turns it into a Model."""
+
+    family: str
+    flags: dict
+    sizes: dict
+    notes: tuple[str, ...]
+
+
+def read_config(cfg: dict, name: str, source: str = "") -> ConfigModel:
+    """The family, flags, sizes and notes of an already parsed config object."""
     from .families.base import family as get_family
-    from .model import Model, _split
 
     where = printable(source or name)
     if not isinstance(cfg, dict):
@@ -175,17 +189,14 @@ def from_dict(cfg: dict, name: str, source: str = "", /, **overrides):
     fam = get_family(fam_name)
     if sizes.get("h_kv") == sizes["h"] and not fam.flags.get("gqa"):
         del sizes["h_kv"]  # plain multi-head attention: keep h_kv out of the formulas
-    o_flags, o_sizes = _split(fam, overrides)
-    return Model(name, fam, {**flags, **o_flags}, {**sizes, **o_sizes}, source=source or None,
-                 notes=tuple(notes))
+    return ConfigModel(fam_name, flags, sizes, tuple(notes))
 
 
-def load_config(path: Path, /, **overrides):
-    """The model of the HF-style ``config.json`` at *path* (or in the folder *path*, as a
-    checkpoint folder holds it), named after the file's stem (the folder's name for a folder)."""
+def locate(path: Path) -> tuple[Path, str]:
+    """The ``config.json`` at *path* (or in the folder *path*, as a checkpoint folder holds it)
+    and the model's name: the file's stem (the folder's name for a folder)."""
     path = Path(path)
     name = path.stem
     if path.is_dir() and (path / "config.json").is_file():
         path, name = path / "config.json", path.resolve().name
-    cfg = read_json(path)
-    return from_dict(cfg, name or "config", str(path), **overrides)
+    return path, name or "config"

@@ -28,9 +28,7 @@ def _head(f: Fields, table: dict[str, str], default: str) -> str:
     name = arch[0]
     if name in table:
         return table[name]
-    from .hfconfig import printable
-
-    f.notes.append(f"architectures {printable(name, 60)!r}: its task head is not modelled; counted "
+    f.notes.append(f"architectures {name[:60]!r}: its task head is not modelled; counted "
                    f"with head={default} (set --head to choose)")
     return default
 
@@ -103,16 +101,12 @@ def t5(f: Fields):
     if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated"):
         raise SymgptError(f"{f.where}: feed_forward_proj {proj!r} is not 'ACT' or 'gated-ACT'")
     act = "gelu_new" if proj == "gated-gelu" else parts[-1]  # transformers' backward-compatible reading
-    from .hfconfig import ACTIVATIONS
-
-    if act not in ACTIVATIONS:
-        raise SymgptError(f"{f.where}: feed_forward_proj activation {act!r} is not supported")
     f.used.update({"dense_act_fn", "is_gated_act", "n_positions", "relative_attention_max_distance",
                    "dropout_rate", "initializer_factor", "output_past", "classifier_dropout"})
     tie = f.bool("tie_word_embeddings", None)
     # transformers' "gelu_new" is its own composite tanh-GELU (same function, more tensors saved)
     flags = {"ffn": "gated" if len(parts) == 2 else "mlp",
-             "activation": "gelu_new" if act == "gelu_new" else ACTIVATIONS[act],
+             "activation": "gelu_new" if act == "gelu_new" else f.activation_named("feed_forward_proj", act),
              "buckets": f.int("relative_attention_num_buckets", 32),
              # transformers 5 always ties T5's head; tie_word_embeddings=false only drops the rescale
              "tied": True, "head_scale": tie is not False,

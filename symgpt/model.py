@@ -10,7 +10,6 @@ True
 
 from __future__ import annotations
 
-import importlib
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Mapping
@@ -22,35 +21,47 @@ from .errors import SymgptError
 from .families.base import Family, family as get_family, families
 from .graph import Arch
 from .presets import Preset, PRESETS, preset as get_preset
+from .derive import active, flops, memory, time
+from .derive.params import params as _params
+from .derive.shapes import TensorShape, trace
 from .quantity import Quantity, evaluate
 from .symbols import CANONICAL, LENGTHS, MEANING
 
-#: modules that register quantity providers (imported on first use of Model.quantity)
-PROVIDER_MODULES = ("symgpt.derive.flops", "symgpt.derive.memory", "symgpt.derive.active")
+#: quantity name -> ``provider(model, **options) -> Quantity``, in the order they are listed
+#: (``params`` is ``Model.params``). An explicit table: a provider that is missing is an
+#: ImportError when this module is imported.
+QUANTITIES = {
+    "flops.forward": flops.forward,
+    "flops.backward": flops.backward,
+    "flops.train": flops.train,
+    "time.step": time.step,
+    "time.throughput": time.throughput,
+    "time.mfu": time.mfu,
+    "time.training": time.training,
+    "loss.initial": time.initial_loss,
+    "memory.weights": memory.weights,
+    "memory.gradients": memory.gradients,
+    "memory.optimizer": memory.optimizer,
+    "memory.activations": memory.activations,
+    "memory.logits": memory.logits,
+    "memory.kv_cache": memory.kv_cache,
+    "memory.total": memory.total,
+    "params.active": active.active,
+}
 
-_PROVIDERS: dict[str, object] = {}
+_PROVIDERS: dict[str, object] = dict(QUANTITIES)
 
 
 def register_quantity(name: str, provider) -> None:
-    """Register ``provider(model, **options) -> Quantity`` for quantity *name* (loud on duplicates)."""
-    if name in _PROVIDERS:
+    """Add ``provider(model, **options) -> Quantity`` as quantity *name* (your own quantity, next
+    to the built-in ones of ``QUANTITIES``; a name taken already raises)."""
+    if name in _PROVIDERS or name == "params":
         raise SymgptError(f"quantity {name!r} is registered twice")
     _PROVIDERS[name] = provider
 
 
 def quantity_names() -> list[str]:
-    _load_providers()
     return list(_PROVIDERS)
-
-
-@lru_cache(maxsize=1)
-def _load_providers() -> None:
-    for mod in PROVIDER_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
 
 
 @lru_cache(maxsize=512)
@@ -171,9 +182,7 @@ class Model:
     @cached_property
     def params(self) -> Quantity:
         """The exact parameter count, with its breakdown by op path."""
-        from .derive.params import params
-
-        return params(self.arch, self.bindings)
+        return _params(self.arch, self.bindings)
 
     def quantity(self, name: str, /, **options) -> Quantity:
         """Any registered quantity by name: ``params``, ``flops.forward``, ``memory.total``, ..."""
@@ -181,7 +190,6 @@ class Model:
             if options:
                 raise SymgptError(f"params takes no options, got {', '.join(options)}")
             return self.params
-        _load_providers()
         try:
             provider = _PROVIDERS[name]
         except KeyError:
@@ -200,19 +208,11 @@ class Model:
 
     def shapes(self, /, **values: int):
         """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""
-        from .derive.shapes import TensorShape, trace
-
         m = self.with_(**values) if values else self
         m._check_constraints(strict=True)
         b = m.bindings
         return [TensorShape(t.name, t.label, t.op, tuple(s.xreplace(b) for s in t.shape), t.group)
                 for t in trace(m.arch)]
-
-    def diagram(self, **options):
-        """The compute graph as a Graphviz diagram (shows inline in notebooks: ``_repr_svg_``)."""
-        from .render.dot import diagram
-
-        return diagram(self, **options)
 
     def value(self, expr: sympy.Expr):
         """The exact value of any expression over the canonical symbols at this model's sizes."""
@@ -241,6 +241,18 @@ def _split(fam: Family, overrides: Mapping[str, object]):
     return flags, sizes
 
 
+def from_config(cfg: dict, name: str, source: str = "", /, **overrides) -> Model:
+    """A :class:`Model` from an already parsed HF-style config object (``name`` is kept as data);
+    keyword overrides as in :func:`load`."""
+    from .hfconfig import read_config
+
+    spec = read_config(cfg, name, source)
+    fam = get_family(spec.family)
+    o_flags, o_sizes = _split(fam, overrides)
+    return Model(name, fam, {**spec.flags, **o_flags}, {**spec.sizes, **o_sizes}, source=source or None,
+                 notes=spec.notes)
+
+
 def load(model, /, **overrides) -> Model:
     """Load a preset (``"gpt2-small"``), a family (``"gpt2"``: all sizes symbolic), or a path to an
     HF-style ``config.json``; keyword overrides set flags (``tied=False``) and bind symbols
@@ -248,9 +260,10 @@ def load(model, /, **overrides) -> Model:
     if isinstance(model, Model):
         return model.with_(**overrides) if overrides else model
     if isinstance(model, Path) or (isinstance(model, str) and (model.endswith(".json") or "/" in model)):
-        from .hfconfig import load_config
+        from .hfconfig import locate, read_json
 
-        return _check_conflicts(load_config(Path(model), **overrides), overrides)
+        path, name = locate(Path(model))
+        return _check_conflicts(from_config(read_json(path), name, str(path), **overrides), overrides)
     if not isinstance(model, str):
         raise SymgptError(f"a model is a preset name or a path to a config.json, got {type(model).__name__}")
     if model in PRESETS:

@@ -29,6 +29,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+import sympy
+
 from .errors import SymgptError
 from .notation_profiles import PROFILES
 from .symbols import CANONICAL, MEANING
@@ -149,6 +151,13 @@ class Notation:
     def symbol_names(self) -> dict:
         """The ``symbol_names`` argument of ``sympy.latex``."""
         return {CANONICAL[k]: v for k, v in self.symbols.items()}
+
+    def latex(self, expr) -> str:
+        """*expr* as LaTeX math in this notation (highest degree first, ``12 L d^{2} + ...``)."""
+        if isinstance(expr, int):
+            expr = sympy.Integer(expr)
+        return sympy.latex(expr, symbol_names=self.symbol_names, order="lex", mul_symbol=None,
+                           ln_notation=True)
 
     def legend(self, names) -> list[tuple[str, str]]:
         """(LaTeX symbol, meaning) for each canonical name in *names*, in canonical order."""

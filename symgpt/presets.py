@@ -6,23 +6,10 @@ says so in ``note`` instead of silently picking (conventions.md §9.10).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping
-
 from .errors import SymgptError
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    family: str
-    sizes: Mapping[str, int]
-    flags: Mapping[str, object] = field(default_factory=dict)
-    source: str = ""
-    note: str = ""
-    #: constraint messages not enforced at load time because the published row breaks them
-    #: (they are enforced when concrete shapes are asked for)
-    waive: tuple[str, ...] = ()
+from .preset import Preset
+from .presets_decoder import ROWS as DECODER_ROWS
+from .presets_encdec import ROWS as ENCDEC_ROWS
 
 
 def _gpt2(name, L, h, d, source, note=""):
@@ -56,13 +43,15 @@ _TABLE: tuple[Preset, ...] = (
     _gpt3("gpt3-175b", 96, 96, 12288),
 )
 
-PRESETS: dict[str, Preset] = {p.name: p for p in _TABLE}
-if len(PRESETS) != len(_TABLE):
+#: every preset: GPT-2's and GPT-3's above, then the decoder families' (``presets_decoder``), then
+#: the encoders', encoder--decoders' and ViT's (``presets_encdec``)
+PRESETS: dict[str, Preset] = {p.name: p for p in (*_TABLE, *DECODER_ROWS, *ENCDEC_ROWS)}
+if len(PRESETS) != len(_TABLE) + len(DECODER_ROWS) + len(ENCDEC_ROWS):
     raise SymgptError("duplicate preset name in the preset table")
 
 
 def register_preset(preset: Preset) -> Preset:
-    """Add a preset (used by other modules' tables); a duplicate name raises."""
+    """Add a preset of your own; a duplicate name raises."""
     if preset.name in PRESETS:
         raise SymgptError(f"preset {preset.name!r} is defined twice")
     PRESETS[preset.name] = preset
@@ -81,7 +70,3 @@ def preset(name: str) -> Preset:
         raise SymgptError(
             f"unknown model {shown}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"
         ) from None
-
-
-from . import presets_decoder  # noqa: E402,F401  (registers the decoder families' presets)
-from . import presets_encdec  # noqa: E402,F401  (registers the encoder / encoder-decoder presets)

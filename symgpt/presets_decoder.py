@@ -4,7 +4,7 @@ GPT-NeoX/Pythia, OPT): data rows, each with its source. Every row equals the mod
 
 from __future__ import annotations
 
-from .presets import Preset, register_preset
+from .preset import Preset
 
 _HF = "its config.json on the Hugging Face Hub"
 
@@ -58,6 +58,3 @@ ROWS: tuple[Preset, ...] = (
            source="Zhang et al. 2022 (OPT), Table 1; facebook/opt-125m " + _HF,
            note="the learned position table has T_max + 2 rows (OPT's offset)"),
 )
-
-for _p in ROWS:
-    register_preset(_p)

@@ -5,7 +5,7 @@ Transformer's rows come from its paper."""
 
 from __future__ import annotations
 
-from .presets import Preset, register_preset
+from .preset import Preset
 
 _HF = "its config.json on the Hugging Face Hub"
 _VASWANI = ("Vaswani et al. 2017 (Attention Is All You Need), Table 3; shared source-target "
@@ -49,6 +49,3 @@ ROWS: tuple[Preset, ...] = (
     Preset("transformer-big", "transformer", {"L": 6, "L_dec": 6, "h": 16, "d": 1024, "d_ff": 4096, "V": 37000},
            source=_VASWANI, note=_VOCAB_NOTE.format(paper="213M", exact="214,245,376")),
 )
-
-for _p in ROWS:
-    register_preset(_p)

@@ -132,6 +132,14 @@ class Quantity:
         return f"<{self.name}: {self.expr}{shown}>"
 
     def _repr_latex_(self) -> str:
-        from .render.latex_repr import quantity_latex
+        """Rendered math in notebooks: the expression in the default notation and, when bound,
+        its exact value (``... = 124{,}439{,}808``)."""
+        from .notation import notation
+        from .numtext import group
 
-        return quantity_latex(self)
+        nota = notation()
+        body = nota.latex(self.expr)
+        v = self.value
+        if v is not None:
+            body += " = " + (group(int(v)) if v.is_Integer else nota.latex(v))
+        return f"$\\displaystyle {body}$"

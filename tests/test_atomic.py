@@ -15,19 +15,20 @@ import pytest
 import symgpt
 from symgpt import io as sio
 from symgpt.errors import SymgptError
-from symgpt.report import write_report
+from symgpt.documents.report import write_report
+from symgpt.documents.reportparts import core as core_part
 
 from attacks import check_cli, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ("symgpt.reportparts.core",)  # the JSON/Markdown part: enough to test the swap, and fast
+CORE = (core_part,)  # the JSON/Markdown part: enough to test the swap, and fast
 
 
 @pytest.fixture(autouse=True)
 def core_parts_only(monkeypatch):
-    import symgpt.report
+    import symgpt.documents.report
 
-    monkeypatch.setattr(symgpt.report, "REPORT_PARTS", CORE)
+    monkeypatch.setattr(symgpt.documents.report, "REPORT_PARTS", CORE)
 
 
 def tree(folder: Path) -> dict:
@@ -127,7 +128,7 @@ def test_report_crash_mid_write_keeps_previous_report(tmp_path, monkeypatch):
     out = tmp_path / "rep"
     write_report(symgpt.load("gpt2-small"), out, pdf=False)
     before = tree(out)
-    import symgpt.reportparts.core as core
+    import symgpt.documents.reportparts.core as core
 
     real = core.write
 
@@ -196,10 +197,10 @@ def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
 # --- SIGKILL: a real process killed mid-write ----------------------------------------------------
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import symgpt, symgpt.io as sio, symgpt.report
-    from symgpt.report import write_report
-    symgpt.report.REPORT_PARTS = ("symgpt.reportparts.core",)
-    import symgpt.reportparts.core as core
+    import symgpt, symgpt.io as sio, symgpt.documents.report
+    from symgpt.documents.report import write_report
+    import symgpt.documents.reportparts.core as core
+    symgpt.documents.report.REPORT_PARTS = (core,)
     where, out = sys.argv[1], sys.argv[2]
     def die(*a, **k):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -18,7 +18,7 @@ from symgpt import roles
 from symgpt.cli import main
 from symgpt.query import compare, crossover, dominance, rule
 from symgpt.render.dot import dot_text
-from symgpt.render.latex_doc import fragment, label_key
+from symgpt.documents.latex_doc import fragment, label_key
 from symgpt.render.latex_numbers import tex_int
 from symgpt.symbols import T_dec, T_enc
 

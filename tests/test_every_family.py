@@ -24,8 +24,8 @@ from helpers import pdf_words
 from symgpt.cli import main
 from symgpt.families import families
 from symgpt.query import compare, crossover, dominance, rule
-from symgpt.render.dot import dot_text
-from symgpt.render.latex_doc import fragment, label_key, preamble
+from symgpt.render.dot import diagram, dot_text
+from symgpt.documents.latex_doc import fragment, label_key, preamble
 from symgpt.render.latex_escape import tex_escape
 from symgpt.render.latex_numbers import tex_int
 from symgpt.symbols import T
@@ -126,7 +126,7 @@ def test_dot(family):
     for g in m.arch.groups:
         assert f'subgraph "cluster_{g}"' in dot, g
     assert f"total {int(m.params.value):,}" in dot
-    assert m.diagram().dot == dot
+    assert diagram(m).dot == dot
 
 
 @pytest.mark.parametrize("family", FAMILIES)

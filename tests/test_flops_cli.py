@@ -106,7 +106,7 @@ def test_errors_are_one_line(capsys, argv, message):
 def test_report_costs_part(tmp_path):
     import symgpt
 
-    from symgpt.reportparts import costs
+    from symgpt.documents.reportparts import costs
 
     m = symgpt.load("gpt2-small", B=8, T=1024)
     files = costs.write(m, tmp_path)

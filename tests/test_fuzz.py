@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symgpt
-import symgpt.report
+import symgpt.documents.report
+import symgpt.documents.reportparts.core
 from symgpt import exprparse
 from symgpt.errors import SymgptError
 
@@ -38,12 +39,12 @@ def in_scratch_folder():
     old = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
-        saved = symgpt.report.REPORT_PARTS
-        symgpt.report.REPORT_PARTS = ("symgpt.reportparts.core",)
+        saved = symgpt.documents.report.REPORT_PARTS
+        symgpt.documents.report.REPORT_PARTS = (symgpt.documents.reportparts.core,)
         try:
             yield Path(tmp)
         finally:
-            symgpt.report.REPORT_PARTS = saved
+            symgpt.documents.report.REPORT_PARTS = saved
             os.chdir(old)
 
 
@@ -140,7 +141,7 @@ def test_fuzz_config_objects(model_type, fields):
     import signal
 
     from attacks import Hang, _on_alarm
-    from symgpt.hfconfig import from_dict
+    from symgpt.model import from_config as from_dict
 
     cfg = {"model_type": model_type, **fields}
     previous = signal.signal(signal.SIGALRM, _on_alarm)

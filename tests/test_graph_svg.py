@@ -167,7 +167,7 @@ def test_dot_failure_is_one_clear_error():
 
 
 def test_report_part(tmp_path):
-    from symgpt.reportparts import graph
+    from symgpt.documents.reportparts import graph
 
     m = symgpt.load("gpt2-small", B=8, T=1024)
     assert graph.write(m, tmp_path) == ["graph.dot", "graph.svg"]

@@ -9,7 +9,8 @@ import pytest
 import symgpt
 from symgpt import SymgptError
 from symgpt.cli import main
-from symgpt.hfconfig import READERS, from_dict
+from symgpt.hfconfig import READERS
+from symgpt.model import from_config as from_dict
 
 from oracles.measure import hf_param_count
 

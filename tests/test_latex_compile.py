@@ -14,8 +14,8 @@ import pytest
 
 import helpers
 import symgpt
-from symgpt.render.latex_doc import document, preamble
-from symgpt.report import report_model
+from symgpt.documents.latex_doc import document, preamble
+from symgpt.documents.report import report_model
 
 ROOT = Path(__file__).resolve().parents[1]
 WEIRD = "my_model&v2%#$"

@@ -7,9 +7,9 @@ import re
 import pytest
 
 import symgpt
-from symgpt.render.latex_doc import fragment
-from symgpt.render.tables import scaling_table
-from symgpt.report import report_model
+from symgpt.documents.latex_doc import fragment
+from symgpt.documents.tables import scaling_table
+from symgpt.documents.report import report_model
 
 
 def g(n: int) -> str:

@@ -18,10 +18,11 @@ import pytest
 
 import symgpt
 from helpers import pdf_words
+from symgpt import roles
 from symgpt.cli import main
 from symgpt.notation import notation
-from symgpt.render.latex_doc import document, fragment
-from symgpt.render.latex_steps import steps
+from symgpt.documents.latex_doc import document, fragment
+from symgpt.documents.latex_steps import steps
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_seed001_steps_and_shapes(seed):
     assert _op(s2, "add")["out"].dims == (3, 768)
     s3 = _step(seed, 3)
     assert _op(s3, "layernorm")["out"].dims == (3, 768)
-    qkv = _op(s3, "linear", "attention/qkv")
+    qkv = _op(s3, "linear", roles.QKV)
     assert qkv["weight"].dims == (768, 2304) and qkv["out"].dims == (3, 2304)
     split = _op(s3, "slice")
     assert split["count"] == "three" and split["same"] and split["out"].dims == (3, 768)
@@ -62,18 +63,18 @@ def test_seed001_steps_and_shapes(seed):
     assert (att["scale"]["under"], att["scale"]["root"]) == ("64", "8") and att["causal"]
     s6 = _step(seed, 6)
     assert _op(s6, "merge_heads")["out"].dims == (3, 768) and _op(s6, "merge_heads")["heads"] == "12"
-    proj = _op(s6, "linear", "attention/proj")
+    proj = _op(s6, "linear", roles.OUT)
     assert proj["weight"].dims == (768, 768) and proj["out"].dims == (3, 768)
     s7 = _op(_step(seed, 7), "add")
     assert s7["names"] == ["x_1"] and s7["args"] == ["x_0", r"\text{attn\_output}"]
     s8 = _step(seed, 8)
-    up, down = _op(s8, "linear", "ffn/up"), _op(s8, "linear", "ffn/down")
+    up, down = _op(s8, "linear", roles.FFN_UP), _op(s8, "linear", roles.FFN_DOWN)
     assert (up["width_in"], up["width_out"], up["weight"].dims) == ("768", "3{,}072", (768, 3072))
     assert down["width_out"] == "768" and down["out"].dims == (3, 768)
     assert _op(_step(seed, 9), "add")["names"] == ["x_2"]
     rep = _step(seed, 10)
     assert (rep["last"], rep["layers_to"], rep["more"]) == ("20", "12", "11")
-    head = _op(_step(seed, 22), "linear", "lm_head")
+    head = _op(_step(seed, 22), "linear", roles.HEAD)
     assert head["tied"] and head["weight"].dims == (768, 50257)
     assert head["out"].dims == (3, 50257) and head["last"].dims == (50257,)
 

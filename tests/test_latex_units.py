@@ -138,8 +138,8 @@ def test_unknown_profile_and_bad_json(tmp_path):
 
 def test_notebook_reprs():
     import symgpt
-    from symgpt.render.latex_doc import derivation
-    from symgpt.render.tables import scaling_table
+    from symgpt.documents.latex_doc import derivation
+    from symgpt.documents.tables import scaling_table
 
     m = symgpt.load("gpt2-small")
     assert m.params._repr_latex_() == \
@@ -156,8 +156,8 @@ def test_notebook_reprs():
 ])
 def test_other_families_render(name, needles):
     import symgpt
-    from symgpt.render.latex_doc import document
-    from symgpt.report import report_model
+    from symgpt.documents.latex_doc import document
+    from symgpt.documents.report import report_model
 
     tex = document(report_model(symgpt.load(name)))
     for n in needles:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import symgpt
-import symgpt.report
+import symgpt.documents.report
+import symgpt.documents.reportparts.core
 from symgpt.errors import SymgptError
 
 from attacks import (INERT, base_argv, check_api_error, check_cli, code_guard, commands,
@@ -34,7 +35,7 @@ SAMPLE = [s for s in INERT if s in {
 def sandbox(tmp_path, monkeypatch):
     """Run in an empty folder (outputs land there); the report writes its core part only."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(symgpt.report, "REPORT_PARTS", ("symgpt.reportparts.core",))
+    monkeypatch.setattr(symgpt.documents.report, "REPORT_PARTS", (symgpt.documents.reportparts.core,))
     markers = tmp_path / "markers"
     markers.mkdir()
     return markers

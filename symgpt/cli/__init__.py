@@ -5,18 +5,23 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 
 from ..errors import SymgptError
+from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_html, cmd_latex,
+               cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
+               cmd_table, cmd_time)
 
-#: commands in the order ``--help`` lists them; a module not present is simply not offered
-COMMANDS = (
-    "models", "params", "shapes", "flops", "memory", "time",
-    "rule", "dominance", "crossover", "compare", "check",
-    "latex", "table", "graph", "sweep", "report",
-)
+#: command name -> its module, in the order ``--help`` lists them (an explicit table: a missing
+#: module is an ImportError here; the modules' top levels import no engine)
+COMMANDS = {
+    "models": cmd_models, "params": cmd_params, "shapes": cmd_shapes, "flops": cmd_flops,
+    "memory": cmd_memory, "time": cmd_time,
+    "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
+    "check": cmd_check,
+    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep, "report": cmd_report,
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +40,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its
     arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
     then imports no command's option helpers, hence no engine)."""
-    from .. import __version__
+    from ..version import __version__
 
     parser = _Parser(
         prog="symgpt",
@@ -46,13 +51,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"symgpt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"{__name__}.cmd_{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}.cmd_{name}":
-                continue
-            raise
+    for name, mod in COMMANDS.items():
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         if only is None or name == only:
             mod.add_arguments(p)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import re
 
+from . import choices
+
 _OPTION_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
-_NOT_OPTIONS = frozenset({"self", "name", "model", "part", "per_block_"})  # select()'s own
+_NOT_OPTIONS = frozenset({"self", "name", "model", "part", "per_block_", "roles"})  # select()'s own
 
 
 def _short(text, limit: int = 60) -> str:
@@ -16,16 +18,16 @@ def _short(text, limit: int = 60) -> str:
 
 
 def add_quantity(p: argparse.ArgumentParser) -> None:
-    p.add_argument("quantity", metavar="QUANTITY",
-                   help="params, flops.forward, flops.train, memory.activations, ... "
-                   "(symgpt.quantity_names())")
+    p.add_argument("quantity", metavar="QUANTITY", help="one of " + choices.listed(choices.QUANTITIES))
     p.add_argument("--part", metavar="PATH[,PATH...]",
-                   help="restrict to breakdown entries under these path prefixes "
-                   "(blocks, blocks/attention/scores,blocks/attention/values, lm_head)")
+                   help="restrict to breakdown entries under these path prefixes, as the "
+                   "model names its nodes ('symgpt params MODEL' lists them; GPT-2: blocks, "
+                   "blocks/attention/scores,blocks/attention/values, lm_head)")
     p.add_argument("--per-block", action="store_true",
-                   help="divide by the number of blocks (needs a part inside 'blocks')")
-    p.add_argument("--convention", metavar="NAME", help="counting convention of FLOPs/memory "
-                   "(default, kaplan, chinchilla, megatron, ...)")
+                   help="divide by the number of layers of the stack the part lies in (one layer; "
+                   "with several stacks, --part picks one)")
+    p.add_argument("--convention", metavar="NAME", help="counting convention of FLOPs/memory: "
+                   + choices.listed(choices.CONVENTIONS))
     p.add_argument("--per", metavar="UNIT", help="FLOPs per batch, sequence or token")
     p.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="any other option of the quantity (precision=bf16, recompute=full); "

@@ -25,7 +25,8 @@ def add_arguments(p):
 
 def run(args) -> int:
     from ._query_args import check_text_args
-    from ..query import crossover, outside, per_block, restrict, select, shift
+    from ..query import by_role, crossover, outside, per_block, restrict, select, shift
+    from ..query.selection import stack_for
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import crossover_json
     from ..render.query_text import crossover_text
@@ -34,8 +35,9 @@ def run(args) -> int:
     check_text_args(args)
     m = load_model(args)
     base = select(m, args.quantity, None, False, **options(args))
-    if args.per_block:  # one block: --part and --against are paths inside it
-        base = per_block(restrict(base, "blocks"), m)
+    if args.per_block:  # one layer of the stack --part lies in: --part and --against are inside it
+        stack = stack_for(restrict(base, args.part) if args.part else base, m)
+        base = per_block(by_role(base, m, [stack]), m)
     c = crossover(base, args.symbol, part=args.part, against=args.against)
     whole = moved = None
     if args.part and not args.against:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_model, emit, load_model
 
 HELP = "the computation graph as a diagram (svg, png, pdf via Graphviz, or DOT text)"
@@ -19,16 +20,17 @@ def add_arguments(p):
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write here (atomically); the format defaults to the suffix "
                    "(.svg, .png, .pdf, .dot)")
-    p.add_argument("--format", choices=("svg", "png", "pdf", "dot"),
+    p.add_argument("--format", choices=choices.GRAPH_FORMATS,
                    help="output format (default: the suffix of -o, else dot on stdout); "
                    "svg, png and pdf need Graphviz's dot program")
-    p.add_argument("--color-by", choices=("params", "flops", "memory", "none"), default="params",
+    p.add_argument("--color-by", choices=choices.COLOR_BY, default="params",
                    help="colour each op by its share of parameters (default), forward FLOPs or "
                    "activation memory")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
     p.add_argument("--convention", metavar="NAME",
-                   help="FLOP and memory counting convention (default: the default convention)")
+                   help="FLOP and memory counting convention: " + choices.listed(choices.CONVENTIONS) +
+                   " (default: default)")
 
 
 def run(args) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_model, emit, load_model
 
 HELP = "LaTeX tables, derivations and figures of a model, in your notation"
@@ -15,19 +16,18 @@ DESCRIPTION = (
 
 
 def add_arguments(p):
-    from ..render.latex_doc import WHATS
-
     add_model(p)
-    p.add_argument("--what", action="append", metavar="PART", choices=WHATS,
-                   help=f"what to typeset (repeatable; default: all): {', '.join(WHATS)}")
+    p.add_argument("--what", action="append", metavar="PART", choices=choices.LATEX_PARTS,
+                   help=f"what to typeset (repeatable; default: all): {choices.listed(choices.LATEX_PARTS)}")
     p.add_argument("--notation", metavar="NAME|FILE", default=None,
-                   help="notation profile: default, megatron, kaplan, raschka, or a profile file "
+                   help=f"notation profile: {choices.listed(choices.NOTATIONS)}, or a profile file "
                    "(JSON or 'symbol = latex' lines)")
-    p.add_argument("--numbers", choices=("sci", "exact", "short"), default="sci",
+    p.add_argument("--numbers", choices=choices.NUMBER_STYLES, default="sci",
                    help="how FLOP counts print: 1.772 \\times 10^{10} (sci), 17{,}716{,}740{,}096 (exact), "
                    "17.72\\,\\mathrm{B} (short); parameter counts are always exact")
     p.add_argument("--digits", type=int, default=4, metavar="N", help="significant digits of rounded numbers (default 4)")
-    p.add_argument("--convention", default=None, help="FLOP counting convention (default, kaplan, chinchilla, ...)")
+    p.add_argument("--convention", default=None, metavar="NAME",
+                   help=f"FLOP counting convention: {choices.listed(choices.CONVENTIONS)}")
     p.add_argument("--standalone", action="store_true", help="a complete document instead of fragments")
     p.add_argument("--preamble", action="store_true", help="print the packages the fragments need and exit")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
@@ -38,8 +38,8 @@ def run(args) -> int:
 
     from ..io import write_atomic
     from ..notation import notation
-    from ..render.latex_doc import document, fragment, preamble
-    from ..report import report_model
+    from ..documents.latex_doc import document, fragment, preamble
+    from ..documents.report import report_model
 
     if args.preamble:
         text = preamble()
@@ -55,9 +55,9 @@ def run(args) -> int:
             raise SymgptError(f"--digits must be 1..12, got {args.digits}")
         opts = {"flops": {"numbers": args.numbers, "digits": args.digits, "convention": args.convention}}
         if args.standalone:
-            text = document(m, what, nota, skip_unavailable=(what == ["all"]), **opts)
+            text = document(m, what, nota, **opts)
         else:
-            text = fragment(m, what if what != ["all"] else _available(m), nota, **opts)
+            text = fragment(m, what, nota, **opts)
     if args.output:
         write_atomic(Path(args.output), text)
         emit(f"wrote {args.output}")
@@ -65,8 +65,3 @@ def run(args) -> int:
         emit(text)
     return 0
 
-
-def _available(m):
-    from ..render.latex_doc import ALIASES, available
-
-    return [w for w in ALIASES["all"] if available(w, m)]

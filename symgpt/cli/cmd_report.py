@@ -16,7 +16,7 @@ def add_arguments(p):
 def run(args) -> int:
     from pathlib import Path
 
-    from ..report import safe_name, write_report
+    from ..documents.report import safe_name, write_report
 
     m = load_model(args)
     out = Path(args.output) if args.output else Path("output") / safe_name(m.name)

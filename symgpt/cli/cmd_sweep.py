@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_model
 
 HELP = "evaluate quantities exactly over a grid of sizes (CSV), with filters and top-K"
@@ -13,15 +14,19 @@ DESCRIPTION = (
     "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total"
 )
 
-#: options passed to the quantities that accept them (as 'symgpt flops' / 'symgpt memory' take them)
+#: options passed to the quantities that accept them (as 'symgpt flops' / 'symgpt memory' take them);
+#: a value is checked against the engine's choices when parsed (``choices.X.parse``), and the help
+#: names no choice so that 'symgpt sweep --help' imports no engine
 _QUANTITY_OPTIONS = (
     ("--convention", "convention", str, "NAME", "counting convention (see 'symgpt flops --help')"),
-    ("--recompute", "recompute", str, "POLICY", "activation recomputation: none, selective, full"),
-    ("--per", "per", str, "UNIT", "FLOPs per batch, sequence or token (flops.*)"),
-    ("--precision", "precision", str, "POLICY", "fp32, bf16, fp16, mixed-bf16, mixed-fp16 (memory.*)"),
-    ("--optimizer", "optimizer", str, "NAME", "sgd, momentum, adam, adamw, adam8bit (memory.*)"),
-    ("--attention", "attention", str, "IMPL", "attention implementation: eager, flash (memory.*)"),
-    ("--zero", "zero", int, "STAGE", "ZeRO stage 0-3 (memory.*, per device)"),
+    ("--recompute", "recompute", choices.RECOMPUTE.parse, "POLICY",
+     "activation recomputation (see 'symgpt flops --help')"),
+    ("--per", "per", choices.PER.parse, "UNIT", "FLOPs per batch, sequence or token (flops.*)"),
+    ("--precision", "precision", choices.PRECISIONS.parse, "POLICY",
+     "precision policy (memory.*; see 'symgpt memory --help')"),
+    ("--optimizer", "optimizer", choices.OPTIMIZERS.parse, "NAME", "optimizer (memory.*; see 'symgpt memory --help')"),
+    ("--attention", "attention", choices.ATTENTION.parse, "IMPL", "attention implementation (memory.*)"),
+    ("--zero", "zero", choices.ZERO_STAGES.parse, "STAGE", "ZeRO stage (memory.*, per device)"),
     ("--dp", "dp", int, "N", "data-parallel ranks (memory.*, with --zero)"),
     ("--tp", "tp", int, "N", "tensor-parallel ranks (memory.*)"),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_model, emit, settings
 
 HELP = "a table of models by sizes and quantities (seed 000 §6), as LaTeX, Markdown or CSV"
@@ -12,13 +13,16 @@ def add_arguments(p):
     p.add_argument("--columns", default="L,h,d,d_ff,T_max,params", metavar="COL,...",
                    help="comma-separated symbols (L, d, d_ff, T_max, ...) and quantities "
                    "(params, flops.forward, flops.train, memory.total, ...); default: %(default)s")
-    p.add_argument("--format", choices=("latex", "markdown", "csv"), default="latex")
-    p.add_argument("--numbers", choices=("short", "exact", "sci"), default="short",
+    p.add_argument("--format", choices=choices.TABLE_FORMATS, default="latex")
+    p.add_argument("--numbers", choices=choices.NUMBER_STYLES, default="short",
                    help="how quantities print: 124.4 M (short), 124,439,808 (exact), 1.244e8 (sci); "
                    "CSV always holds exact values")
-    p.add_argument("--notation", metavar="NAME|FILE", default=None, help="notation profile for LaTeX headers")
-    p.add_argument("--convention", default=None, help="FLOP counting convention for flops.* columns")
-    p.add_argument("--per", choices=("batch", "sequence", "token"), default=None, help="FLOPs per ...")
+    p.add_argument("--notation", metavar="NAME|FILE", default=None,
+                   help="notation profile for LaTeX headers: " + choices.listed(choices.NOTATIONS) +
+                   ", or a profile file")
+    p.add_argument("--convention", default=None, metavar="NAME",
+                   help="FLOP counting convention for flops.* columns: " + choices.listed(choices.CONVENTIONS))
+    p.add_argument("--per", choices=choices.PER, default=None, help="FLOPs per ...")
     p.add_argument("--caption", default="", help="table caption (escaped)")
     p.add_argument("--standalone", action="store_true", help="LaTeX: a complete document")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
@@ -29,7 +33,7 @@ def run(args) -> int:
 
     from ..io import write_atomic
     from ..model import load
-    from ..render.tables import scaling_table
+    from ..documents.tables import scaling_table
 
     over = settings(args)
     models = [load(name, **over) for name in args.model]

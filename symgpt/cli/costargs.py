@@ -2,38 +2,37 @@
 
 from __future__ import annotations
 
+from . import choices
 from .common import add_json, add_model
 
 
 def add_convention(p) -> None:
-    from ..conventions import CONVENTIONS
-
     add_model(p)
     add_json(p)
     p.add_argument("--convention", default="default", metavar="NAME",
-                   help="counting convention: " + ", ".join(CONVENTIONS) + " (default: default)")
-    p.add_argument("--recompute", choices=("none", "selective", "full"),
+                   help="counting convention: " + choices.listed(choices.CONVENTIONS) + " (default: default)")
+    p.add_argument("--recompute", choices=choices.RECOMPUTE,
                    help="activation recomputation (default: the convention's)")
 
 
 def add_flops(p) -> None:
-    p.add_argument("--per", choices=("batch", "sequence", "token"),
+    p.add_argument("--per", choices=choices.PER,
                    help="FLOPs per batch (step), per sequence or per token (default: the convention's)")
     p.add_argument("--hardware", action="store_true", default=None,
                    help="count the recomputed forward (hardware FLOPs, HFU) in training FLOPs")
     p.add_argument("--causal", action="store_true", default=None,
                    help="halve the attention matmuls a causal kernel skips")
-    p.add_argument("--attention", choices=("eager", "flash"),
+    p.add_argument("--attention", choices=choices.ATTENTION,
                    help="attention implementation (flash: the backward recomputes Q·Kᵀ, 2.5 × forward)")
 
 
 def add_memory(p) -> None:
-    p.add_argument("--precision", choices=("fp32", "bf16", "fp16", "mixed-bf16", "mixed-fp16"),
+    p.add_argument("--precision", choices=choices.PRECISIONS,
                    help="precision policy (default: the convention's; default convention: fp32)")
-    p.add_argument("--optimizer", default="adamw", choices=("sgd", "momentum", "adam", "adamw", "adam8bit"))
-    p.add_argument("--attention", choices=("eager", "flash"), help="attention implementation")
+    p.add_argument("--optimizer", default="adamw", choices=choices.OPTIMIZERS)
+    p.add_argument("--attention", choices=choices.ATTENTION, help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
-    p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (per-device memory)")
+    p.add_argument("--zero", type=int, default=0, choices=choices.ZERO_STAGES, help="ZeRO stage (per-device memory)")
     p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
     p.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")

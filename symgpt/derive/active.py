@@ -10,7 +10,6 @@ from __future__ import annotations
 import sympy
 
 from ..graph import Arch
-from ..model import register_quantity
 from ..quantity import Quantity
 from .params import parameter_list
 
@@ -31,6 +30,3 @@ def active(model, **options) -> Quantity:
     moe = [g.name for g in arch.groups.values() if g.active != g.repeat]
     notes = (f"groups with fewer copies running than existing: {', '.join(moe)}",) if moe else ()
     return Quantity("params.active", active_breakdown(arch), model.bindings, "parameters", "", notes)
-
-
-register_quantity("params.active", active)

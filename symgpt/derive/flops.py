@@ -12,18 +12,19 @@ overridden by name, e.g. ``causal_halving=True``):
 * ``flops.backward`` [convention, per]
 * ``flops.train``    [convention, per, recompute, hardware]
 
-Breakdowns are keyed by op node path (``blocks/attention/scores``, ``lm_head``); paths under a
-repeated group total all its copies. Ops that cost 0 under the convention are left out.
+Breakdowns are keyed by op node path (GPT-2: ``blocks/attention/scores``, ``lm_head``); paths
+under a repeated group total all its copies. Ops that cost 0 under the convention are left out.
+The LM head a convention may leave out is the op whose role is ``roles.HEAD``.
 """
 
 from __future__ import annotations
 
 import sympy
 
+from .. import roles as _roles
 from ..conventions import Convention, check_choice, convention, PER, RECOMPUTE
 from ..errors import SymgptError
 from ..graph import Arch
-from ..model import register_quantity
 from ..ops.base import Work
 from ..quantity import Quantity
 from ..symbols import B, T
@@ -44,14 +45,17 @@ def resolve(name=None, **overrides) -> Convention:
 def label(conv: Convention, base: str) -> str:
     """``kaplan`` or ``kaplan (per=batch, recompute=full)`` when choices were overridden."""
     ref = convention(base) if isinstance(base, str) else conv
+    if conv == ref:  # the common case, without printing every choice twice
+        return conv.name
     diff = [f"{k}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
     return conv.name + (f" ({', '.join(diff)})" if diff else "")
 
 
-def work_flops(conv: Convention, w: Work) -> sympy.Expr:
-    """The FLOPs of one Work item under *conv*."""
+def work_flops(conv: Convention, w: Work, head: bool = False) -> sympy.Expr:
+    """The FLOPs of one Work item under *conv* (*head*: the work of the LM head, or a matmul
+    tagged ``lm_head``)."""
     if w.kind == "matmul":
-        if (w.tag == "lm_head" and not conv.lm_head) or (w.tag == "embedding" and not conv.embedding_matmul) \
+        if ((head or w.tag == "lm_head") and not conv.lm_head) or (w.tag == "embedding" and not conv.embedding_matmul) \
                 or (w.tag == "attention_values" and not conv.attention_values):
             return sympy.Integer(0)
         f = conv.flops_per_mac * w.count
@@ -61,14 +65,14 @@ def work_flops(conv: Convention, w: Work) -> sympy.Expr:
     return getattr(conv, w.kind) * w.count
 
 
-def _sum(conv, works) -> sympy.Expr:
-    return sympy.Add(*[work_flops(conv, w) for w in works])
+def _sum(conv, works, head: bool = False) -> sympy.Expr:
+    return sympy.Add(*[work_flops(conv, w, head) for w in works])
 
 
 def op_forward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     """Forward FLOPs of one copy of *node*."""
     a = arch.graph.nodes[node]
-    return _sum(conv, a["op"].forward(arch.input_shapes(node), a["shape"]))
+    return _sum(conv, a["op"].forward(arch.input_shapes(node), a["shape"]), a.get("role") == _roles.HEAD)
 
 
 def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
@@ -77,15 +81,16 @@ def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     if not needs_grad(arch)[node]:
         return sympy.Integer(0)
     op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
+    head = a.get("role") == _roles.HEAD
     if conv.backward_factor is not None:
-        return conv.backward_factor * _sum(conv, op.forward(ins, out))
+        return conv.backward_factor * _sum(conv, op.forward(ins, out), head)
     works = op.backward(ins, out, context(arch, node, conv.attention))
     if conv.attention_backward is None:
-        return _sum(conv, works)
+        return _sum(conv, works, head)
     attn = ("attention_scores", "attention_values")
     rest = [w for w in works if not (w.kind == "matmul" and w.tag in attn)]
     fwd = [w for w in op.forward(ins, out) if w.kind == "matmul" and w.tag in attn]
-    return _sum(conv, rest) + conv.attention_backward * _sum(conv, fwd)
+    return _sum(conv, rest, head) + conv.attention_backward * _sum(conv, fwd, head)
 
 
 def _per(conv: Convention, expr: sympy.Expr, arch: Arch) -> sympy.Expr:
@@ -109,24 +114,22 @@ def _breakdown(arch: Arch, conv: Convention, parts) -> tuple:
     return tuple(out)
 
 
-def _notes(conv: Convention, what: str, arch: Arch | None = None) -> tuple[str, ...]:
+def _notes(arch: Arch, conv: Convention, what: str) -> tuple[str, ...]:
     unit = {"batch": "per step (a batch of B sequences of T tokens)", "sequence": "per sequence of T tokens",
             "token": "per token"}[conv.per]
-    if arch is not None and len(arch.stacks()) > 1:
+    if len(arch.stacks()) > 1:
         lengths = " + ".join(str(g.length) for g in arch.stacks())
         unit = {"batch": f"per step (a batch of B sequences of {lengths} tokens)",
                 "sequence": f"per sequence ({lengths} tokens)",
                 "token": f"per token (of the B·({lengths}) a step processes)"}[conv.per]
-    stacks = arch.stacks() if arch is not None else []
-    where = "; ".join(f"paths under {g.name}/ total all {g.repeat} layers" for g in stacks) \
-        or "paths under blocks/ total all L layers"
-    return (f"{what}, {unit}; convention {conv.name}: {conv.summary} [{conv.source}]", where)
+    return (f"{what}, {unit}; convention {conv.name}: {conv.summary} [{conv.source}]",
+            *(f"paths under {g.name}/ total all {g.repeat} layers" for g in arch.stacks()))
 
 
 def _quantity(model, name, conv, parts, what, base) -> Quantity:
     arch = model.arch
     return Quantity(name, _breakdown(arch, conv, parts), model.bindings, "FLOPs", label(conv, base),
-                    _notes(conv, what, arch))
+                    _notes(arch, conv, what))
 
 
 def forward(model, convention=None, **overrides) -> Quantity:
@@ -154,10 +157,3 @@ def train(model, convention=None, **overrides) -> Quantity:
     what = f"one training step, {kind} (recompute={conv.recompute}" + \
         (", recomputed forward counted)" if conv.hardware else ", recomputation not counted)")
     return _quantity(model, "flops.train", conv, parts, what, convention or "default")
-
-
-register_quantity("flops.forward", forward)
-register_quantity("flops.backward", backward)
-register_quantity("flops.train", train)
-
-from . import time as _time  # noqa: E402,F401  (registers the time.* quantities)

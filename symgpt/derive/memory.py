@@ -27,7 +27,6 @@ import sympy
 from .. import roles as _roles
 from ..conventions import Convention, check_choice
 from ..errors import SymgptError
-from ..model import register_quantity
 from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label, resolve
@@ -64,6 +63,10 @@ OPTIMIZERS = {
 }
 
 
+#: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
+ZERO_STAGES = (0, 1, 2, 3)
+
+
 @dataclass(frozen=True)
 class Setup:
     """Resolved options of one memory derivation."""
@@ -95,7 +98,8 @@ def setup(model, convention=None, precision=None, optimizer="adamw", zero=0, dp=
     precision = precision or conv.precision
     check_choice("precision", precision, tuple(PRECISIONS))
     check_choice("optimizer", optimizer, tuple(OPTIMIZERS))
-    zero, dp, tp = _int("zero", zero, 0, 3), _int("dp", dp, 1), _int("tp", tp, 1)
+    zero = _int("zero", zero, ZERO_STAGES[0], ZERO_STAGES[-1])
+    dp, tp = _int("dp", dp, 1), _int("tp", tp, 1)
     if sp and tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
     heads = model.sizes.get("h")
@@ -322,9 +326,3 @@ def seed000_terms(model, precision="mixed-fp16") -> Quantity:
     return Quantity("memory.activations", parts, model.bindings, "bytes", "seed000",
                     ("seed 000 §5.5: three named terms per block (block input, attention scores, FFN "
                      f"hidden) × L at {act} bytes; not the full list of saved tensors",))
-
-
-for _name, _fn in (("memory.weights", weights), ("memory.gradients", gradients),
-                   ("memory.optimizer", optimizer), ("memory.activations", activations),
-                   ("memory.logits", logits), ("memory.kv_cache", kv_cache), ("memory.total", total)):
-    register_quantity(_name, _fn)

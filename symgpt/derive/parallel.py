@@ -3,22 +3,23 @@
 In each repeated block, the query, key, value (self or cross) and FFN up/gate projections are
 *column-parallel* (their output is split by heads or by FFN columns); the attention output and FFN
 down projections are *row-parallel* (their input is split, their output is summed across ranks).
-Roles say which is which; a linear without a role is column-parallel when a norm feeds it. The tensors from a column-parallel output up to
-a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti §4.2.1). With
-sequence parallelism the rest of the block (norms, dropouts, residuals) is split along the
-sequence instead (§4.2.2). Embedding and LM head are vocabulary-parallel.
+Roles say which is which; a linear without a role is column-parallel when a norm feeds it. The
+tensors from a column-parallel output up to a row-parallel input form the tensor-parallel region:
+split tp ways (Korthikanti §4.2.1). With sequence parallelism the rest of the block (norms,
+dropouts, residuals) is split along the sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
+vocabulary-parallel.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import roles as R
+from .. import roles as _roles
 from ..graph import Arch
 
-_COLUMN = frozenset({R.QKV, R.QUERY, R.KEY, R.VALUE, R.CROSS_QUERY, R.CROSS_KEY, R.CROSS_VALUE,
-                     R.FFN_UP, R.FFN_GATE, R.FFN_GATE_UP})
-_ROW = frozenset({R.OUT, R.CROSS_OUT, R.FFN_DOWN})
+_COLUMN = frozenset({_roles.QKV, _roles.QUERY, _roles.KEY, _roles.VALUE, _roles.CROSS_QUERY,
+                     _roles.CROSS_KEY, _roles.CROSS_VALUE, _roles.FFN_UP, _roles.FFN_GATE, _roles.FFN_GATE_UP})
+_ROW = frozenset({_roles.OUT, _roles.CROSS_OUT, _roles.FFN_DOWN})
 
 
 def _linears(arch: Arch):
@@ -70,6 +71,6 @@ def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
     if role == "column" or (role == "row" and local == "weight"):
         return tp
     op = arch.graph.nodes[owner]["op"]
-    if op.kind == "embedding" or (op.kind == "linear" and op.tag == "lm_head"):
+    if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == _roles.HEAD):
         return tp  # vocabulary-parallel
     return 1

@@ -20,8 +20,8 @@ from __future__ import annotations
 import sympy
 
 from ..errors import SymgptError
-from ..model import register_quantity
 from ..quantity import Quantity
+from ..numtext import sci
 from ..symbols import B, T, V
 from .walk import tokens
 
@@ -42,12 +42,6 @@ def _positive(name: str, v, upper=None) -> sympy.Expr:
     return v
 
 
-def _sci(v) -> str:
-    from ..render.text import sci
-
-    return sci(v)
-
-
 def _train(model, **flops_options) -> Quantity:
     flops_options.setdefault("per", "batch")
     flops_options["hardware"] = False  # model FLOPs: MFU, not HFU
@@ -63,7 +57,7 @@ def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
     peak, mfu = _positive("peak", peak), _positive("mfu", mfu, 1)
     q = _train(model, **flops_options)
     return _scaled(q, "time.step", 1 / (peak * mfu), "s",
-                   ["seconds per step = flops.train / (peak · MFU)", f"peak {_sci(peak)} FLOP/s, MFU {mfu}"])
+                   ["seconds per step = flops.train / (peak · MFU)", f"peak {sci(peak)} FLOP/s, MFU {mfu}"])
 
 
 def throughput(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
@@ -79,7 +73,7 @@ def mfu(model, measured, peak=DEFAULT_PEAK, **flops_options) -> Quantity:
     q = _train(model, **flops_options)
     return _scaled(q, "time.mfu", 1 / (measured * peak), "",
                    ["model FLOPs utilisation = flops.train / (measured step time · peak)",
-                    f"measured step time {measured} s, peak {_sci(peak)} FLOP/s"])
+                    f"measured step time {measured} s, peak {sci(peak)} FLOP/s"])
 
 
 def training(model, tokens, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
@@ -88,7 +82,7 @@ def training(model, tokens, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quanti
     q = _train(model, **flops_options)
     return _scaled(q, "time.training", tokens / (peak * mfu), "s",
                    ["seconds to train on D tokens = flops.train per token · D / (peak · MFU)",
-                    f"D = {_sci(tokens)} tokens, peak {_sci(peak)} FLOP/s, MFU {mfu}"])
+                    f"D = {sci(tokens)} tokens, peak {sci(peak)} FLOP/s, MFU {mfu}"])
 
 
 def initial_loss(model) -> Quantity:
@@ -96,10 +90,3 @@ def initial_loss(model) -> Quantity:
     size = vocab[0].num if vocab else V
     return Quantity("loss.initial", (("loss", sympy.log(size)),), model.bindings, "nats", "",
                     ("ln V: the cross-entropy of a uniform guess over the vocabulary",))
-
-
-register_quantity("time.step", step)
-register_quantity("time.throughput", throughput)
-register_quantity("time.mfu", mfu)
-register_quantity("time.training", training)
-register_quantity("loss.initial", initial_loss)

@@ -1,7 +1,6 @@
 """Architecture families, declared as data on the op catalog. Importing registers them."""
 
 from .base import Family, families, family, register_family  # noqa: F401
-from . import gpt2  # noqa: F401
 from . import named  # noqa: F401
 from . import bert  # noqa: F401
 from . import t5  # noqa: F401

@@ -1,7 +1,7 @@
 """One generic decoder-only Transformer, declared as data with flags, on the op catalog.
 
-Every modern decoder (GPT-NeoX/Pythia, OPT, LLaMA, Mistral, Mixtral, Qwen2, Gemma, Phi-3,
-Falcon) is this graph with different flags; ``families/named.py`` registers each as a family
+Every decoder here (GPT-2/GPT-3, GPT-NeoX/Pythia, OPT, LLaMA, Mistral, Mixtral, Qwen2, Gemma,
+Phi-3, Falcon) is this graph with different flags; ``families/named.py`` registers each as a family
 whose flag defaults are that architecture's. Node paths follow GPT-2's scheme
 (``embedding/token``, ``blocks/norms/attention``, ``blocks/attention/q|k|v`` or ``qkv``,
 ``blocks/attention/scores``, ``values``, ``proj``, ``blocks/ffn/gate|up|down``,
@@ -22,7 +22,11 @@ from .. import ops
 from ..errors import SymgptError
 from ..graph import Builder
 from ..symbols import B, E, L, T, T_max, V, W, d, d_ff, d_head, h, h_kv, k
-from .gpt2 import padded
+
+
+def padded(vocab, multiple):
+    """The vocabulary rounded up to a multiple (nanoGPT pads 50257 -> 50304 with 64)."""
+    return vocab if not multiple else multiple * sympy.ceiling(vocab / multiple)
 
 #: every flag of the decoder families, with the generic default
 FLAGS: dict[str, object] = {
@@ -118,7 +122,8 @@ class _Sizes:
         self.rot = sympy.Rational(pct or 100, 100)
 
 
-def build(flags, bound, name="decoder"):
+def build(flags, bound, name="decoder", labels=None):
+    """The decoder's graph for *flags*; *labels* renames nodes' labels by path."""
     s = _Sizes(flags, bound)
     if flags["post_norm"] and flags["parallel"]:
         raise SymgptError("post_norm and parallel blocks cannot be combined")
@@ -147,7 +152,11 @@ def build(flags, bound, name="decoder"):
     logits = g.op("lm_head", ops.Linear(width, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
                   label="logits")                                                     # (B, T, V)
     loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    arch = g.build(output=logits, loss=loss, flags=dict(flags))
+    for path, label in (labels or {}).items():  # a family's own names for some nodes
+        if path in arch.graph:
+            arch.graph.nodes[path]["label"] = label
+    return arch
 
 
 def _embeddings(g, flags, s):
@@ -197,20 +206,22 @@ def _attention(g, flags, s, a, table):
     dh, kv, qb = s.dh, s.kv, bool(flags["qkv_bias"])
     widths = {"q": h * dh, "k": kv * dh, "v": kv * dh}
     heads = {"q": h, "k": kv, "v": kv}
-    proj = {}
-    if flags["fused_qkv"]:
+    proj, hd = {}, {}
+    if flags["fused_qkv"]:  # each slice split into heads as it is taken (GPT-2's order)
         qkv = g.op("attention/qkv", ops.Linear(d, (h + 2 * kv) * dh, bias=qb), a,
                    label="QKV")                                                       # (B, T, (h+2h_kv)dh)
         start = sympy.Integer(0)
         for n in "qkv":
             proj[n] = g.op(f"attention/{n}", ops.Slice(start, widths[n]), qkv, label=n.upper())
+            hd[n] = g.op(f"attention/{n}_heads", ops.SplitHeads(heads[n], dh), proj[n],
+                         label=f"{n.upper()} heads")                                  # (B, heads, T, dh)
             start += widths[n]
     else:
         for n in "qkv":
             proj[n] = g.op(f"attention/{n}", ops.Linear(d, widths[n], bias=qb), a,
                            label=n.upper())                                           # (B, T, heads·dh)
-    hd = {n: g.op(f"attention/{n}_heads", ops.SplitHeads(heads[n], dh), proj[n],
-                  label=f"{n.upper()} heads") for n in "qkv"}                         # (B, heads, T, dh)
+        hd = {n: g.op(f"attention/{n}_heads", ops.SplitHeads(heads[n], dh), proj[n],
+                      label=f"{n.upper()} heads") for n in "qkv"}                     # (B, heads, T, dh)
     if table is not None:
         for n in "qk":
             hd[n] = g.op(f"attention/{n}_rotary", ops.Rotary(), hd[n], table,

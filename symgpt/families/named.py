@@ -1,5 +1,12 @@
 """The named decoder families: the generic decoder (``decoder.py``) with each architecture's
-flag defaults. A family is a row of data; its flags can still be changed per model."""
+flag defaults. A family is a row of data; its flags can still be changed per model.
+
+GPT-2 (and GPT-3, the same architecture) is the generic decoder with its architecture fixed
+(LayerNorm, learned positions, a tanh-GELU MLP of width 4d, a fused Q/K/V projection) and its own
+flag vocabulary, as nanoGPT and the GPT-2 config name them: ``bias`` (false removes every linear and
+LayerNorm bias), ``qkv_bias``, ``tied``, ``vocab_multiple``, ``dropout``, ``loss``. Each is an alias
+of decoder flags (:func:`gpt2_flags`); its node paths and labels are GPT-2's.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,60 @@ from functools import partial
 
 from .base import Family, register_family
 from .decoder import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, build
+
+# --- GPT-2: the decoder with GPT-2's architecture and flag vocabulary ------------------------
+#: the decoder flags GPT-2's architecture fixes
+GPT2_ARCHITECTURE = {"norm": "layernorm", "positions": "learned", "ffn": "mlp",
+                     "activation": "gelu_tanh", "fused_qkv": True}
+
+#: GPT-2's own flags and their defaults (GPT-2 as released: tied head, every bias)
+GPT2_FLAGS = {"tied": True, "qkv_bias": True, "bias": True, "vocab_multiple": None,
+              "dropout": False, "loss": True}
+
+GPT2_HELP = {
+    "tied": "LM head shares the token embedding matrix",
+    "qkv_bias": "Q/K/V projections have a bias",
+    "bias": "false removes every linear and LayerNorm bias (nanoGPT bias=False)",
+    "vocab_multiple": "pad the vocabulary up to a multiple (nanoGPT: 64)",
+    "dropout": "dropout layers present (their masks are saved for backward)",
+    "loss": "the graph ends in the cross-entropy loss",
+}
+
+#: GPT-2's names for the nodes the decoder labels generically (the diagram shows them)
+GPT2_LABELS = {"blocks/norms/attention": "LayerNorm_1", "blocks/norms/ffn": "LayerNorm_2",
+               "final_norm": "LayerNorm_final"}
+
+
+def gpt2_flags(flags) -> dict:
+    """GPT-2's flags as the decoder's: ``bias=false`` clears the Q/K/V, output-projection, MLP
+    and LayerNorm biases; ``qkv_bias`` the Q/K/V projection's alone; the rest pass through."""
+    bias = bool(flags["bias"])
+    return {**FLAGS, **GPT2_ARCHITECTURE,
+            "qkv_bias": bias and bool(flags["qkv_bias"]), "proj_bias": bias, "mlp_bias": bias,
+            "norm_bias": bias, "tied": flags["tied"], "vocab_multiple": flags["vocab_multiple"],
+            "dropout": flags["dropout"], "loss": flags["loss"]}
+
+
+GPT2_SIZES = ("L", "d", "h", "V", "T_max")
+GPT2_OPTIONAL = ("d_ff",)  # bound, the MLP's width is the symbol d_ff instead of 4d
+
+
+def _build_gpt2(flags, bound):
+    # only GPT-2's own sizes shape its graph (a bound h_kv or d_head does not make it GQA)
+    mine = frozenset(n for n in bound if n in GPT2_SIZES + GPT2_OPTIONAL)
+    return build(gpt2_flags(flags), mine, name="gpt2", labels=GPT2_LABELS)
+
+
+GPT2 = register_family(Family(
+    name="gpt2",
+    description="GPT-2 / GPT-3: pre-LN, learned positions, GELU FFN, LayerNorm, tied head",
+    flags=GPT2_FLAGS,
+    sizes=GPT2_SIZES,
+    optional=GPT2_OPTIONAL,
+    build=_build_gpt2,
+    overridden_by={"qkv_bias": ("bias", False)},
+    flag_help=GPT2_HELP,
+))
 
 #: name -> (description, flag defaults that differ from the generic decoder's)
 ROWS: dict[str, tuple[str, dict]] = {

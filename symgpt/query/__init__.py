@@ -11,8 +11,10 @@
 True
 
 Every query takes a :class:`~symgpt.quantity.Quantity` (``model.params``,
-``model.quantity("flops.forward", ...)``, ``q.part("blocks")``); ``select`` builds one from a
-model, a quantity name, a part (path prefixes, comma-separated) and ``per_block``. Regimes are
+``model.quantity("flops.forward", ...)``); ``select`` builds one from a
+model, a quantity name, a part (path prefixes, comma-separated, as users type them), roles
+(``roles=[roles.STACK]``: what code asks for, whatever a family names its nodes) and
+``per_block``. Regimes are
 given as ``"d"``, ``["d", "V"]``, ``"d,L,V:2"`` (V grows as d²) or a :class:`Regime`.
 """
 
@@ -25,7 +27,7 @@ from .published import LIBRARY
 from .ranking import Ranked, rank_terms, ranking
 from .regime import Regime, graded_terms, leading, order, parse_regime
 from .rules import Rule, relative_error, rewrite, rule
-from .selection import per_block, restrict, select
+from .selection import by_role, only_stack, per_block, restrict, select
 
 __all__ = [
     "Comparison", "check_formula", "compare", "holds",
@@ -35,5 +37,5 @@ __all__ = [
     "Ranked", "rank_terms", "ranking",
     "Regime", "graded_terms", "leading", "order", "parse_regime",
     "Rule", "relative_error", "rewrite", "rule",
-    "per_block", "restrict", "select",
+    "by_role", "only_stack", "per_block", "restrict", "select",
 ]

@@ -29,7 +29,7 @@ import sympy
 from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import Quantity, evaluate
-from ..render.text import expr_text, number
+from ..numtext import expr_text, number
 from ..symbols import CANONICAL
 from .rules import relative_error
 from .selection import load_model, select
@@ -155,12 +155,12 @@ def compare(q: Quantity, formula, names: Mapping[str, sympy.Expr] | None = None,
     return Comparison(q, expr, text, model)
 
 
-def check_formula(model, quantity: str, formula, *, part=None, per_block: bool = False,
+def check_formula(model, quantity: str, formula, *, part=None, per_block: bool = False, roles=None,
                   names: Mapping[str, sympy.Expr] | None = None, **options) -> Comparison:
     """*formula* against *model*'s *quantity* (a model or anything ``symgpt.load`` takes;
     *options* go to the quantity's provider, e.g. ``convention="kaplan", per="token"``)."""
     m = load_model(model)
-    q = select(m, quantity, part, per_block, **options)
+    q = select(m, quantity, part, per_block, roles=roles, **options)
     return compare(q, formula, names, m.name)
 
 

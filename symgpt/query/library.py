@@ -64,7 +64,7 @@ def check(f: Formula) -> Checked:
     """Run one library entry; a quantity that is not (yet) derivable is reported, not raised."""
     try:
         m = load_model(f.model, **dict(f.settings))
-        q = select(m, f.quantity, f.part, f.per_block, **dict(f.options))
+        q = select(m, f.quantity, f.part, f.per_block, roles=f.roles, **dict(f.options))
     except SymgptError as e:
         return Checked(f, None, str(e))
     if f.regime:

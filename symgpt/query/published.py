@@ -7,6 +7,7 @@ symgpt's canonical ones and says so.
 
 from __future__ import annotations
 
+from .. import roles as R
 from .formula import Formula
 
 # --- the library -------------------------------------------------------------------------
@@ -16,12 +17,13 @@ from .formula import Formula
 _S000 = "seed 000 (GPT-2-small notes)"
 _S002 = "seed 002 (LM4-T5)"
 _GPT2 = "GPT-2: tied head, Q/K/V biases"
+_STACK = (R.STACK,)   # the entries inside the stack of layers
 
 PARAMS: tuple[Formula, ...] = (
     Formula("seed000-exact", "L*(12*d^2 + 13*d) + V*d + T_max*d + 2*d", "params",
             f"{_S000} §4.1-4.3", _GPT2),
     Formula("seed000-block", "12*d^2 + 13*d", "params", f"{_S000} §4.1 (per block)", _GPT2,
-            part="blocks", per_block=True),
+            roles=_STACK, per_block=True),
     Formula("seed000-total", "124439808", "params", f"{_S000} §4.3", _GPT2, model="gpt2-small"),
     Formula("seed000-rule", "V*d + 12*L*d^2 + 2*d", "params", f"{_S000} §4.4 (rule)", _GPT2,
             expect="-13*L*d - T_max*d",
@@ -48,17 +50,17 @@ PARAMS: tuple[Formula, ...] = (
     Formula("seed002-rule", "12*L*d^2", "params", f"{_S002} ('for large d and N')", _GPT2,
             regime="d"),
     Formula("kaplan-N", "12*L*d^2", "params", "Kaplan et al. 2020 §2.1 (n_layer -> L)",
-            "non-embedding: blocks without biases or norms", part="blocks",
+            "non-embedding: blocks without biases or norms", roles=_STACK,
             expect="-13*L*d", why="conventions.md §1: N excludes all biases and norms"),
     Formula("kaplan-N-no-bias", "12*L*d^2", "params", "Kaplan et al. 2020 §2.1",
-            "blocks of GPT-2 with bias=false", part="blocks", settings={"bias": False},
+            "blocks of GPT-2 with bias=false", roles=_STACK, settings={"bias": False},
             expect="-2*L*d", why="the two LayerNorm scales per block remain (2d)"),
     Formula("megatron-params", "12*L*d^2*(1 + 13/(12*d) + (V + T_max)/(12*L*d))", "params",
             "Narayanan et al. 2021 Eq. 2 (l, h, s -> L, d, T_max)", _GPT2, expect="-2*d",
             why="conventions.md §3, §9.9: Megatron's P omits the final LayerNorm"),
     Formula("nanogpt-non-embedding", "12*L*d^2 + 13*L*d + V*d + 2*d", "params",
             "nanoGPT get_num_params(non_embedding=True)", "all but the position table",
-            part="embedding/token,blocks,final_norm,lm_head"),
+            roles=(R.TOKEN_EMBEDDING, R.STACK, R.FINAL_NORM, R.HEAD)),
 )
 
 _P = "12*L*d^2 + 13*L*d + V*d + T_max*d + 2*d"   # GPT-2's exact parameter count (seed 000)
@@ -67,9 +69,9 @@ _SEQ = {"per": "sequence"}
 FLOPS: tuple[Formula, ...] = (
     Formula("seed000-block-flops", "24*T*d^2 + 4*T^2*d", "flops.forward", f"{_S000} §5 (6.12)",
             "default: matmuls only, 2 per multiply-add, full T×T; per sequence, one block",
-            options=_SEQ, part="blocks", per_block=True),
+            options=_SEQ, roles=_STACK, per_block=True),
     Formula("seed000-lm-head-flops", "2*B*T*V*d", "flops.forward", f"{_S000} §5.1",
-            "default: the LM head matmul, per batch", part="lm_head"),
+            "default: the LM head matmul, per batch", roles=(R.HEAD,)),
     Formula("seed000-train-3x", "3*(L*(24*B*T*d^2 + 4*B*T^2*d) + 2*B*T*V*d)", "flops.train",
             f"{_S000} §5.2 (training = 3 × forward)", "default: every matmul's backward is 2× it"),
     Formula("seed000-6ND", "6*N*B*T", "flops.train", f"{_S000} §5.2 (6ND, D = B·T tokens)",
@@ -84,7 +86,7 @@ FLOPS: tuple[Formula, ...] = (
                 "the seed adds the attention products 4·T·d·N separately"),
     Formula("megatron-layer", "24*B*T*d^2 + 4*B*T^2*d", "flops.forward",
             "Narayanan et al. 2021 §Appendix (s -> T, h -> d)", "default: one layer, per batch",
-            part="blocks", per_block=True),
+            roles=_STACK, per_block=True),
     Formula("kaplan-forward", "2*N + 2*L*T*d", "flops.forward",
             "Kaplan et al. 2020 §2.1 (n_ctx -> T, d_attn = d)", "kaplan: per token, Q·Kᵀ only",
             options={"convention": "kaplan"}, names={"N": "12*L*d^2"}),
@@ -122,10 +124,10 @@ MEMORY: tuple[Formula, ...] = (
     Formula("korthikanti-activations", "T*B*d*(34 + 5*h*T/d)", "memory.activations",
             "Korthikanti et al. 2022 Eq. 1 (s, b, h, a -> T, B, d, h)",
             "korthikanti: 16-bit, 1-byte dropout masks, one layer",
-            options={"convention": "korthikanti"}, part="blocks", per_block=True),
+            options={"convention": "korthikanti"}, roles=_STACK, per_block=True),
     Formula("seed000-activations", "2*(B*T*d + B*h*T^2 + 4*B*T*d)", "memory.activations",
             f"{_S000} §5.5 (three named terms)", "fp16 activations, one block",
-            options={"precision": "mixed-fp16"}, part="blocks", per_block=True, expect="",
+            options={"precision": "mixed-fp16"}, roles=_STACK, per_block=True, expect="",
             why="conventions.md §10: the seed names three tensors; the exact list is larger"),
     Formula("zero-16psi", "16*P", "memory.total", "Rajbhandari et al. 2019 §3.1 (Ψ -> P)",
             "mixed-fp16 Adam: 2 + 2 + 12 bytes per parameter",

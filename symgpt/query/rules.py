@@ -14,13 +14,13 @@ signed (negative when the estimate is low), exact (a Rational), None while a sym
 
 Which regime gives which textbook rule (GPT-2 family, default conventions):
 
-* ``12Ld²`` — ``params`` as ``d → ∞`` (L, V, T_max fixed); the blocks alone
-  (``part="blocks"``) give it too.
+* ``12Ld²`` — ``params`` as ``d → ∞`` (L, V, T_max fixed); the stack of layers alone
+  (``roles=[roles.STACK]``) gives it too.
 * ``Vd + 12Ld²`` — ``params`` as ``d, V → ∞`` together with ``V ∝ d`` (L, T_max fixed): the
   only regimes that keep both terms are those in which ``V / (L·d)`` tends to a constant; with
   L fixed that is ``V ∝ d`` (``d, L, V:2``, i.e. L ∝ d and V ∝ d², is another).
 * ``24Td² + 4T²d`` per block — forward FLOPs per sequence of one block as ``d, T → ∞``
-  together (``T ∝ d``): ``part="blocks", per_block=True``.
+  together (``T ∝ d``): ``roles=[roles.STACK], per_block_=True``.
 * ``2N + 2LTd`` — forward FLOPs per token under Kaplan's convention, with ``N = 12Ld²``.
 * ``6N`` — training FLOPs per token as ``d → ∞`` (T fixed) under Kaplan's convention.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .markdown import md_escape, md_table, sizes_line
+from .markdown import md_escape, md_table, sizes_line, stacks_line
 from .text import expr_text, number, sci
 from .units import in_gb, in_gib
 
@@ -29,7 +29,7 @@ def flops_md(model, qs, by_convention) -> str:
         rows.append([_code(p), _code(expr_text(train[p])),
                      *[number(values[q.name].get(p, 0)) for q in qs], _share(v, train.value)])
     lines += [md_table(["op", "train formula", "forward", "backward", "train", "share"], rows, "llrrrr"), "",
-              "Paths under `blocks/` total all L layers.", "", "## Every convention", ""]
+              stacks_line(model, "Paths under {path} total all {count} layers."), "", "## Every convention", ""]
     rows = [[_code(c.name), md_escape(c.source), _code(expr_text(t.expr)), number(f.value), number(t.value), c.per]
             for c, f, t in by_convention]
     lines += [md_table(["convention", "source", "training formula", "forward", "train", "per"], rows, "lllrrl"), ""]

@@ -3,15 +3,16 @@ what the derivations computed.
 
 Templates (``templates/*.tex``) use LaTeX-friendly delimiters: ``\\VAR{x}`` prints a value,
 ``\\BLOCK{for ...}`` is a statement, ``%# ...`` a comment. They never compute: the Python side
-(``latex_sections``) prepares every number and formula as a finished string. Any value that is
-not a :class:`Tex` string (already LaTeX) is escaped as text when printed, so user text (model
-names, file names) can never inject LaTeX.
+(``symgpt.documents.latex_sections``, ...) prepares every number and formula as a finished
+string. Any value that is not a :class:`Tex` string (already LaTeX) is escaped as text when
+printed, so user text (model names, file names) can never inject LaTeX.
 """
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -34,10 +35,15 @@ def tex(s: str) -> Tex:
 
 
 def template_dir() -> Path:
-    """``templates/`` of the source tree (``SYMGPT_TEMPLATES`` overrides it)."""
+    """The LaTeX templates: ``SYMGPT_TEMPLATES`` if set; else the copy an installed wheel carries
+    (``symgpt/templates``, package data); else ``templates/`` at the top of the checkout (a
+    source tree or an editable install)."""
     env = os.environ.get("SYMGPT_TEMPLATES")
     if env:
         return Path(env)
+    packaged = resources.files("symgpt").joinpath("templates")
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
     here = Path(__file__).resolve().parents[2] / "templates"
     if not here.is_dir():
         raise SymgptError(f"the LaTeX templates are missing ({here}); set SYMGPT_TEMPLATES")
@@ -96,12 +102,14 @@ def render(template: str, **context) -> str:
 
 # --- expressions ------------------------------------------------------------------------------
 
+def preamble() -> str:
+    """The LaTeX preamble every fragment and table needs (``templates/preamble.tex``)."""
+    return render("preamble.tex")
+
+
 def tex_expr(expr, notation) -> Tex:
     """*expr* as LaTeX math in *notation* (highest degree first, ``12 L d^{2} + ...``)."""
-    if isinstance(expr, int):
-        expr = sympy.Integer(expr)
-    return Tex(sympy.latex(expr, symbol_names=notation.symbol_names, order="lex",
-                           mul_symbol=None, ln_notation=True))
+    return Tex(notation.latex(expr))
 
 
 def tex_shape(shape, notation) -> Tex:

@@ -29,6 +29,11 @@ _UNICODE = {
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 
 
+def label_key(name: str) -> str:
+    """A LaTeX-label-safe key for a model name (``my_model&v2`` -> ``mymodelv2``)."""
+    return re.sub(r"[^A-Za-z0-9]", "", str(name))[:40] or "model"
+
+
 def tex_escape(text) -> str:
     """*text* as LaTeX text-mode material that typesets literally (``my_model&v2%#$`` ->
     ``my\\_model\\&v2\\%\\#\\$``). Control characters and newlines become spaces; a backslash

@@ -1,29 +1,36 @@
 """How the parts of a model are named in lecture notes: parameter tensors as math symbols
-(``W_{\\mathrm{attn}}``, ``\\gamma_1``), op paths as words, breakdown categories as labels.
+(``W_{\\mathrm{attn}}``, ``\\gamma_1``), ops as words, breakdown categories as labels.
 
-This is presentation data, keyed by op path (the part after the repeated group) and falling
-back to the op kind and the raw path, so a family without an entry still prints something
-correct (the path in typewriter type).
+This is presentation data, keyed by *role* (``symgpt.roles``: what an op is, whatever its family
+names it) and falling back to the op kind and the raw path, so a family without an entry still
+prints something correct (the path in typewriter type).
 """
 
 from __future__ import annotations
 
-#: op path (without the group prefix) -> (description, {local parameter: LaTeX symbol})
+from .. import roles as R
+
+#: role -> (description, {local parameter: LaTeX symbol})
 TENSORS = {
-    "embedding/token": ("token embedding", {"weight": "E"}),
-    "embedding/position": ("position embedding", {"weight": r"W_{\mathrm{pos}}"}),
-    "norms/attention": ("LayerNorm 1", {"weight": r"\gamma_1", "bias": r"\beta_1"}),
-    "attention/q": ("attention query", {"weight": "W_Q", "bias": "b_Q"}),
-    "attention/k": ("attention key", {"weight": "W_K", "bias": "b_K"}),
-    "attention/v": ("attention value", {"weight": "W_V", "bias": "b_V"}),
-    "ffn/gate": ("FFN gate", {"weight": r"W_{\mathrm{gate}}", "bias": r"b_{\mathrm{gate}}"}),
-    "attention/qkv": ("attention Q, K, V (fused)", {"weight": r"W_{\mathrm{attn}}", "bias": r"b_{\mathrm{attn}}"}),
-    "attention/proj": ("attention output", {"weight": "W_O", "bias": "b_O"}),
-    "norms/ffn": ("LayerNorm 2", {"weight": r"\gamma_2", "bias": r"\beta_2"}),
-    "ffn/up": ("FFN expand", {"weight": "W_1", "bias": "b_1"}),
-    "ffn/down": ("FFN contract", {"weight": "W_2", "bias": "b_2"}),
-    "final_norm": ("final LayerNorm", {"weight": r"\gamma_f", "bias": r"\beta_f"}),
-    "lm_head": ("LM head", {"weight": r"W_{\mathrm{head}}"}),
+    R.TOKEN_EMBEDDING: ("token embedding", {"weight": "E"}),
+    R.POSITION_EMBEDDING: ("position embedding", {"weight": r"W_{\mathrm{pos}}"}),
+    R.ATTENTION_NORM: ("LayerNorm 1", {"weight": r"\gamma_1", "bias": r"\beta_1"}),
+    R.QUERY: ("attention query", {"weight": "W_Q", "bias": "b_Q"}),
+    R.KEY: ("attention key", {"weight": "W_K", "bias": "b_K"}),
+    R.VALUE: ("attention value", {"weight": "W_V", "bias": "b_V"}),
+    R.FFN_GATE: ("FFN gate", {"weight": r"W_{\mathrm{gate}}", "bias": r"b_{\mathrm{gate}}"}),
+    R.QKV: ("attention Q, K, V (fused)", {"weight": r"W_{\mathrm{attn}}", "bias": r"b_{\mathrm{attn}}"}),
+    R.OUT: ("attention output", {"weight": "W_O", "bias": "b_O"}),
+    R.FFN_NORM: ("LayerNorm 2", {"weight": r"\gamma_2", "bias": r"\beta_2"}),
+    R.FFN_UP: ("FFN expand", {"weight": "W_1", "bias": "b_1"}),
+    R.FFN_DOWN: ("FFN contract", {"weight": "W_2", "bias": "b_2"}),
+    R.CROSS_NORM: ("LayerNorm (cross-attention)", {"weight": r"\gamma_c", "bias": r"\beta_c"}),
+    R.CROSS_QUERY: ("cross-attention query", {"weight": "W^{c}_Q", "bias": "b^{c}_Q"}),
+    R.CROSS_KEY: ("cross-attention key", {"weight": "W^{c}_K", "bias": "b^{c}_K"}),
+    R.CROSS_VALUE: ("cross-attention value", {"weight": "W^{c}_V", "bias": "b^{c}_V"}),
+    R.CROSS_OUT: ("cross-attention output", {"weight": "W^{c}_O", "bias": "b^{c}_O"}),
+    R.FINAL_NORM: ("final LayerNorm", {"weight": r"\gamma_f", "bias": r"\beta_f"}),
+    R.HEAD: ("LM head", {"weight": r"W_{\mathrm{head}}"}),
 }
 
 #: op kind -> LaTeX symbol per local parameter name, when the path has no entry above
@@ -54,14 +61,19 @@ COLOURS = {
 
 
 def local_path(path: str, groups) -> str:
-    """``blocks/attention/qkv`` -> ``attention/qkv`` (the group prefix dropped)."""
+    """``blocks/attention/qkv`` -> ``attention/qkv``: a path shown without its stack's name."""
     head = path.split("/")[0]
     return path[len(head) + 1:] if head in groups else path
 
 
-def tensor_name(path: str, local: str, kind: str, groups) -> tuple[str | None, str | None]:
-    """(LaTeX symbol or None, description or None) for a parameter tensor."""
-    key = local_path(path, groups)
+def _role(arch, path: str) -> str | None:
+    return arch.graph.nodes[path].get("role") if path in arch.graph else None
+
+
+def tensor_name(path: str, local: str, kind: str, arch) -> tuple[str | None, str | None]:
+    """(LaTeX symbol or None, description or None) for parameter *local* of the op at *path*,
+    by the op's role (then by its kind)."""
+    key = _role(arch, path)
     if key in TENSORS:
         desc, syms = TENSORS[key]
         if kind == "rmsnorm":
@@ -70,18 +82,20 @@ def tensor_name(path: str, local: str, kind: str, groups) -> tuple[str | None, s
     return KINDS.get(kind, {}).get(local), None
 
 
-def category(path: str, groups) -> str:
-    """The breakdown category of an op path: attention, ffn, norms, token, position, head."""
-    parts = path.split("/")
-    if parts[0] in groups:
-        parts = parts[1:]
-    if parts[0] == "embedding" and len(parts) > 1:
-        return parts[1]
-    if parts[0] in ("final_norm", "norms") or parts[0].endswith("norm"):
+def category(path: str, arch) -> str:
+    """The breakdown category of an op by its role: attention, ffn, norms, token, position,
+    head (an op without a role: the first part of its path inside its stack)."""
+    role = _role(arch, path)
+    part = R.part_of(role)
+    if part == "embedding":
+        return role.split(".", 1)[1]
+    if part == "norm":
         return "norms"
-    if parts[0] == "lm_head":
-        return "head"
-    return parts[0]
+    if part == "residual":
+        return role.split(".", 1)[1]
+    if part is not None:
+        return part
+    return local_path(path, arch.groups).split("/")[0]
 
 
 def category_label(key: str) -> str:

@@ -12,6 +12,7 @@ import sympy
 from ..symbols import as_expr
 
 from ..errors import SymgptError
+from ..numtext import group
 
 STYLES = ("exact", "short", "sci")
 _SHORT = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k"))
@@ -39,11 +40,6 @@ def _decimal(v, digits: int) -> Decimal:
         if v.is_Rational:
             return +(Decimal(int(v.p)) / Decimal(int(v.q)))
         return +Decimal(str(sympy.N(v, digits + 10)))
-
-
-def group(n: int, sep: str = "{,}") -> str:
-    s = f"{abs(int(n)):,}".replace(",", sep)
-    return ("-" if n < 0 else "") + s
 
 
 def tex_int(v) -> str:

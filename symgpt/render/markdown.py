@@ -25,6 +25,13 @@ def _code(s: str) -> str:
     return "`" + s.replace("`", "'") + "`"
 
 
+def stacks_line(model, sentence: str) -> str:
+    """*sentence* (with ``{path}`` and ``{count}``) once per stack of layers of *model*:
+    ``Paths under `blocks/` total all L layers.``"""
+    return " ".join(sentence.format(path=_code(g.name + "/"), count=expr_text(g.repeat))
+                    for g in model.arch.stacks())
+
+
 def sizes_line(model) -> str:
     sizes = ", ".join(f"{k} = {number(v)}" for k, v in model.sizes.items())
     changed = [f"{k}={str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
@@ -41,7 +48,7 @@ def params_md(model, q) -> str:
     rows.append(["**total**", _code(expr_text(q.expr)), f"**{number(total)}**", "100.00 %"])
     lines = [f"# Parameters of {md_escape(model.name)}", "", sizes_line(model), "",
              f"Total: {_code(expr_text(q.expr))} = **{number(total)}** parameters.", "",
-             "Paths under `blocks/` are totals over all L layers.", "",
+             stacks_line(model, "Paths under {path} are totals over all {count} layers."), "",
              md_table(["part", "formula", "value", "share"], rows, "llrr"), ""]
     lines += [f"- {md_escape(n)}" for n in (*q.notes, *model.notes)]
     return "\n".join(lines).rstrip() + "\n"

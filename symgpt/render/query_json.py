@@ -96,7 +96,7 @@ def check_json(rows) -> dict:
         f = c.formula
         item = {"name": f.name, "formula": f.expression, "quantity": f.quantity,
                 "model": f.model, "settings": dict(f.settings), "options": dict(f.options),
-                "part": f.part, "per_block": f.per_block, "regime": f.regime,
+                "part": f.part, "roles": list(f.roles), "per_block": f.per_block, "regime": f.regime,
                 "names": dict(f.names), "source": f.source, "convention": f.convention,
                 "verdict": c.verdict, "expected": f.expect, "why": f.why,
                 "as_expected": c.as_expected}

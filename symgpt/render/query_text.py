@@ -114,7 +114,8 @@ def check_text(rows) -> str:
     body = []
     for c in rows:
         f = c.formula
-        where = f.quantity + (f"[{f.part}]" if f.part else "") + (" per block" if f.per_block else "")
+        picked = ",".join(x for x in (f.part, *f.roles) if x)
+        where = f.quantity + (f"[{picked}]" if picked else "") + (" per block" if f.per_block else "")
         where += f" ~ {f.regime}→∞" if f.regime else ""
         verdict = c.verdict
         mark = {True: "✓", False: "✗ unexpected", None: ""}[c.as_expected]

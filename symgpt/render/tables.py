@@ -3,10 +3,8 @@ CSV, and shown as rendered math in Jupyter (``_repr_latex_``).
 
 A column is a canonical symbol (``L``, ``d``, ``d_ff``, ``T_max``: the model's size) or a
 quantity name (``params``, ``flops.train``, ``memory.total``: its exact value). Values come
-from the derivations; this module only formats them.
-
->>> t = scaling_table(["gpt2-small", "gpt2-medium"], ["L", "d", "params"])
->>> print(t.markdown())
+from the derivations (``symgpt.documents.tables.scaling_table`` fills a ``Table``); this module
+only formats them.
 """
 
 from __future__ import annotations
@@ -15,14 +13,11 @@ from dataclasses import dataclass, field
 
 from ..errors import SymgptError
 from ..symbols import CANONICAL
-from .latex import Tex, render
+from .latex import Tex, preamble, render
 from .latex_escape import csv_cell, csv_row, tex_escape
 from .latex_numbers import plain_number, tex_number
 
 FORMATS = ("latex", "markdown", "csv")
-DEFAULT_COLUMNS = ("L", "h", "d", "d_ff", "T_max", "params")
-#: models every report's scaling table ends with (seed 000 §6 lists them after GPT-2 and GPT-3)
-SCALING_REFERENCE = ("llama-7b", "llama-70b")
 
 
 @dataclass(frozen=True)
@@ -63,8 +58,6 @@ class Table:
         body = render("scaling.tex", **self.context(placement, label))
         if not standalone:
             return body
-        from .latex_doc import preamble
-
         return render("table_document.tex", body=Tex(body), preamble=Tex(preamble()))
 
     def markdown(self) -> str:
@@ -145,85 +138,4 @@ def column(name: str, notation) -> Column:
     return Column(name, "quantity", r"\texttt{" + tex_escape(name) + "}", name)
 
 
-def size_value(model, name: str):
-    """The value of canonical size *name* for *model*: bound, or implied by the graph (``d_ff``
-    of a model whose FFN is 4d, ``d_head`` = d/h); None when neither."""
-    if name in model.sizes:
-        return model.sizes[name]
-    if name == "d_head":
-        from ..symbols import d, h
-
-        v = model.value(d / h)
-        return v if v is not None and v.is_Integer else None
-    if name == "d_ff":
-        from ..derive.params import parameter_list
-
-        for e in parameter_list(model.arch):
-            if e.owner.endswith(("ffn/up", "ffn/gate")) and e.local == "weight" and len(e.shape) == 2:
-                return model.value(e.shape[1])
-    return None
-
-
-def quantity_options(name: str, options: dict) -> dict:
-    """The options that apply to quantity *name* (``convention``/``per`` to FLOPs, ...)."""
-    family = name.split(".")[0]
-    allowed = {"flops": ("convention", "per", "recompute"),
-               "memory": ("precision", "optimizer", "recompute", "convention"),
-               "time": ("convention",)}.get(family, ())
-    return {k: v for k, v in options.items() if k in allowed and v is not None}
-
-
-def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "short",
-                  options: dict | None = None, caption: str = "") -> Table:
-    """Seed 000 §6: one row per model, one column per size or quantity."""
-    from ..model import load
-    from ..notation import notation as get_notation
-    from ..report import report_model
-
-    nota = get_notation(notation)
-    if isinstance(columns, str):
-        columns = [c for c in columns.split(",")]
-    cols = tuple(column(c, nota) for c in columns)
-    if not cols:
-        raise SymgptError("no columns")
-    if style not in ("exact", "short", "sci"):
-        raise SymgptError(f"unknown number style {style!r}; styles: exact, short, sci")
-    names, values = [], []
-    for m in models:
-        m = load(m) if isinstance(m, str) else m
-        needs_run = any(c.kind == "quantity" and c.name != "params" for c in cols)
-        mm = report_model(m) if needs_run else m
-        row = []
-        for c in cols:
-            if c.kind == "symbol":
-                row.append(size_value(mm, c.name))
-            elif c.name == "params":
-                row.append(mm.params.value)
-            else:
-                row.append(mm.quantity(c.name, **quantity_options(c.name, options or {})).value)
-        names.append(m.name)
-        values.append(tuple(row))
-    notes = ()
-    if any(c.kind == "quantity" and c.name != "params" for c in cols):
-        notes = ("FLOPs, memory and time at each model's B and T (B = 8 and T = T_max unless set).",)
-    return Table(cols, tuple(names), tuple(values), style, caption, notes)
-
-
-def family_scaling(model, notation, columns=DEFAULT_COLUMNS) -> dict:
-    """The scaling table of every preset of *model*'s family (seed 000 §6), as a context for
-    ``templates/scaling.tex``."""
-    from ..presets import PRESETS
-
-    names = [p.name for p in PRESETS.values() if p.family == model.family.name]
-    names += [n for n in SCALING_REFERENCE if n in PRESETS and n not in names]
-    if model.name not in names:
-        names.insert(0, model)
-    t = scaling_table(names, columns, notation, "short",
-                      caption=f"The presets of the {model.family.name} family and reference models: sizes and "
-                              "exact parameter counts (rounded to four significant digits).")
-    from .latex_doc import label_key
-
-    return t.context(label=f"tab:symgpt-{label_key(model.name)}-scaling")
-
-
-__all__ = ["Table", "family_scaling", "Column", "scaling_table", "column", "size_value", "FORMATS"]
+__all__ = ["Table", "Column", "column", "FORMATS"]

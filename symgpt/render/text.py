@@ -3,19 +3,9 @@ aligned tables. Printers format; they never derive."""
 
 from __future__ import annotations
 
-import re
-
 import sympy
 
-_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def expr_text(expr) -> str:
-    """``12*L*d**2 + 2*d`` -> ``12·L·d² + 2·d`` (a display form; JSON keeps SymPy syntax)."""
-    s = sympy.sstr(expr, order="grlex") if isinstance(expr, sympy.Basic) else str(expr)
-    s = re.sub(r"\*\*\((-?\d+)\)", lambda m: m.group(1).translate(_SUP), s)
-    s = re.sub(r"\*\*(\d+)", lambda m: m.group(1).translate(_SUP), s)
-    return s.replace("*", "·")
+from ..numtext import expr_text, number, sci  # noqa: F401  (printers import them from here too)
 
 
 def group_marks(arch, group: str | None) -> str:
@@ -28,30 +18,6 @@ def group_marks(arch, group: str | None) -> str:
             mark += f" ({expr_text(g.active)} active)"
         marks.append(mark)
     return ", ".join(marks)
-
-
-def number(v, digits: int | None = None) -> str:
-    """An exact value with thousands separators (``124,439,808``); a fraction stays exact
-    (``3/2``) unless *digits* asks for a rounded decimal. None prints as ``-``."""
-    if v is None:
-        return "-"
-    v = sympy.nsimplify(v) if isinstance(v, float) else sympy.Integer(v) if isinstance(v, int) else v
-    if v.is_Integer:
-        return f"{int(v):,}"
-    if v.is_Rational and digits is None:
-        return f"{int(v.p):,}/{int(v.q):,}"
-    return f"{float(v):,.{digits or 4}g}"
-
-
-def sci(v, digits: int = 4) -> str:
-    """``1.771e10``-style rounding for prose (``1.771 × 10¹⁰``)."""
-    if v is None:
-        return "-"
-    f = float(v)
-    if f == 0:
-        return "0"
-    m, e = f"{f:.{digits - 1}e}".split("e")
-    return f"{m} × 10{str(int(e)).translate(_SUP)}"
 
 
 def table(headers: list[str], rows: list[list[str]], align: str | None = None) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..io import write_atomic
-from ..render.jsonout import dumps, model_json, quantity_json
+from ...io import write_atomic
+from ...render.jsonout import dumps, model_json, quantity_json
 
 PEAK = sympy.Integer(300) * 10**12  # seed 000's A100 figure
 POLICIES = (("fp32, AdamW", dict(precision="fp32", optimizer="adamw")),
@@ -15,10 +15,10 @@ MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.acti
 
 
 def write(model, folder, **options) -> list[str]:
-    from ..conventions import CONVENTIONS
-    from ..derive.memory import seed000_terms
-    from ..render.costs_md import flops_md, memory_md, time_md
-    from ..render.text import sci
+    from ...conventions import CONVENTIONS
+    from ...derive.memory import seed000_terms
+    from ...render.costs_md import flops_md, memory_md, time_md
+    from ...render.text import sci
 
     flops = [model.quantity(n) for n in ("flops.forward", "flops.backward", "flops.train")]
     by_conv = [(c, model.quantity("flops.forward", convention=c.name), model.quantity("flops.train", convention=c.name))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..io import write_atomic
-from ..render.jsonout import dumps, json_value, model_json, quantity_json
-from ..render.markdown import params_md, shapes_md
+from ...io import write_atomic
+from ...render.jsonout import dumps, json_value, model_json, quantity_json
+from ...render.markdown import params_md, shapes_md
 
 
 def write(model, folder, **options) -> list[str]:
-    from ..derive.shapes import trace
+    from ...derive.shapes import trace
 
     q = model.params
     write_atomic(folder / "params.json", dumps({**model_json(model), "params": quantity_json(q)}))

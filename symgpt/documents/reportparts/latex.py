@@ -3,16 +3,16 @@ the preamble they need, and the PDF when a TeX engine is installed and ``pdf`` i
 
 from __future__ import annotations
 
-from ..io import write_atomic
+from ...io import write_atomic
 
 FOLDER = "latex"
 
 
 def write(model, folder, pdf: bool = False, **options) -> list[str]:
-    from ..notation import notation
-    from ..render.latex import render
-    from ..render.latex_build import build_pdf, tex_available
-    from ..render.latex_doc import ALIASES, SECTIONS, available, context, document, preamble
+    from ...notation import notation
+    from ...render.latex import render
+    from ...render.latex_build import build_pdf, tex_available
+    from ..latex_doc import ALIASES, SECTIONS, context, document, preamble
 
     nota = notation("default")
     out = folder / FOLDER
@@ -26,10 +26,8 @@ def write(model, folder, pdf: bool = False, **options) -> list[str]:
     put("report.tex", doc)
     put("preamble.tex", preamble())
     for name in ALIASES["all"]:
-        if not available(name, model):
-            continue
         ctx = context(name, model, nota)
-        put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name][2]))
+        put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
     put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),
                                        title="Parameters in seed 002's notation"))
     if pdf and tex_available():

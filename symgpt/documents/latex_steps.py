@@ -2,8 +2,8 @@
 
 Built from the shape trace and the op graph, never written for one model: each op is put in a
 *phase* of the pass (token lookup, positions, attention input, heads, attention, output
-projection, residual, feed-forward, final norm, logits) by its kind and its path (the node names
-every family shares, ``blocks/attention/q``), the phases become numbered steps in order of first
+projection, residual, feed-forward, final norm, logits) by its kind and its role (what the op
+is, ``roles.QUERY``, whatever its family names it), the phases become numbered steps in order of first
 appearance, and the repeated block is written once, followed by one step that stands for the
 other copies ("Steps 10 through 20: repeat for layers 2 through 12"). Each op becomes an *item*
 (kind, names, shapes, weight shape) that ``templates/steps.tex`` turns into a sentence.
@@ -17,18 +17,21 @@ from __future__ import annotations
 
 import sympy
 
+from .. import roles as R
 from ..derive.shapes import trace
 from ..symbols import B as B_, T as T_, as_expr
-from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from .latex_escape import tex_escape
-from .latex_numbers import tex_int
+from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
+from ..render.latex_escape import tex_escape
+from ..render.latex_numbers import tex_int
 from .latex_sections import header
 
 _WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
-#: role (path without the group prefix) -> the math name of the op's output
-_NAMES = {"attention/q": "Q", "attention/k": "K", "attention/v": "V",
-          "attention/proj": r"\text{attn\_output}", "ffn/down": r"\text{ffn\_output}",
-          "ffn/combine": r"\text{ffn\_output}"}
+#: role -> the math name of the op's output
+_NAMES = {R.QUERY: "Q", R.KEY: "K", R.VALUE: "V", R.QUERY_HEADS: "Q", R.KEY_HEADS: "K",
+          R.VALUE_HEADS: "V", R.OUT: r"\text{attn\_output}", R.FFN_DOWN: r"\text{ffn\_output}",
+          R.COMBINE: r"\text{ffn\_output}"}
+#: role -> the name of a slice of a fused projection that has no entry above
+_SLICE_NAMES = {R.FFN_GATE: "GATE", R.FFN_UP: "UP"}
 _ATTENTION = ("scale", "causal_mask", "softmax", "alibi", "dropout")
 
 
@@ -39,12 +42,8 @@ class Shape(Tex):
 
 
 def _role(arch, node: str) -> str:
-    """``blocks/ffn/experts/up`` -> ``ffn/up``: the path without the repeated groups' names."""
-    chain = arch.group_chain(arch.graph.nodes[node]["group"])
-    path = node[len(chain[-1].name) + 1:] if chain else node
-    inner = {g.name.rsplit("/", 1)[-1] for g in chain[:-1]}
-    parts = path.split("/")
-    return "/".join(p for i, p in enumerate(parts) if i == len(parts) - 1 or p not in inner)
+    """The role of *node* (``attention.q``), or, for an op without one, its path."""
+    return arch.graph.nodes[node].get("role") or node
 
 
 class _Ctx:
@@ -102,16 +101,17 @@ def _phase(c: _Ctx, node: str) -> str:
     arch = c.arch
     a = arch.graph.nodes[node]
     kind, role = a["op"].kind, _role(arch, node)
+    part = R.part_of(role)
     if a["group"] is None:
-        if kind == "embedding" or (role.startswith("embedding/") and kind == "scale"):
+        if kind == "embedding" or (part == "embedding" and kind == "scale"):
             return "token"
-        if kind == "position_embedding" or role in ("embedding/add", "embedding/dropout"):
+        if kind == "position_embedding" or role in (R.EMBEDDING_ADD, R.DROPOUT):
             return "position"
         if kind == "rotary_table":
             return "rotary"
-        if role == "final_norm":
+        if role == R.FINAL_NORM:
             return "final"
-        if role == "lm_head":
+        if role == R.HEAD:
             return "logits"
         if kind == "cross_entropy":
             return "loss"
@@ -125,16 +125,25 @@ def _phase(c: _Ctx, node: str) -> str:
             return _phase(c, users[0])
         src = a["inputs"][0]
         return _phase(c, src) if arch.graph.nodes[src]["group"] is not None else "attn_in"
-    if role.startswith("attention/"):
+    if kind == "dropout":  # in the step of the op whose output it drops
+        src = a["inputs"][0]
+        return _phase(c, src) if arch.graph.nodes[src].get("kind") == "op" else role
+    if part == "attention":
         if kind in ("split_heads", "rotary", "repeat_kv"):
             return "heads"
-        if kind == "matmul" or kind in _ATTENTION and role not in ("attention/dropout_out",):
+        if kind == "matmul" or kind in _ATTENTION:
             return "attention"
-        if kind == "merge_heads" or role in ("attention/proj", "attention/dropout_out"):
+        if kind == "merge_heads" or role == R.OUT:
             return "attn_out"
         return "attn_in"
-    if role.startswith("ffn/"):
+    if part == "ffn":
         return "ffn"
+    if part == "cross_attention":  # an encoder-decoder's attention to the encoder output
+        return "cross_attention"
+    src = a["inputs"][0] if a["inputs"] else None
+    if a.get("role") is None and src is not None and arch.graph.nodes[src].get("kind") == "op" \
+            and arch.graph.nodes[src]["group"] is not None:
+        return _phase(c, src)  # an op without a role: in the step of the op it reads
     return role
 
 
@@ -161,7 +170,7 @@ def _item(c: _Ctx, node: str) -> dict:
         item["weight"] = c.weight(node)
         item["tied"] = bool(arch.graph.edges[a["params"]["weight"], node].get("tied"))
         item["width_in"], item["width_out"] = c.num(op.n_in), c.num(op.n_out)
-        if op.tag == "lm_head":
+        if role == R.HEAD:
             t_dims = c.sym[node]
             last = tuple(x for i, x in enumerate(t_dims) if i != len(t_dims) - 2)
             item["last"] = c.shape(last)
@@ -181,7 +190,7 @@ def _item(c: _Ctx, node: str) -> dict:
     elif op.kind == "scale":
         factor = as_expr(op.factor)
         v = c.value(factor)
-        divides = v < 1 if v is not None else role.startswith("attention/")
+        divides = v < 1 if v is not None else R.part_of(role) == "attention"
         inv = 1 / factor if divides else factor  # the attention scale divides by sqrt(d_head)
         under = sympy.powsimp(sympy.expand(inv ** 2))
         item["root"] = c.math(inv)
@@ -208,7 +217,7 @@ def _group(c: _Ctx, items: list[dict]) -> list[dict]:
         it["names_tex"], it["inputs_tex"] = _listing(it["names"]), _listing(it["inputs"])
         it["same"] = len(set(it["shapes"])) == 1
         it["parts_tex"] = _listing([f"{n}$ of shape ${sh}" for n, sh in zip(it["names"], it["shapes"])])
-    gated = any(it["role"] == "ffn/gate" for it in out)
+    gated = any(it["role"] == R.FFN_GATE for it in out)
     first = next((it for it in out if it["experts"]), None)
     for it in out:
         it["gated"], it["first_expert"] = gated, it is first
@@ -260,12 +269,10 @@ def _name_outputs(c: _Ctx, order: list[str]) -> None:
             c.names[n] = rf"\hat{{{base.split('_')[0]}}}_{base.split('_', 1)[1]}" if "_" in base else rf"\hat{{{base}}}"
         elif role in _NAMES:
             c.names[n] = _NAMES[role]
-        elif role in ("attention/q_heads", "attention/k_heads", "attention/v_heads"):
-            c.names[n] = role.split("/")[1][0].upper()
         elif kind in ("rotary", "repeat_kv"):
             c.names[n] = c.names.get(a["inputs"][0], "")
         elif kind == "slice":
-            c.names[n] = role.split("/")[-1].upper()
+            c.names[n] = _SLICE_NAMES.get(role, n.rsplit("/", 1)[-1].upper())
 
 
 def steps(model, notation, **bindings) -> dict:

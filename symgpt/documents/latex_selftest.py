@@ -4,9 +4,9 @@ or a quantity of symgpt, printed; the questions' own sizes are data here, as the
 from __future__ import annotations
 
 from ..errors import SymgptError
-from .latex import Tex, tex_expr
-from .latex_escape import tex_texttt
-from .latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
+from ..render.latex import Tex, tex_expr
+from ..render.latex_escape import tex_texttt
+from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
 from .latex_sections import header
 
 #: the models and workloads the seed's questions name
@@ -33,16 +33,17 @@ def _t(s) -> Tex:
 
 
 def selftest(model, notation) -> dict:
+    from .. import roles as R
     from ..model import load
-    from ..query import dominance, rank_terms, ranking, rule
+    from ..query import by_role, dominance, rank_terms, ranking, rule
     from .latex_costs import MEMORY_POLICY
-    from .latex_names import tensor_name
+    from ..render.latex_names import tensor_name
 
     # (a) the count from the per-block table, and its largest term / tensor
     q = model.params
     top_term = rank_terms(q)[0] if q.value is not None else None
     top_part = ranking(q)[0] if q.value is not None else None
-    sym, desc = tensor_name(top_part.path, "weight", "", model.arch.groups) if top_part else (None, None)
+    sym, desc = tensor_name(top_part.path, "weight", "", model.arch) if top_part else (None, None)
     a = {"value": _t(tex_int(q.value)) if q.value is not None else None,
          "term": tex_expr(top_term.expr, notation) if top_term else None,
          "term_value": _t(tex_int(top_term.value)) if top_term else None,
@@ -88,10 +89,11 @@ def selftest(model, notation) -> dict:
     e = []
     for name in QUESTION_E:
         m = load(name)
-        emb = m.params.part("embedding/token")
+        emb = by_role(m.params, m, [R.TOKEN_EMBEDDING])
         e.append({"model": name, "value": _t(tex_short(emb.value)), "total": _t(tex_short(m.params.value)),
                   "share": _t(tex_percent(emb.value, m.params.value))})
-    limit = dominance(load(QUESTION_FAMILY).params, "d").share("embedding/token")
+    mf = load(QUESTION_FAMILY)
+    limit = dominance(mf.params, "d").share(mf.arch.first(R.TOKEN_EMBEDDING))
     return {**header(model, notation), "a": a, "b": b, "c": c, "peak": _t(tex_sci(QUESTION_C_PEAK, 3)),
             "d": d, "e": e, "e_limit": tex_expr(limit, notation),
             "d_sym": _t(notation.symbol("d")), "t_sym": _t(notation.symbol("T")), "b_sym": _t(notation.symbol("B")), "theta": _t(notation.quantity("params"))}

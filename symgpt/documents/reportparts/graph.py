@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..io import write_atomic
+from ...io import write_atomic
 
 
 def write(model, folder, **options) -> list[str]:
-    from ..model import quantity_names
-    from ..render.dot import diagram
+    from ...model import quantity_names
+    from ...render.dot import diagram
 
     color_by = options.get("graph_color_by") or ("flops" if "flops.forward" in quantity_names() else "params")
     d = diagram(model, color_by=color_by, convention=options.get("convention"))

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import sympy
 
+from .. import roles as R
 from ..errors import SymgptError
 from ..exprparse import parse_expression
 from ..quantity import evaluate
-from ..symbols import T
-from .latex import Tex, tex_expr
-from .latex_escape import tex_escape
-from .latex_math import tex_lines, tex_substituted, tex_term_values
-from .latex_names import tensor_name
-from .latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
+from ..symbols import B, T
+from ..render.latex import Tex, tex_expr
+from ..render.latex_escape import tex_escape
+from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
+from ..render.latex_names import tensor_name
+from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import header
 
 #: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments
@@ -61,21 +62,24 @@ def _num(v) -> Tex | None:
     return None if v is None else Tex(tex_int(v))
 
 
+#: how the cost sections name an op whose FLOPs are not those of a parameter tensor, by role
+_COST_LABELS = {R.SCORES: "attention scores $QK^\\top$", R.VALUES: "attention values $AV$",
+                R.SOFTMAX: "softmax", R.TOKEN_EMBEDDING: "token embedding lookup"}
+
+
 def _part_label(model, path) -> str:
     arch = model.arch
     kind = arch.graph.nodes[path]["op"].kind if path in arch.graph else ""
-    _, desc = tensor_name(path, "weight", kind, arch.groups)
-    labels = {"attention/scores": "attention scores $QK^\\top$", "attention/values": "attention values $AV$",
-              "attention/softmax": "softmax", "embedding/token": "token embedding lookup"}
-    local = path.split("/", 1)[1] if path.split("/")[0] in arch.groups else path
-    return labels.get(local, desc or path)
+    _, desc = tensor_name(path, "weight", kind, arch)
+    role = arch.graph.nodes[path].get("role") if path in arch.graph else None
+    return _COST_LABELS.get(role, desc or path)
 
 
 def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
     """Seed 000 §5.1-5.2: forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
-    from ..query import compare, crossover, select
-    from ..query.selection import unbind
+    from ..query import by_role, compare, crossover, select
+    from ..query.selection import entry_stack, unbind
 
     def _sci(v) -> Tex | None:  # a value in the style asked for (sci by default)
         return None if v is None else Tex(tex_number(v, numbers, digits))
@@ -84,19 +88,28 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     fwd = model.quantity("flops.forward", per="batch", **opts)      # per step, whatever the convention
     train = model.quantity("flops.train", per="batch", **opts)
     back = model.quantity("flops.backward", per="batch", **opts)
-    block = select(model, "flops.forward", part="blocks", per_block_=True, per="sequence", **opts)
+    stacks = model.arch.stacks()
+    if not stacks:
+        raise SymgptError(f"{model.name} has no stack of layers to count the FLOPs of one block of")
+    first = stacks[0]  # the block told in full; other stacks are totalled below it
+    block = select(model, "flops.forward", roles=[first.name], per_block_=True, per="sequence", **opts)
     b = model.bindings
-    blocks_q = fwd.part("blocks")
+    blocks_q = by_role(fwd, model, [first.name])
     rows = []
     total = fwd.value
     for path, expr in fwd.breakdown:
         v = evaluate(expr, b)
         rows.append({"label": Tex(_tex_label(_part_label(model, path))), "formula": tex_expr(expr, notation),
                      "value": _sci(v), "share": Tex(tex_percent(v, total)) if v is not None and total else None,
-                     "repeated": path.split("/")[0] in model.arch.groups})
-    others = [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
-               "value": _sci(evaluate(e, b))}
-              for p, e in fwd.grouped(1) if p != "blocks"]
+                     "repeated": entry_stack(model.arch, path) is not None})
+    others = []
+    for g in stacks[1:]:
+        e = by_role(fwd, model, [g.name]).expr
+        others.append({"label": Tex(tex_escape(f"{(g.label or g.name).lower()} stack, all {g.repeat} of them")),
+                       "formula": tex_expr(e, notation), "value": _sci(evaluate(e, b))})
+    others += [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
+                "value": _sci(evaluate(e, b))}
+               for p, e in fwd.breakdown if entry_stack(model.arch, p) is None]
     n = model.params.expr
     six = compare(train, "6*N*B*T", names={"N": n}, model=model.name)
     ratio = (train.value / fwd.value) if (train.value is not None and fwd.value) else None
@@ -109,7 +122,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
            "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
            "block_terms": tex_term_values(block.expr, b, numbers, digits),
            "block_value": _sci(block.value),
-           "repeat": Tex(f"{notation.symbol('B')} {notation.symbol('L')}"),
+           "repeat": tex_expr(B * first.repeat, notation),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
            "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(fwd.value),
@@ -143,7 +156,7 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     """Forward FLOPs per token against T: the attention matmuls, the dense matmuls and the
     total with the head, on log axes, with the crossover T = 6d marked."""
     per_tok = select(model, "flops.forward", per="token", **opts)
-    blocks = select(model, "flops.forward", part="blocks", per="token", **opts)
+    blocks = select(model, "flops.forward", roles=[R.STACK], per="token", **opts)
     cross = crossover(blocks, "T")
     cross_all = crossover(per_tok, "T")
     if cross.value is None or cross.notes:  # notes: a regime (T <= W) the plotted T range leaves

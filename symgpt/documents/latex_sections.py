@@ -13,10 +13,10 @@ from ..symbols import as_expr
 
 from ..derive.params import parameter_list, tied_uses
 from ..symbols import CANONICAL
-from .latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from .latex_escape import tex_escape, tex_texttt
-from .latex_names import COLOURS, category, category_label, local_path, tensor_name
-from .latex_numbers import tex_int, tex_percent, tex_short
+from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
+from ..render.latex_escape import tex_escape, tex_texttt
+from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
+from ..render.latex_numbers import tex_int, tex_percent, tex_short
 
 
 def _value(model, expr):
@@ -69,7 +69,7 @@ def _top_repeat(model, node) -> tuple[str | None, sympy.Expr]:
 def _tensor_row(model, notation, e, per_copy):
     arch = model.arch
     kind = arch.graph.nodes[e.owner]["op"].kind
-    sym, desc = tensor_name(e.owner, e.local, kind, arch.groups)
+    sym, desc = tensor_name(e.owner, e.local, kind, arch)
     shape = Tex(tex_shape(e.shape, notation))
     concrete = tuple(as_expr(x).xreplace(model.bindings) for x in e.shape)
     return {
@@ -125,9 +125,9 @@ def embeddings(model, notation) -> dict:
         total += e.total
     for op, local, pnode in tied_uses(model.arch):
         kind = model.arch.graph.nodes[op]["op"].kind
-        sym, desc = tensor_name(op, local, kind, model.arch.groups)
+        sym, desc = tensor_name(op, local, kind, model.arch)
         owner_sym, owner_desc = tensor_name(model.arch.graph.nodes[pnode]["owner"],
-                                            model.arch.graph.nodes[pnode]["local"], "", model.arch.groups)
+                                            model.arch.graph.nodes[pnode]["local"], "", model.arch)
         rows.append({"symbol": Tex(sym) if sym else None, "description": desc or op,
                      "path": Tex(tex_texttt(f"{op}.{local}")),
                      "tied_to": Tex(f"${owner_sym}$") if owner_sym else (owner_desc or pnode),
@@ -168,10 +168,10 @@ def breakdown(model, notation) -> dict:
     rows: list[dict] = []
     groups: dict[str, dict] = {}
     for path, expr in q.breakdown:
-        g = path.split("/")[0] if path.split("/")[0] in arch.groups else None
+        g = arch.stack_of(path)
         if g is None:
             kind = arch.graph.nodes[path]["op"].kind
-            sym, desc = tensor_name(path, "weight", kind, arch.groups)
+            sym, desc = tensor_name(path, "weight", kind, arch)
             tied = expr == 0 and any(op == path for op, _, _ in tied_uses(arch))
             rows.append({"label": _cap(desc or path), "per_block": False, "tied": tied, "all": False,
                          "formula": tex_expr(expr, notation),
@@ -183,7 +183,7 @@ def breakdown(model, notation) -> dict:
         if entry is None:
             entry = groups[g] = {"cats": {}, "repeat": repeat, "index": len(rows)}
             rows.append({"group": g})
-        cat = category(path, arch.groups)
+        cat = category(path, arch)
         entry["cats"][cat] = entry["cats"].get(cat, sympy.Integer(0)) + expr
     out_rows = []
     for r in rows:
@@ -192,7 +192,7 @@ def breakdown(model, notation) -> dict:
             continue
         entry = groups[r["group"]]
         per_sum = sympy.Integer(0)
-        from .latex_names import TABLE_ORDER
+        from ..render.latex_names import TABLE_ORDER
 
         cats = sorted(entry["cats"].items(), key=lambda kv: TABLE_ORDER.index(kv[0])
                       if kv[0] in TABLE_ORDER else len(TABLE_ORDER))
@@ -229,13 +229,13 @@ def _share(v, total) -> Tex | None:
 
 def _bar(model, notation) -> dict:
     """One stacked bar: segments in category order with left/right in percent (0..100)."""
-    from .latex_names import CATEGORIES
+    from ..render.latex_names import CATEGORIES
 
     q = model.params
     tot = q.value
     sums: dict[str, sympy.Expr] = {}
     for path, expr in q.breakdown:
-        cat = category(path, model.arch.groups)
+        cat = category(path, model.arch)
         sums[cat] = sums.get(cat, sympy.Integer(0)) + expr
     order = [c for c in CATEGORIES if c in sums] + [c for c in sums if c not in CATEGORIES]
     segs, left = [], sympy.Integer(0)

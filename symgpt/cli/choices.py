@@ -1,0 +1,150 @@
+"""The CLI's choices, read from the engine: no list here repeats one of ``conventions.py``,
+``derive/memory.py`` or the printers. Each is an :class:`EngineChoices`, which imports its engine
+module only when argparse first checks or lists a value, so ``symgpt --help`` (and a command's
+``--help`` that shows no choices) stays free of SymPy and networkx."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable, Iterator
+
+
+class EngineChoices:
+    """argparse ``choices`` loaded on first use from the engine (``load() -> tuple``)."""
+
+    def __init__(self, what: str, load: Callable[[], tuple]):
+        self.what = what
+        self._load = load
+        self._values: tuple | None = None
+
+    @property
+    def values(self) -> tuple:
+        if self._values is None:
+            self._values = tuple(self._load())
+        return self._values
+
+    def __contains__(self, value) -> bool:
+        return value in self.values
+
+    def __iter__(self) -> Iterator:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def parse(self, text: str):
+        """An argparse ``type`` that accepts exactly these choices: the engine is read when a
+        value is parsed, never for ``--help`` (argparse lists ``choices`` in every help text)."""
+        for v in self.values:
+            if str(v) == text:
+                return v
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text[:60]!r} (choose from {', '.join(str(v) for v in self.values)})")
+
+    def __repr__(self) -> str:
+        return f"EngineChoices({self.what})"
+
+
+def _conventions():
+    from ..conventions import CONVENTIONS
+
+    return tuple(CONVENTIONS)
+
+
+def _recompute():
+    from ..conventions import RECOMPUTE
+
+    return RECOMPUTE
+
+
+def _per():
+    from ..conventions import PER
+
+    return PER
+
+
+def _attention():
+    from ..conventions import ATTENTION
+
+    return ATTENTION
+
+
+def _precisions():
+    from ..derive.memory import PRECISIONS
+
+    return tuple(PRECISIONS)
+
+
+def _optimizers():
+    from ..derive.memory import OPTIMIZERS
+
+    return tuple(OPTIMIZERS)
+
+
+def _zero_stages():
+    from ..derive.memory import ZERO_STAGES
+
+    return ZERO_STAGES
+
+
+def _notations():
+    from ..notation import builtin_names
+
+    return tuple(builtin_names())
+
+
+def _number_styles():
+    from ..render.latex_numbers import STYLES
+
+    return STYLES
+
+
+def _graph_formats():
+    from ..render.dot import FORMATS
+
+    return FORMATS
+
+
+def _color_by():
+    from ..render.dot import COLOR_BY
+
+    return COLOR_BY
+
+
+def _table_formats():
+    from ..render.tables import FORMATS
+
+    return FORMATS
+
+
+def _latex_parts():
+    from ..documents.latex_doc import WHATS
+
+    return WHATS
+
+
+def _quantities():
+    from ..model import quantity_names
+
+    return ("params", *quantity_names())
+
+
+CONVENTIONS = EngineChoices("conventions", _conventions)
+RECOMPUTE = EngineChoices("recompute modes", _recompute)
+PER = EngineChoices("FLOP units", _per)
+ATTENTION = EngineChoices("attention kinds", _attention)
+PRECISIONS = EngineChoices("precisions", _precisions)
+OPTIMIZERS = EngineChoices("optimizers", _optimizers)
+ZERO_STAGES = EngineChoices("ZeRO stages", _zero_stages)
+NOTATIONS = EngineChoices("notations", _notations)
+NUMBER_STYLES = EngineChoices("number styles", _number_styles)
+GRAPH_FORMATS = EngineChoices("diagram formats", _graph_formats)
+COLOR_BY = EngineChoices("diagram colourings", _color_by)
+TABLE_FORMATS = EngineChoices("table formats", _table_formats)
+LATEX_PARTS = EngineChoices("LaTeX parts", _latex_parts)
+QUANTITIES = EngineChoices("quantities", _quantities)
+
+
+def listed(choices: EngineChoices) -> str:
+    """The choices as help text lists them (``a, b, c``); reads the engine."""
+    return ", ".join(str(v) for v in choices)

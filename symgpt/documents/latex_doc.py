@@ -1,0 +1,133 @@
+"""LaTeX fragments and standalone documents of a model, section by section.
+
+>>> from symgpt.documents.latex_doc import fragment, document
+>>> tex = fragment(symgpt.load("gpt2-small"), "blocks", notation="raschka")
+
+A *section* is a name (``blocks``, ``shapes``, ...), a context builder (a function of
+``latex_sections``, ``latex_steps``, ``latex_costs``, ...) and one or more
+templates. ``fragment`` renders one section for ``\\input``; ``document`` wraps sections in a
+standalone article that compiles with pdflatex.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Callable, NamedTuple
+
+from ..errors import SymgptError
+from ..notation import notation as get_notation
+from ..render.latex import Tex, environment, preamble, render
+from ..render.latex_escape import label_key, tex_escape, tex_texttt
+from . import latex_costs, latex_sections, latex_selftest, latex_steps, tables
+
+
+class Section(NamedTuple):
+    build: Callable      # (model, notation, **options) -> the templates' context
+    templates: tuple     # template names, rendered in order
+    title: str | None    # the section's title in a standalone document
+
+
+#: section name -> its context builder, templates and title (an explicit table: a missing builder
+#: is an ImportError when this module is imported)
+SECTIONS = {
+    "notation": Section(latex_sections.header, ("notation.tex",), None),
+    "shapes": Section(latex_sections.shapes, ("shapes.tex",), "The shape of every tensor"),
+    "steps": Section(latex_steps.steps, ("steps.tex",), "The forward pass, step by step"),
+    "blocks": Section(latex_sections.blocks, ("blocks.tex",), "Parameters of one block"),
+    "embeddings": Section(latex_sections.embeddings, ("embeddings.tex",), "Embeddings, final norm and head"),
+    "total": Section(latex_sections.total, ("total.tex",), "The total"),
+    "rule": Section(latex_costs.rule, ("rule.tex",), "Cross-check against a rule of thumb"),
+    "breakdown": Section(latex_sections.breakdown, ("breakdown.tex", "fig_breakdown.tex"), "Where the parameters are"),
+    "flops": Section(latex_costs.flops, ("flops.tex", "fig_flops.tex"), "FLOPs of a forward and a training step"),
+    "memory": Section(latex_costs.memory, ("memory.tex",), "Training memory"),
+    "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
+    "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
+}
+#: names that stand for several sections
+ALIASES = {
+    "params": ("blocks", "embeddings", "total"),
+    "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
+            "memory", "scaling", "selftest"),
+}
+WHATS = (*SECTIONS, *ALIASES)
+
+
+def expand(whats) -> list[str]:
+    """Section names for ``--what`` values (aliases expanded, order kept, no duplicates)."""
+    out: list[str] = []
+    for w in ([whats] if isinstance(whats, str) else whats):
+        if w not in SECTIONS and w not in ALIASES:
+            raise SymgptError(f"unknown --what {w!r}; choose from {', '.join(WHATS)}")
+        for s in ALIASES.get(w, (w,)):
+            if s not in out:
+                out.append(s)
+    return out
+
+
+_CONTEXTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
+    """The template context of section *name* (cached per model: a report asks many times)."""
+    try:
+        nkey = (notation.name, tuple(sorted(notation.symbols.items())),
+                tuple(sorted(notation.quantities.items())))
+        key = (name, nkey, placement, tuple(sorted(options.items())))
+        hash(key)
+    except (TypeError, AttributeError):
+        return _context(name, model, notation, placement, **options)
+    per_model = _CONTEXTS.setdefault(model, {})
+    if key not in per_model:
+        per_model[key] = (notation, _context(name, model, notation, placement, **options))
+    return dict(per_model[key][1])
+
+
+def _context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
+    ctx = SECTIONS[name].build(model, notation, **options)
+    ctx.setdefault("key", label_key(model.name))
+    ctx["placement"] = Tex(placement)
+    ctx.setdefault("label", Tex(f"tab:symgpt-{ctx['key']}-{name}"))
+    return ctx
+
+
+def fragment(model, what, notation=None, **options) -> str:
+    """The LaTeX of the sections in *what* (a name or a list), ready to ``\\input``."""
+    nota = get_notation(notation)
+    parts = []
+    for name in expand(what):
+        ctx = context(name, model, nota, **options.get(name, {}))
+        parts += [render(t, **ctx) for t in SECTIONS[name].templates]
+    return "\n".join(parts)
+
+
+def document(model, what="all", notation=None, title: str | None = None, **options) -> str:
+    """A standalone ``article`` with the sections in *what*."""
+    nota = get_notation(notation)
+    intros = environment().get_template("intros.tex").module
+    sections = []
+    for name in expand(what):
+        ctx = context(name, model, nota, placement="H", **options.get(name, {}))
+        body = "\n".join(render(t, **ctx) for t in SECTIONS[name].templates)
+        intro = getattr(intros, name, None)
+        sections.append({"name": name, "title": SECTIONS[name].title,
+                         "intro": Tex(str(intro(ctx)).strip()) if intro else None, "body": Tex(body)})
+    if not sections:
+        raise SymgptError("nothing to typeset: none of the requested sections is available")
+    shown = Tex(tex_escape(title)) if title else Tex(tex_texttt(model.name) + ": parameters, shapes and costs")
+    return render("document.tex", title=shown,
+                  model=model.name, sections=sections, preamble=Tex(preamble()))
+
+
+class Rendered(str):
+    """LaTeX that Jupyter renders as math (``_repr_latex_``); it is still a ``str``."""
+
+    def _repr_latex_(self) -> str:
+        return "\n".join(line for line in self.splitlines() if not line.lstrip().startswith("%"))
+
+
+def derivation(model, notation=None) -> Rendered:
+    """The grand-total derivation (``align*``), shown as math in a notebook::
+
+        symgpt.documents.latex_doc.derivation(symgpt.load("gpt2-small"), "raschka")
+    """
+    return Rendered(fragment(model, "total", notation))

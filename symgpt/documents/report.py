@@ -1,0 +1,38 @@
+"""``symgpt report``: everything symgpt can produce for a model, written into one folder.
+
+Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) writes its files into a
+staging folder; the folder then replaces the report whole (``symgpt.io.atomic_dir``). Any error
+leaves the previous report untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..io import atomic_dir, write_atomic
+from ..render.markdown import index_md
+from . import html
+from .reportparts import core, costs, graph, latex
+from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
+
+#: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
+REPORT_PARTS = (core, costs, latex, graph, html)
+
+def safe_name(name: str) -> str:
+    """A folder name for a model: letters, digits, '.', '_' and '-' only."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+    return s[:80]
+
+
+def write_report(model, out_dir: Path | str, **options) -> list[Path]:
+    """Write the report of *model* into *out_dir* (replaced whole); returns the files written."""
+    model = report_model(model)
+    out_dir = Path(out_dir)
+    written: list[str] = []
+    with atomic_dir(out_dir) as stage:
+        for part in REPORT_PARTS:
+            written += part.write(model, stage, **options)
+        write_atomic(stage / "index.md", index_md(model, sorted(written)))
+        written.append("index.md")
+    return [out_dir / w for w in sorted(written)]

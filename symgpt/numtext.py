@@ -1,0 +1,49 @@
+"""How a number or a formula is spelled in plain text: ``124,439,808``, ``3.000 × 10¹⁴``,
+``12·L·d² + 2·d``. The vocabulary of every layer that writes a sentence (a quantity's notes, a
+comparison's verdict, the text printers), so it sits at the bottom with the symbols."""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def expr_text(expr) -> str:
+    """``12*L*d**2 + 2*d`` -> ``12·L·d² + 2·d`` (a display form; JSON keeps SymPy syntax)."""
+    s = sympy.sstr(expr, order="grlex") if isinstance(expr, sympy.Basic) else str(expr)
+    s = re.sub(r"\*\*\((-?\d+)\)", lambda m: m.group(1).translate(_SUP), s)
+    s = re.sub(r"\*\*(\d+)", lambda m: m.group(1).translate(_SUP), s)
+    return s.replace("*", "·")
+
+
+def number(v, digits: int | None = None) -> str:
+    """An exact value with thousands separators (``124,439,808``); a fraction stays exact
+    (``3/2``) unless *digits* asks for a rounded decimal. None prints as ``-``."""
+    if v is None:
+        return "-"
+    v = sympy.nsimplify(v) if isinstance(v, float) else sympy.Integer(v) if isinstance(v, int) else v
+    if v.is_Integer:
+        return f"{int(v):,}"
+    if v.is_Rational and digits is None:
+        return f"{int(v.p):,}/{int(v.q):,}"
+    return f"{float(v):,.{digits or 4}g}"
+
+
+def sci(v, digits: int = 4) -> str:
+    """``1.771e10``-style rounding for prose (``1.771 × 10¹⁰``)."""
+    if v is None:
+        return "-"
+    f = float(v)
+    if f == 0:
+        return "0"
+    m, e = f"{f:.{digits - 1}e}".split("e")
+    return f"{m} × 10{str(int(e)).translate(_SUP)}"
+
+
+def group(n: int, sep: str = "{,}") -> str:
+    """Digits in groups of three: ``124{,}439{,}808`` (LaTeX's comma by default)."""
+    s = f"{abs(int(n)):,}".replace(",", sep)
+    return ("-" if n < 0 else "") + s
