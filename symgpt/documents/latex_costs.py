@@ -157,6 +157,8 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     total with the head, on log axes, with the crossover T = 6d marked."""
     per_tok = select(model, "flops.forward", per="token", **opts)
     blocks = select(model, "flops.forward", roles=[R.STACK], per="token", **opts)
+    if T not in blocks.expr.free_symbols:
+        return None  # no one sequence length T to plot against (T_enc and T_dec; ViT's patches)
     cross = crossover(blocks, "T")
     cross_all = crossover(per_tok, "T")
     if cross.value is None or cross.notes:  # notes: a regime (T <= W) the plotted T range leaves

@@ -51,6 +51,7 @@ def write(model, folder, **options) -> list[str]:
                      f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
         rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s", "B·T / step time"))
     loss = model.quantity("loss.initial")
-    rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
+    if loss.value is not None:  # a vocabulary to be uniform over (ViT's classifier has none)
+        rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
     write_atomic(folder / "time.md", time_md(model, rows))
     return ["flops.json", "flops.md", "memory.json", "memory.md", "time.md"]
