@@ -60,3 +60,33 @@ def test_transformer_has_no_position_parameters():
     base = symgpt.load("transformer-base")
     assert [p for p, _ in base.params.breakdown if "embed_positions" in p] == []
     assert "sinusoidal" in base.flags["positions"]
+
+
+@pytest.mark.parametrize("L,L_dec", [(2, 3), (1, 1)])
+def test_original_transformer_against_pytorch(L, L_dec):
+    """PyTorch's ``torch.nn.Transformer`` is the paper's encoder-decoder without embeddings and
+    head, plus a final LayerNorm after each stack (2·2d parameters the paper's post-norm model
+    does not have). Parameters, and FlopCounterMode's forward and forward + backward (inputs
+    needing gradients, as embeddings' outputs do), equal symgpt's less the tied V x d table and the
+    LM head's matmul (2·B·T_dec·V·d forward, 3x that with its backward)."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    d, h, ff, V, B, S, T = 64, 4, 96, 100, 2, 7, 5
+    torch.manual_seed(0)
+    tr = torch.nn.Transformer(d_model=d, nhead=h, num_encoder_layers=L, num_decoder_layers=L_dec,
+                              dim_feedforward=ff, batch_first=True, dropout=0.0)
+    m = symgpt.load("transformer", L=L, L_dec=L_dec, d=d, h=h, d_ff=ff, V=V, B=B, T_enc=S, T_dec=T)
+    assert m.params.value - V * d == sum(p.numel() for p in tr.parameters()) - 2 * 2 * d
+    src = torch.rand(B, S, d, requires_grad=True)
+    tgt = torch.rand(B, T, d, requires_grad=True)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(T)
+    head = 2 * B * T * V * d
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fwd:
+        out = tr(src, tgt, tgt_mask=mask)
+    assert m.quantity("flops.forward").value - head == fwd.get_total_flops()
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as both:
+        tr(src, tgt, tgt_mask=mask).sum().backward()
+    assert m.quantity("flops.train").value - 3 * head == both.get_total_flops()
+    del out
