@@ -143,6 +143,14 @@ def test_crossover_cli_as_t_enc(capsys):
     assert main(["crossover", "t5-small", "flops.forward", "--as", "T_enc", "--set", "T_dec=128"]) == 0
     out = capsys.readouterr().out
     assert "as T_enc grows" in out and "4·B·L·T_enc²·d_head·h" in out
+    m = symgpt.load("t5-small", T_dec=128)
+    c = crossover(m.quantity("flops.forward"), "T_enc")
+    from symgpt.render.query_text import value_text
+
+    assert c.value is not None and f"   = {value_text(c.value)}" in out
+    # with T_dec free the crossover depends on it, and the output says so
+    assert main(["crossover", "t5-small", "flops.forward", "--as", "T_enc"]) == 0
+    assert "note: the crossover depends on T_dec: bind it with --set" in capsys.readouterr().out
 
 
 def test_scaling_table_mixes_families(capsys):
