@@ -41,7 +41,8 @@ IGNORABLE = frozenset("""
 """.split())
 
 _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop",
-             "dropout", "activation_dropout")
+             "dropout", "activation_dropout",
+             "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout_rate")  # BERT, ViT; T5
 
 #: HF activation names -> the decoder's ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",
@@ -103,7 +104,11 @@ class Fields:
         return f
 
     def activation(self, key, default):
-        name = self.str(key, default)
+        return self.activation_named(key, self.str(key, default))
+
+    def activation_named(self, key, name):
+        """The activation flag for an HF activation *name* read from field *key* (T5 spells it
+        inside ``feed_forward_proj``); an unknown one is noted and counted as silu."""
         if name not in ACTIVATIONS:
             self.notes.append(f"{key} {name!r} is not modelled: counted as silu (only elementwise costs differ)")
             return "silu"

@@ -216,3 +216,8 @@ READERS: dict[str, Callable] = {
     "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "gemma": _gemma,
     "phi3": _phi3, "falcon": _falcon, "gpt_neox": _gpt_neox, "opt": _opt, "gpt2": _gpt2,
 }
+
+# encoders, encoder--decoders and ViT: their readers live in hfreaders_encdec (one table row each)
+from .hfreaders_encdec import READERS as _ENCDEC_READERS  # noqa: E402
+
+READERS.update(_ENCDEC_READERS)

@@ -18,8 +18,8 @@ LAYERS = (
     ("families", ("symgpt.families",)),                         # architectures declared on the ops
     ("derive", ("symgpt.quantity", "symgpt.derive")),           # params, shapes, FLOPs, memory, time
     ("model", ("symgpt.model", "symgpt.preset", "symgpt.presets", "symgpt.presets_decoder",
-               "symgpt.presets_recent", "symgpt.hfconfig", "symgpt.hfreaders",
-               "symgpt.hfreaders_decoders")),         # Model, load, presets, config.json
+               "symgpt.presets_recent", "symgpt.presets_encdec", "symgpt.hfconfig", "symgpt.hfreaders",
+               "symgpt.hfreaders_decoders", "symgpt.hfreaders_encdec")),  # Model, load, presets, config.json
     ("query", ("symgpt.query", "symgpt.sweep")),                # questions asked of derivations
     ("render", ("symgpt.render",)),                             # printers of given objects
     ("documents", ("symgpt.documents",)),                       # load models, run queries, assemble
@@ -36,8 +36,10 @@ RENDER_FORBIDDEN = {
     "symgpt.presets_decoder": (),
     "symgpt.presets_recent": (),
     "symgpt.hfreaders_decoders": (),
+    "symgpt.presets_encdec": (),
     "symgpt.hfconfig": (),
     "symgpt.hfreaders": (),
+    "symgpt.hfreaders_encdec": (),
     "symgpt.query": (),
     "symgpt.sweep": (),
 }

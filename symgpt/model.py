@@ -25,7 +25,7 @@ from .derive import active, comm, flops, inference, inference_time, megatron, me
 from .derive.params import params as _params
 from .derive.shapes import TensorShape, trace
 from .quantity import Quantity, evaluate
-from .symbols import CANONICAL, MEANING
+from .symbols import CANONICAL, LENGTHS, MEANING
 
 #: quantity name -> ``provider(model, **options) -> Quantity``, in the order they are listed
 #: (``params`` is ``Model.params``). An explicit table: a provider that is missing is an
@@ -183,14 +183,14 @@ class Model:
                 raise SymgptError(f"unknown symbol {n!r}; symbols: {', '.join(CANONICAL)}")
         sizes = {k: v for k, v in self.sizes.items() if k not in names}
         m = Model(self.name, self.family, self.flags, sizes, self.preset, self.source, self.notes)
-        bound = frozenset(k for k in (*sizes, *names) if k not in ("B", "T"))
+        bound = frozenset(k for k in (*sizes, *names) if k not in LENGTHS)
         m.__dict__["arch"] = _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
         return m
 
     # --- the graph --------------------------------------------------------------------------
     @cached_property
     def arch(self) -> Arch:
-        bound = frozenset(k for k in self.sizes if k not in ("B", "T"))
+        bound = frozenset(k for k in self.sizes if k not in LENGTHS)
         return _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
 
     @property

@@ -12,7 +12,8 @@ PROFILES = {
         "symbols": {
             "B": "B", "T": "T", "T_max": r"T_{\max}", "d": "d", "h": "h", "h_kv": r"h_{\mathrm{kv}}",
             "d_head": "d_h", "L": "L", "V": "V", "d_ff": r"d_{\mathrm{ff}}", "E": "E", "k": "k",
-            "W": "W",
+            "W": "W", "T_enc": r"T_{\mathrm{enc}}", "T_dec": r"T_{\mathrm{dec}}",
+            "L_dec": r"L_{\mathrm{dec}}", "S_img": "S", "P_patch": "P", "C_img": r"C_{\mathrm{img}}", "N_cls": r"N_{\mathrm{cls}}",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
     },
@@ -21,7 +22,7 @@ PROFILES = {
                        "s sequence length, a heads, b batch, v vocabulary)",
         "symbols": {
             "B": "b", "T": "s", "T_max": r"s_{\max}", "d": "h", "h": "a", "h_kv": r"a_{\mathrm{kv}}",
-            "d_head": r"h_{a}", "L": "l", "V": "v", "d_ff": r"h_{\mathrm{ff}}",
+            "d_head": r"h_{a}", "L": "l", "V": "v", "d_ff": r"h_{\mathrm{ff}}", "P_patch": "p",
         },
         "quantities": {"params": "P", "flops": "F", "memory": "M"},
     },
@@ -39,7 +40,7 @@ PROFILES = {
                        "d width, H heads, V vocabulary, B batch)",
         "symbols": {
             "B": "B", "T": "n", "T_max": "L", "d": "d", "h": "H", "h_kv": r"H_{\mathrm{kv}}",
-            "d_head": r"d_{H}", "L": "N", "V": "V", "d_ff": r"d_{\mathrm{ff}}",
+            "d_head": r"d_{H}", "L": "N", "V": "V", "d_ff": r"d_{\mathrm{ff}}", "P_patch": "p",
         },
         "quantities": {"params": "P", "flops": "C", "memory": "M"},
     },

@@ -10,6 +10,7 @@ from .errors import SymgptError
 from .preset import Preset
 from .presets_decoder import ROWS as DECODER_ROWS
 from .presets_recent import ROWS as RECENT_ROWS
+from .presets_encdec import ROWS as ENCDEC_ROWS
 
 
 def _gpt2(name, L, h, d, source, note=""):
@@ -43,10 +44,10 @@ _TABLE: tuple[Preset, ...] = (
     _gpt3("gpt3-175b", 96, 96, 12288),
 )
 
-#: every preset: GPT-2's and GPT-3's above, then the decoder families' (``presets_decoder``) and
-#: issue 16's decoders' (``presets_recent``)
-PRESETS: dict[str, Preset] = {p.name: p for p in (*_TABLE, *DECODER_ROWS, *RECENT_ROWS)}
-if len(PRESETS) != len(_TABLE) + len(DECODER_ROWS) + len(RECENT_ROWS):
+#: every preset: GPT-2's and GPT-3's above, then the decoder families' (``presets_decoder``), the
+#: recent decoders' (``presets_recent``), the encoders', encoder--decoders' and ViT's (``presets_encdec``)
+PRESETS: dict[str, Preset] = {p.name: p for p in (*_TABLE, *DECODER_ROWS, *RECENT_ROWS, *ENCDEC_ROWS)}
+if len(PRESETS) != len(_TABLE) + len(DECODER_ROWS) + len(RECENT_ROWS) + len(ENCDEC_ROWS):
     raise SymgptError("duplicate preset name in the preset table")
 
 

@@ -23,7 +23,9 @@ see.
 from __future__ import annotations
 
 # --- inputs ---------------------------------------------------------------------------------
-TOKENS = "input.tokens"              # token ids (B, T)
+TOKENS = "input.tokens"              # token ids (B, T) (an encoder--decoder has two: (B, T_enc), (B, T_dec))
+TOKEN_TYPES = "input.token_types"    # BERT's segment ids (B, T)
+PIXELS = "input.pixels"              # an image batch (B, C, S, S)
 
 # --- embeddings -----------------------------------------------------------------------------
 TOKEN_EMBEDDING = "embedding.token"
@@ -31,6 +33,10 @@ POSITION_EMBEDDING = "embedding.position"
 TOKEN_TYPE_EMBEDDING = "embedding.token_type"
 PATCH_EMBEDDING = "embedding.patch"
 ROTARY_TABLE = "embedding.rotary"
+CLASS_TOKEN = "embedding.class_token"  # ViT's learned [CLS] token, prepended to the patches
+PATCH_FLATTEN = "embedding.patch_flatten"
+EMBEDDING_NORM = "embedding.norm"    # a norm of the embeddings (BERT, BART's layernorm_embedding)
+RELATIVE_BIAS = "embedding.relative_bias"  # T5's bucketed relative position bias, once per stack
 EMBEDDING_ADD = "embedding.add"
 EMBEDDING_SCALE = "embedding.scale"
 PROJECT_IN = "embedding.project_in"  # embeddings narrower than d: projected in and out
@@ -38,7 +44,7 @@ PROJECT_OUT = "embedding.project_out"
 DROPOUT = "dropout"
 
 # --- norms ----------------------------------------------------------------------------------
-ATTENTION_NORM = "norm.attention"
+ATTENTION_NORM = "norm.attention"    # (post-norm blocks: the norm after the attention residual)
 CROSS_NORM = "norm.cross_attention"
 FFN_NORM = "norm.ffn"
 FINAL_NORM = "norm.final"
@@ -61,6 +67,7 @@ KEY_REPEAT = "attention.k_repeat"    # grouped-query attention: K heads repeated
 VALUE_REPEAT = "attention.v_repeat"
 SCORES = "attention.scores"          # Q·Kᵀ
 ALIBI = "attention.alibi"
+POSITION_BIAS = "attention.position_bias"  # scores + a relative position bias
 SCALE = "attention.scale"
 MASK = "attention.mask"
 SOFTMAX = "attention.softmax"
@@ -94,10 +101,14 @@ KEY_NOPE = "attention.k_nope"        # each key head's up-projected part
 CROSS_QUERY = "cross_attention.q"
 CROSS_KEY = "cross_attention.k"
 CROSS_VALUE = "cross_attention.v"
-CROSS_KEY_HEADS = "cross_attention.k_heads"
+CROSS_QUERY_HEADS = "cross_attention.q_heads"
+CROSS_KEY_HEADS = "cross_attention.k_heads"    # computed from the encoder's output in every layer
 CROSS_VALUE_HEADS = "cross_attention.v_heads"
-CROSS_SCORES = "cross_attention.scores"
+CROSS_SCORES = "cross_attention.scores"        # (B, h, T_dec, T_enc)
+CROSS_SCALE = "cross_attention.scale"
+CROSS_SOFTMAX = "cross_attention.softmax"
 CROSS_VALUES = "cross_attention.values"
+CROSS_MERGE = "cross_attention.merge"
 CROSS_OUT = "cross_attention.out"
 CROSS_RESIDUAL = "residual.cross_attention"
 
@@ -124,6 +135,13 @@ LOGIT_SOFTCAP = "head.softcap"       # c·tanh(z/c) on the logits (Gemma 2)
 MTP_NORM = "mtp.norm"                # multi-token prediction (DeepSeek-V3): the norms of h and of the embedding
 MTP_CONCAT = "mtp.concat"            # [norm(h); norm(emb)]
 MTP_PROJ = "mtp.proj"                # eh_proj: 2d -> d
+HEAD_SCALE = "head.scale"            # T5's d^-1/2 rescaling before a tied head
+HEAD_TRANSFORM = "head.transform"    # masked-LM head: dense d -> d ...
+HEAD_TRANSFORM_ACT = "head.transform_act"   # ... its activation ...
+HEAD_TRANSFORM_NORM = "head.transform_norm"  # ... and its norm, before the tied decoder
+POOLED_TOKEN = "head.pooled_token"   # the first position ([CLS] / class token) a pooler or classifier reads
+POOLER = "head.pooler"               # BERT's pooler: dense d -> d on the first token ...
+POOLER_ACT = "head.pooler_act"       # ... and its tanh
 LOSS = "loss"
 
 # --- groups ---------------------------------------------------------------------------------

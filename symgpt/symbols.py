@@ -28,10 +28,18 @@ d_ff = _sym("d_ff")    # feed-forward inner width
 E = _sym("E")          # experts in a mixture-of-experts FFN
 k = _sym("k")          # experts per token (top-k)
 W = _sym("W")          # sliding-window length
+T_enc = _sym("T_enc")  # encoder sequence length (encoder--decoders)
+T_dec = _sym("T_dec")  # decoder sequence length (encoder--decoders)
+L_dec = _sym("L_dec")  # decoder layers (encoder--decoders; the encoder has L)
+S_img = _sym("S_img")      # image side in pixels (vision: square images of S_img x S_img)
+P_patch = _sym("P_patch")  # patch side in pixels (vision: (S_img/P_patch)^2 patches)
+C_img = _sym("C_img")      # image channels (vision: 3 for RGB)
+N_cls = _sym("N_cls")  # classes of a classification head
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
-    s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W)
+    s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
+                         P_patch, C_img, N_cls)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -49,7 +57,17 @@ MEANING: dict[str, str] = {
     "E": "experts",
     "k": "experts per token",
     "W": "sliding-window length",
+    "T_enc": "encoder sequence length",
+    "T_dec": "decoder sequence length",
+    "L_dec": "decoder layers (the encoder has L)",
+    "S_img": "image side in pixels",
+    "P_patch": "patch side in pixels",
+    "C_img": "image channels",
+    "N_cls": "classes of the classification head",
 }
+
+#: the sequence lengths: bound per call (``--set``), never used to choose a graph
+LENGTHS = ("B", "T", "T_enc", "T_dec")
 
 
 def symbol(name: str) -> sympy.Symbol:

@@ -158,6 +158,7 @@ function plots() { crossoverPlot(); memoryPlot(); sharesPlot(); }
 
 function crossoverPlot() {
   const c = D.plots.crossover, svg = $("#plot-flops");
+  if (!c) return;  // no one sequence length T (an encoder-decoder's T_enc and T_dec, ViT)
   const sol = c.solution === null ? null : ev(c.solution, state.s);
   const T = toFloat(state.s.T);
   const xmax = Math.max(sol && sol.n > 0n ? 2 * toFloat(sol) : 0, 1.25 * T, 8);

@@ -205,3 +205,18 @@ def test_screenshot_fits_the_width(browser, pages, tmp_path, width):
         assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def test_encoder_decoder_page_two_lengths(browser, tmp_path):
+    """T5-small's page (tests/test_encdec_transformers.py checks its counts against transformers):
+    both lengths are inputs, every value follows them, and no plot against T is drawn (it has
+    none)."""
+    path = tmp_path / "t5-small.html"
+    path.write_text(html(symgpt.load("t5-small", T_enc=64, T_dec=16)), encoding="utf-8")
+    open_page(browser, path)
+    assert shown(browser, "params") == ("60506624", "60,506,624")   # the released checkpoint
+    expect(browser, symgpt.load("t5-small", B=8, T_enc=64, T_dec=16), {})
+    for name, value in (("T_enc", 128), ("T_dec", 32)):
+        set_input(browser, name, value)
+    expect(browser, symgpt.load("t5-small", B=8, T_enc=128, T_dec=32), {})
+    assert browser.execute_script("return document.querySelectorAll('#plot-flops').length") == 0

@@ -14,6 +14,10 @@ def add_model(p: argparse.ArgumentParser, many: bool = False) -> None:
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a symbol (B=8, T=1024, d=768, ...) or set a flag (tied=false); "
                    "repeatable; values are integers or true/false, never evaluated")
+    p.add_argument("--head", metavar="HEAD",
+                   help="the head an encoder or encoder-decoder counts, overriding the class a "
+                   "config.json's 'architectures' names: mlm | pooler | none (BERT-style), lm | none "
+                   "(T5, BART), classifier | pooler | none (ViT); the same as --set head=HEAD")
 
 
 def add_json(p: argparse.ArgumentParser) -> None:
@@ -38,6 +42,13 @@ def settings(args) -> dict:
         if name in out:
             raise SymgptError(f"--set {name} given twice")
         out[name] = value
+    head = getattr(args, "head", None)
+    if head is not None:
+        if "head" in out:
+            raise SymgptError("--head and --set head=... given together: give one")
+        if not isinstance(head, str) or not word.fullmatch(head):
+            raise SymgptError(f"--head takes a word (mlm, pooler, lm, classifier, none), got {head[:40]!r}")
+        out["head"] = head
     return out
 
 

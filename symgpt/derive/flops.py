@@ -28,7 +28,7 @@ from ..graph import Arch
 from ..ops.base import Work
 from ..quantity import Quantity
 from ..symbols import B, T
-from .walk import context, needs_grad, recomputed
+from .walk import context, needs_grad, recomputed, tokens
 
 _ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")
 
@@ -93,12 +93,12 @@ def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     return _sum(conv, rest, head) + conv.attention_backward * _sum(conv, fwd, head)
 
 
-def _per(conv: Convention, expr: sympy.Expr) -> sympy.Expr:
+def _per(conv: Convention, expr: sympy.Expr, arch: Arch) -> sympy.Expr:
     check_choice("per", conv.per, PER)
     if conv.per == "sequence":
         return expr / B
     if conv.per == "token":
-        return expr / (B * T)
+        return expr / tokens(arch)  # B·T; B·(T_enc + T_dec) for an encoder--decoder
     return expr
 
 
@@ -108,7 +108,7 @@ def _breakdown(arch: Arch, conv: Convention, parts) -> tuple:
         e = sympy.Integer(0)
         for part in parts:
             e += part(node)
-        e = sympy.expand(_per(conv, e * arch.activity(node)))
+        e = sympy.expand(_per(conv, e * arch.activity(node), arch))
         if e != 0:
             out.append((node, e))
     return tuple(out)
@@ -117,6 +117,11 @@ def _breakdown(arch: Arch, conv: Convention, parts) -> tuple:
 def _notes(arch: Arch, conv: Convention, what: str) -> tuple[str, ...]:
     unit = {"batch": "per step (a batch of B sequences of T tokens)", "sequence": "per sequence of T tokens",
             "token": "per token"}[conv.per]
+    if len(arch.stacks()) > 1:
+        lengths = " + ".join(str(g.length) for g in arch.stacks())
+        unit = {"batch": f"per step (a batch of B sequences of {lengths} tokens)",
+                "sequence": f"per sequence ({lengths} tokens)",
+                "token": f"per token (of the B·({lengths}) a step processes)"}[conv.per]
     return (f"{what}, {unit}; convention {conv.name}: {conv.summary} [{conv.source}]",
             *(f"paths under {g.name}/ total all {g.repeat} layers" for g in arch.stacks()))
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from .. import roles as _roles
 from ..conventions import Convention, check_choice
 from ..errors import SymgptError
 from ..ops.base import numel
@@ -250,7 +251,7 @@ def _saved(s: Setup):
                 base = tensor
                 if conv.implementation == "hf-eager":
                     base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
-                if base != tensor:  # a view saved as such keeps its whole base alive
+                if base != a["inputs"][int(item.shares[5:])]:  # a view keeps its whole source alive
                     tensor, shape = base, tuple(arch.shape(base))
             elif item.shares == "output":
                 tensor = node
@@ -266,7 +267,9 @@ def _saved(s: Setup):
             g = top_group(arch, node)
             copies = arch.activity(node)
             if item.shares.startswith("input") and loop_invariant(arch, producer, node):
-                g, copies = None, arch.activity(producer)  # one tensor shared by every copy
+                # one tensor shared by every copy: made once outside the group, or by the last
+                # copy of another stack (an encoder's output, read by every decoder layer)
+                g, copies = None, sympy.Integer(1)
             key = (tensor, g.name if g else None)
             if key in seen:
                 continue
@@ -280,19 +283,23 @@ def _saved(s: Setup):
                 div = s.tp  # vocabulary-parallel cross-entropy
             entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
-        for c in checkpoints(arch):
-            group = _reader_group(arch, c)
+        for c, name, invariant in checkpoints(arch):
+            group = arch.groups[name]
             div = s.tp if s.sp else 1
-            entries.append((f"{group.name}/checkpoint", "block input", tuple(arch.shape(c)), s.bytes.act,
-                            group.active, div, c))
+            label = "shared block input" if invariant else "block input"
+            entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
+                            sympy.Integer(1) if invariant else group.active, div, c))
     return entries
 
 
 def _storage(arch, tensor: str, attention: str) -> str:
-    """The graph tensor whose storage *tensor* is. A fused attention kernel writes its output in
+    """The graph tensor whose storage *tensor* is. A view op marked ``view_of_input`` (the first
+    token) shares its input's storage. A fused attention kernel writes its output in
     (B, T, h, d_head) layout, so merging the heads of it is a view, not a copy (PyTorch's SDPA);
     every other op output is its own storage."""
     a = arch.graph.nodes[tensor]
+    if a["kind"] == "op" and getattr(a["op"], "view_of_input", False):
+        return _storage(arch, a["inputs"][0], attention)  # BERT's pooler reads X[:, 0], a view of X
     if attention == "flash" and a["kind"] == "op" and a["op"].kind == "merge_heads":
         src = arch.graph.nodes[a["inputs"][0]]
         if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":
@@ -361,20 +368,24 @@ def logits(model, **options) -> Quantity:
 
 
 def kv_cache(model, **options) -> Quantity:
-    """K and V of every attention layer for B sequences of T tokens (before any head repeat)."""
+    """K and V of every attention layer a generating decoder keeps, for B sequences (before any
+    head repeat): each causal self-attention's keys and values over its stack's T (T_dec) tokens,
+    and each cross-attention's keys and values of the encoder's T_enc outputs (an encoder--decoder
+    runs its encoder once per request; every decoder step reads both caches). A bidirectional
+    encoder's attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
     s = setup(model, **options)
     arch = s.model.arch
+    cross = {_roles.CROSS_SCORES, _roles.CROSS_VALUES}
     parts = []
-    from .. import roles
-
-    latent = [n for r in roles.LATENT_CACHE for n in arch.find(r)]
+    latent = [n for r in _roles.LATENT_CACHE for n in arch.find(r)]
     if latent:  # multi-latent attention: the cache holds the latent and the shared rotary key
         parts = [(n, numel(arch.shape(n)) * arch.activity(n) * s.bytes.act) for n in latent]
         return _q(s, "memory.kv_cache", parts, "KV cache for inference: the compressed latent and the shared "
                   "rotary key of every layer (multi-latent attention), B·T tokens")
     for node, a in arch.ops():
         op = a["op"]
-        if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values"):
+        if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values") \
+                and (op.causal or arch.role(node) in cross):
             src = a["inputs"][1]
             while arch.graph.nodes[src]["kind"] == "op" and arch.graph.nodes[src]["op"].kind == "repeat_kv":
                 src = arch.graph.nodes[src]["inputs"][0]
@@ -383,8 +394,13 @@ def kv_cache(model, **options) -> Quantity:
             if op.window is not None:  # a sliding window keeps the last W positions only
                 n = numel(shape) / shape[-2] * sympy.Min(shape[-2], op.window)
             parts.append((src, n * arch.activity(node) * s.bytes.act / s.tp))
-    return _q(s, "memory.kv_cache", parts,
-              "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)")
+    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
+    if arch.find(_roles.CROSS_SCORES):
+        what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
+                "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts:
+        what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
+    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)
 
 
 def total(model, **options) -> Quantity:

@@ -1,11 +1,12 @@
 """Tensor parallelism (Megatron-LM): which weights and saved tensors are split across tp ranks.
 
-In each repeated block, a dense linear fed by a norm is *column-parallel* (its output is split
-by heads or by FFN columns); the other dense linears of the block are *row-parallel* (their input
-is split, their output is summed across ranks). The tensors from a column-parallel output up to
-a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti §4.2.1). With
-sequence parallelism the rest of the block (norms, dropouts, residuals) is split along the
-sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
+In each repeated block, the query, key, value (self or cross) and FFN up/gate projections are
+*column-parallel* (their output is split by heads or by FFN columns); the attention output and FFN
+down projections are *row-parallel* (their input is split, their output is summed across ranks).
+Roles say which is which; a linear without a role is column-parallel when a norm feeds it. The
+tensors from a column-parallel output up to a row-parallel input form the tensor-parallel region:
+split tp ways (Korthikanti §4.2.1). With sequence parallelism the rest of the block (norms,
+dropouts, residuals) is split along the sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
 vocabulary-parallel.
 """
 
@@ -15,6 +16,10 @@ from functools import lru_cache
 
 from .. import roles as _roles
 from ..graph import Arch
+
+_COLUMN = frozenset({_roles.QKV, _roles.QUERY, _roles.KEY, _roles.VALUE, _roles.CROSS_QUERY,
+                     _roles.CROSS_KEY, _roles.CROSS_VALUE, _roles.FFN_UP, _roles.FFN_GATE, _roles.FFN_GATE_UP})
+_ROW = frozenset({_roles.OUT, _roles.CROSS_OUT, _roles.FFN_DOWN})
 
 
 def _linears(arch: Arch):
@@ -30,6 +35,10 @@ def linear_roles(arch: Arch) -> dict[str, str]:
     g = arch.graph
     out = {}
     for n, a in _linears(arch):
+        role = a.get("role")
+        if role in _COLUMN or role in _ROW:
+            out[n] = "column" if role in _COLUMN else "row"
+            continue
         src = g.nodes[a["inputs"][0]]
         fed_by_norm = src["kind"] == "op" and src["op"].kind in ("layernorm", "rmsnorm")
         out[n] = "column" if fed_by_norm else "row"

@@ -24,6 +24,7 @@ from .checks import DEFAULT_PEAK, positive as _positive  # noqa: F401  (DEFAULT_
 from ..quantity import Quantity
 from ..numtext import sci
 from ..symbols import B, T, V
+from .walk import tokens
 
 
 
@@ -54,8 +55,10 @@ def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
 
 def throughput(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
     s = step(model, peak, mfu, **flops_options)
-    return Quantity("time.throughput", (("tokens", B * T / s.expr),), s.bindings, "tokens/s",
-                    s.convention, ("tokens per second = B·T / step time",) + s.notes)
+    n = tokens(model.arch)  # B·T; B·(T_enc + T_dec) for an encoder--decoder
+    shown = "B·T" if n == B * T else "B·(" + " + ".join(str(g.length) for g in model.arch.stacks()) + ")"
+    return Quantity("time.throughput", (("tokens", n / s.expr),), s.bindings, "tokens/s",
+                    s.convention, (f"tokens per second = {shown} / step time",) + s.notes)
 
 
 def mfu(model, measured, peak=DEFAULT_PEAK, **flops_options) -> Quantity:

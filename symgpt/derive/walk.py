@@ -16,8 +16,11 @@ from functools import lru_cache
 
 import networkx as nx
 
+import sympy
+
 from ..graph import Arch
 from ..ops.base import Context
+from ..symbols import B, T
 
 
 @lru_cache(maxsize=256)
@@ -80,16 +83,22 @@ def recomputed(arch: Arch, policy: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
-def checkpoints(arch: Arch) -> tuple[str, ...]:
-    """Tensors entering a top-level repeated group from outside it (full recomputation keeps
-    one per block copy: the block's input)."""
-    out = []
+def checkpoints(arch: Arch) -> tuple[tuple[str, str, bool], ...]:
+    """``(tensor, group, invariant)`` for every op output a top-level repeated group reads from
+    outside itself (full recomputation keeps them: each copy's block input; a tensor the same
+    in every copy -- an encoder's output read by every decoder layer, a position bias -- once,
+    ``invariant``). An encoder--decoder's decoder reads the encoder's output even when the
+    encoder stack made it."""
+    out, seen = [], set()
     for n, a in arch.ops():
-        if not in_group(arch, n):
+        g = top_group(arch, n)
+        if g is None:
             continue
         for i in a["inputs"]:
-            if not in_group(arch, i) and arch.graph.nodes[i]["kind"] == "op" and i not in out:
-                out.append(i)
+            if arch.graph.nodes[i]["kind"] != "op" or top_group(arch, i) is g or (i, g.name) in seen:
+                continue
+            seen.add((i, g.name))
+            out.append((i, g.name, loop_invariant(arch, i, n)))
     return tuple(out)
 
 
@@ -114,3 +123,11 @@ def loop_invariant(arch: Arch, tensor: str, node: str) -> bool:
             and any(arch.graph.nodes[v]["kind"] == "op" and top_group(arch, v) is not g
                     for v in arch.graph.successors(n))}
     return tuple(arch.shape(tensor)) not in outs
+
+
+def tokens(arch: Arch) -> sympy.Expr:
+    """The tokens one step processes: B times the sum of the stacks' sequence lengths (B·T for a
+    decoder or an encoder, B·(T_enc + T_dec) for an encoder--decoder, B·((S/P)² + 1) for ViT);
+    B·T for a graph without stacks."""
+    lengths = [g.length for g in arch.stacks() if g.length is not None]
+    return B * (sympy.Add(*lengths) if lengths else T)

@@ -225,12 +225,15 @@ def _plots(free, exprs) -> dict:
     from ..query.crossover import crossover
     from ..symbols import T
 
-    c = crossover(free.quantity("flops.forward"), T)
+    fwd = free.quantity("flops.forward")
+    cx = None  # no plot against T for a model without one sequence length T (T_enc, T_dec; ViT)
+    if T in fwd.expr.free_symbols:
+        c = crossover(fwd, T)
+        cx = {"fast": exprs.add(c.fast), "slow": exprs.add(c.slow), "fast_label": c.fast_label,
+              "slow_label": c.slow_label, "solution": None if c.solution is None else exprs.add(c.solution),
+              "notes": list(c.notes)}
     shares = free.params.grouped(2)
-    return {"crossover": {"fast": exprs.add(c.fast), "slow": exprs.add(c.slow),
-                          "fast_label": c.fast_label, "slow_label": c.slow_label,
-                          "solution": None if c.solution is None else exprs.add(c.solution),
-                          "notes": list(c.notes)},
+    return {"crossover": cx,
             "shares": [(p, exprs.add(e)) for p, e in shares],
             "memory": ["weights", "gradients", "optimizer", "activations"]}
 

@@ -38,6 +38,7 @@ def rule(model, notation) -> dict:
     f = formula("seed000-rule")
     c = compare(q, f.expression, model=model.name)
     b = model.bindings
+    rv = evaluate(c.formula, b)  # None where the rule's symbols are not the model's (ViT has no V)
     rows = []
     for regime, label in ((["d", "V"], r"d, V \to \infty\ (V \propto d)"), ("d", r"d \to \infty")):
         r = leading(q, regime)
@@ -45,11 +46,11 @@ def rule(model, notation) -> dict:
                      "value": _num(r.rule_value), "error": _pct(r.relative_error)})
     return {**header(model, notation),
             "source": f.source, "formula": tex_expr(c.formula, notation),
-            "substituted": tex_substituted(c.formula, b) if q.value is not None else None,
+            "substituted": tex_substituted(c.formula, b) if rv is not None and q.value is not None else None,
             "terms": tex_term_values(c.formula, b, "exact"),
-            "value": _num(evaluate(c.formula, b)), "exact": _num(q.value),
+            "value": _num(rv), "exact": _num(q.value),
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
-            "value_short": Tex(tex_short(evaluate(c.formula, b))) if q.value is not None else None,
+            "value_short": Tex(tex_short(rv)) if rv is not None and q.value is not None else None,
             "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
@@ -156,6 +157,8 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     total with the head, on log axes, with the crossover T = 6d marked."""
     per_tok = select(model, "flops.forward", per="token", **opts)
     blocks = select(model, "flops.forward", roles=[R.STACK], per="token", **opts)
+    if T not in blocks.expr.free_symbols:
+        return None  # no one sequence length T to plot against (T_enc and T_dec; ViT's patches)
     cross = crossover(blocks, "T")
     cross_all = crossover(per_tok, "T")
     if cross.value is None or cross.notes:  # notes: a regime (T <= W) the plotted T range leaves

@@ -9,12 +9,24 @@ DEFAULT_B = 8
 
 
 def report_model(model):
-    """The model with B and T bound for a report (B = 8, T = T_max unless set)."""
+    """The model with B and its sequence lengths bound for a report (B = 8, each length -- T, or
+    an encoder--decoder's T_enc and T_dec -- = T_max unless set)."""
+    from ..symbols import LENGTHS
+
     extra = {}
     if "B" not in model.sizes:
         extra["B"] = DEFAULT_B
-    if "T" not in model.sizes:
+    lengths = []
+    for g in model.arch.stacks():
+        for s in sorted(g.length.free_symbols if g.length is not None else (), key=str):
+            if s.name in LENGTHS and s.name not in lengths:
+                lengths.append(s.name)
+    missing = [n for n in lengths if n not in model.sizes]
+    if missing:
         if "T_max" not in model.sizes:
-            raise SymgptError(f"{model.name}: set T (the sequence length) for a report, e.g. --set T=2048")
-        extra["T"] = int(model.sizes["T_max"])
+            shown = " and ".join(missing)
+            example = " ".join(f"--set {n}=2048" for n in missing)
+            raise SymgptError(f"{model.name}: set {shown} (the sequence length{'s' if len(missing) > 1 else ''}) "
+                              f"for a report, e.g. {example}")
+        extra.update({n: int(model.sizes["T_max"]) for n in missing})
     return model.with_(**extra) if extra else model

@@ -233,7 +233,8 @@ def _embeddings(g, flags, s):
     if flags["positions"] == "learned":
         g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table")
         pos = g.op("embedding/position",
-                   ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0), ids,
+                   ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0,
+                                       ids="mask" if flags["pos_offset"] else "range"), ids,
                    label="pos_emb")                                                   # (T, d)
         x = g.op("embedding/add", ops.Add(), x, pos, label="X0")                      # (B, T, d)
     if flags["dropout"]:

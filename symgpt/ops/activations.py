@@ -58,3 +58,15 @@ class SoftCap(_Unary):
 
     def describe(self):
         return f"Soft-cap {self.cap}·tanh(x/{self.cap})"
+
+
+@register
+@dataclass(frozen=True)
+class Tanh(_Unary):
+    """tanh (BERT's pooler); PyTorch keeps its result for the gradient 1 - tanh²."""
+
+    kind = "tanh"
+    title = "Tanh"
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("output", tuple(out), shares="output"),)

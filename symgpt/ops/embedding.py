@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import SymgptError
 from .base import Context, Op, ParamSpec, Saved, Work, numel, register
 
 
@@ -51,13 +52,24 @@ class PositionEmbedding(Op):
     """Learned absolute positions: ids (B, T) -> (T, dim), rows 0..T-1 of a (num, dim) table.
 
     ``offset`` shifts the rows used (OPT keeps 2 extra rows); the table has ``num + offset`` rows.
+    ``ids`` says which position ids the lookup keeps for its gradient: ``range`` (the T positions,
+    made per call: nanoGPT, BART), ``buffer`` (a slice of a registered buffer of all
+    ``num + offset`` positions, which stays whole: transformers' BERT, DistilBERT) or ``batch``
+    (one row of positions per sequence, (B, T): RoBERTa derives them from the token ids) or
+    ``mask`` (transformers' OPT numbers positions from the attention mask, a cumulative sum per
+    sequence: one row per sequence when run eagerly, ``implementation`` hf-eager; T otherwise).
     """
 
     num: sympy.Expr
     dim: sympy.Expr
     offset: int = 0
+    ids: str = "range"
     kind = "position_embedding"
     title = "Position embedding"
+
+    def __post_init__(self):
+        if self.ids not in ("range", "buffer", "batch", "mask"):
+            raise SymgptError(f"position ids are range, buffer, batch or mask, got {self.ids!r}")
 
     def shape(self, inputs):
         (ids,) = inputs
@@ -76,11 +88,11 @@ class PositionEmbedding(Op):
         (ids,) = inputs
         if not ctx.trainable:
             return ()
-        if self.offset and ctx.implementation == "hf-eager":
-            # transformers' OPT numbers positions from the attention mask (a cumulative sum per
-            # sequence): one row of position ids per sequence, which the lookup keeps
-            return (Saved("positions", tuple(ids), "int64"),)
-        return (Saved("positions", (ids[-1],), "int64"),)
+        kind = self.ids
+        if kind == "mask":
+            kind = "batch" if ctx.implementation == "hf-eager" else "range"
+        shape = {"range": (ids[-1],), "buffer": (self.num + self.offset,), "batch": tuple(ids)}[kind]
+        return (Saved("positions", shape, "int64"),)
 
     def describe(self):
         return f"Positions {self.num}×{self.dim}"

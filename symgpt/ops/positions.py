@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..errors import SymgptError
-from .base import Op, Pointwise, Saved, Work, numel, register
+from .base import Op, ParamSpec, Pointwise, Saved, Work, numel, register
 
 
 def _check_fraction(fraction) -> None:
@@ -120,3 +120,79 @@ class AlibiBias(Pointwise):
 
     def saved(self, inputs, out, ctx):
         return ()
+
+
+@register
+@dataclass(frozen=True)
+class RelativePositionBias(Op):
+    """T5's relative position bias: query ids (B, T_q) [and key ids (B, T_k)] -> (1, heads, T_q, T_k).
+
+    Each (query, key) offset falls in one of ``buckets`` buckets (exact for small offsets,
+    logarithmic up to ``max_distance``; ``bidirectional`` buckets tell earlier from later keys, as
+    in an encoder); a learned (buckets, heads) table gives each head a bias per bucket. HF's T5
+    computes it once per stack, in the first layer, and hands it to every layer: the table is
+    counted once (``T5Attention.relative_attention_bias``), and so is the lookup. Bucketing is
+    integer index arithmetic and the lookup a gather: no FLOPs in any convention.
+    """
+
+    buckets: sympy.Expr
+    heads: sympy.Expr
+    bidirectional: bool = True
+    kind = "relative_position_bias"
+    title = "Relative position bias"
+    arity = None
+
+    def shape(self, inputs):
+        if len(inputs) not in (1, 2):
+            raise SymgptError("a relative position bias reads the query ids (and the key ids)")
+        q = inputs[0]
+        k = inputs[-1]
+        return (sympy.Integer(1), self.heads, q[-1], k[-1])  # (B, T_q), (B, T_k) -> (1, h, T_q, T_k)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (self.buckets, self.heads)),)
+
+    def forward(self, inputs, out):
+        return ()  # bucket indices (integer arithmetic) and a gather
+
+    def backward(self, inputs, out, ctx):
+        return ()  # an index-add of the gradient into the table: no multiply-adds
+
+    def saved(self, inputs, out, ctx):
+        # the embedding lookup keeps its (T_q, T_k) bucket indices for the table's gradient
+        return (Saved("buckets", tuple(out[-2:]), "int64"),) if ctx.trainable else ()
+
+    def describe(self):
+        return f"Relative bias {self.buckets} buckets × {self.heads}" + ("" if self.bidirectional else ", causal")
+
+
+@register
+@dataclass(frozen=True)
+class SinusoidalPositions(Op):
+    """Fixed sinusoidal positions (Vaswani et al. 2017, §3.5): ids (B, T) -> (T, dim), no parameters.
+
+    One sine or cosine per entry, computed from the positions (a buffer in most implementations);
+    no gradient."""
+
+    dim: sympy.Expr
+    kind = "sinusoidal_positions"
+    title = "Sinusoidal positions"
+
+    def shape(self, inputs):
+        (ids,) = inputs
+        return (ids[-1], self.dim)  # (B, T) -> (T, d)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"Sinusoidal positions ×{self.dim}"

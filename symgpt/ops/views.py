@@ -84,3 +84,20 @@ class RepeatKV(_Free):
     def shape(self, inputs):
         (x,) = inputs
         return (*x[:-3], x[-3] * self.groups, x[-2], x[-1])  # (B, h_kv, T, dh) -> (B, h, T, dh)
+
+
+@register
+@dataclass(frozen=True)
+class FirstToken(_Free):
+    """(B, T, d) -> (B, d): the first position (BERT's [CLS], ViT's class token), a view.
+
+    A tensor saved from this view keeps its whole source alive: ``view_of_input`` tells memory
+    derivations that its storage is the input's."""
+
+    kind = "first_token"
+    title = "First token"
+    view_of_input = True
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (*x[:-2], x[-1])  # (B, T, d) -> (B, d)

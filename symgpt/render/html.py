@@ -61,8 +61,8 @@ def page_html(p) -> str:
     from ..version import __version__
 
     quantities = [dict(q) for q in p.quantities]
-    cx = p.plots["crossover"]
-    if cx["solution"] is not None:
+    cx = p.plots["crossover"]  # None: the model has no one sequence length T to plot against
+    if cx is not None and cx["solution"] is not None:
         quantities.append({"name": CROSSOVER, "unit": "tokens", "reads": [],
                            "variants": [{"total": cx["solution"], "parts": []}], "pick": {"": 0}})
     shown = {i for q in quantities for v in q["variants"] for i in [v["total"], *(j for _, j in v["parts"])]}
@@ -71,7 +71,7 @@ def page_html(p) -> str:
         "quantities": [{k: q[k] for k in ("name", "unit", "reads", "variants", "pick")} for q in quantities],
         "ops": [_op(p, o) for o in p.ops],
         "constraints": p.constraints,
-        "plots": {"crossover": {k: cx[k] for k in ("fast", "slow", "solution")},
+        "plots": {"crossover": {k: cx[k] for k in ("fast", "slow", "solution")} if cx is not None else None,
                   "shares": p.plots["shares"], "memory": p.plots["memory"]},
         "op_rows": [{"quantity": q, "title": t} for q, t in OP_ROWS],
         "mathml": [mathml_expr(e) if i in shown else None for i, e in enumerate(p.exprs.items)],
@@ -89,7 +89,7 @@ def page_html(p) -> str:
                  "above; parts under blocks/ total all L layers.",
         svg=Markup(interactive_svg(p.svg, {o["path"]: o["label"] for o in p.ops})),
         crossover={"fast_label": cx["fast_label"], "slow_label": cx["slow_label"], "notes": cx["notes"],
-                   "has_solution": cx["solution"] is not None},
+                   "has_solution": cx["solution"] is not None} if cx is not None else None,
         tables=_tables(p),
         css=Markup(_raw("page.css")), exact_js=Markup(_raw("page_exact.js")), page_js=Markup(_raw("page.js")),
         exprs_js=Markup(exprs), data=Markup(text),

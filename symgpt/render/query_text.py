@@ -84,6 +84,12 @@ def crossover_text(m, c, whole=None, moved=None) -> str:
     if len(c.solutions) > 1:
         lines.append("other positive roots: " + ", ".join(expr_text(r) for r in c.solutions
                                                           if r != c.solution))
+    if c.value is None:  # name what is left to bind (an encoder-decoder's other length, T_dec)
+        bound = {k.name for k in c.quantity.bindings}
+        free = sorted({x.name for r in c.solutions for x in r.free_symbols} - bound - {s})
+        if free:
+            lines.append(f"note: the crossover depends on {', '.join(free)}: bind "
+                         f"{'them' if len(free) > 1 else 'it'} with --set")
     if whole is not None:
         lines += ["", f"with the whole {whole.quantity.name} counted "
                   f"(the rest: {expr_text(whole.slow)})",

@@ -138,7 +138,7 @@ def flop_count_by_op(model, B: int, T: int, backward: bool = False, device=None,
 
 
 def saved_tensors(model, B: int, T: int, dtype: Optional[torch.dtype] = None,
-                  with_loss: bool = True) -> list[dict]:
+                  with_loss: bool = True, forward=None) -> list[dict]:
     """Every distinct non-parameter storage autograd saves for backward.
 
     Runs a real training-mode forward (CPU, real tensors: use small configs)
@@ -150,7 +150,9 @@ def saved_tensors(model, B: int, T: int, dtype: Optional[torch.dtype] = None,
     is the WHOLE storage (``untyped_storage().nbytes()``), in first-saved order.
     ``dtype`` (if given) must match the model's parameters: build bf16 models
     in bf16. Empty (0-byte) storages are skipped; 0-dim scalars saved by
-    autograd (e.g. wrapped Python numbers) are included (a few bytes)."""
+    autograd (e.g. wrapped Python numbers) are included (a few bytes). ``forward`` (optional):
+    a callable ``forward(model)`` that runs the model's forward instead of the causal-LM call
+    (an encoder or encoder--decoder with its own inputs; B, T and with_loss are then unused)."""
     dev = _device_of(model)
     if dev.type == "meta":
         raise ValueError("saved_tensors needs real tensors; build the model on cpu")
@@ -176,8 +178,8 @@ def saved_tensors(model, B: int, T: int, dtype: Optional[torch.dtype] = None,
     tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
     try:
         with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            logits, loss = _logits(model, idx, tgt)
-        del logits, loss
+            result = _logits(model, idx, tgt) if forward is None else forward(model)
+        del result
     finally:
         model.train(was_training)
         keep.clear()

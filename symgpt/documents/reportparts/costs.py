@@ -46,11 +46,14 @@ def write(model, folder, **options) -> list[str]:
     rows = []
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
         step = model.quantity("time.step", peak=PEAK, mfu=mfu).value
-        tps = model.quantity("time.throughput", peak=PEAK, mfu=mfu).value
+        tq = model.quantity("time.throughput", peak=PEAK, mfu=mfu)
+        tps = tq.value
         rows.append((f"step time at MFU {float(mfu):.0%}", f"{float(step) * 1000:,.2f} ms",
                      f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
-        rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s", "B·T / step time"))
+        rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s",
+                     tq.notes[0].split(" = ", 1)[-1]))  # B·T (B·(T_enc + T_dec)) / step time
     loss = model.quantity("loss.initial")
-    rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
+    if loss.value is not None:  # a vocabulary to be uniform over (ViT's classifier has none)
+        rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
     write_atomic(folder / "time.md", time_md(model, rows))
     return ["flops.json", "flops.md", "memory.json", "memory.md", "time.md"]

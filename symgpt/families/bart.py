@@ -1,0 +1,137 @@
+"""BART (Lewis et al. 2020) and the original Transformer (Vaswani et al. 2017), declared on the op
+catalog with transformers' BART module names (fairseq's, which the original Transformer's reference
+implementations share).
+
+Two stacks with two sequence lengths: an encoder of L post-norm blocks over T_enc tokens and a
+decoder of L_dec post-norm blocks over T_dec tokens, each block's sublayer followed by its residual
+add and a LayerNorm. Every decoder block has cross-attention (queries from the decoder, keys and
+values from the encoder's output, recomputed in every layer). One token embedding is shared by both
+stacks and the LM head (tied), optionally scaled by √d (``embed_scale``: the original Transformer,
+§3.4). Positions are ``learned`` (BART: a table per stack with T_max + 2 rows, two rows of offset,
+then a LayerNorm of the embeddings) or ``sinusoidal`` (the original Transformer: no parameters).
+BART's ``final_logits_bias`` is a buffer, not a parameter: its add is not drawn.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .. import ops
+from .. import roles as R
+from ..graph import Builder
+from ..symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
+from .base import Family, register_family
+from .layers import attention, ffn
+
+FLAGS = {
+    "positions": "learned",  # learned (BART, T_max + pos_offset rows per stack) | sinusoidal
+    "pos_offset": 2,         # BART's two extra rows of each position table
+    "embed_norm": True,      # a LayerNorm of the embeddings (layernorm_embedding)
+    "embed_scale": False,    # token embeddings × √d (scale_embedding; the original Transformer)
+    "activation": "gelu",    # gelu | gelu_tanh | relu | silu
+    "tied": True,
+    "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
+    "dropout": False,
+    "loss": True,
+}
+CHOICES = {"head": ("lm", "none"), "positions": ("learned", "sinusoidal"),
+           "activation": ("gelu", "gelu_tanh", "relu", "silu")}
+FLAG_HELP = {
+    "positions": "learned (a table of T_max + pos_offset rows per stack) or sinusoidal (no parameters)",
+    "pos_offset": "extra rows of each learned position table (BART: 2)",
+    "embed_norm": "a LayerNorm after the embeddings of each stack (BART's layernorm_embedding)",
+    "embed_scale": "token embeddings are multiplied by sqrt(d) (scale_embedding)",
+    "activation": "the FFN's activation: gelu (BART), relu (the original Transformer), ...",
+    "tied": "the LM head shares the token embedding",
+    "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
+    "dropout": "dropout layers present (masks saved for backward)",
+    "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
+}
+
+
+def _embed(g, flags, ids, stack, length, *, owner: bool):
+    """Token (+ position) embeddings of one stack, under ``encoder/`` or ``decoder/``."""
+    tie = None if owner else {"weight": g.param("shared")}
+    x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
+             role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")       # (B, T, d)
+    if flags["embed_scale"]:
+        x = g.op(f"{stack}/embed_scale", ops.Scale(sympy.sqrt(d)), x, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
+    if flags["positions"] == "learned":
+        g.require("le", length - T_max, f"{length} must not exceed T_max, the length of the learned position table")
+        # transformers' BART expands the encoder's positions over the batch; the decoder's are one row
+        pos = g.op(f"{stack}/embed_positions",
+                   ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0, ids="batch" if owner else "range"),
+                   ids, role=R.POSITION_EMBEDDING, label="pos_emb")                             # (T, d)
+    else:
+        pos = g.op(f"{stack}/embed_positions", ops.SinusoidalPositions(d), ids, role=R.POSITION_EMBEDDING,
+                   label="sinusoids")                                                           # (T, d)
+    x = g.op(f"{stack}/add", ops.Add(), x, pos, role=R.EMBEDDING_ADD, label="X0")               # (B, T, d)
+    if flags["embed_norm"]:
+        x = g.op(f"{stack}/layernorm_embedding", ops.LayerNorm(d), x, role=R.EMBEDDING_NORM, label="LayerNorm_emb")
+    if flags["dropout"]:
+        x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
+    return x
+
+
+def _proj(prefix):
+    return {"q": f"{prefix}/q_proj", "k": f"{prefix}/k_proj", "v": f"{prefix}/v_proj", "o": f"{prefix}/out_proj"}
+
+
+def _ffn_sublayer(g, flags, x, drop):
+    f = ffn(g, x, d_model=d, ff=d_ff, names={"up": "fc1", "act": "activation_fn", "down": "fc2"},
+            act=flags["activation"], dropout=drop, act_dropout=drop)
+    x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
+    return g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
+
+
+def build(flags, bound, name="bart"):
+    drop = bool(flags["dropout"])
+    g = Builder(name)
+    g.require("integer", d / h, "d must be divisible by h")
+    dh = d / h
+
+    ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                  # (B, T_enc)
+    x = _embed(g, flags, ids, "encoder", T_enc, owner=True)
+    with g.repeat("encoder/layers", L, label="encoder layer", carry=x, role=R.STACK, length=T_enc):
+        o = attention(g, x, d_model=d, heads=h, dh=dh, module="self_attn", names=_proj("self_attn"), dropout=drop)
+        x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
+        x = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+        x = _ffn_sublayer(g, flags, x, drop)                                                    # (B, T_enc, d)
+    enc = x
+
+    dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
+    y = _embed(g, flags, dids, "decoder", T_dec, owner=False)
+    with g.repeat("decoder/layers", L_dec, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
+        o = attention(g, y, d_model=d, heads=h, dh=dh, module="self_attn", names=_proj("self_attn"),
+                      causal=True, dropout=drop)
+        y = g.op("self_attn_add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
+        y = g.op("self_attn_layer_norm", ops.LayerNorm(d), y, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+        o = attention(g, y, d_model=d, heads=h, dh=dh, module="encoder_attn", names=_proj("encoder_attn"),
+                      memory=enc, dropout=drop)
+        y = g.op("encoder_attn_add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
+        y = g.op("encoder_attn_layer_norm", ops.LayerNorm(d), y, role=R.CROSS_NORM, label="LayerNorm_cross")
+        y = _ffn_sublayer(g, flags, y, drop)                                                    # (B, T_dec, d)
+    if flags["head"] == "none":
+        return g.build(output=y, flags=dict(flags))
+    tie = {"weight": g.param("shared")} if flags["tied"] else None
+    logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
+                  label="logits")                                                               # (B, T_dec, V)
+    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
+    return g.build(output=logits, loss=loss, flags=dict(flags))
+
+
+def _family(name, description, changes, sizes):
+    from functools import partial
+
+    return register_family(Family(
+        name=name, description=description, flags={**FLAGS, **changes}, sizes=sizes,
+        build=partial(build, name=name), flag_help=FLAG_HELP, choices=CHOICES))
+
+
+BART = _family("bart", "BART: post-LN encoder-decoder, learned positions (offset 2), GELU, tied head",
+               {}, ("L", "L_dec", "d", "h", "V", "d_ff", "T_max"))
+TRANSFORMER = _family(
+    "transformer", "the original Transformer (Vaswani et al. 2017): post-LN encoder-decoder, "
+    "sinusoidal positions, ReLU FFN, embeddings × √d shared with the head",
+    {"positions": "sinusoidal", "embed_norm": False, "embed_scale": True, "activation": "relu"},
+    ("L", "L_dec", "d", "h", "V", "d_ff"))

@@ -1,0 +1,153 @@
+"""Vision Transformer ops: the patch embedding as a convolution, the class token, and a learned
+position table added to the patch sequence (ViT, Dosovitskiy et al. 2021, Eq. 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import SymgptError
+from .base import Context, Op, ParamSpec, Saved, Work, numel, register
+
+
+@register
+@dataclass(frozen=True)
+class Conv2d(Op):
+    """A 2-D convolution with kernel = stride = ``kernel`` (non-overlapping patches):
+    (B, c_in, S, S) -> (B, c_out, S/kernel, S/kernel); weight (c_out, c_in, kernel, kernel).
+
+    Work as ``torch.utils.flop_counter`` counts a convolution: one multiply-add per weight entry
+    per output position, B·(S/k)²·c_out·c_in·k² (the bias add is elementwise). Backward: the same
+    count for the input gradient (when the input needs one) and for the weight gradient.
+    """
+
+    c_in: sympy.Expr
+    c_out: sympy.Expr
+    kernel: sympy.Expr
+    bias: bool = True
+    kind = "conv2d"
+    title = "Conv2d"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 4 or sympy.expand(x[1] - self.c_in) != 0:
+            raise SymgptError(f"conv2d expects (B, {self.c_in}, H, W), got {x}")
+        return (x[0], self.c_out, x[2] / self.kernel, x[3] / self.kernel)  # (B, C, S, S) -> (B, d, S/P, S/P)
+
+    def params(self, inputs):
+        w = ParamSpec("weight", (self.c_out, self.c_in, self.kernel, self.kernel))
+        return (w, ParamSpec("bias", (self.c_out,))) if self.bias else (w,)
+
+    def _macs(self, out):
+        return numel(out) * self.c_in * self.kernel ** 2
+
+    def forward(self, inputs, out):
+        work = [Work("matmul", self._macs(out), tag="dense")]
+        if self.bias:
+            work.append(Work("elementwise", numel(out)))
+        return tuple(work)
+
+    def backward(self, inputs, out, ctx: Context):
+        work = []
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            work.append(Work("matmul", self._macs(out), tag="dense", grad="input"))
+        if ctx.trainable:
+            work.append(Work("matmul", self._macs(out), tag="dense", grad="weight"))
+            if self.bias:
+                work.append(Work("elementwise", numel(out), grad="weight"))
+        return tuple(work)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        return (Saved("input", tuple(x), shares="input0"),) if ctx.trainable else ()
+
+    def describe(self):
+        return f"Conv2d {self.c_in}->{self.c_out}, {self.kernel}×{self.kernel} stride {self.kernel}"
+
+
+@register
+@dataclass(frozen=True)
+class FlattenPatches(Op):
+    """(B, d, n, n) -> (B, n², d): flatten the patch grid and move the channels last (a view)."""
+
+    kind = "flatten_patches"
+    title = "Flatten patches"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (x[0], x[2] * x[3], x[1])  # (B, d, n, n) -> (B, n^2, d)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return ()
+
+    def backward(self, inputs, out, ctx):
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+
+@register
+@dataclass(frozen=True)
+class ClassToken(Op):
+    """Prepend a learned class token: (B, N, dim) -> (B, N + 1, dim); parameter (1, 1, dim).
+
+    The concatenation copies and computes nothing; the token's gradient sums the batch's
+    B·dim gradient entries."""
+
+    dim: sympy.Expr
+    kind = "class_token"
+    title = "Class token"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        return (*x[:-2], x[-2] + 1, x[-1])  # (B, N, d) -> (B, N+1, d)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (sympy.Integer(1), sympy.Integer(1), self.dim)),)
+
+    def forward(self, inputs, out):
+        return ()
+
+    def backward(self, inputs, out, ctx):
+        return (Work("elementwise", numel(out[:-2]) * out[-1], grad="weight"),) if ctx.trainable else ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+
+@register
+@dataclass(frozen=True)
+class AddPositions(Op):
+    """Add a learned (1, num, dim) position table to a sequence (B, num, dim) (ViT): no ids,
+    every row used. Its gradient sums over the batch."""
+
+    num: sympy.Expr
+    dim: sympy.Expr
+    kind = "add_positions"
+    title = "Add positions"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if sympy.expand(x[-2] - self.num) != 0:
+            raise SymgptError(f"a position table of {self.num} rows does not fit a sequence of {x[-2]}")
+        return tuple(x)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (sympy.Integer(1), self.num, self.dim)),)
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("elementwise", numel(out), grad="weight"),) if ctx.trainable else ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"+ positions {self.num}×{self.dim}"

@@ -1,0 +1,85 @@
+"""Measurements of transformers' encoders, encoder--decoders and ViT (independent of symgpt).
+
+``build(config, cls)`` builds the named transformers class (``BertForMaskedLM``, ``T5Model``,
+``ViTForImageClassification``, ...) from a config dict with ``model_type`` on the meta device (or
+CPU), eager attention. ``flops(model, ...)`` runs one forward (and optionally the backward of
+``out.sum()``, where ``out`` is the logits, or the pooled output, or the last hidden state)
+under ``FlopCounterMode`` -- which counts matmuls, bmm and convolutions at 2 FLOPs per
+multiply-add and nothing else (see ``measure.py``). Inputs: token ids (B, T) for an encoder,
+token ids (B, T_enc) and decoder token ids (B, T_dec) for an encoder--decoder, an image batch
+(B, C, S, S) for ViT. No attention mask is passed: every key is attended (on meta a mask would
+need ``.item()``).
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def build(config: dict, cls: str, device: str = "meta"):
+    import transformers
+    from transformers import AutoConfig
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    cfg = dict(config)
+    model_type = cfg.pop("model_type")
+    hf_cfg = AutoConfig.for_model(model_type, **cfg)
+    with torch.device(device):
+        return getattr(transformers, cls)._from_config(hf_cfg, attn_implementation="eager")
+
+
+def inputs(model, B: int, T: int | None = None, T_dec: int | None = None) -> dict:
+    """The forward's keyword inputs for *model* (random ids / pixels on its device)."""
+    cfg = model.config
+    dev = next(model.parameters()).device
+    if cfg.model_type == "vit":
+        return {"pixel_values": torch.rand(B, cfg.num_channels, cfg.image_size, cfg.image_size, device=dev)}
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device=dev)
+    if getattr(cfg, "is_encoder_decoder", False):
+        return {"input_ids": ids, "decoder_input_ids": torch.randint(0, cfg.vocab_size, (B, T_dec), device=dev),
+                "use_cache": False}
+    return {"input_ids": ids}
+
+
+def _output(out):
+    for key in ("logits", "pooler_output", "last_hidden_state"):
+        t = getattr(out, key, None)
+        if t is not None:
+            return t
+    raise AssertionError(f"no output tensor in {type(out).__name__}")
+
+
+def flops(model, B: int, T: int | None = None, T_dec: int | None = None, backward: bool = False) -> int:
+    """FlopCounterMode's total for one forward (+ the backward of the output's sum)."""
+    kw = inputs(model, B, T, T_dec)
+    with FlopCounterMode(display=False) as fcm:
+        with torch.enable_grad() if backward else torch.no_grad():
+            out = _output(model(**kw))
+            if backward:
+                out.sum().backward()
+    return fcm.get_total_flops()
+
+
+def params(model) -> int:
+    """``sum(p.numel() for p in model.parameters())`` (tied parameters once, buffers never)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+def kv_cache_bytes(model, B: int, T: int, T_dec: int) -> int:
+    """Bytes of every key and value tensor in the cache an encoder--decoder returns after one
+    forward with ``use_cache=True`` over T encoder and T_dec decoder tokens: its
+    ``EncoderDecoderCache``'s self-attention and cross-attention layers."""
+    kw = {**inputs(model, B, T, T_dec), "use_cache": True}
+    with torch.no_grad():
+        cache = model(**kw).past_key_values
+    total = 0
+    for sub in (cache.self_attention_cache, cache.cross_attention_cache):
+        for layer in sub.layers:
+            total += layer.keys.numel() * layer.keys.element_size() + layer.values.numel() * layer.values.element_size()
+    return total
