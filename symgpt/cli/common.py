@@ -6,8 +6,8 @@ import argparse
 import sys
 
 
-def add_model(p: argparse.ArgumentParser, many: bool = False) -> None:
-    p.add_argument("model", metavar="MODEL", nargs="+" if many else None,
+def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:
+    p.add_argument("model", metavar="MODEL", nargs="+" if many else "?" if optional else None,
                    help="a preset name (see 'symgpt models'), a family name (all sizes symbolic), "
                    "or a path to an HF-style config.json")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",

@@ -45,12 +45,21 @@ def write(model, folder, **options) -> list[str]:
 
     rows = []
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
-        step = model.quantity("time.step", peak=PEAK, mfu=mfu).value
-        tps = model.quantity("time.throughput", peak=PEAK, mfu=mfu).value
-        rows.append((f"step time at MFU {float(mfu):.0%}", f"{float(step) * 1000:,.2f} ms",
+        step = model.quantity("time.step", peak=PEAK, mfu=mfu)
+        tps = model.quantity("time.throughput", peak=PEAK, mfu=mfu)
+        rows.append((f"step time at MFU {float(mfu):.0%}", _shown(step, lambda v: f"{float(v) * 1000:,.2f} ms", "s"),
                      f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
-        rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s", "B·T / step time"))
+        rows.append((f"throughput at MFU {float(mfu):.0%}", _shown(tps, lambda v: f"{float(v):,.0f} tokens/s",
+                                                                   "tokens/s"), "B·T / step time"))
     loss = model.quantity("loss.initial")
-    rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
+    rows.append(("initial loss", _shown(loss, lambda v: f"{float(v):.4f} nats", "nats"), "ln V"))
     write_atomic(folder / "time.md", time_md(model, rows))
     return ["flops.json", "flops.md", "memory.json", "memory.md", "time.md"]
+
+
+def _shown(q, fmt, unit: str) -> str:
+    """A value in its unit where every size is bound; else the formula (a family name leaves
+    sizes symbolic: ``symgpt report gpt2 --set T=2048``)."""
+    from ...numtext import expr_text
+
+    return fmt(q.value) if q.value is not None else f"{expr_text(q.expr.subs(q.bindings))} {unit}"
