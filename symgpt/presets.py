@@ -1,7 +1,7 @@
 """Named configurations, as a data table: family, sizes, flags, source and caveats.
 
 Sizes use the canonical symbol names. A preset whose published row is internally inconsistent
-says so in ``note`` instead of silently picking (conventions.md §9.10).
+says so in ``note`` instead of silently picking.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _TABLE: tuple[Preset, ...] = (
     _gpt3("gpt3-350m", 24, 16, 1024),
     _gpt3("gpt3-1.3b", 24, 24, 2048,
           "Table 2.1 lists 24 heads of 128 (24 x 128 = 3072 != d_model 2048); "
-          "this preset keeps d = 2048 and 24 heads (seed 000's row), so d_head = 2048/24 is not "
+          "this preset keeps d = 2048 and 24 heads (as scaling tables list it), so d_head = 2048/24 is not "
           "an integer: set h=16 (heads of 128) for a consistent model",
           waive=("d must be divisible by h",)),
     _gpt3("gpt3-6.7b", 32, 32, 4096),

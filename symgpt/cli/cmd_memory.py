@@ -18,7 +18,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ..derive.memory import seed000_terms, setup
+    from ..derive.memory import three_term_estimate, setup
     from ..render.costs_text import memory_text
     from ..render.jsonout import dumps, quantity_json
 
@@ -26,12 +26,12 @@ def run(args) -> int:
     opts = memory_options(args)
     qs = [m.quantity(n, **opts) for n in NAMES]
     s = setup(m, **opts)
-    seed = seed000_terms(s.model, s.precision) if m.family.name == "gpt2" else None
+    estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
-        if seed is not None:
-            out["seed000_terms"] = quantity_json(seed)
+        if estimate is not None:
+            out["three_term_estimate"] = quantity_json(estimate)
         emit(dumps(out))
         return 0
-    emit(memory_text(m, qs, seed, unbound_hint(m, qs)))
+    emit(memory_text(m, qs, estimate, unbound_hint(m, qs)))
     return 0

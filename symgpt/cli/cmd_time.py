@@ -13,7 +13,7 @@ def add_arguments(p):
     add_convention(p)
     add_flops(p)
     p.add_argument("--peak", default="300e12", metavar="FLOP/S",
-                   help="peak FLOP/s of one accelerator (default 300e12, seed 000's A100 figure)")
+                   help="peak FLOP/s of one accelerator (default 300e12, the A100 figure)")
     p.add_argument("--mfu", default="1", metavar="X", help="model FLOPs utilisation in (0, 1] (default 1)")
     p.add_argument("--measured", metavar="SECONDS", help="a measured step time: report its MFU")
     p.add_argument("--tokens", metavar="D", help="training tokens D: report the training time")

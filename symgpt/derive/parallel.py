@@ -3,9 +3,9 @@
 In each repeated block, a dense linear fed by a norm is *column-parallel* (its output is split
 by heads or by FFN columns); the other dense linears of the block are *row-parallel* (their input
 is split, their output is summed across ranks). The tensors from a column-parallel output up to
-a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti §4.2.1). With
+a row-parallel input form the tensor-parallel region: split tp ways (Korthikanti et al. 2022 Sec. 4.2.1). With
 sequence parallelism the rest of the block (norms, dropouts, residuals) is split along the
-sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
+sequence instead (Sec. 4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
 vocabulary-parallel.
 """
 

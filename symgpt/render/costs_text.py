@@ -48,7 +48,7 @@ def flops_text(m, qs, hint: str = "") -> str:
     return "\n".join(lines)
 
 
-def memory_text(m, qs, seed=None, hint: str = "") -> str:
+def memory_text(m, qs, estimate=None, hint: str = "") -> str:
     lines = [model_header(m), ""]
     rows = [[q.name, expr_text(q.expr), number(q.value), bytes_text(q.value).split(" = ", 1)[-1]
              if q.value is not None else "-"] for q in qs]
@@ -61,10 +61,10 @@ def memory_text(m, qs, seed=None, hint: str = "") -> str:
         rows.append([p, expr_text(e), number(v), scaled(v)])
     rows.append(["total", expr_text(acts.expr), number(acts.value), scaled(acts.value)])
     lines.append(table(["op", "formula", "bytes", "decimal"], rows, "llrr"))
-    if seed is not None:
-        lines += ["", "seed 000's three named terms (§5.5), beside the exact count above:"]
-        rows = [[p, expr_text(e), number(_value(seed, e)), scaled(_value(seed, e))] for p, e in seed.breakdown]
-        rows.append(["sum", expr_text(seed.expr), number(seed.value), scaled(seed.value)])
+    if estimate is not None:
+        lines += ["", "the textbook estimate, three named terms, beside the exact count above:"]
+        rows = [[p, expr_text(e), number(_value(estimate, e)), scaled(_value(estimate, e))] for p, e in estimate.breakdown]
+        rows.append(["sum", expr_text(estimate.expr), number(estimate.value), scaled(estimate.value)])
         lines.append(table(["term", "formula", "bytes", "decimal"], rows, "llrr"))
     for q in qs:
         if q.name == "memory.total":

@@ -7,7 +7,7 @@ import sympy
 from ...io import write_atomic
 from ...render.jsonout import dumps, model_json, quantity_json
 
-PEAK = sympy.Integer(300) * 10**12  # seed 000's A100 figure
+PEAK = sympy.Integer(300) * 10**12  # the A100 figure
 POLICIES = (("fp32, AdamW", dict(precision="fp32", optimizer="adamw")),
             ("mixed bf16 (fp32 master), AdamW", dict(precision="mixed-bf16", optimizer="adamw")))
 MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
@@ -16,7 +16,7 @@ MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.acti
 
 def write(model, folder, **options) -> list[str]:
     from ...conventions import CONVENTIONS
-    from ...derive.memory import seed000_terms
+    from ...derive.memory import three_term_estimate
     from ...render.costs_md import flops_md, memory_md, time_md
     from ...render.text import sci
 
@@ -36,12 +36,12 @@ def write(model, folder, **options) -> list[str]:
         qs = [model.quantity(n, **opts) for n in MEMORY]
         policies.append((title, qs, qs[3]))
         mem[opts["precision"]] = {"options": opts, **{q.name: quantity_json(q) for q in qs}}
-    seed = seed000_terms(model, "mixed-fp16") if model.family.name == "gpt2" else None
+    estimate = three_term_estimate(model, "mixed-fp16") if model.family.name == "gpt2" else None
     mem_payload = {**model_json(model), "convention": policies[0][1][0].convention, "policies": mem}
-    if seed is not None:
-        mem_payload["seed000_terms"] = quantity_json(seed)
+    if estimate is not None:
+        mem_payload["three_term_estimate"] = quantity_json(estimate)
     write_atomic(folder / "memory.json", dumps(mem_payload))
-    write_atomic(folder / "memory.md", memory_md(model, policies, seed))
+    write_atomic(folder / "memory.md", memory_md(model, policies, estimate))
 
     rows = []
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
