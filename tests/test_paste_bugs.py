@@ -32,3 +32,22 @@ def test_latex_preamble_needs_no_model():
         assert pkg in r.stdout
     r = cli("latex")
     assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "MODEL" in r.stderr
+
+
+import pytest  # noqa: E402
+
+import clirun  # noqa: E402
+
+
+@pytest.mark.parametrize("typo, meant", [("gpt2_small", "gpt2-small"), ("gpt-2", "gpt2"),
+                                         ("llama2-7b", "llama-7b"), ("GPT2-Small", "gpt2-small")])
+def test_a_mistyped_model_gets_a_suggestion(typo, meant):
+    r = clirun.run(["params", typo])
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("symgpt: error: unknown model") and r.stderr.count("\n") == 1
+    assert f"did you mean {meant}" in r.stderr, r.stderr
+
+
+def test_a_binding_without_set_gets_a_suggestion():
+    r = clirun.run(["flops", "gpt2-small", "T=1024"])
+    assert r.returncode == 2 and "did you mean --set T=1024?" in r.stderr, r.stderr
