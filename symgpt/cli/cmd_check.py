@@ -29,7 +29,7 @@ def run(args) -> int:
 
     check_text_args(args)
     rows = check_library(match=args.match)
-    emit(dumps(check_json(rows)) if args.json else check_text(rows))
+    emit(dumps(check_json(rows)) if args.json else check_text(rows), fit=not args.json)
     if args.strict and any(c.as_expected is False for c in rows):
         return 1
     return 0

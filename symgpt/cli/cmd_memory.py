@@ -33,5 +33,5 @@ def run(args) -> int:
             out["three_term_estimate"] = quantity_json(estimate)
         emit(dumps(out))
         return 0
-    emit(memory_text(m, qs, estimate, unbound_hint(m, qs)))
+    emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)
     return 0

@@ -48,5 +48,5 @@ def run(args) -> int:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
         emit(dumps(out))
         return 0
-    emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)))
+    emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)), fit=True)
     return 0

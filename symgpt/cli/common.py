@@ -47,5 +47,11 @@ def load_model(args, name: str | None = None):
     return load(name if name is not None else args.model, **settings(args))
 
 
-def emit(text: str) -> None:
+def emit(text: str, fit: bool = False) -> None:
+    """Write *text* to stdout; *fit*: human-readable text, wrapped to the terminal's width
+    (never JSON, LaTeX, DOT, CSV or SVG)."""
+    if fit:
+        from ..render.text import fit as fit_text
+
+        text = fit_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

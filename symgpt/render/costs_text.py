@@ -80,18 +80,18 @@ def _seconds(v) -> str:
         return "(symbolic)"
     f = float(v)
     if f >= 86400:
-        return f"{f:,.4g} s = {f / 86400:,.4g} days"
+        return f"{sci(v)} s = {f / 86400:,.4g} days"
     if f >= 3600:
-        return f"{f:,.4g} s = {f / 3600:,.4g} h"
+        return f"{sci(v)} s = {f / 3600:,.4g} h"
     if f < 1:
         return f"{f * 1000:,.4g} ms"
     return f"{f:,.4g} s"
 
 
 def time_text(m, qs, peak, mfu, hint: str = "") -> str:
-    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {number(mfu)} = {100 * float(mfu):.4g} %", ""]
+    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {100 * float(mfu):.4g} %", ""]
     fmt = {"s": _seconds, "tokens/s": lambda v: f"{float(v):,.6g} tokens/s" if v is not None else "(symbolic)",
-           "": lambda v: f"{float(v):.4g}" if v is not None else "(symbolic)",
+           "": lambda v: f"{100 * float(v):.4g} % (exact {number(v)})" if v is not None else "(symbolic)",
            "nats": lambda v: f"{float(v):.4f} nats (ln V)" if v is not None else "(symbolic)"}
     for q in qs:
         formula = q.notes[0].split(" = ", 1)[-1] if q.name.startswith("time.") \

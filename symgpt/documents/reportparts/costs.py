@@ -47,9 +47,9 @@ def write(model, folder, **options) -> list[str]:
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
         step = model.quantity("time.step", peak=PEAK, mfu=mfu)
         tps = model.quantity("time.throughput", peak=PEAK, mfu=mfu)
-        rows.append((f"step time at MFU {float(mfu):.0%}", _shown(step, lambda v: f"{float(v) * 1000:,.2f} ms", "s"),
+        rows.append((f"step time at MFU {100 * float(mfu):.4g} %", _shown(step, lambda v: f"{float(v) * 1000:,.2f} ms", "s"),
                      f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
-        rows.append((f"throughput at MFU {float(mfu):.0%}", _shown(tps, lambda v: f"{float(v):,.0f} tokens/s",
+        rows.append((f"throughput at MFU {100 * float(mfu):.4g} %", _shown(tps, lambda v: f"{float(v):,.0f} tokens/s",
                                                                    "tokens/s"), "B·T / step time"))
     loss = model.quantity("loss.initial")
     rows.append(("initial loss", _shown(loss, lambda v: f"{float(v):.4f} nats", "nats"), "ln V"))
