@@ -28,6 +28,10 @@ def add_arguments(p):
                    "activation memory")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
+    p.add_argument("--fit", choices=("slide", "page"), default=None,
+                   help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
+                   "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
+                   "names and ops only")
     p.add_argument("--convention", metavar="NAME",
                    help="FLOP and memory counting convention: " + choices.listed(choices.CONVENTIONS) +
                    " (default: default)")
@@ -41,7 +45,7 @@ def run(args) -> int:
 
     m = load_model(args)
     fmt = args.format or (format_for(Path(args.output)) if args.output else "dot")
-    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention)
+    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, fit=args.fit)
     if args.output:
         d.save(args.output, fmt)
         return 0

@@ -35,6 +35,7 @@ class Ctx:
     view: View
     measures: dict
     colour: Measure | None
+    compact: str | None = None   # a fitted diagram (--fit slide|page): less drawn, larger
 
 
 def share_of(part, total):
@@ -52,7 +53,11 @@ def _q(text: str) -> str:
 
 def title_label(ctx, color_by, shares_known, unbound) -> str:
     model, measures = ctx.model, ctx.measures
-    sizes = ", ".join(f"{k} = {value_text(v)}" for k, v in model.sizes.items()) or "all sizes symbolic"
+    items = [f"{k} = {value_text(v)}" for k, v in model.sizes.items()]
+    sizes = ", ".join(items) or "all sizes symbolic"
+    if ctx.compact and len(sizes) > 56:   # two lines: a fitted drawing is narrow
+        half = (len(items) + 1) // 2
+        sizes = ", ".join(items[:half]) + ",\n" + ", ".join(items[half:])
     flags = [f"{k}={str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
     rows = [f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="20"><B>{esc(model.name)}</B></FONT>'
             f'<FONT POINT-SIZE="14">  forward pass ({esc(model.family.name)})</FONT></TD></TR>',
@@ -60,6 +65,10 @@ def title_label(ctx, color_by, shares_known, unbound) -> str:
             + (esc("; flags: " + ", ".join(flags)) if flags else "") + "</FONT></TD></TR>"]
     colour = measures.get(color_by)
     view = ctx.view
+    if ctx.compact:
+        rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
+                            views=False, tied=False)[:-1]
+        return '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
     rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
                         views=any(n.kind == "view" for n in view.nodes),
                         tied=any(e.kind == "tied" for e in view.edges))
@@ -87,6 +96,8 @@ def cluster_label(ctx: Ctx, c) -> str:
         if sympy.expand(g.active - g.repeat) != 0:
             head += f", {esc(_repeat_text(g.active, b))} active"
     rows = [head]
+    if ctx.compact:
+        return f"<{rows[0]}>"
     chain = arch.group_chain(c.group)
     # unrolled, this cluster stands for one copy of the top group; "each" counts the rest
     drawn_of_top, inner = (chain[-1], chain[:-1]) if c.copy is not None else (None, chain)
@@ -131,6 +142,10 @@ def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
 
 def node_stmt(ctx: Ctx, n) -> str:
     arch, b = ctx.model.arch, ctx.model.bindings
+    if n.kind == "folded":
+        more = "" if ctx.compact == "slide" else \
+            f'<BR/><FONT POINT-SIZE="12">softmax(Q·Kᵀ/√d<SUB>h</SUB>)·V, {esc(_heads_text(ctx))}</FONT>'
+        return f'"{n.id}" [label=<<B>{esc(n.path)}</B>{more}>, fillcolor="#eef2f7", style="rounded,filled"];'
     a = arch.graph.nodes[n.path]
     attrs = [f"tooltip={_q(n.path)}"]
     if n.kind == "input":
@@ -155,9 +170,13 @@ def node_stmt(ctx: Ctx, n) -> str:
         return f'"{n.id}" [label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
                f'{esc(op_text(a["op"], b))}</FONT>>, {", ".join(attrs)}];'
     lines = [f"<B>{title}</B>", esc(op_text(a["op"], b))]
-    lines += _param_lines(ctx, n)
+    if ctx.compact == "slide":
+        lines = lines[:1]   # a slide names the ops; the page and the full diagram say what they are
+    elif ctx.compact:
+        lines[1] = lines[1].replace(" (no bias)", "")   # narrower; the full diagram keeps the remark
+    lines += [] if ctx.compact else _param_lines(ctx, n)
     cls = 0
-    for key in ("flops", "memory"):
+    for key in () if ctx.compact else ("flops", "memory"):
         m = ctx.measures.get(key)
         if m is None:
             continue
@@ -170,7 +189,8 @@ def node_stmt(ctx: Ctx, n) -> str:
         per, share = _per_copy(ctx, ctx.colour, n.path, n.copy is not None)
         cls = color_class(share) if share is not None else 0
     font = ' COLOR="white"' if cls >= DARK_FROM else ""
-    body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="10"{font}>{x}</FONT>' for x in lines[1:])
+    small = 12 if ctx.compact else 10
+    body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="{small}"{font}>{x}</FONT>' for x in lines[1:])
     if font:
         body = f"<FONT COLOR=\"white\">{body}</FONT>"
     attrs.append(f'fillcolor="{PALETTE[cls]}"')
@@ -212,3 +232,11 @@ def edge_stmt(ctx: Ctx, e) -> str:
                 "penwidth=1.6, constraint=false];")
     return (f'"{e.src}" -> "{e.dst}" [label=<<FONT COLOR="#1f5f99">{esc(e.role)}</FONT>>, '
             'style=dashed, color="#1f5f99", penwidth=1.6];')
+
+
+def _heads_text(ctx: Ctx) -> str:
+    """``h = 12 heads`` for a folded attention node."""
+    from ..symbols import h
+
+    v = h.xreplace(ctx.model.bindings)
+    return f"h = {value_text(v)} heads" if v != h else "h heads"
