@@ -36,7 +36,7 @@ def _engine():
     from symgpt.conventions import ATTENTION, PER, RECOMPUTE
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
     from symgpt.documents.latex_doc import ALIASES, SECTIONS
-    from symgpt.render import dot, latex_numbers, tables
+    from symgpt.render import dot, dotfit, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
@@ -46,7 +46,7 @@ def _engine():
         "flops": flops, "time": flops, "memory": memory,
         "sweep": {**memory, "--per": per},
         "table": {"--format": tuple(tables.FORMATS), "--numbers": tuple(latex_numbers.STYLES), "--per": per},
-        "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY)},
+        "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY), "--fit": tuple(dotfit.FITS)},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
     }
 

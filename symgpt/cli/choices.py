@@ -111,6 +111,12 @@ def _color_by():
     return COLOR_BY
 
 
+def _fits():
+    from ..render.dotfit import FITS
+
+    return tuple(FITS)
+
+
 def _table_formats():
     from ..render.tables import FORMATS
 
@@ -140,6 +146,7 @@ NOTATIONS = EngineChoices("notations", _notations)
 NUMBER_STYLES = EngineChoices("number styles", _number_styles)
 GRAPH_FORMATS = EngineChoices("diagram formats", _graph_formats)
 COLOR_BY = EngineChoices("diagram colourings", _color_by)
+FITS = EngineChoices("diagram fits", _fits)
 TABLE_FORMATS = EngineChoices("table formats", _table_formats)
 LATEX_PARTS = EngineChoices("LaTeX parts", _latex_parts)
 QUANTITIES = EngineChoices("quantities", _quantities)

@@ -28,7 +28,7 @@ def add_arguments(p):
                    "activation memory")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
-    p.add_argument("--fit", choices=("slide", "page"), default=None,
+    p.add_argument("--fit", choices=choices.FITS, default=None,
                    help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
                    "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
                    "names and ops only")

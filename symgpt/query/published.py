@@ -27,8 +27,7 @@ PARAMS: tuple[Formula, ...] = (
     Formula("gpt2-total", "124439808", "params", _S000, _GPT2, model="gpt2-small"),
     Formula("gpt2-rule", "V*d + 12*L*d^2 + 2*d", "params", _S000, _GPT2,
             expect="-13*L*d - T_max*d",
-            why="drops the per-block biases and LayerNorms (13d per block) and the "
-                "position table T_max*d"),
+            why="drops the per-block biases and LayerNorms and the position table"),
     Formula("gpt2-rule-leading", "V*d + 12*L*d^2", "params", _S000, _GPT2,
             regime="d,V",
             why="leading order as d and V grow together (V ∝ d), L and T_max fixed"),
