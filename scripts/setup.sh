@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything symgpt needs on a fresh Debian machine (run as root, Python 3.11):
 #   bash scripts/setup.sh          # symgpt, Graphviz's dot, a TeX Live for the PDF report
-#   bash scripts/setup.sh --test   # also the test tools and oracles (torch 2.13.0 CPU, transformers)
+#   bash scripts/setup.sh --test   # also the test tools and oracles (torch 2.13.0 CPU, transformers,
+#                                  # nbclient/nbformat/ipykernel for the notebook: the [test] extra)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 kpsewhich siunitx.sty >/dev/null 2>&1 || need+=(texlive-science)
 kpsewhich booktabs.sty >/dev/null 2>&1 || need+=(texlive-latex-recommended)
 kpsewhich pgfplots.sty >/dev/null 2>&1 || need+=(texlive-pictures)
-kpsewhich adjustbox.sty >/dev/null 2>&1 || need+=(texlive-latex-extra)
+kpsewhich adjustbox.sty >/dev/null 2>&1 || need+=(texlive-latex-extra)  # adjustbox, needspace
 if [ "${1:-}" = "--test" ]; then
   # the interactive page is tested in a real headless browser (Debian's Chromium and its driver)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)

@@ -2,7 +2,7 @@
 
 A :class:`Convention` is a frozen set of named choices. The ops state *what* they do (multiply-adds,
 elements, saved tensors); a convention decides *what counts* and at what price. Every published
-figure rests on one; the presets below reproduce each paper (``docs``: conventions.md §1-8).
+figure rests on one; the presets below reproduce each paper.
 
 >>> convention("kaplan").attention_values
 False
@@ -123,7 +123,7 @@ _R = sympy.Rational
 _PRESETS = (
     Convention(
         "default",
-        "PyTorch: torch.utils.flop_counter.FlopCounterMode; seeds 000 and 002",
+        "PyTorch: torch.utils.flop_counter.FlopCounterMode",
         "matmuls only, 2 FLOPs per multiply-add, full T×T attention (Q·Kᵀ and A·V), LM head in, "
         "embedding lookup free, backward from each op's rule; memory: the tensors PyTorch saves "
         "for backward on CUDA (bool dropout masks, fp32 norm statistics)",
@@ -138,7 +138,7 @@ _PRESETS = (
     ),
     Convention(
         "kaplan",
-        "Kaplan et al. 2020, Scaling Laws for Neural Language Models, §2.1 and Table 1",
+        "Kaplan et al. 2020, Scaling Laws for Neural Language Models, Sec. 2.1 and Table 1",
         "per token; 2 FLOPs per multiply-add; Q·Kᵀ counted, A·V not; LM head and embeddings "
         "out; nonlinearities, biases and norms omitted: C_forward = 2N + 2·L·T·d, training 3×",
         lm_head=False, attention_values=False, per="token",
@@ -161,7 +161,7 @@ _PRESETS = (
     Convention(
         "korthikanti",
         "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, "
-        "Eq. 7 (model FLOPs) and §4 (activation memory)",
+        "Eq. 7 (model FLOPs) and Sec. 4 (activation memory)",
         "model FLOPs 72·B·L·s·h²·(1 + s/(6h) + v/(12hL)) (no recomputation counted); activations "
         "16-bit with 1-byte dropout masks, norm statistics and the causal mask ignored, "
         "sbh(34 + 5as/h) per layer",

@@ -318,7 +318,7 @@ def load(model, /, **overrides) -> Model:
         fam = get_family(model)
         flags, sizes = _split(fam, overrides)
         return _check_conflicts(Model(model, fam, flags, sizes), flags)
-    get_preset(model)  # raises the "unknown model" error with suggestions
+    get_preset(model, families())  # raises the "unknown model" error with suggestions
     raise AssertionError("unreachable")
 
 

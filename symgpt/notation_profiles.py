@@ -8,7 +8,7 @@ Each profile is checked by the same validator as a user's profile file.
 
 PROFILES = {
     "default": {
-        "description": "seed 000 (L layers, T sequence length, d width, h heads, V vocabulary, B batch)",
+        "description": "lecture-note symbols (L layers, T sequence length, d width, h heads, V vocabulary, B batch)",
         "symbols": {
             "B": "B", "T": "T", "T_max": r"T_{\max}", "d": "d", "h": "h", "h_kv": r"h_{\mathrm{kv}}",
             "d_head": "d_h", "L": "L", "V": "V", "d_ff": r"d_{\mathrm{ff}}", "E": "E", "k": "k",
@@ -36,7 +36,7 @@ PROFILES = {
         "quantities": {"params": r"N_{\mathrm{total}}", "flops": "C", "memory": "M"},
     },
     "raschka": {
-        "description": "seed 002, Raschka's book (N blocks, L context length, n sequence length, "
+        "description": "Raschka's book (N blocks, L context length, n sequence length, "
                        "d width, H heads, V vocabulary, B batch)",
         "symbols": {
             "B": "B", "T": "n", "T_max": "L", "d": "d", "h": "H", "h_kv": r"H_{\mathrm{kv}}",

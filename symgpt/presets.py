@@ -1,7 +1,7 @@
 """Named configurations, as a data table: family, sizes, flags, source and caveats.
 
 Sizes use the canonical symbol names. A preset whose published row is internally inconsistent
-says so in ``note`` instead of silently picking (conventions.md §9.10).
+says so in ``note`` instead of silently picking.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _TABLE: tuple[Preset, ...] = (
     _gpt3("gpt3-350m", 24, 16, 1024),
     _gpt3("gpt3-1.3b", 24, 24, 2048,
           "Table 2.1 lists 24 heads of 128 (24 x 128 = 3072 != d_model 2048); "
-          "this preset keeps d = 2048 and 24 heads (seed 000's row), so d_head = 2048/24 is not "
+          "this preset keeps d = 2048 and 24 heads (as scaling tables list it), so d_head = 2048/24 is not "
           "an integer: set h=16 (heads of 128) for a consistent model",
           waive=("d must be divisible by h",)),
     _gpt3("gpt3-6.7b", 32, 32, 4096),
@@ -59,14 +59,32 @@ def register_preset(preset: Preset) -> Preset:
     return preset
 
 
-def preset(name: str) -> Preset:
+def suggestions(name: str, names) -> list[str]:
+    """The names a typo most likely meant: spelled alike once case, ``_``, ``-``, ``.`` and
+    spaces are ignored (``gpt2_small``, ``GPT-2``), then by similarity (``llama2-7b``)."""
+    import difflib
+
+    def key(s: str) -> str:
+        return "".join(ch for ch in s.lower() if ch.isalnum())
+
+    names = list(names)
+    k = key(name)
+    same = [n for n in names if key(n) == k]
+    if same:
+        return same
+    keys = {key(n): n for n in names}
+    close = [keys[c] for c in difflib.get_close_matches(k, list(keys), n=3, cutoff=0.75)]
+    return close or [n for n in names if k and (k in key(n) or key(n) in k)][:3]
+
+
+def preset(name: str, families=()) -> Preset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
         if not isinstance(name, str):
             raise SymgptError(f"a model name is text, got {type(name).__name__}") from None
-        close = [n for n in PRESETS if name and (name.lower() in n or n in name.lower())][:5]
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        close = suggestions(name, [*PRESETS, *families])
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         shown = repr(name if len(name) <= 60 else name[:57] + "...")
         raise SymgptError(
             f"unknown model {shown}{hint}; run 'symgpt models' for the presets, or give a path to a config.json"

@@ -11,14 +11,14 @@ _HF = "its config.json on the Hugging Face Hub"
 ROWS: tuple[Preset, ...] = (
     Preset("llama-7b", "llama",
            {"L": 32, "h": 32, "d": 4096, "d_ff": 11008, "V": 32000, "T_max": 4096},
-           source="Touvron et al. 2023 (LLaMA), Table 2; seed 000 §6; meta-llama/Llama-2-7b-hf " + _HF,
-           note="seed 000's row gives T_max 4,096 (Llama 2's context; LLaMA-1 used 2,048); "
+           source="Touvron et al. 2023 (LLaMA), Table 2; meta-llama/Llama-2-7b-hf " + _HF,
+           note="this preset uses T_max 4,096 (Llama 2's context; LLaMA-1 used 2,048); "
                 "RoPE has no position parameters, so the count is the same: 6,738,415,616"),
     Preset("llama-70b", "llama",
            {"L": 80, "h": 64, "h_kv": 8, "d": 8192, "d_ff": 28672, "V": 32000, "T_max": 4096},
-           source="Touvron et al. 2023 (Llama 2), Table 1 (GQA); seed 000 §6; "
+           source="Touvron et al. 2023 (Llama 2), Table 1 (GQA); "
                   "meta-llama/Llama-2-70b-hf " + _HF,
-           note="seed 000's row does not list key/value heads: Llama-2-70B has 8 (grouped-query "
+           note="Llama-2-70B has 8 key/value heads (grouped-query "
                 "attention), which gives 68,976,648,192 parameters; with 64 it would be 78.5B"),
     Preset("llama-3-8b", "llama",
            {"L": 32, "h": 32, "h_kv": 8, "d": 4096, "d_ff": 14336, "V": 128256, "T_max": 8192},

@@ -9,17 +9,17 @@ from .preset import Preset
 
 _HF = "its config.json on the Hugging Face Hub"
 _VASWANI = ("Vaswani et al. 2017 (Attention Is All You Need), Table 3; shared source-target "
-            "vocabulary (§5.1, §3.4)")
+            "vocabulary (Sec. 5.1, Sec. 3.4)")
 _VOCAB_NOTE = ("assumption: a shared source-target vocabulary of V = 37,000 tokens (the paper's "
-               "WMT 2014 English-German byte-pair vocabulary, 'about 37000 tokens', §5.1), tied to both "
-               "embeddings and the pre-softmax layer (§3.4); every linear layer and LayerNorm has a "
+               "WMT 2014 English-German byte-pair vocabulary, 'about 37000 tokens', Sec. 5.1), tied to both "
+               "embeddings and the pre-softmax layer (Sec. 3.4); every linear layer and LayerNorm has a "
                "bias (the paper does not say). The paper's Table 3 rounds the count to {paper}; "
                "symgpt's exact count under these assumptions is {exact}")
 
 ROWS: tuple[Preset, ...] = (
     Preset("bert-base", "bert", {"L": 12, "h": 12, "d": 768, "d_ff": 3072, "V": 30522, "T_max": 512},
            flags={"head": "mlm"},
-           source="Devlin et al. 2019 (BERT), §3; google-bert/bert-base-uncased " + _HF,
+           source="Devlin et al. 2019 (BERT), Sec. 3; google-bert/bert-base-uncased " + _HF,
            note="BertForMaskedLM (the masked-LM head, decoder tied to the token embedding); the paper "
                 "says 110M; head=pooler counts BertModel (109,482,240)"),
     Preset("roberta-base", "roberta", {"L": 12, "h": 12, "d": 768, "d_ff": 3072, "V": 50265, "T_max": 512},
@@ -30,10 +30,10 @@ ROWS: tuple[Preset, ...] = (
            flags={"head": "mlm"},
            source="Sanh et al. 2019 (DistilBERT); distilbert/distilbert-base-uncased " + _HF),
     Preset("t5-small", "t5", {"L": 6, "L_dec": 6, "h": 8, "d_head": 64, "d": 512, "d_ff": 2048, "V": 32128},
-           source="Raffel et al. 2020 (T5), §3.7; google-t5/t5-small " + _HF,
+           source="Raffel et al. 2020 (T5), Sec. 3.7; google-t5/t5-small " + _HF,
            note="the paper says 60M; the vocabulary is 32,128 rows (32,000 pieces padded)"),
     Preset("t5-base", "t5", {"L": 12, "L_dec": 12, "h": 12, "d_head": 64, "d": 768, "d_ff": 3072, "V": 32128},
-           source="Raffel et al. 2020 (T5), §3.7; google-t5/t5-base " + _HF, note="the paper says 220M"),
+           source="Raffel et al. 2020 (T5), Sec. 3.7; google-t5/t5-base " + _HF, note="the paper says 220M"),
     Preset("bart-base", "bart", {"L": 6, "L_dec": 6, "h": 12, "d": 768, "d_ff": 3072, "V": 50265, "T_max": 1024},
            flags={"head": "lm"},
            source="Lewis et al. 2020 (BART); facebook/bart-base " + _HF,

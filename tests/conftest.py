@@ -10,3 +10,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+
+# Terminal text wraps to the terminal's width (COLUMNS first): the tests' golden outputs are
+# those of a 100-column terminal, whatever terminal runs pytest.
+os.environ["COLUMNS"] = "100"

@@ -42,7 +42,7 @@ def _engine():
     from symgpt.derive.inference_setup import ACT_BITS, BITS, CONVENTIONS as INFER
     from symgpt.derive.step import PHASES
     from symgpt.hardware import names as hardware_names
-    from symgpt.render import dot, latex_numbers, tables
+    from symgpt.render import dot, dotfit, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
@@ -58,7 +58,7 @@ def _engine():
         "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage")}, "--per": per},
         "table": {"--format": tuple(tables.FORMATS), "--numbers": tuple(latex_numbers.STYLES), "--per": per},
         "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY), "--phase": PHASES,
-                  "--hardware": hardware_names(), "--weight-bits": BITS},
+                  "--hardware": hardware_names(), "--weight-bits": BITS, "--fit": tuple(dotfit.FITS)},
         "infer": {"--convention": tuple(INFER), "--hardware": hardware_names(), "--weight-bits": BITS,
                   "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},

@@ -61,14 +61,14 @@ def test_memory_json_contract(capsys):
         assert data[name]["unit"] == "bytes" and isinstance(data[name]["value"], int)
     assert data["memory.optimizer"]["value"] == 12 * 124_439_808  # seed 000 §5.4: 12 · #θ
     assert data["options"]["precision"] == "mixed-fp16"
-    assert set(data["seed000_terms"]["breakdown"]) == {"BTd", "BhT^2", "4BTd"}
+    assert set(data["three_term_estimate"]["breakdown"]) == {"BTd", "BhT^2", "4BTd"}
 
 
 def test_memory_human_output_labels_units(capsys):
     code, out, _ = run(capsys, "memory", "gpt2-small", *BT, "--zero", "3", "--dp", "8")
     assert code == 0
     assert "GB (10⁹) / GiB (2³⁰)" in out and "ZeRO stage 3 over dp = 8" in out
-    assert "seed 000's three named terms" in out
+    assert "the textbook estimate, three named terms" in out
 
 
 def test_memory_tp_sp(capsys):

@@ -5,7 +5,7 @@ import sympy
 import torch
 
 import symgpt
-from symgpt.derive.memory import seed000_terms
+from symgpt.derive.memory import three_term_estimate
 from symgpt.errors import SymgptError
 from symgpt.render.units import bytes_text, in_gb, in_gib
 from symgpt.symbols import B, L, T, d
@@ -57,7 +57,7 @@ def test_seed000_memory_table():
 def test_seed000_three_terms_beside_the_exact_count():
     # §5.5: BTd = 6.3 × 10⁶, BhT² = 1.0 × 10⁸, B·T·4d = 2.5 × 10⁷ entries per block, 2 bytes each
     m = symgpt.load("gpt2-small", B=8, T=1024)
-    terms = seed000_terms(m, "mixed-fp16")
+    terms = three_term_estimate(m, "mixed-fp16")
     entries = {p: v / 2 / 12 for p, v in terms.values().items()}
     assert round(entries["BTd"] / 1e5) == 63
     assert round(entries["BhT^2"] / 1e7) == 10

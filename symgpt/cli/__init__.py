@@ -40,6 +40,13 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse would print the usage first)
+        import re
+
+        if message.startswith("unrecognized arguments: "):
+            # 'symgpt flops gpt2-small T=1024': a binding typed without --set
+            loose = [a for a in message.split(": ", 1)[1].split() if re.fullmatch(r"[A-Za-z_]\w{0,40}=\S+", a)]
+            if loose:
+                message += "; did you mean " + " ".join(f"--set {a}" for a in loose) + "?"
         raise SymgptError(message.replace("\n", " "))
 
     def _parse_optional(self, arg_string):

@@ -117,6 +117,12 @@ def _color_by():
     return COLOR_BY
 
 
+def _diagram_fits():
+    from ..render.dotfit import FITS
+
+    return tuple(FITS)
+
+
 def _table_formats():
     from ..render.tables import FORMATS
 
@@ -205,6 +211,7 @@ NOTATIONS = EngineChoices("notations", _notations)
 NUMBER_STYLES = EngineChoices("number styles", _number_styles)
 GRAPH_FORMATS = EngineChoices("diagram formats", _graph_formats)
 COLOR_BY = EngineChoices("diagram colourings", _color_by)
+DIAGRAM_FITS = EngineChoices("diagram fits", _diagram_fits)
 TABLE_FORMATS = EngineChoices("table formats", _table_formats)
 LATEX_PARTS = EngineChoices("LaTeX parts", _latex_parts)
 QUANTITIES = EngineChoices("quantities", _quantities)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from .common import add_json, emit
 
-HELP = "check the published formulas (Kaplan, Megatron, the seeds, ...) against the derivations"
+HELP = "check the published formulas (Kaplan, Megatron, ZeRO, GPT-2, ...) against the derivations"
 DESCRIPTION = HELP + (". Each row: the formula mapped onto symgpt's symbols, the quantity and "
                       "convention it is compared under, its source, and the verdict: equal, or "
                       "'differs by' formula - derived; 'as documented' says whether the verdict "
-                      "is what the source (or conventions.md) says it should be.")
+                      "is what the source says it should be.")
 
 
 def add_arguments(p):
@@ -29,7 +29,7 @@ def run(args) -> int:
 
     check_text_args(args)
     rows = check_library(match=args.match)
-    emit(dumps(check_json(rows)) if args.json else check_text(rows))
+    emit(dumps(check_json(rows)) if args.json else check_text(rows), fit=not args.json)
     if args.strict and any(c.as_expected is False for c in rows):
         return 1
     return 0

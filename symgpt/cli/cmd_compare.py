@@ -32,5 +32,5 @@ def run(args) -> int:
     m = load_model(args)
     names = lets(args, m)
     c = compare(quantity(args, m), args.expr, names, m.name)
-    emit(dumps({**model_json(m), **compare_json(c)}) if args.json else compare_text(m, c))
+    emit(dumps({**model_json(m), **compare_json(c)}) if args.json else compare_text(m, c), fit=not args.json)
     return 0

@@ -49,5 +49,5 @@ def run(args) -> int:
         emit(dumps({**model_json(m), **crossover_json(c, whole, moved, m.value),
                     **({"notes": notes} if notes else {})}))
     else:
-        emit(crossover_text(m, c, whole, moved) + "".join(f"\nnote: {n}" for n in notes))
+        emit(crossover_text(m, c, whole, moved) + "".join(f"\nnote: {n}" for n in notes), fit=True)
     return 0

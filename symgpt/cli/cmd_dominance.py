@@ -35,9 +35,9 @@ def run(args) -> int:
     depth = args.depth or None
     if args.regime:
         dm = dominance(q, args.regime, depth)
-        emit(dumps({**model_json(m), **dominance_json(dm)}) if args.json else dominance_text(m, dm))
+        emit(dumps({**model_json(m), **dominance_json(dm)}) if args.json else dominance_text(m, dm), fit=not args.json)
         return 0
     parts, terms = ranking(q, depth), rank_terms(q)
     emit(dumps({**model_json(m), **ranking_json(q, parts, terms)}) if args.json
-         else ranking_text(m, q, parts, terms))
+         else ranking_text(m, q, parts, terms), fit=not args.json)
     return 0

@@ -23,5 +23,5 @@ def run(args) -> int:
     if args.json:
         emit(dumps(payload(m, qs[-1].convention, opts, qs)))
         return 0
-    emit(flops_text(m, qs, unbound_hint(m, qs)))
+    emit(flops_text(m, qs, unbound_hint(m, qs)), fit=True)
     return 0

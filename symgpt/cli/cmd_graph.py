@@ -36,6 +36,10 @@ def add_arguments(p):
     p.add_argument("--weight-bits", type=int, choices=choices.WEIGHT_BITS, help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64)")
+    p.add_argument("--fit", choices=choices.DIAGRAM_FITS, default=None,
+                   help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
+                   "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
+                   "names and ops only")
     p.add_argument("--convention", metavar="NAME",
                    help="FLOP and memory counting convention: " + choices.listed(choices.CONVENTIONS) +
                    " (default: default)")
@@ -55,7 +59,7 @@ def run(args) -> int:
     if args.weight_bits:
         inference["weight_bits"] = args.weight_bits
     if args.peak or args.bandwidth:
-        from .cmd_time import _number
+        from .costargs import _number
 
         for key in ("peak", "bandwidth"):
             if getattr(args, key):
@@ -67,7 +71,8 @@ def run(args) -> int:
         from ..derive.roofline import step_view
 
         step = step_view(m, args.phase or "decode", bound=args.color_by == "bound", **inference)
-    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, step=step)
+    d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, step=step,
+                fit=args.fit)
     if args.output:
         d.save(args.output, fmt)
         return 0

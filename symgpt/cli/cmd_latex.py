@@ -16,7 +16,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p):
-    add_model(p)
+    add_model(p, optional=True)  # 'symgpt latex --preamble' needs none
     p.add_argument("--what", action="append", metavar="PART", choices=choices.LATEX_PARTS,
                    help=f"what to typeset (repeatable; default: all): {choices.listed(choices.LATEX_PARTS)}")
     p.add_argument("--notation", metavar="NAME|FILE", default=None,
@@ -43,6 +43,10 @@ def run(args) -> int:
 
     if args.preamble:
         text = preamble()
+    elif args.model is None:
+        from ..errors import SymgptError
+
+        raise SymgptError("the following arguments are required: MODEL (only --preamble needs none)")
     else:
         m = load_model(args)
         nota = notation(args.notation)

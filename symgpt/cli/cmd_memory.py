@@ -18,7 +18,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ..derive.memory import seed000_terms, setup
+    from ..derive.memory import three_term_estimate, setup
     from ..render.costs_text import memory_text
     from ..render.jsonout import dumps, quantity_json
 
@@ -26,20 +26,20 @@ def run(args) -> int:
     opts = memory_options(args)
     qs = [m.quantity(n, **opts) for n in NAMES]
     s = setup(m, **opts)
-    seed = seed000_terms(s.model, s.precision) if m.family.name == "gpt2" else None
+    estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None
     mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
-        if seed is not None:
-            out["seed000_terms"] = quantity_json(seed)
+        if estimate is not None:
+            out["three_term_estimate"] = quantity_json(estimate)
         if mega is not None:
             out["memory.megatron"] = quantity_json(mega)
         emit(dumps(out))
         return 0
-    text = memory_text(m, qs, seed, unbound_hint(m, qs))
+    text = memory_text(m, qs, estimate, unbound_hint(m, qs))
     if mega is not None:
         from ..render.cluster_text import megatron_text
 
         text += "\n" + megatron_text(m, mega, qs)
-    emit(text)
+    emit(text, fit=True)
     return 0

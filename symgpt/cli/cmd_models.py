@@ -29,9 +29,9 @@ def run(args) -> int:
     if args.json:
         emit(dumps({"models": payload}))
         return 0
-    emit(table(["model", "family", "L", "h", "d", "V", "T_max", "params"], rows, "llrrrrrr"))
+    emit(table(["model", "family", "L", "h", "d", "V", "T_max", "params"], rows, "llrrrrrr"), fit=True)
     if args.notes:
         for item in payload:
             if item["note"] or item["source"]:
-                emit(f"\n{item['name']}: {item['source']}" + (f"\n  note: {item['note']}" if item["note"] else ""))
+                emit(f"\n{item['name']}: {item['source']}" + (f"\n  note: {item['note']}" if item["note"] else ""), fit=True)
     return 0

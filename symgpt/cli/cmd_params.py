@@ -27,5 +27,5 @@ def run(args) -> int:
     if args.json:
         emit(dumps({**model_json(m), "params": quantity_json(q)}))
         return 0
-    emit(quantity_text(m, q, depth=args.depth))
+    emit(quantity_text(m, q, depth=args.depth), fit=True)
     return 0

@@ -37,5 +37,5 @@ def run(args) -> int:
     if args.json:
         emit(dumps({**model_json(m), **rule_json(r, rewritten)}))
     else:
-        emit(rule_text(m, r, rewritten))
+        emit(rule_text(m, r, rewritten), fit=True)
     return 0

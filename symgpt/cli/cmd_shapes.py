@@ -34,5 +34,5 @@ def run(args) -> int:
         rows.append([c.name + (f" {marks}" if marks else ""), c.label,
                      "(" + ", ".join(expr_text(x) for x in s.shape) + ")",
                      "(" + ", ".join(expr_text(x) for x in c.shape) + ")"])
-    emit(model_header(m) + "\n\n" + table(["tensor", "label", "symbolic", "concrete"], rows, "llll"))
+    emit(model_header(m) + "\n\n" + table(["tensor", "label", "symbolic", "concrete"], rows, "llll"), fit=True)
     return 0

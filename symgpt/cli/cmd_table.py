@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import choices
 from .common import add_model, emit, settings, wrote
 
-HELP = "a table of models by sizes and quantities (seed 000 §6), as LaTeX, Markdown or CSV"
+HELP = "a table of models by sizes and quantities, as LaTeX, Markdown or CSV"
 
 
 def add_arguments(p):

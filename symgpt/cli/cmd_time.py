@@ -17,7 +17,7 @@ def add_arguments(p):
     add_convention(p)
     add_flops(p)
     p.add_argument("--peak", default="300e12", metavar="FLOP/S",
-                   help="peak FLOP/s of one accelerator (default 300e12, seed 000's A100 figure)")
+                   help="peak FLOP/s of one accelerator (default 300e12, the A100 figure)")
     p.add_argument("--mfu", default="1", metavar="X",
                    help="model FLOPs utilisation in (0, 1] (default 1); on a cluster: the efficiency "
                    "of the compute kernels")
@@ -70,7 +70,7 @@ def run(args) -> int:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
         emit(dumps(out))
         return 0
-    emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)))
+    emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)), fit=True)
     return 0
 
 

@@ -7,8 +7,8 @@ import re
 import sys
 
 
-def add_model(p: argparse.ArgumentParser, many: bool = False) -> None:
-    p.add_argument("model", metavar="MODEL", nargs="+" if many else None,
+def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:
+    p.add_argument("model", metavar="MODEL", nargs="+" if many else "?" if optional else None,
                    help="a preset name (see 'symgpt models'), a family name (all sizes symbolic), "
                    "or a path to an HF-style config.json")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
@@ -66,12 +66,17 @@ def terminal_safe(text: str) -> str:
     return visible(text)
 
 
-def emit(text: str) -> None:
-    """Print *text* (one newline at the end) on stdout, control characters escaped."""
+def emit(text: str, fit: bool = False) -> None:
+    """Print *text* (one newline at the end) on stdout, control characters escaped; *fit*:
+    human-readable text, wrapped to the terminal's width (never JSON, LaTeX, DOT, CSV or SVG)."""
     from ..errors import SymgptError
 
     if sys.stdout is None:
         raise SymgptError("cannot write to standard output: it is closed")
+    if fit:
+        from ..render.text import fit as fit_text
+
+        text = fit_text(text)
     text = terminal_safe(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -10,12 +10,12 @@ options as ``memory.*``). A step is ``microbatches`` micro-batches of B sequence
   over dp·cp/ep), once per step (ZeRO-0); ZeRO-1/2 and the distributed optimizer: reduce-scatter
   of gradients + all-gather of the updated weights; ZeRO-3: the weights all-gathered for forward
   and again for backward and the gradients reduce-scattered, every micro-batch (Rajbhandari et
-  al. 2019 §7: 2Ψ and 3Ψ elements at large n);
+  al. 2019 Sec. 7: 2Ψ and 3Ψ elements at large n);
 * ``comm.tp``: Megatron-LM's tensor parallel (Shoeybi et al. 2019): one all-reduce after each
   row-parallel linear in forward (again when full recomputation reruns it), one per column-parallel
   input in backward, the vocabulary-parallel embedding's and LM head's, and the three (B·T fp32)
   of the vocabulary-parallel cross-entropy; with sequence parallelism (Korthikanti et al. 2022
-  §4.2.2) each all-reduce is an all-gather + reduce-scatter pair: the same bytes;
+  Sec. 4.2.2) each all-reduce is an all-gather + reduce-scatter pair: the same bytes;
 * ``comm.pp``: the activation sent to the next stage in forward and its gradient sent back, per
   micro-batch and chunk boundary (/tp under sequence parallelism: the tensor is split), and a
   tied embedding's gradient all-reduced between the first and last stage;

@@ -105,9 +105,9 @@ class Layout:
         in units of one micro-batch of *all* L layers (so × L/pp · count); for the embedding and
         head, a count of micro-batches.
 
-        1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1): rank r runs pp − r − 1 warm-up
+        1F1B (PipeDream-Flush, Narayanan et al. 2021 Sec. 2.2.1): rank r runs pp − r − 1 warm-up
         forwards and one more before its first backward: min(pp − r, m) in flight. GPipe: all m.
-        Interleaved (§2.2.2, Megatron-LM's schedule): rank r warms up with 2(pp − r − 1) +
+        Interleaved (Sec. 2.2.2, Megatron-LM's schedule): rank r warms up with 2(pp − r − 1) +
         (vp − 1)·pp chunk forwards, plus one: min(that, vp·m) chunks of L/(pp·vp) layers; its
         first chunk (the embedding's, on rank 0) holds min(2·pp, m) micro-batches, the last
         chunk of rank pp − 1 (the head's) one -- as the run of the schedule shows

@@ -412,16 +412,16 @@ def total(model, **options) -> Quantity:
               "(transient buffers such as the logits themselves not counted)")
 
 
-def seed000_terms(model, precision="mixed-fp16") -> Quantity:
-    """Seed 000 §5.5's three named activation terms per block, × L, at the policy's activation
+def three_term_estimate(model, precision="mixed-fp16") -> Quantity:
+    """The textbook three-term activation estimate per block, × L, at the policy's activation
     bytes: the block input B·T·d, the attention scores B·h·T², the FFN hidden B·T·d_ff (4BTd).
-    Not a derivation from the graph: the seed's estimate, to show beside the exact count."""
+    Not a derivation from the graph: the textbook estimate, to show beside the exact count."""
     from ..symbols import B, L, T, d, d_ff, h
 
     check_choice("precision", precision, tuple(PRECISIONS))
     act = PRECISIONS[precision].act
     ffn = d_ff if "d_ff" in model.sizes else 4 * d
     parts = (("BTd", B * T * d * L * act), ("BhT^2", B * h * T**2 * L * act), ("4BTd", B * T * ffn * L * act))
-    return Quantity("memory.activations", parts, model.bindings, "bytes", "seed000",
-                    ("seed 000 §5.5: three named terms per block (block input, attention scores, FFN "
+    return Quantity("memory.activations", parts, model.bindings, "bytes", "three-term estimate",
+                    ("three named terms per block (block input, attention scores, FFN "
                      f"hidden) × L at {act} bytes; not the full list of saved tensors",))

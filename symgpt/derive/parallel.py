@@ -5,8 +5,8 @@ In each repeated block, the query, key, value (self or cross) and FFN up/gate pr
 down projections are *row-parallel* (their input is split, their output is summed across ranks).
 Roles say which is which; a linear without a role is column-parallel when a norm feeds it. The
 tensors from a column-parallel output up to a row-parallel input form the tensor-parallel region:
-split tp ways (Korthikanti §4.2.1). With sequence parallelism the rest of the block (norms,
-dropouts, residuals) is split along the sequence instead (§4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
+split tp ways (Korthikanti et al. 2022 Sec. 4.2.1). With sequence parallelism the rest of the block (norms,
+dropouts, residuals) is split along the sequence instead (Sec. 4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
 vocabulary-parallel.
 """
 

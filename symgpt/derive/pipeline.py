@@ -6,7 +6,7 @@ has arrived (the previous stage's forward, the next stage's backward). Durations
 Rationals (a forward of a whole device's layers takes ``forward``, its backward ``backward``;
 a chunk of the interleaved schedule 1/vp of that). The bubble is the idle time of a device:
 :func:`bubble_fraction` derives it from the run, and the papers' (p − 1)/m and (p − 1)/(v·m)
-(Huang et al. 2019; Narayanan et al. 2021 §2.2) are checked against it (``symgpt check``,
+(Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2) are checked against it (``symgpt check``,
 tests). The same run draws the schedule figure.
 """
 

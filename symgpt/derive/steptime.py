@@ -13,7 +13,7 @@ time to train on D tokens and device-hours.
   all devices. Nothing is overlapped except, with ``overlap_dp``, the data-parallel collectives
   (hidden behind backward, Megatron-LM's --overlap-grad-reduce).
 * ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
-  (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 §2.2; ``derive.pipeline`` derives these
+  (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 Sec. 2.2; ``derive.pipeline`` derives these
   fractions from the schedules themselves).
 * ``time.step`` = compute + comm + bubble (``derive.time`` hands it over when a layout option or
   a bandwidth is given).

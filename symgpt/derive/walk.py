@@ -5,7 +5,7 @@
 * ``context(arch, node, ...)``: the :class:`~symgpt.ops.base.Context` an op's ``backward`` and
   ``saved`` rules receive.
 * ``attention_core(arch)``: the ops from each Q·Kᵀ to its A·V, inclusive (what selective
-  recomputation recomputes, Korthikanti §5).
+  recomputation recomputes, Korthikanti et al. 2022 Sec. 5).
 * ``recomputed(arch, policy)``: the ops whose forward runs again under a recompute policy
   (``full``: every op inside a repeated group; each block's input is kept as a checkpoint).
 """

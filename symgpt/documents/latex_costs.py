@@ -1,5 +1,5 @@
-"""Contexts for the cost templates: the rule-of-thumb cross-check (seed 000 §4.4), the FLOPs
-derivation (§5.1-5.2) with the FLOPs-per-token figure, and the training-memory table (§5.6).
+"""Contexts for the cost templates: the rule-of-thumb cross-check, the FLOPs
+derivation with the FLOPs-per-token figure, and the training-memory table.
 
 Every expression and value comes from the derivations (``model.quantity``) and the queries
 (``symgpt.query``: compare, rule, crossover, the formula library); this module prints them.
@@ -21,7 +21,7 @@ from ..render.latex_names import tensor_name
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import header
 
-#: seed 000 §5.6: fp16 weights and gradients, fp32 Adam master weights and moments
+#: fp16 weights and gradients, fp32 Adam master weights and moments
 MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}
 
 
@@ -30,12 +30,12 @@ def _pct(v) -> Tex | None:
 
 
 def rule(model, notation) -> dict:
-    """Seed 000 §4.4: the rule ``Vd + 12Ld^2 + 2d`` against the exact count, and the
+    """The rule ``Vd + 12Ld^2 + 2d`` against the exact count, and the
     leading-order rules as d grows."""
     from ..query import compare, formula, rule as leading
 
     q = model.params
-    f = formula("seed000-rule")
+    f = formula("gpt2-rule")
     c = compare(q, f.expression, model=model.name)
     b = model.bindings
     rv = evaluate(c.formula, b)  # None where the rule's symbols are not the model's (ViT has no V)
@@ -76,7 +76,7 @@ def _part_label(model, path) -> str:
 
 
 def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
-    """Seed 000 §5.1-5.2: forward FLOPs of one block per sequence, of the blocks and the head
+    """forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
     from ..query import by_role, compare, crossover, select
     from ..query.selection import entry_stack, unbind
@@ -199,9 +199,9 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
 
 
 def memory(model, notation, **policy) -> dict:
-    """Seed 000 §5.6: the training-memory budget, exact, under the seed's precision policy,
-    with the seed's three-term activation estimate beside the full count of saved tensors."""
-    from ..derive.memory import seed000_terms
+    """The training-memory budget, exact, under the usual mixed-precision policy,
+    with the textbook three-term activation estimate beside the full count of saved tensors."""
+    from ..derive.memory import three_term_estimate
 
     opts = {**MEMORY_POLICY, **policy}
     rows = []
@@ -216,18 +216,18 @@ def memory(model, notation, **policy) -> dict:
                      "size": Tex(tex_bytes(q.value)) if q.value is not None else None,
                      "parts": [p for p, _ in q.breakdown] if name == "memory.optimizer" else []})
     act = model.quantity("memory.activations", **opts)
-    seed = seed000_terms(model, opts["precision"])
+    estimate = three_term_estimate(model, opts["precision"])
     tot = model.quantity("memory.total", **opts)
     states = sum(r_q.value for r_q in (model.quantity(n, **opts) for n in
                  ("memory.weights", "memory.gradients", "memory.optimizer"))) \
         if tot.value is not None else None
-    seed_total = (states + seed.value) if states is not None and seed.value is not None else None
+    estimate_total = (states + estimate.value) if states is not None and estimate.value is not None else None
     return {**header(model, notation), "policy": opts["precision"], "optimizer": opts["optimizer"],
             "rows": rows, "notes": list(tot.notes),
             "act_lines": tex_lines(act.expr, notation, 4), "act_bytes": _num(act.value),
             "act_size": Tex(tex_bytes(act.value)) if act.value is not None else None,
-            "seed_formula": tex_expr(seed.expr, notation), "seed_bytes": _num(seed.value),
-            "seed_size": Tex(tex_bytes(seed.value)) if seed.value is not None else None,
+            "estimate_formula": tex_expr(estimate.expr, notation), "estimate_bytes": _num(estimate.value),
+            "estimate_size": Tex(tex_bytes(estimate.value)) if estimate.value is not None else None,
             "total_bytes": _num(tot.value), "total_size": Tex(tex_bytes(tot.value)) if tot.value is not None else None,
-            "seed_total_size": Tex(tex_bytes(seed_total)) if seed_total is not None else None,
+            "estimate_total_size": Tex(tex_bytes(estimate_total)) if estimate_total is not None else None,
             "theta": Tex(theta)}

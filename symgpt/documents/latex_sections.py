@@ -87,7 +87,7 @@ def _tensor_row(model, notation, e, per_copy):
 
 
 def blocks(model, notation) -> dict:
-    """Seed 000 §4.1: one row per parameter tensor of the repeated block, counts per block."""
+    """One row per parameter tensor of the repeated block, counts per block."""
     groups: dict[str, dict] = {}
     for e in parameter_list(model.arch):
         g, repeat = _top_repeat(model, e.node)
@@ -117,7 +117,7 @@ def _short(v) -> Tex | None:
 
 
 def embeddings(model, notation) -> dict:
-    """Seed 000 §4.2: the tensors outside the repeated block (embeddings, final norm, head)."""
+    """The tensors outside the repeated block (embeddings, final norm, head)."""
     rows, total = [], sympy.Integer(0)
     for e in parameter_list(model.arch):
         g, _ = _top_repeat(model, e.node)
@@ -140,7 +140,7 @@ def embeddings(model, notation) -> dict:
 
 
 def total(model, notation) -> dict:
-    """Seed 000 §4.3: the grand total as an ``align*`` derivation."""
+    """The grand total as an ``align*`` derivation."""
     q = model.params
     b = blocks(model, notation)
     emb = embeddings(model, notation)
@@ -162,7 +162,7 @@ def total(model, notation) -> dict:
 
 
 def breakdown(model, notation) -> dict:
-    """Seed 002's breakdown: parts with formula, value and share; the shares by category for
+    """The breakdown: parts with formula, value and share; the shares by category for
     the stacked bar (the model, and the same model with an untied head when it is tied)."""
     q = model.params
     arch = model.arch
@@ -269,7 +269,7 @@ def _legend(bars) -> list[dict]:
 
 
 def shapes(model, notation, **bindings) -> dict:
-    """Seed 000 §3 / seed 002: every tensor of the forward pass, symbolic and concrete."""
+    """Every tensor of the forward pass, symbolic and concrete."""
     from ..derive.shapes import trace
 
     m = model.with_(**bindings) if bindings else model

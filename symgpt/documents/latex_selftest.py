@@ -1,5 +1,5 @@
-"""Context for the self-test answers (seed 000, "Self-test" (a)-(e)): each answer is a query
-or a quantity of symgpt, printed; the questions' own sizes are data here, as the seed states them."""
+"""Context for the self-test answers ((a)-(e)): each answer is a query
+or a quantity of symgpt, printed; the questions' own sizes are data here, as the questions state them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
 from .latex_sections import header
 
-#: the models and workloads the seed's questions name
-QUESTION_FAMILY = "gpt2"                                                # the §4.1 block of (b), (e)
+#: the models and workloads the textbook questions name
+QUESTION_FAMILY = "gpt2"                                                # the block of (b), (e)
 QUESTION_B = {"L": 32, "d": 4096, "V": 50000, "T_max": 2048}          # (b)
 QUESTION_C = (("gpt2-small", 8, 1024), ("gpt3-175b", 1024, 2048))     # (c): model, B, T
 QUESTION_C_PEAK = 300 * 10**12                                         # "~300 TFLOPs/s"
@@ -61,7 +61,7 @@ def selftest(model, notation) -> dict:
          "exact": _t(tex_int(mb.params.value)), "exact_short": _t(tex_short(mb.params.value)),
          "error": _t(tex_percent(rb.relative_error, 1))}
 
-    # (c) wall-clock per step at the seed's peak
+    # (c) wall-clock per step at the A100 peak
     c = []
     for name, bsz, seq in QUESTION_C:
         m = load(name, B=bsz, T=seq)

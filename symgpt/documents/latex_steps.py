@@ -1,4 +1,4 @@
-"""Context of the ``steps`` section (seed 001): the forward pass as numbered steps in prose.
+"""Context of the ``steps`` section: the forward pass as numbered steps in prose.
 
 Built from the shape trace and the op graph, never written for one model: each op is put in a
 *phase* of the pass (token lookup, positions, attention input, heads, attention, output
@@ -277,7 +277,7 @@ def _name_outputs(c: _Ctx, order: list[str]) -> None:
 
 
 def steps(model, notation, **bindings) -> dict:
-    """Seed 001: the forward pass as numbered steps, the block told once, then repeated."""
+    """The forward pass as numbered steps, the block told once, then repeated."""
     m = model.with_(**bindings) if bindings else model
     m.shapes()  # the model's constraints at these sizes (T <= T_max, ...)
     c = _Ctx(m, notation)

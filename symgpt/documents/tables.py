@@ -1,4 +1,4 @@
-"""Scaling tables of models (seed 000 §6): load the models, evaluate each column, and hand a
+"""Scaling tables of models: load the models, evaluate each column, and hand a
 ``symgpt.render.tables.Table`` to the printers.
 
 >>> t = scaling_table(["gpt2-small", "gpt2-medium"], ["L", "d", "params"])
@@ -12,7 +12,7 @@ from ..render.latex_numbers import STYLES
 from ..render.tables import FORMATS, Column, Table, column
 
 DEFAULT_COLUMNS = ("L", "h", "d", "d_ff", "T_max", "params")
-#: models every report's scaling table ends with (seed 000 §6 lists them after GPT-2 and GPT-3)
+#: models every report's scaling table ends with
 SCALING_REFERENCE = ("llama-7b", "llama-70b")
 
 
@@ -48,7 +48,7 @@ def quantity_options(name: str, options: dict) -> dict:
 
 def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "short",
                   options: dict | None = None, caption: str = "") -> Table:
-    """Seed 000 §6: one row per model, one column per size or quantity."""
+    """One row per model, one column per size or quantity."""
     from ..model import load
     from ..notation import notation as get_notation
     from .workload import report_model
@@ -83,7 +83,7 @@ def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "
 
 
 def family_scaling(model, notation, columns=DEFAULT_COLUMNS) -> dict:
-    """The scaling table of every preset of *model*'s family (seed 000 §6), as a context for
+    """The scaling table of every preset of *model*'s family, as a context for
     ``templates/scaling.tex``."""
     from ..presets import PRESETS
 

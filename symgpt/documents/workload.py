@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import SymgptError
 
-#: the workload a report assumes unless B and T are set (the seeds' B = 8, T = T_max)
+#: the workload a report assumes unless B and T are set (the usual B = 8, T = T_max)
 DEFAULT_B = 8
 
 

@@ -7,7 +7,7 @@ decoder of L_dec post-norm blocks over T_dec tokens, each block's sublayer follo
 add and a LayerNorm. Every decoder block has cross-attention (queries from the decoder, keys and
 values from the encoder's output, recomputed in every layer). One token embedding is shared by both
 stacks and the LM head (tied), optionally scaled by √d (``embed_scale``: the original Transformer,
-§3.4). Positions are ``learned`` (BART: a table per stack with T_max + 2 rows, two rows of offset,
+Sec. 3.4). Positions are ``learned`` (BART: a table per stack with T_max + 2 rows, two rows of offset,
 then a LayerNorm of the embeddings) or ``sinusoidal`` (the original Transformer: no parameters).
 BART's ``final_logits_bias`` is a buffer, not a parameter: its add is not drawn.
 """

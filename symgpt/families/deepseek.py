@@ -3,7 +3,7 @@ shared experts, after a few dense layers.
 
 The block is the generic decoder's (``decoder.py``: pre-norm RMSNorm, residuals, the FFN with
 its router, routed experts, shared expert) with attention replaced by MLA, as transformers'
-``DeepseekV3Attention`` computes it (DeepSeek-AI 2024, "DeepSeek-V2", §2.1):
+``DeepseekV3Attention`` computes it (DeepSeek-AI 2024, "DeepSeek-V2", Sec. 2.1):
 
 * queries: ``q_a_proj`` (d -> q_lora_rank), its RMSNorm, ``q_b_proj`` (-> h·(nope + rope)); or
   one ``q_proj`` when ``q_lora_rank`` is unset (DeepSeek-V2-Lite); each head split into a
@@ -58,7 +58,7 @@ MLA_HELP = {
     "n_group": "group-limited routing: the experts fall in n_group groups (no parameters)",
     "topk_group": "group-limited routing: the groups each token may use",
     "complex_rope": "RoPE as a complex product (DeepSeek-V2 in transformers: a complex table, half the storage)",
-    "mtp_layers": "multi-token-prediction modules (DeepSeek-V3 §2.2), each an MoE layer with its own "
+    "mtp_layers": "multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each an MoE layer with its own "
                   "norms and projection, sharing the embedding and the output head",
 }
 
@@ -95,7 +95,7 @@ def build(flags, bound, name="deepseek_v3"):
 
 
 def _mtp(g, flags, s, h, emb, table, head_tie):
-    """DeepSeek-V3's multi-token prediction (§2.2): module k joins the previous depth's hidden
+    """DeepSeek-V3's multi-token prediction (Sec. 2.2): module k joins the previous depth's hidden
     state and the embedding of the token k ahead (the same lookup, shifted: one tensor) through
     two RMSNorms and a projection 2d -> d, runs one MoE layer, and predicts through the shared
     output head (its own final norm, the main LM head's matrix). A stack of ``mtp_layers``."""

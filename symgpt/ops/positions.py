@@ -169,7 +169,7 @@ class RelativePositionBias(Op):
 @register
 @dataclass(frozen=True)
 class SinusoidalPositions(Op):
-    """Fixed sinusoidal positions (Vaswani et al. 2017, §3.5): ids (B, T) -> (T, dim), no parameters.
+    """Fixed sinusoidal positions (Vaswani et al. 2017, Sec. 3.5): ids (B, T) -> (T, dim), no parameters.
 
     One sine or cosine per entry, computed from the positions (a buffer in most implementations);
     no gradient."""

@@ -11,7 +11,7 @@ class Formula:
     name: str                       # a short id: "megatron-params"
     expression: str                 # over the canonical symbols (and ``names``)
     quantity: str                   # "params", "flops.forward", ...
-    source: str                     # paper / seed, section
+    source: str                     # paper or model, section
     convention: str                 # in words: what the formula counts and how
     model: str = "gpt2"             # preset or family ("gpt2": every size symbolic)
     settings: Mapping[str, object] = field(default_factory=dict)  # flags and sizes

@@ -2,7 +2,7 @@
 derivations (``symgpt check``; ``check_library()`` in Python).
 
 Every entry is data: the formula as its source writes it, mapped onto symgpt's canonical symbols
-(seed 002's N blocks -> L, its context L -> T_max; Megatron's l, h, s -> L, d, T_max or T), the
+(the N blocks -> L, its context L -> T_max; Megatron's l, h, s -> L, d, T_max or T), the
 model and flags it describes, the quantity and the provider options (the counting convention)
 it is to be compared under, and what the source itself says the comparison should give:
 ``expect="equal"``, or the documented discrepancy ``formula - derived`` (Megatron's P omits the

@@ -37,8 +37,8 @@ def flops_md(model, qs, by_convention) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def memory_md(model, policies, seed) -> str:
-    """*policies*: [(title, [quantities], activations quantity)]; *seed*: the seed-000 terms."""
+def memory_md(model, policies, estimate) -> str:
+    """*policies*: [(title, [quantities], activations quantity)]; *estimate*: the three-term estimate."""
     lines = [f"# Memory of {md_escape(model.name)}", "", sizes_line(model), "",
              "Bytes are exact. GB = 10⁹ bytes, GiB = 2³⁰ bytes.", ""]
     for title, qs, acts in policies:
@@ -52,11 +52,11 @@ def memory_md(model, policies, seed) -> str:
         rows = [[_code(p), _code(expr_text(e)), number(vals[p]), _share(vals[p], acts.value)]
                 for p, e in acts.breakdown]
         lines += [md_table(["op", "formula (bytes)", "bytes", "share"], rows, "llrr"), ""]
-    if seed is not None:
-        vals = seed.values()
-        rows = [[_code(p), _code(expr_text(e)), number(vals[p])] for p, e in seed.breakdown]
-        rows.append(["sum", _code(expr_text(seed.expr)), number(seed.value)])
-        lines += ["## Seed 000's three named terms", "", md_escape(seed.notes[0]), "",
+    if estimate is not None:
+        vals = estimate.values()
+        rows = [[_code(p), _code(expr_text(e)), number(vals[p])] for p, e in estimate.breakdown]
+        rows.append(["sum", _code(expr_text(estimate.expr)), number(estimate.value)])
+        lines += ["## The textbook estimate: three named terms", "", md_escape(estimate.notes[0]), "",
                   md_table(["term", "formula (bytes)", "bytes"], rows, "llr"), ""]
     return "\n".join(lines).rstrip() + "\n"
 

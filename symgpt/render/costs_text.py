@@ -48,7 +48,7 @@ def flops_text(m, qs, hint: str = "") -> str:
     return "\n".join(lines)
 
 
-def memory_text(m, qs, seed=None, hint: str = "") -> str:
+def memory_text(m, qs, estimate=None, hint: str = "") -> str:
     lines = [model_header(m), ""]
     rows = [[q.name, expr_text(q.expr), number(q.value), bytes_text(q.value).split(" = ", 1)[-1]
              if q.value is not None else "-"] for q in qs]
@@ -61,10 +61,10 @@ def memory_text(m, qs, seed=None, hint: str = "") -> str:
         rows.append([p, expr_text(e), number(v), scaled(v)])
     rows.append(["total", expr_text(acts.expr), number(acts.value), scaled(acts.value)])
     lines.append(table(["op", "formula", "bytes", "decimal"], rows, "llrr"))
-    if seed is not None:
-        lines += ["", "seed 000's three named terms (§5.5), beside the exact count above:"]
-        rows = [[p, expr_text(e), number(_value(seed, e)), scaled(_value(seed, e))] for p, e in seed.breakdown]
-        rows.append(["sum", expr_text(seed.expr), number(seed.value), scaled(seed.value)])
+    if estimate is not None:
+        lines += ["", "the textbook estimate, three named terms, beside the exact count above:"]
+        rows = [[p, expr_text(e), number(_value(estimate, e)), scaled(_value(estimate, e))] for p, e in estimate.breakdown]
+        rows.append(["sum", expr_text(estimate.expr), number(estimate.value), scaled(estimate.value)])
         lines.append(table(["term", "formula", "bytes", "decimal"], rows, "llrr"))
     for q in qs:
         if q.name == "memory.total":
@@ -82,18 +82,18 @@ def _seconds(v) -> str:
         return f"{sci(v)} s"
     f = float(v)
     if f >= 86400:
-        return f"{f:,.4g} s = {f / 86400:,.4g} days"
+        return f"{sci(v)} s = {f / 86400:,.4g} days"
     if f >= 3600:
-        return f"{f:,.4g} s = {f / 3600:,.4g} h"
+        return f"{sci(v)} s = {f / 3600:,.4g} h"
     if f < 1:
         return f"{f * 1000:,.4g} ms"
     return f"{f:,.4g} s"
 
 
 def time_text(m, qs, peak, mfu, hint: str = "") -> str:
-    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {number(mfu)} = {100 * float(mfu):.4g} %", ""]
+    lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {100 * float(mfu):.4g} %", ""]
     fmt = {"s": _seconds, "tokens/s": lambda v: f"{float(v):,.6g} tokens/s" if v is not None else "(symbolic)",
-           "": lambda v: f"{float(v):.4g}" if v is not None else "(symbolic)",
+           "": lambda v: f"{100 * float(v):.4g} % (exact {number(v)})" if v is not None else "(symbolic)",
            "nats": lambda v: f"{float(v):.4f} nats (ln V)" if v is not None else "(symbolic)"}
     for q in qs:
         formula = q.notes[0].split(" = ", 1)[-1] if q.name.startswith("time.") \

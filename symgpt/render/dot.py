@@ -18,6 +18,7 @@ The DOT text is built here, deterministically (forward order, no ids from memory
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,8 @@ COLOR_BY = ("params", "flops", "memory", "none", "bound")
 _SOURCES = {"params": ("params", "multiplicity"), "flops": ("flops.forward", "activity"),
             "memory": ("memory.activations", "activity")}
 FORMATS = ("svg", "png", "pdf", "dot")
+#: the smallest text of a fitted drawing before it is scaled into its box
+MIN_FIT_PT = 12
 
 
 @dataclass(frozen=True)
@@ -84,18 +87,20 @@ def format_for(path: Path) -> str:
 
 
 def diagram(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-            step=None, **values) -> Diagram:
+            step=None, fit: str | None = None, **values) -> Diagram:
     """The diagram of *model*; keyword sizes (``B=8, T=1024``) are bound first.
 
     *color_by* is ``params``, ``flops``, ``memory`` or ``none``; *unroll* draws every copy of
     the repeated block (its count must be bound, at most 64); *convention* names the FLOP and
     memory counting convention (``symgpt.conventions``; the default one when None). *step*
     draws an inference step instead of the forward pass (``symgpt.derive.roofline.step_view``:
-    its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op).
+    its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op); *fit*
+    (``slide`` or ``page``) draws the compact form sized for a 16:9 slide or an A4 page
+    (``symgpt.render.dotfit``).
     """
     if values:
         model = model.with_(**values)
-    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, step=step),
+    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, step=step, fit=fit),
                    model.name)
 
 
@@ -118,11 +123,15 @@ def _measure(model, key: str, required: bool, convention=None) -> Measure | None
 
 # --- the DOT text ----------------------------------------------------------------------------
 def dot_text(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-             step=None) -> str:
+             step=None, fit: str | None = None) -> str:
     """The DOT source of *model*'s diagram (deterministic for the same inputs); *step*: an
-    inference step to draw (``symgpt.derive.roofline.step_view``)."""
+    inference step to draw (``symgpt.derive.roofline.step_view``); *fit*: a compact form."""
+    from .dotfit import FITS, fold
+
     if color_by not in COLOR_BY:
         raise SymgptError(f"--color-by takes {', '.join(COLOR_BY)}, got {color_by!r}")
+    if fit is not None and fit not in FITS:
+        raise SymgptError(f"--fit takes {', '.join(FITS)}, got {fit!r}")
     if color_by == "bound" and (step is None or step.bounds is None):
         raise SymgptError("--color-by bound needs an inference step with its roofline "
                           "(symgpt.derive.roofline.step_view(model, phase, bound=True, ...))")
@@ -132,6 +141,8 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
                           "with --phase colour by flops or bound")
     arch, b = model.arch, model.bindings
     view = build_view(arch, b, unroll)
+    if fit is not None:
+        view = fold(view, arch, shared=fit != "slide")
     measures = {"params": _measure(model, "params", True),
                 "flops": _measure(model, "flops", color_by == "flops", convention)}
     bounds = shapes = None
@@ -146,10 +157,14 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
         if (colour is not None and colour.total != 0) else []
     shares_known = bool(ratios) and all(r.is_number for r in ratios)
     unbound = sorted({str(x) for r in ratios for x in r.free_symbols})
-    ctx = Ctx(model, view, measures, colour if shares_known else None, bounds, phase, shapes)
+    ctx = Ctx(model, view, measures, colour if shares_known else None, bounds, phase, shapes, compact=fit)
+    rankdir, size, sep = "TB", "", ("0.25", "0.3")
+    if fit is not None:
+        rankdir, w, hgt, _ = FITS[fit]
+        size, sep = f' size="{w:g},{hgt:g}",', ("0.2", "0.2")
     lines = ["digraph symgpt {",
-             f'  graph [rankdir=TB, newrank=true, fontname="{FONT}", nodesep=0.25, ranksep=0.3, '
-             'pad=0.3, labelloc=t, labeljust=c, bgcolor="white",',
+             f'  graph [rankdir={rankdir}, newrank=true, fontname="{FONT}", nodesep={sep[0]}, ranksep={sep[1]}, '
+             f'pad=0.3, labelloc=t, labeljust=c, bgcolor="white",{size}',
              f"    label={title_label(ctx, color_by, shares_known, unbound)}];",
              f'  node [fontname="{FONT}", fontsize=13, shape=box, style="rounded,filled", '
              'fillcolor="#ffffff", color="#444444", penwidth=1.2, margin="0.14,0.05"];',
@@ -161,10 +176,29 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
     for n in view.nodes:
         children.setdefault(n.cluster, []).append(("node", n))
     _emit(ctx, children, None, lines, "  ")
+    row_of, cluster_of = {}, {n.id: n.cluster for n in view.nodes}
+    if fit == "slide":
+        from .dotfit import rows
+
+        row_of = {i: k for k, r in enumerate(rows(view)) for i in r}
     for e in view.edges:
-        lines.append("  " + edge_stmt(ctx, e))
+        stmt = edge_stmt(ctx, e)
+        if fit is not None:
+            # fitted: shapes as external labels, placed after layout (no rank of their own);
+            # none along a slide's row, where they would crowd the arrows
+            flat = e.kind == "data" and (row_of.get(e.src, -1) == row_of.get(e.dst, -2)
+                                         or cluster_of.get(e.src) != cluster_of.get(e.dst))
+            stmt = f'"{e.src}" -> "{e.dst}";' if flat else stmt.replace(" [label=<", " [xlabel=<", 1)
+        lines.append("  " + stmt)
+    if fit == "slide":
+        for r in rows(view):
+            lines.append("  { rank=same; " + " ".join(f'"{i}";' for i in r) + " }")
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if fit is not None:
+        # a fitted drawing is scaled down into its box: no text starts below 12 pt
+        text = re.sub(r'(POINT-SIZE="|fontsize=)(\d+)', lambda m: f"{m.group(1)}{max(int(m.group(2)), MIN_FIT_PT)}", text)
+    return text
 
 
 def _emit(ctx: Ctx, children, parent, lines: list[str], indent: str) -> None:

@@ -7,6 +7,8 @@ itself in the DOT, the SVG and the PNG.
 
 from __future__ import annotations
 
+import re
+
 import sympy
 
 from ..errors import SymgptError, visible
@@ -39,10 +41,17 @@ def esc(text) -> str:
 
 
 def value_text(v) -> str:
-    """An exact value with separators; an unevaluated expression in display form."""
+    """An exact value with separators; an unevaluated expression in display form, its long
+    integers grouped too (``788,594,688·B·T``)."""
     if isinstance(v, sympy.Basic) and not v.is_number:
-        return expr_text(v)
+        return re.sub(r"(?<![\w.])\d{5,}(?![\w.])", lambda m: f"{int(m.group(0)):,}", pretty(expr_text(v)))
     return number(v)
+
+
+def pretty(text: str) -> str:
+    """Display text without SymPy's spelling: ``sqrt(2)/16`` -> ``√2/16``."""
+    text = re.sub(r"sqrt\((\w+)\)", "√\\1", text)
+    return text.replace("sqrt(", "√(")
 
 
 def dim_text(x) -> str:
@@ -123,4 +132,4 @@ def op_text(op, bindings) -> str:
         except (SymgptError, TypeError, ValueError):  # checks reject it: keep the symbols
             pass
     s = op.describe().replace("->", " → ").replace("**2", "²").replace("*", "·")
-    return " ".join(s.split())
+    return pretty(" ".join(s.split()))

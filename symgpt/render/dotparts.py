@@ -39,6 +39,7 @@ class Ctx:
     bounds: dict | None = None       # colour by bound: node -> RooflinePoint of an inference step
     phase: str | None = None         # an inference step (prefill, decode): its shapes and FLOPs
     shapes: dict | None = None       # node -> its shape at that step
+    compact: str | None = None   # a fitted diagram (--fit slide|page): less drawn, larger
 
 
 def share_of(part, total):
@@ -56,7 +57,11 @@ def _q(text: str) -> str:
 
 def title_label(ctx, color_by, shares_known, unbound) -> str:
     model, measures = ctx.model, ctx.measures
-    sizes = ", ".join(f"{k} = {value_text(v)}" for k, v in model.sizes.items()) or "all sizes symbolic"
+    items = [f"{k} = {value_text(v)}" for k, v in model.sizes.items()]
+    sizes = ", ".join(items) or "all sizes symbolic"
+    if ctx.compact and len(sizes) > 56:   # two lines: a fitted drawing is narrow
+        half = (len(items) + 1) // 2
+        sizes = ", ".join(items[:half]) + ",\n" + ", ".join(items[half:])
     flags = [f"{k}={str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
     rows = [f'<TR><TD COLSPAN="8"><FONT POINT-SIZE="20"><B>{esc(model.name)}</B></FONT>'
             f'<FONT POINT-SIZE="14">  forward pass ({esc(model.family.name)})</FONT></TD></TR>',
@@ -69,6 +74,10 @@ def title_label(ctx, color_by, shares_known, unbound) -> str:
     if color_by == "bound":
         rows += bound_legend(ctx)
         color_by = "none"
+    if ctx.compact:
+        rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
+                            views=False, tied=False)[:-1]
+        return '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
     rows += legend_rows(color_by, colour.total if colour else None, shares_known, unbound,
                         views=any(n.kind == "view" for n in view.nodes),
                         tied=any(e.kind == "tied" for e in view.edges))
@@ -119,6 +128,8 @@ def cluster_label(ctx: Ctx, c) -> str:
         if sympy.expand(g.active - g.repeat) != 0:
             head += f", {esc(_repeat_text(g.active, b))} active"
     rows = [head]
+    if ctx.compact:
+        return f"<{rows[0]}>"
     chain = arch.group_chain(c.group)
     # unrolled, this cluster stands for one copy of the top group; "each" counts the rest
     drawn_of_top, inner = (chain[-1], chain[:-1]) if c.copy is not None else (None, chain)
@@ -163,6 +174,10 @@ def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
 
 def node_stmt(ctx: Ctx, n) -> str:
     arch, b = ctx.model.arch, ctx.model.bindings
+    if n.kind == "folded":
+        more = "" if ctx.compact == "slide" else \
+            f'<BR/><FONT POINT-SIZE="12">softmax(Q·Kᵀ/√d<SUB>h</SUB>)·V, {esc(_heads_text(ctx))}</FONT>'
+        return f'"{n.id}" [label=<<B>{esc(n.path)}</B>{more}>, fillcolor="#eef2f7", style="rounded,filled"];'
     a = arch.graph.nodes[n.path]
     attrs = [f"tooltip={_q(n.path)}"]
     if n.kind == "input":
@@ -187,9 +202,13 @@ def node_stmt(ctx: Ctx, n) -> str:
         return f'"{n.id}" [label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
                f'{esc(op_text(a["op"], b))}</FONT>>, {", ".join(attrs)}];'
     lines = [f"<B>{title}</B>", esc(op_text(a["op"], b))]
-    lines += _param_lines(ctx, n)
+    if ctx.compact == "slide":
+        lines = lines[:1]   # a slide names the ops; the page and the full diagram say what they are
+    elif ctx.compact:
+        lines[1] = lines[1].replace(" (no bias)", "")   # narrower; the full diagram keeps the remark
+    lines += [] if ctx.compact else _param_lines(ctx, n)
     cls = 0
-    for key in ("flops", "memory"):
+    for key in () if ctx.compact else ("flops", "memory"):
         m = ctx.measures.get(key)
         if m is None:
             continue
@@ -208,7 +227,8 @@ def node_stmt(ctx: Ctx, n) -> str:
         inten = f", {float(point.intensity):.3g} FLOPs/byte" if point.intensity is not None else ""
         lines.append(f"{point.bound}-bound{esc(inten)}")
     font = ' COLOR="white"' if cls >= DARK_FROM else ""
-    body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="10"{font}>{x}</FONT>' for x in lines[1:])
+    small = 12 if ctx.compact else 10
+    body = lines[0] + "".join(f'<BR/><FONT POINT-SIZE="{small}"{font}>{x}</FONT>' for x in lines[1:])
     if font:
         body = f"<FONT COLOR=\"white\">{body}</FONT>"
     attrs.append(f'fillcolor="{fill}"')
@@ -264,3 +284,11 @@ def _shape(ctx: Ctx, path: str):
 def _path_of(ctx: Ctx, node_id: str) -> str:
     ids = ctx.__dict__.setdefault("_paths", {n.id: n.path for n in ctx.view.nodes})
     return ids.get(node_id, node_id)
+
+
+def _heads_text(ctx: Ctx) -> str:
+    """``h = 12 heads`` for a folded attention node."""
+    from ..symbols import h
+
+    v = h.xreplace(ctx.model.bindings)
+    return f"h = {value_text(v)} heads" if v != h else "h heads"

@@ -40,7 +40,7 @@ KINDS = {
     "embedding": {"weight": "E"},
 }
 
-#: breakdown categories (seed 002's bar): key -> label, in display order
+#: breakdown categories (the bar): key -> label, in display order
 CATEGORIES = {
     "ffn": "feed-forward",
     "token": "token embedding",
@@ -50,7 +50,7 @@ CATEGORIES = {
     "head": "output head",
 }
 
-#: the order of the per-block rows in the breakdown table (seed 002)
+#: the order of the per-block rows in the breakdown table (as in Raschka's book)
 TABLE_ORDER = ("attention", "ffn", "norms")
 
 #: colours of the categories in figures (xcolor names mixed with white)

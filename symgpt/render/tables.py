@@ -1,4 +1,4 @@
-"""Tables of models × columns (seed 000 §6: the scaling table), printed as LaTeX, Markdown or
+"""Tables of models × columns (the scaling table), printed as LaTeX, Markdown or
 CSV, and shown as rendered math in Jupyter (``_repr_latex_``).
 
 A column is a canonical symbol (``L``, ``d``, ``d_ff``, ``T_max``: the model's size) or a

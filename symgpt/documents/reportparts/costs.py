@@ -7,7 +7,7 @@ import sympy
 from ...io import write_atomic
 from ...render.jsonout import dumps, model_json, quantity_json
 
-PEAK = sympy.Integer(300) * 10**12  # seed 000's A100 figure
+PEAK = sympy.Integer(300) * 10**12  # the A100 figure
 POLICIES = (("fp32, AdamW", dict(precision="fp32", optimizer="adamw")),
             ("mixed bf16 (fp32 master), AdamW", dict(precision="mixed-bf16", optimizer="adamw")))
 MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
@@ -16,7 +16,7 @@ MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.acti
 
 def write(model, folder, **options) -> list[str]:
     from ...conventions import CONVENTIONS
-    from ...derive.memory import seed000_terms
+    from ...derive.memory import three_term_estimate
     from ...render.costs_md import flops_md, memory_md, time_md
     from ...render.text import sci
 
@@ -36,24 +36,33 @@ def write(model, folder, **options) -> list[str]:
         qs = [model.quantity(n, **opts) for n in MEMORY]
         policies.append((title, qs, qs[3]))
         mem[opts["precision"]] = {"options": opts, **{q.name: quantity_json(q) for q in qs}}
-    seed = seed000_terms(model, "mixed-fp16") if model.family.name == "gpt2" else None
+    estimate = three_term_estimate(model, "mixed-fp16") if model.family.name == "gpt2" else None
     mem_payload = {**model_json(model), "convention": policies[0][1][0].convention, "policies": mem}
-    if seed is not None:
-        mem_payload["seed000_terms"] = quantity_json(seed)
+    if estimate is not None:
+        mem_payload["three_term_estimate"] = quantity_json(estimate)
     write_atomic(folder / "memory.json", dumps(mem_payload))
-    write_atomic(folder / "memory.md", memory_md(model, policies, seed))
+    write_atomic(folder / "memory.md", memory_md(model, policies, estimate))
 
     rows = []
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):
-        step = model.quantity("time.step", peak=PEAK, mfu=mfu).value
+        step = model.quantity("time.step", peak=PEAK, mfu=mfu)
         tq = model.quantity("time.throughput", peak=PEAK, mfu=mfu)
-        tps = tq.value
-        rows.append((f"step time at MFU {float(mfu):.0%}", f"{float(step) * 1000:,.2f} ms",
+        rows.append((f"step time at MFU {100 * float(mfu):.4g} %", _shown(step, lambda v: f"{float(v) * 1000:,.2f} ms", "s"),
                      f"flops.train / ({sci(PEAK)} FLOP/s · MFU)"))
-        rows.append((f"throughput at MFU {float(mfu):.0%}", f"{float(tps):,.0f} tokens/s",
+        rows.append((f"throughput at MFU {100 * float(mfu):.4g} %", _shown(tq, lambda v: f"{float(v):,.0f} tokens/s",
+                                                                   "tokens/s"),
                      tq.notes[0].split(" = ", 1)[-1]))  # B·T (B·(T_enc + T_dec)) / step time
     loss = model.quantity("loss.initial")
-    if loss.value is not None:  # a vocabulary to be uniform over (ViT's classifier has none)
-        rows.append(("initial loss", f"{float(loss.value):.4f} nats", f"ln V = {loss.value}"))
+    if loss.expr != 0:  # a vocabulary to be uniform over (ViT's classifier has none)
+        rows.append(("initial loss", _shown(loss, lambda v: f"{float(v):.4f} nats", "nats"),
+                     f"ln V = {loss.value}" if loss.value is not None else "ln V"))
     write_atomic(folder / "time.md", time_md(model, rows))
     return ["flops.json", "flops.md", "memory.json", "memory.md", "time.md"]
+
+
+def _shown(q, fmt, unit: str) -> str:
+    """A value in its unit where every size is bound; else the formula (a family name leaves
+    sizes symbolic: ``symgpt report gpt2 --set T=2048``)."""
+    from ...numtext import expr_text
+
+    return fmt(q.value) if q.value is not None else f"{expr_text(q.expr.subs(q.bindings))} {unit}"

@@ -29,7 +29,7 @@ def write(model, folder, pdf: bool = False, **options) -> list[str]:
         ctx = context(name, model, nota)
         put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
     put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),
-                                       title="Parameters in seed 002's notation"))
+                                       title="Parameters in Raschka's notation"))
     if pdf and tex_available():
         put("report.pdf", build_pdf(doc, "report"))
     return files
