@@ -23,6 +23,24 @@ def tame(message: str) -> str:
     return text if len(text) <= MAX_MESSAGE else f"{text[:MAX_MESSAGE - 40]}... [{len(text)} characters]"
 
 
+#: C0 and C1 control characters but tab and newline, lone surrogates (an undecodable file
+#: name) and the bidi overrides: never sent raw to a terminal, a DOT/SVG file or a document
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def visible(text: str) -> str:
+    """*text* with control characters, bidi overrides and lone surrogates shown as escapes
+    (``\\x1b``, ``\\u202e``, ``\\udcff``): an escape sequence in a model name cannot rewrite
+    a terminal, break an SVG or hide text."""
+    return _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], str(text))
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """*text* for a one-line message: as is when printable, else its repr; shortened."""
+    text = text if text.isprintable() else repr(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class SymgptError(ValueError):
     """Any fault in symgpt's input or in a request the engine cannot answer. Its message is kept
     short (``tame``) whatever input it quotes."""

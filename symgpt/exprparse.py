@@ -14,8 +14,10 @@ Whitespace is spaces and tabs only. ``× ·`` mean ``*``, ``−`` (U+2212) ``-``
 ``<= >= !=``. Numbers are exact (``1.5`` is 3/2, ``6e9`` an Integer), never Float. Power
 binds tighter than unary minus (``-d^2`` is ``-(d^2)``); its exponent must evaluate to an
 integer in [-64, 64]. No implicit multiplication (``12 L`` is an error). Limits: 2,000
-characters, 50 nested parentheses, ``e`` exponents within ±1000, power results of at most
-2**18 bits (products too) or degree 4096. Every fault is a one-line SymgptError.
+characters, 50 nested parentheses, ``e`` exponents within ±1000, numbers (powers and products
+too) of at most 2**14 bits (4,932 digits), and -- checked before anything is expanded -- a
+polynomial degree of at most 256 and at most 2,000 terms once multiplied out. Every fault is a
+one-line SymgptError that names the limit.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from .symbols import CANONICAL
 
 MAX_LENGTH, MAX_DEPTH, MAX_EXPONENT = 2000, 50, 64   # characters, parentheses, |exponent|
 MAX_SCI_EXPONENT = 1000                              # |e| in 6e9-style numbers
-MAX_BITS, MAX_DEGREE = 1 << 18, 64 * 64              # size of one product or power
+MAX_BITS = 1 << 14                                   # bits of one number (4,932 digits)
+MAX_DEGREE, MAX_TERMS = 256, 2000                    # of the expanded polynomial
 
 _DIGITS = r"[0-9](?:_?[0-9])*"
 _NUMBER = re.compile(rf"({_DIGITS})(?:\.({_DIGITS}))?(?:[eE]([+-]?{_DIGITS}))?")
@@ -70,6 +73,65 @@ def _decimal(whole: str, frac: str | None, exp: str | None) -> sympy.Rational | 
 def _bits(expr: sympy.Expr) -> int:
     """Bits of the largest numerator or denominator in *expr*."""
     return max((max(abs(r.p), r.q).bit_length() for r in expr.atoms(sympy.Rational)), default=0)
+
+
+def _choose(n: int, k: int, cap: int) -> int:
+    """C(n, k), or *cap* + 1 as soon as it exceeds *cap*."""
+    k, out = min(k, n - k), 1
+    for i in range(1, k + 1):
+        out = out * (n - k + i) // i
+        if out > cap:
+            return cap + 1
+    return out
+
+
+def expanded_size(expr: sympy.Expr, cap: int = MAX_TERMS) -> tuple[int, int]:
+    """(degree, terms) of *expr* multiplied out, without multiplying it out: an upper bound on
+    what ``sympy.expand`` would build (terms capped at *cap* + 1). A power's exponent counts
+    in absolute value (a denominator is expanded too); a function of symbols counts as one
+    symbol."""
+    memo: dict = {}
+
+    def size(e) -> tuple[int, int]:
+        if e in memo:
+            return memo[e]
+        if e.is_Number:
+            out = (0, 1)
+        elif e.is_Symbol:
+            out = (1, 1)
+        elif e.is_Add:
+            parts = [size(a) for a in e.args]
+            out = (max(d for d, _ in parts), min(cap + 1, sum(t for _, t in parts)))
+        elif e.is_Mul:
+            deg, terms = 0, 1
+            for a in e.args:
+                d, t = size(a)
+                deg, terms = deg + d, min(cap + 1, terms * t)
+            out = (deg, terms)
+        elif e.is_Pow and e.exp.is_Integer:
+            d, t = size(e.base)
+            n = abs(int(e.exp))
+            out = (d * n, 1 if t == 1 else _choose(t + n - 1, n, cap))
+        else:  # sqrt, log, ...: one symbol of the degree of its largest argument
+            parts = [size(a) for a in e.args] or [(1, 1)]
+            out = (max(1, *(d for d, _ in parts)), max(t for _, t in parts))
+        memo[e] = out
+        return out
+
+    return size(expr)
+
+
+def check_size(expr: sympy.Expr, what: str = "expression") -> sympy.Expr:
+    """*expr* if multiplying it out stays within MAX_DEGREE and MAX_TERMS; else a one-line
+    error naming the limit (checked before anything is expanded)."""
+    degree, terms = expanded_size(expr)
+    if degree > MAX_DEGREE:
+        raise SymgptError(f"{what} is too large: its degree would be {degree}, more than the "
+                          f"limit of {MAX_DEGREE}")
+    if terms > MAX_TERMS:
+        raise SymgptError(f"{what} is too large: multiplied out it would have more than "
+                          f"{MAX_TERMS:,} terms (the limit)")
+    return expr
 
 
 def _check_text(text: object, what: str) -> str:
@@ -166,8 +228,11 @@ class _Parser:
             bits += _bits(factor)
             if bits > MAX_BITS:
                 raise self.error(f"the product at position {op.pos + 1} is too large "
-                                 f"(over {MAX_BITS} bits)")
+                                 f"(a number over {MAX_BITS:,} bits, the limit)")
             factors.append(sympy.Pow(factor, -1) if op.value == "/" else factor)
+            if len(factors) > 1 and factors[-1].free_symbols:
+                self.bounded(sympy.Mul(*factors, evaluate=False),
+                             f"the product at position {op.pos + 1}")
         return sympy.Mul(*factors)
 
     def signs(self) -> int:
@@ -205,12 +270,17 @@ class _Parser:
         n = abs(int(exponent))
         if exponent < 0 and base == 0:
             raise self.error(f"division by zero (0 to a negative power) {where}")
-        degree = max((abs(int(p.exp)) for p in base.atoms(sympy.Pow) if p.exp.is_Integer),
-                     default=0)
-        if _bits(base) * n > MAX_BITS or degree * n > MAX_DEGREE:
-            raise self.error(f"the power {where} is too large (over {MAX_BITS} bits or "
-                             f"degree {MAX_DEGREE})")
+        if _bits(base) * n > MAX_BITS:
+            raise self.error(f"the power {where} is too large (a number over {MAX_BITS:,} bits, "
+                             "the limit)")
+        self.bounded(sympy.Pow(base, exponent, evaluate=False), f"the power {where}")
         return sympy.Pow(base, exponent)
+
+    def bounded(self, expr: sympy.Expr, what: str) -> sympy.Expr:
+        try:
+            return check_size(expr, what)
+        except SymgptError as e:
+            raise self.error(str(e)) from None
 
     def primary(self) -> sympy.Expr:
         tok = self.take()
@@ -252,7 +322,7 @@ def parse_expression(text: str, names: Mapping[str, sympy.Expr] | None = None) -
     """The SymPy expression that *text* spells over *names* (default: the canonical symbols)."""
     parser = _Parser(_check_text(text, "expression"),
                      CANONICAL if names is None else names, "expression", cmp=False)
-    return parser.finish(parser.expression())
+    return parser.bounded(parser.finish(parser.expression()), "the expression")
 
 
 def parse_condition(text: str, names: Mapping[str, sympy.Expr]
@@ -270,7 +340,9 @@ def parse_condition(text: str, names: Mapping[str, sympy.Expr]
     if parser.at(*_COMPARISONS):
         raise parser.error(f"expected exactly one comparison, found another "
                            f"{_quote(parser.peek().text)} at position {parser.peek().pos + 1}")
-    return left, str(op.value), parser.finish(right)
+    parser.finish(right)
+    parser.bounded(left - right, "the condition")
+    return left, str(op.value), right
 
 
 def parse_value(text: str) -> int | bool:

@@ -15,10 +15,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import SymgptError
+from .errors import SymgptError, printable
 from .hfreaders import READERS
 
 MAX_BYTES = 1 << 20  # a config.json is a few kilobytes
+MAX_DIGITS = 1001  # digits of one integer in a config (the same bound as --set's 1e1000)
 
 #: fields that change no count symgpt derives: read silently
 IGNORABLE = frozenset("""
@@ -43,12 +44,6 @@ ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_ta
                "gelu_new": "gelu_tanh", "gelu_fast": "gelu_tanh", "relu": "relu"}
 
 _MISSING = object()
-
-
-def printable(text: str, limit: int = 200) -> str:
-    """*text* for a one-line message: as is when printable, else its repr; shortened."""
-    text = text if text.isprintable() else repr(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class Fields:
@@ -114,28 +109,51 @@ class Fields:
         return sorted(k for k in self.cfg if k not in self.used and k not in IGNORABLE)
 
 
+def _strict_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise SymgptError(f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
+def _strict_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise SymgptError(f"the number {text[:40]} is too large for a float")
+    return value
+
+
+def _no_constant(name: str):
+    raise SymgptError(f"{name} is not a number JSON allows")
+
+
 def read_json(path: Path) -> dict:
-    """The JSON object in *path*; a one-line error for anything else."""
+    """The JSON object in *path*; a one-line error for anything else (a FIFO or a device is
+    refused, at most MAX_BYTES are read, NaN/Infinity and integers past MAX_DIGITS refused)."""
+    from .io import read_bounded
+
     shown = printable(str(path))
     try:
         if path.is_dir():
             raise SymgptError(f"{shown} is a directory with no config.json")
-        with path.open("rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise SymgptError(f"no such file: {shown}") from None
     except OSError as e:
         raise SymgptError(f"cannot read {shown}: {e.strerror or e}") from None
-    if len(data) > MAX_BYTES:
-        raise SymgptError(f"{shown} is larger than {MAX_BYTES // 1024} KiB; a config.json is a few KiB")
+    try:
+        data = read_bounded(path, MAX_BYTES, "config")
+    except SymgptError as e:
+        if "larger than the limit" in str(e):
+            raise SymgptError(f"{shown} is larger than {MAX_BYTES // 1024} KiB; a config.json is a few KiB") from None
+        raise
     if not data.strip():
         raise SymgptError(f"{shown} is empty")
     try:
-        cfg = json.loads(data.decode("utf-8-sig"))
+        cfg = json.loads(data.decode("utf-8-sig"), parse_int=_strict_int, parse_float=_strict_float,
+                         parse_constant=_no_constant)
     except UnicodeDecodeError:
         raise SymgptError(f"{shown} is not UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise SymgptError(f"{shown} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except SymgptError as e:
+        raise SymgptError(f"{shown}: {e}") from None
     except RecursionError:
         raise SymgptError(f"{shown} is nested too deeply") from None
     if not isinstance(cfg, dict):

@@ -5,25 +5,43 @@ whole and swapped in with two renames. Temporaries carry the writer's process id
 (``.NAME.new-PID-xxxx``), so whatever a killed writer left behind is cleaned up -- and a
 previous folder caught mid-swap is put back -- the next time the same path is written.
 
-A folder is only ever replaced whole if it is empty or symgpt wrote it, as its signature file
+A folder is only ever replaced if it is empty or symgpt wrote it, as its signature file
 says (a report's ``index.md`` starts with ``# symgpt report:``): ``symgpt report -o ~`` must
-never wipe a home folder.
+never wipe a home folder. A folder also lists the files symgpt wrote into it (``MANIFEST``);
+anything else found there is the user's and is carried over into the new folder (hard links),
+and a user's file where the new folder puts one of its own is refused, never overwritten.
+
+Special targets: ``-`` is standard output; a device file, a FIFO or ``/dev/stdout`` (anything
+reached through ``/proc`` or ``/dev/fd``) is written into directly (``/dev/null`` discards); a
+symlink's target is replaced atomically and the link is kept. Reads (``read_bounded``) take
+regular files only, and never more than their limit.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import re
 import shutil
+import stat
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import SymgptError
+from .errors import SymgptError, printable
 
 #: (file, first-line prefix) that marks a folder as a symgpt report (and so replaceable whole)
 REPORT_SIGNATURE = ("index.md", "# symgpt report:")
+#: the file, in a folder symgpt wrote, that lists (one relative path a line) what it wrote
+MANIFEST = ".symgpt-files"
+_MANIFEST_HEAD = "# files written by symgpt; anything else here is kept when the folder is rewritten"
+#: the most bytes a manifest may have (a report has a few dozen files)
+MAX_MANIFEST = 1 << 20
+#: symlinks followed to find the real target of an output
+MAX_LINKS = 40
 
 
 def _umask() -> int:
@@ -74,9 +92,87 @@ def _clean_up(path: Path) -> None:
         shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
+def _through_proc(p: Path) -> bool:
+    return str(p).startswith(("/proc/", "/dev/fd/"))
+
+
+def _output_target(path: Path) -> tuple[Path, bool]:
+    """(the file to write, whether to write into it directly): a symlink is followed to its
+    target, which is replaced atomically; a device, a FIFO, or a link through ``/proc`` or
+    ``/dev/fd`` (``/dev/stdout``) is written into, never replaced."""
+    p = path
+    for _ in range(MAX_LINKS):
+        if _through_proc(p):
+            return path, True
+        if not p.is_symlink():
+            break
+        p = Path(os.path.join(p.parent, os.readlink(p)))
+    else:
+        raise SymgptError(f"cannot write {path}: more than {MAX_LINKS} symlinks in a row")
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        return p, False
+    if stat.S_ISDIR(mode):
+        raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
+    return (p, False) if stat.S_ISREG(mode) else (path, True)
+
+
+def _open_into(path: Path) -> int:
+    """A descriptor to write into an existing device, FIFO or /proc link, without replacing
+    it. A FIFO that no process reads is refused at once instead of blocking."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise SymgptError(f"cannot write {path}: no process is reading it (a FIFO)") from None
+        raise
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
+def is_stream(path: Path | str) -> bool:
+    """True when writing *path* writes into a stream (``-``, a device, a FIFO, ``/dev/stdout``)
+    rather than replacing a file."""
+    try:
+        return str(path) == "-" or _output_target(Path(path))[1]
+    except (OSError, SymgptError):
+        return False
+
+
 def write_atomic(path: Path | str, data: str | bytes) -> Path:
-    """Write *data* to *path* through a temporary file in the same folder and a rename."""
-    path = Path(path)
+    """Write *data* to *path* through a temporary file in the same folder and a rename.
+
+    ``-`` writes to standard output; a device file, a FIFO or ``/dev/stdout`` is written into
+    (never replaced); a symlink's target is replaced and the link kept."""
+    # a lone surrogate (from a file name that is not UTF-8) is written as its escape, \udcff
+    raw = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
+    with open_atomic(path) as f:
+        f.write(raw)
+    return Path(path)
+
+
+@contextmanager
+def open_atomic(path: Path | str) -> Iterator:
+    """A binary file to stream into; when the block ends without error it replaces *path*
+    (as ``write_atomic`` does: ``-``, devices, FIFOs and symlinks alike), else it vanishes."""
+    if str(path) == "-":
+        yield from _into_stdout()
+        return
+    given = Path(path)
+    try:
+        path, direct = _output_target(given)
+        if direct:
+            fd = _open_into(path)
+    except OSError as e:
+        raise _fail(given, e) from None
+    if direct:
+        try:
+            with os.fdopen(fd, "wb") as f:
+                yield f
+        except OSError as e:
+            raise _fail(given, e) from None
+        return
     try:
         if path.is_dir():
             raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
@@ -87,7 +183,7 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         raise _fail(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a written file is an ordinary file
@@ -97,7 +193,70 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         if isinstance(e, OSError):
             raise _fail(path, e) from None
         raise
-    return path
+
+
+class _TextSink:
+    """Bytes into a text stream without a binary buffer (stdout redirected to a StringIO)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode("utf-8", "replace"))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _into_stdout():
+    if sys.stdout is None:
+        raise SymgptError("cannot write to standard output: it is closed")
+    try:
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None) or _TextSink(sys.stdout)
+    except ValueError:
+        raise SymgptError("cannot write to standard output: it is closed") from None
+    try:
+        yield out
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise SymgptError(f"cannot write to standard output: {e.strerror or e}") from None
+
+
+def read_bounded(path: Path | str, limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file *path*, refused (one line, naming the limit) if it has
+    more than *limit*; a FIFO, a device or a folder is refused without blocking or reading."""
+    shown = printable(str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise SymgptError(f"no such file: {shown}") from None
+    except OSError as e:
+        raise SymgptError(f"cannot read {what} {shown}: {e.strerror or e}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SymgptError(f"{what} {shown} is a folder; give a file")
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or
+                    stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+            raise SymgptError(f"{what} {shown} is not a regular file ({kind}); give a file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise SymgptError(f"cannot read {what} {shown}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise SymgptError(f"{what} {shown} is larger than the limit of {limit:,} bytes")
+    return b"".join(chunks)
 
 
 def _signed(path: Path, signature: tuple[str, str]) -> bool:
@@ -118,13 +277,92 @@ def _replaceable(path: Path, signature: tuple[str, str]) -> bool:
     return _signed(path, signature) or not any(path.iterdir())
 
 
+def _entries(root: Path) -> list[str]:
+    """Relative paths of everything under *root* that is not a folder (links not followed), and
+    of empty folders (with a trailing '/'), sorted."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            out.append(str(rel / name))
+        if not dirs and not files and folder != str(root):
+            out.append(f"{rel}/")
+    return sorted(out)
+
+
+def owned_files(path: Path | str) -> set[str] | None:
+    """The files symgpt wrote into folder *path*, as its MANIFEST lists them (None: no manifest,
+    e.g. a report written before manifests existed)."""
+    try:
+        text = read_bounded(Path(path) / MANIFEST, MAX_MANIFEST, "manifest").decode("utf-8", "replace")
+    except SymgptError:
+        return None
+    return {line for line in text.splitlines() if line and not line.startswith("#")} | {MANIFEST}
+
+
+def foreign_files(path: Path | str) -> list[str]:
+    """What is in folder *path* that symgpt did not write (kept when the folder is rewritten).
+    Without a manifest nothing is known to be symgpt's own: every entry is listed."""
+    path = Path(path)
+    if not path.is_dir() or path.is_symlink():
+        return []
+    owned = owned_files(path) or set()
+    return [e for e in _entries(path) if e not in owned]
+
+
+def _carry_over(old: Path, stage: Path, signature: tuple[str, str]) -> None:
+    """Put the user's files of *old* (what its manifest does not list) into *stage*, as hard
+    links (copies where links fail); refuse where the new folder has a file of that name."""
+    owned = owned_files(old)
+    new = set(_entries(stage))
+    found = _entries(old)
+    if owned is None:  # an older symgpt folder: its own files are the ones the new one writes
+        foreign = [e for e in found if e not in new and e.rstrip("/") + "/" not in new]
+        if foreign:
+            raise SymgptError(
+                f"cannot write {old}: it holds {_listed(foreign)}, which symgpt does not write, and "
+                f"has no {MANIFEST} telling its own files from yours; move them or choose a new folder")
+        return
+    foreign = [e for e in found if e not in owned]
+    clash = [e for e in foreign if e in new or any(e.startswith(n.rstrip("/") + "/") for n in new)]
+    if clash:
+        raise SymgptError(f"cannot write {old}: {_listed(clash)} would be replaced, but symgpt "
+                          f"did not write it; move it away or choose a new folder")
+    for rel in foreign:
+        src, dst = old / rel, stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if rel.endswith("/"):
+            dst.mkdir(exist_ok=True)
+        elif src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        else:
+            try:
+                os.link(src, dst, follow_symlinks=False)
+            except OSError:
+                shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _listed(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(printable(n, 80) for n in names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"{shown}{more}"
+
+
+def _write_manifest(stage: Path) -> None:
+    lines = [_MANIFEST_HEAD, *(e for e in _entries(stage) if e != MANIFEST)]
+    write_atomic(stage / MANIFEST, "\n".join(lines) + "\n")
+
+
 @contextmanager
 def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) -> Iterator[Path]:
-    """Yield a fresh staging folder; on success it replaces *path* whole, on failure it vanishes.
+    """Yield a fresh staging folder; on success it replaces *path*, on failure it vanishes.
 
     The swap is two renames (old out of the way, new in place), so a reader never sees a mix of
     old and new files. An existing *path* is replaced only if it is empty or symgpt wrote it:
     its *signature* file starts with the signature's line (the staged folder must have it too).
+    What the staged folder holds is listed in its MANIFEST; files of the old folder that its
+    manifest does not list are the user's and are carried into the new one (``foreign_files``
+    says which), and a new file that would take a user's file's place is refused.
     """
     path = Path(path)
     try:
@@ -158,7 +396,9 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
                               f"starting with {signature[1]!r}")
         if not _replaceable(path, signature):  # it changed while we wrote
             raise SymgptError(f"cannot write {path}: it appeared while the report was written")
+        _write_manifest(stage)
         if path.exists():
+            _carry_over(path, stage, signature)
             old = Path(tempfile.mkdtemp(prefix=_prefix(path, "old"), dir=path.parent))
             os.replace(path, old / "x")
         os.replace(stage, path)

@@ -64,6 +64,18 @@ def quantity_names() -> list[str]:
     return list(_PROVIDERS)
 
 
+def _missing_options(provider, options) -> list[str]:
+    """The options *provider* requires (parameters without a default) that *options* lacks."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(provider).parameters.values())[1:]  # after the model
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in options]
+
+
 @lru_cache(maxsize=512)
 def _build(fam: Family, flags: tuple, bound: frozenset) -> Arch:
     return fam.build(dict(flags), bound)
@@ -196,6 +208,10 @@ class Model:
             raise SymgptError(
                 f"unknown quantity {name!r}; known: {', '.join(['params', *_PROVIDERS])}"
             ) from None
+        missing = _missing_options(provider, options)
+        if missing:
+            how = getattr(provider, "needs", "") or f"give --option {missing[0]}=VALUE"
+            raise SymgptError(f"quantity {name} needs the option {', '.join(missing)}: {how}")
         try:  # a model is immutable and providers are pure: derive each (name, options) once
             key = (name, tuple(sorted(options.items())))
             hash(key)

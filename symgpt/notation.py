@@ -32,6 +32,7 @@ from typing import Mapping
 import sympy
 
 from .errors import SymgptError
+from .io import read_bounded
 from .notation_profiles import PROFILES
 from .symbols import CANONICAL, MEANING
 
@@ -49,7 +50,11 @@ _ONE_ARG = frozenset("mathrm mathit mathbf mathsf mathtt mathcal mathbb text tex
 #: commands that take no argument
 _NO_ARG = frozenset([*_GREEK, "max", "min", "prime", "cdot", "times", "infty", "star", "ast",
                      "dagger", "#", ",", "!", ";"])
-_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9 _^{}'(),.\-+/|\\*\[\]:=<>#]*")
+#: commands whose argument is typeset in text mode: no _ ^ and no math command inside
+_TEXT_MODE = frozenset("text textrm textit textsf texttt".split())
+#: what a text-mode argument may hold besides characters: more text commands, \# and \,
+_TEXT_OK = _TEXT_MODE | {"#", ","}
+_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9 _^{}'(),.\-+/|\\*\[\]:;!=<>#]*")
 _TOKEN = re.compile(r"\\([A-Za-z]+|[#,!;])|(.)", re.S)
 
 
@@ -73,10 +78,18 @@ def _check_math(value: str, where: str) -> str:
     scripts = [[False, False]]
     prev_script = False
     opened: list[bool] = []
+    text = [False]  # per brace level: is it a text-mode argument (of \text and the like)?
+    next_text = False
     for i, (cmd, ch) in enumerate(tokens):
+        if text[-1] and (ch in ("_", "^") or (cmd is not None and cmd not in _TEXT_OK)):
+            what = f"\\{cmd}" if cmd is not None else repr(ch)
+            raise SymgptError(f"{where}: {what} cannot appear inside a text-mode argument "
+                              f"(\\text{{...}} and the like) in {value!r}; put it outside, "
+                              f"e.g. \\text{{a}}_{{b}}")
         if cmd is not None:
             if cmd not in _NO_ARG and cmd not in _ONE_ARG:
                 raise SymgptError(f"{where}: command \\{cmd} is not allowed in a notation value {value!r}")
+            next_text = cmd in _TEXT_MODE
             if cmd in _ONE_ARG and (i + 1 >= len(tokens) or tokens[i + 1][1] != "{"):
                 raise SymgptError(f"{where}: \\{cmd} needs a braced argument in {value!r}")
             if not prev_script:
@@ -87,6 +100,8 @@ def _check_math(value: str, where: str) -> str:
             raise SymgptError(f"{where}: {ch!r} is only allowed as \\# or a command in {value!r}")
         if ch == "{":
             depth += 1
+            text.append(text[-1] or next_text)
+            next_text = False
             opened.append(prev_script)  # a group right after _ or ^ is its argument
             scripts.append([False, False])
             prev_script = False
@@ -96,14 +111,18 @@ def _check_math(value: str, where: str) -> str:
             if depth < 0:
                 raise SymgptError(f"{where}: unbalanced braces in {value!r}")
             scripts.pop()
+            text.pop()
             if not opened.pop():
                 scripts[-1] = [False, False]  # the group was a new atom
             continue
         if ch in "_^":
             slot = 0 if ch == "_" else 1
             nxt = tokens[i + 1] if i + 1 < len(tokens) else (None, None)
-            if nxt == (None, None) or nxt[1] in ("_", "^", "}", " "):
-                raise SymgptError(f"{where}: {ch!r} needs an argument in {value!r}")
+            # an argument: a letter, a digit, a {group} or a symbol command (not a space \, \! \;)
+            if not ((nxt[1] or "").isalnum() and nxt[1].isascii() or nxt[1] == "{"
+                    or (nxt[0] in _NO_ARG and nxt[0] not in (",", "!", ";"))):
+                raise SymgptError(f"{where}: {ch!r} needs an argument (a letter, a digit, a "
+                                  f"{{group}} or a symbol) in {value!r}")
             if scripts[-1][slot]:
                 raise SymgptError(f"{where}: double {'subscript' if ch == '_' else 'superscript'} in {value!r}")
             scripts[-1][slot] = True
@@ -117,6 +136,12 @@ def _check_math(value: str, where: str) -> str:
     if depth != 0:
         raise SymgptError(f"{where}: unbalanced braces in {value!r}")
     return value
+
+
+def _atom(value: str) -> str:
+    """*value* braced when it ends in a control word or a prime, so that what the printer puts
+    after it (another symbol, ``^{2}``) cannot run into it (``\\alphaa``, ``a'^{2}``)."""
+    return "{" + value + "}" if re.search(r"(\\[A-Za-z]+|')$", value) else value
 
 
 def _check_text(value, where: str, limit: int = 200) -> str:
@@ -170,7 +195,7 @@ def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notat
     for key, value in dict(spec.get("symbols", {})).items():
         if key not in CANONICAL:
             raise SymgptError(f"{where}: unknown symbol {key!r}; known symbols: {', '.join(CANONICAL)}")
-        symbols[key] = _check_math(value, f"{where}: {key}")
+        symbols[key] = _atom(_check_math(value, f"{where}: {key}"))
     for key, value in dict(spec.get("quantities", {})).items():
         if key not in QUANTITY_KEYS:
             raise SymgptError(f"{where}: unknown quantity {key!r}; known: {', '.join(QUANTITY_KEYS)}")
@@ -223,14 +248,9 @@ def load_profile(path: Path | str) -> Notation:
     """A user profile from a JSON or ``name = latex`` text file (validated, never executed)."""
     path = Path(path)
     where = f"notation file {path.name}"
+    data = read_bounded(path, MAX_FILE, "notation file")
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise SymgptError(f"cannot read notation file {path}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE:
-        raise SymgptError(f"{where} is too large ({len(data)} bytes; at most {MAX_FILE})")
-    try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is allowed, as in a config
     except UnicodeDecodeError:
         raise SymgptError(f"{where} is not UTF-8 text") from None
     if text.lstrip().startswith("{"):

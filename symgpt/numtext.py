@@ -36,11 +36,25 @@ def sci(v, digits: int = 4) -> str:
     """``1.771e10``-style rounding for prose (``1.771 × 10¹⁰``)."""
     if v is None:
         return "-"
-    f = float(v)
-    if f == 0:
+    r = v if isinstance(v, sympy.Basic) else sympy.Rational(v)  # an int, a float, a Fraction
+    if not r.is_Rational:  # ln V and the like: finite floats
+        r = sympy.Rational(float(r))
+    if r == 0:
         return "0"
-    m, e = f"{f:.{digits - 1}e}".split("e")
-    return f"{m} × 10{str(int(e)).translate(_SUP)}"
+    sign, p, q = ("-" if r < 0 else ""), abs(int(r.p)), int(r.q)
+    e = int((p.bit_length() - q.bit_length()) * 0.30102999566398120)  # exact: no float overflow
+    while p * 10 ** max(-e, 0) < q * 10 ** max(e, 0):
+        e -= 1
+    while p * 10 ** max(-e - 1, 0) >= q * 10 ** max(e + 1, 0):
+        e += 1
+    shift = digits - 1 - e  # mantissa = round(r · 10^shift), digits digits
+    num, den = p * 10 ** max(shift, 0), q * 10 ** max(-shift, 0)
+    mantissa = (2 * num + den) // (2 * den)
+    if mantissa >= 10 ** digits:
+        mantissa, e = mantissa // 10, e + 1
+    text = str(mantissa)
+    m = text[0] + ("." + text[1:] if len(text) > 1 else "")
+    return f"{sign}{m} × 10{str(e).translate(_SUP)}"
 
 
 def group(n: int, sep: str = "{,}") -> str:

@@ -100,14 +100,18 @@ def test_write_atomic_refuses_a_folder_and_long_names(tmp_path):
         sio.write_atomic(tmp_path / ("x" * 300), "x")
 
 
-def test_write_atomic_replaces_a_symlink_not_its_target(tmp_path):
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me\n")
+def test_write_atomic_replaces_a_symlinks_target_and_keeps_the_link(tmp_path):
+    """Issue 20, item 1: -o through a symlink writes what the link points to (as shells and
+    editors do), atomically, and the link stays a link."""
+    target = tmp_path / "sub" / "target.txt"
+    target.parent.mkdir()
+    target.write_text("old\n")
     link = tmp_path / "out.txt"
-    link.symlink_to(victim)
+    link.symlink_to(Path("sub") / "target.txt")
     sio.write_atomic(link, "new\n")
-    assert victim.read_text() == "keep me\n"
-    assert not link.is_symlink() and link.read_text() == "new\n"
+    assert link.is_symlink() and os.readlink(link) == str(Path("sub") / "target.txt")
+    assert target.read_text() == "new\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["target.txt"]  # no temporaries
 
 
 def test_written_files_follow_the_umask(tmp_path):
@@ -146,7 +150,9 @@ def test_report_crash_mid_write_keeps_previous_report(tmp_path, monkeypatch):
 def test_report_never_mixes_old_and_new_files(tmp_path):
     out = tmp_path / "rep"
     write_report(symgpt.load("gpt2-small"), out, pdf=False)
-    (out / "stale-from-an-old-version.md").write_text("old\n")
+    (out / "stale-from-an-old-version.md").write_text("old\n")  # as if an older symgpt wrote it:
+    with open(out / sio.MANIFEST, "a") as f:                    # its manifest lists it
+        f.write("stale-from-an-old-version.md\n")
     first = tree(out)
     write_report(symgpt.load("gpt2-small", tied=False), out, pdf=False)
     second = tree(out)

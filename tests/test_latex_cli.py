@@ -80,13 +80,14 @@ def test_report_is_unchanged(capsys, tmp_path):
     assert made == names
     # graph.svg is laid out by Graphviz with the fonts of the machine that ran it: compare what
     # it says (titles and texts), not its coordinates; every file symgpt writes itself, byte for byte
-    same = [n for n in names if n not in ("index.md", "graph.svg")]
+    same = [n for n in names if n not in ("index.md", "graph.svg", ".symgpt-files")]
     _, mismatch, errors = filecmp.cmpfiles(committed, fresh, same, shallow=False)
     assert not mismatch and not errors, mismatch + errors
     assert _svg_words(committed / "graph.svg") == _svg_words(fresh / "graph.svg")
-    # the index lists the PDF only when one was built
-    no_pdf = [line for line in (committed / "index.md").read_text().splitlines() if ".pdf" not in line]
-    assert (fresh / "index.md").read_text().splitlines() == no_pdf
+    # the index and the list of written files name the PDF only when one was built
+    for listing in ("index.md", ".symgpt-files"):
+        no_pdf = [line for line in (committed / listing).read_text().splitlines() if ".pdf" not in line]
+        assert (fresh / listing).read_text().splitlines() == no_pdf
     assert (fresh / "latex" / "report.tex").exists() and (fresh / "latex" / "blocks.tex").exists()
 
 

@@ -1,11 +1,16 @@
 """The ``symgpt`` command line. One module per command (``cmd_<name>.py``) with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``; commands import the engine lazily so that
-``symgpt --help`` starts fast. Errors are one line on stderr and exit code 2."""
+``symgpt --help`` starts fast. Errors are one line on stderr and exit code 2 (a full or closed
+stdout included); SIGTERM and Ctrl-C unwind like an error (temporaries removed, TeX and
+Graphviz children killed) and exit 143 and 130."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import re
+import signal
 import sys
 
 from ..errors import SymgptError
@@ -23,10 +28,27 @@ COMMANDS = {
     "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "sweep": cmd_sweep, "report": cmd_report,
 }
 
+#: digits Python may convert between int and str in one number (its default, 4,300, is less
+#: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
+MAX_DIGITS = 100_000
+
+#: a word starting with '-' that is an expression ("-2*d", "-d^2", "-(L+1)"), not an option
+_EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse would print the usage first)
         raise SymgptError(message.replace("\n", " "))
+
+    def _parse_optional(self, arg_string):
+        # "-2*d" or "-d^2" is an expression (compare's EXPR), not an unknown option
+        if arg_string in self._option_string_actions:
+            return super()._parse_optional(arg_string)
+        if _EXPRESSION.match(arg_string):
+            return None
+        if re.fullmatch(r"-[A-Za-z_]\w*", arg_string) and not self._get_option_tuples(arg_string):
+            return None  # "-d": no option of this command is spelt so; an expression
+        return super()._parse_optional(arg_string)
 
     def _get_values(self, action, arg_strings):
         # argparse turns '--opt=--' into an empty list where one value is expected
@@ -72,35 +94,115 @@ def _command(argv: list[str]) -> str:
 
 def _say(message: str) -> None:
     from ..errors import tame
+    from .common import terminal_safe
 
-    text = tame(" ".join(str(message).split()))  # one short line, whatever the message held
+    text = terminal_safe(tame(" ".join(str(message).split())))  # one short line, whatever the message held
     print(f"symgpt: error: {text}", file=sys.stderr)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so that every ``finally`` runs (temporaries are
+    removed, child processes killed) before the exit."""
+
+
+def _on_term(signum, frame):
+    raise Terminated()
+
+
+def _flush_stdout() -> None:
+    """Flush stdout now, so that a full disk or a closed stdout is a one-line error here rather
+    than Python's message at exit."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as e:
+        _discard_stdout()
+        if isinstance(e, BrokenPipeError):
+            raise
+        reason = getattr(e, "strerror", None) or "it is closed"
+        raise SymgptError(f"cannot write to standard output: {reason}") from None
+
+
+def _discard_stdout() -> None:
+    """Point fd 1 at /dev/null so that what is still buffered cannot fail again at exit."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous_term = None
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(MAX_DIGITS)
+    try:
+        previous_term = signal.signal(signal.SIGTERM, _on_term)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        return _main(argv)
+    finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         parser = build_parser(only=_command(sys.argv[1:] if argv is None else argv))
         args = parser.parse_args(argv)
         if not getattr(args, "_run", None):
             parser.print_help()
+            _flush_stdout()
             return 0
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        _flush_stdout()
+        return code
     except SymgptError as e:
         _say(str(e))
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
         return 130
+    except Terminated:
+        _say("terminated (SIGTERM)")
+        return 143
     except BrokenPipeError:
+        _discard_stdout()
         return 0
     except RecursionError:
         _say("input too deeply nested")
         return 2
-    except Exception as e:  # a bug: still one line, but say it is ours
-        if os.environ.get("SYMGPT_DEBUG"):
-            raise
-        _say(f"internal error ({type(e).__name__}: {e}); please report it (SYMGPT_DEBUG=1 shows the traceback)")
-        return 1
+    except MemoryError:
+        _say("out of memory; see the Limits section of the README")
+        return 2
+    except ValueError as e:
+        if "integer string conversion" not in str(e) and "int_max_str_digits" not in str(e):
+            return _internal(e)
+        _say(f"a number has more than {MAX_DIGITS:,} digits, the most symgpt reads or prints")
+        return 2
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT) and _is_stdout(e):
+            _discard_stdout()
+            _say(f"cannot write to standard output: {e.strerror}")
+            return 2
+        return _internal(e)
+    except Exception as e:
+        return _internal(e)
+
+
+def _is_stdout(e: OSError) -> bool:
+    return e.filename is None
+
+
+def _internal(e: BaseException) -> int:
+    """A bug: still one line, but say it is ours."""
+    if os.environ.get("SYMGPT_DEBUG"):
+        raise e
+    _say(f"internal error ({type(e).__name__}: {e}); please report it (SYMGPT_DEBUG=1 shows the traceback)")
+    return 1
 
 
 def entry() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import choices
-from .common import add_model, emit, load_model
+from .common import add_model, emit, load_model, wrote
 
 HELP = "LaTeX tables, derivations and figures of a model, in your notation"
 DESCRIPTION = (
@@ -60,7 +60,7 @@ def run(args) -> int:
             text = fragment(m, what, nota, **opts)
     if args.output:
         write_atomic(Path(args.output), text)
-        emit(f"wrote {args.output}")
+        wrote(args.output)
     else:
         emit(text)
     return 0

@@ -16,11 +16,19 @@ def add_arguments(p):
 def run(args) -> int:
     from pathlib import Path
 
+    import sys
+
     from ..documents.report import safe_name, write_report
+    from ..io import foreign_files, owned_files
 
     m = load_model(args)
     out = Path(args.output) if args.output else Path("output") / safe_name(m.name)
+    kept = foreign_files(out) if owned_files(out) is not None else []
     files = write_report(m, out, pdf=not args.no_pdf)
+    if kept:
+        shown = ", ".join(kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+        print(f"symgpt: kept {len(kept)} file(s) in {out} that the report did not write: {shown}",
+              file=sys.stderr)
     emit(f"wrote {len(files)} files to {out}/")
     for f in files:
         emit(f"  {f}")

@@ -98,8 +98,8 @@ def run(args) -> int:
     import sys
 
     from ..errors import SymgptError
-    from ..io import write_atomic
-    from ..sweep import Grid, Progress, sweep
+    from ..io import open_atomic, write_atomic
+    from ..sweep import Grid, Progress, sweep, write_csv
     from .common import load_model, settings
 
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -111,16 +111,19 @@ def run(args) -> int:
     model = load_model(args)
     grid = Grid.parse(args.grid, model.family.flags)
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    result = sweep(model, grid, columns, where=args.where, top=args.top, by=args.by,
-                   smallest=args.smallest, options=_options(args),
-                   progress=Progress(grid.total, sys.stderr, enabled=show))
-    text = result.csv()
-    if args.output:
-        write_atomic(args.output, text)
+    progress = Progress(grid.total, sys.stderr, enabled=show)
+    if args.top is None and args.by is None:  # rows in grid order: streamed, any number of them
+        with open_atomic(args.output or "-") as out:
+            result = write_csv(out, model, grid, columns, where=args.where,
+                               options=_options(args), progress=progress)
+        rows = result.matched
     else:
-        sys.stdout.write(text)
+        result = sweep(model, grid, columns, where=args.where, top=args.top, by=args.by,
+                       smallest=args.smallest, options=_options(args), progress=progress)
+        write_atomic(args.output or "-", result.csv())
+        rows = len(result.rows)
     for note in result.notes:
         print(f"symgpt: {note}", file=sys.stderr)
-    print(f"symgpt: {result.points:,} points, {result.matched:,} matched, {len(result.rows):,} rows"
+    print(f"symgpt: {result.points:,} points, {result.matched:,} matched, {rows:,} rows"
           + (f" written to {args.output}" if args.output else ""), file=sys.stderr)
     return 0

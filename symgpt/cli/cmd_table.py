@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import choices
-from .common import add_model, emit, settings
+from .common import add_model, emit, settings, wrote
 
 HELP = "a table of models by sizes and quantities (seed 000 §6), as LaTeX, Markdown or CSV"
 
@@ -42,7 +42,7 @@ def run(args) -> int:
     text = table.render(args.format, standalone=args.standalone)
     if args.output:
         write_atomic(Path(args.output), text)
-        emit(f"wrote {args.output}")
+        wrote(args.output)
     else:
         import sys
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 
@@ -47,5 +48,27 @@ def load_model(args, name: str | None = None):
     return load(name if name is not None else args.model, **settings(args))
 
 
+def terminal_safe(text: str) -> str:
+    """*text* with control characters shown as escapes (``symgpt.errors.visible``)."""
+    from ..errors import visible
+
+    return visible(text)
+
+
 def emit(text: str) -> None:
+    """Print *text* (one newline at the end) on stdout, control characters escaped."""
+    from ..errors import SymgptError
+
+    if sys.stdout is None:
+        raise SymgptError("cannot write to standard output: it is closed")
+    text = terminal_safe(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def wrote(path) -> None:
+    """Say that *path* was written, unless it was a stream (``-``, ``/dev/stdout``, a FIFO):
+    the message would land in the output itself."""
+    from ..io import is_stream
+
+    if not is_stream(path):
+        emit(f"wrote {path}")

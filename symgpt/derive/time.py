@@ -87,3 +87,9 @@ def initial_loss(model) -> Quantity:
     size = vocab[0].num if vocab else V
     return Quantity("loss.initial", (("loss", sympy.log(size)),), model.bindings, "nats", "",
                     ("ln V: the cross-entropy of a uniform guess over the vocabulary",))
+
+
+mfu.needs = ("a measured step time in seconds: 'symgpt time MODEL --measured SECONDS', or "
+              "--option measured=SECONDS where the command takes --option")
+training.needs = ("the number of training tokens D: 'symgpt time MODEL --tokens D', or "
+                  "--option tokens=D where the command takes --option")

@@ -78,6 +78,8 @@ def memory_text(m, qs, seed=None, hint: str = "") -> str:
 def _seconds(v) -> str:
     if v is None:
         return "(symbolic)"
+    if abs(v) >= 10**15:  # past what a float shows well (or holds: 1e400 is inf)
+        return f"{sci(v)} s"
     f = float(v)
     if f >= 86400:
         return f"{f:,.4g} s = {f / 86400:,.4g} days"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SymgptError
+from ..errors import SymgptError, visible
 from .text import expr_text, number
 
 FONT = "Helvetica"
@@ -29,9 +29,10 @@ def esc(text) -> str:
     """User text for an HTML-like label: XML specials escaped, line breaks as ``<BR/>``.
 
     Braces, bars and backslashes need no escape inside HTML labels (Graphviz reads them
-    literally there), and quotes are escaped so the text may also sit in an attribute.
+    literally there), and quotes are escaped so the text may also sit in an attribute. Control
+    characters (invalid in the SVG's XML) are shown as escapes (``\\x1b``).
     """
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = visible(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace('"', "&quot;").replace("'", "&#39;")
     lines = s.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return '<BR ALIGN="CENTER"/>'.join(" ".join(line.split()) or " " for line in lines)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import visible
 from ..quantity import is_prefix
 from .dotlabels import (DARK_FROM, PALETTE, color_class, esc, legend_rows, matrix_text, op_text,
                         percent, shape_text, value_text)
@@ -47,7 +48,7 @@ def share_of(part, total):
 
 def _q(text: str) -> str:
     """A plain DOT string (tooltips): backslashes and quotes escaped, one line."""
-    return '"' + " ".join(str(text).split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + " ".join(visible(str(text)).split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def title_label(ctx, color_by, shares_known, unbound) -> str:

@@ -4,13 +4,15 @@ numbers, exact values with a rounded decimal beside fractions. Printers format; 
 from __future__ import annotations
 
 from .report_text import model_header
-from .text import expr_text, number, table
+from .text import expr_text, number, sci, table
 
 
 def percent(r, signed: bool = True) -> str:
     """An exact ratio as a percentage for display (``-0.7283 %``); ``-`` when None."""
     if r is None:
         return "-"
+    if abs(r) >= 10**12:  # past what a float shows well (or holds: 1e400 is inf)
+        return f"{'+' if signed and r > 0 else ''}{sci(100 * r)} %"
     return f"{100 * float(r):+.4g} %" if signed else f"{100 * float(r):.4g} %"
 
 
@@ -20,7 +22,7 @@ def value_text(v) -> str:
         return "(unbound: set the free symbols with --set)"
     if v.is_Integer:
         return number(v)
-    return f"{number(v)} ≈ {float(v):,.6g}"
+    return f"{number(v)} ≈ {float(v):,.6g}" if abs(v) < 10**300 else f"{number(v)} ≈ {sci(v)}"
 
 
 def _title(q) -> str:

@@ -3,7 +3,11 @@
 ``dot`` is run as a subprocess (an argument list, no shell) with a timeout. Its SVG carries
 XML comments (the Graphviz version, node names) that are removed so the output depends only on
 the drawing; a PDF's creation date is replaced by a fixed one of the same length (so its
-cross-reference offsets stay valid).
+cross-reference offsets stay valid), and ``dot`` runs with ``TZ=UTC`` so that the date's zone
+is the same everywhere.
+
+Layout time grows much faster than the diagram (an unrolled Mixtral, 32 blocks of 8 experts,
+takes minutes), so a diagram of more than MAX_BOXES boxes is refused before ``dot`` starts.
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ import subprocess
 
 from ..errors import SymgptError
 
-#: seconds Graphviz may take to lay out one diagram
-TIMEOUT = 120
+#: seconds Graphviz may take to lay out one diagram (a backstop: MAX_BOXES keeps it to seconds)
+TIMEOUT = 60
+#: boxes (nodes) Graphviz is asked to lay out: an unrolled GPT-2 small (12 blocks, 569 boxes)
+#: or Mixtral with 8 blocks (555) take about a second; Mixtral with 12 blocks over a minute
+MAX_BOXES = 600
+_NODE = re.compile(r'^\s*"(?:[^"\\]|\\.)*" \[', re.M)
 INSTALL_HINT = ("Graphviz's 'dot' program is not installed (or not on PATH): install it with "
                 "'apt-get install graphviz' (Debian/Ubuntu) or 'brew install graphviz' (macOS), "
                 "or ask for --format dot")
@@ -36,8 +44,14 @@ def render(dot: str, fmt: str) -> bytes:
     """Lay out and render DOT text as ``svg``, ``png`` or ``pdf``."""
     if fmt not in ("svg", "png", "pdf"):
         raise SymgptError(f"Graphviz output format must be svg, png or pdf, got {fmt!r}")
+    boxes = len(_NODE.findall(dot))
+    if boxes > MAX_BOXES:
+        raise SymgptError(f"the diagram has {boxes:,} boxes, more than the {MAX_BOXES} that Graphviz "
+                          "lays out in seconds: draw it rolled (without --unroll), bind a smaller "
+                          "repeat count, or ask for --format dot")
     exe = dot_binary()
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "0"}  # honoured by newer cairo; see normalise_pdf
+    # SOURCE_DATE_EPOCH: honoured by newer cairo (see normalise_pdf); TZ: the date's zone
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "TZ": "UTC"}
     device = "png:cairo" if fmt == "png" else "pdf:cairo" if fmt == "pdf" else "svg"
     try:
         done = subprocess.run([exe, f"-T{device}"], input=dot.encode("utf-8"), capture_output=True,

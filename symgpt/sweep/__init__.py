@@ -7,6 +7,6 @@
 """
 
 from .grid import MAX_POINTS, Axis, Grid, parse_axis
-from .run import Progress, SweepResult, quantity_names, sweep
+from .run import Progress, SweepResult, quantity_names, sweep, write_csv
 
-__all__ = ["Axis", "Grid", "MAX_POINTS", "Progress", "SweepResult", "parse_axis", "quantity_names", "sweep"]
+__all__ = ["Axis", "Grid", "MAX_POINTS", "Progress", "SweepResult", "parse_axis", "quantity_names", "sweep", "write_csv"]

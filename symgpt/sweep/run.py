@@ -51,15 +51,23 @@ class SweepResult:
 
     def csv(self) -> str:
         """The rows as CSV (header first; cells quoted where needed; '\\n' line ends)."""
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(self.header)
-        if not len(self):
-            return buf.getvalue()
-        cells = [_cells(self.table[h]) for h in self.header]
-        if all(self.table[h].dtype != object for h in self.header):  # digits only: no quoting
-            return buf.getvalue() + "\n".join(map(",".join, zip(*cells))) + "\n"
-        csv.writer(buf, lineterminator="\n").writerows(zip(*cells))
-        return buf.getvalue()
+        return csv_header(self.header) + (csv_rows(self.header, self.table) if len(self) else "")
+
+
+def csv_header(header: Sequence[str]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(header)
+    return buf.getvalue()
+
+
+def csv_rows(header: Sequence[str], table: Mapping[str, np.ndarray]) -> str:
+    """The rows of *table* as CSV lines (no header)."""
+    cells = [_cells(table[h]) for h in header]
+    if all(table[h].dtype != object for h in header):  # digits only: no quoting
+        return "\n".join(map(",".join, zip(*cells))) + "\n"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(zip(*cells))
+    return buf.getvalue()
 
 
 def _cells(column: np.ndarray) -> list[str]:
@@ -152,95 +160,133 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
     *model*: a name, path or ``Model`` (its bound sizes are fixed unless gridded). *where*:
     conditions such as ``"memory.total < 80e9"`` (safe parser; quantities and symbols). *top*
     with *by* keeps the K rows with the largest *by* (smallest with ``smallest``). *options* go
-    to the quantities that accept them (``zero=2, dp=64``).
+    to the quantities that accept them (``zero=2, dp=64``). At most MAX_ROWS rows are kept
+    without *top*; ``write_csv`` streams any number.
     """
-    from ..exprparse import parse_condition
-    from ..model import load
-
-    base = load(model)
-    if not isinstance(grid, Grid):
-        grid = Grid.parse(grid, base.family.flags)
-    columns = list(dict.fromkeys(columns))
-    known = quantity_names()
-    for c in columns:
-        if c not in known:
-            raise SymgptError(f"unknown quantity {c!r} in --columns; known: {', '.join(known)}")
-    if top is not None:
-        if isinstance(top, bool) or not isinstance(top, int) or top <= 0:
-            raise SymgptError(f"--top must be a positive integer, got {top!r}")
-        if by is None:
-            raise SymgptError("--top needs --by QUANTITY (the column to rank by)")
-    if smallest and by is None:
-        raise SymgptError("--smallest needs --by QUANTITY")
-    if by is not None:
-        if by not in known and by not in grid.order:
-            raise SymgptError(f"--by {by!r} is neither a quantity ({', '.join(known)}) nor a grid name")
-        if by in known and by not in columns:
-            columns.append(by)
-    names, placeholders = _condition_names(grid)
-    conditions = [parse_condition(text, names) for text in where]
-    options = dict(options or {})
-    used: dict = {}
-    header = [*grid.order, *columns]
-    progress = progress if isinstance(progress, Progress) else Progress(grid.total, enabled=bool(progress))
-
+    plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress)
     kept: list[dict[str, np.ndarray]] = []
-    skipped: dict[str, int] = {}
-    matched = done = 0
-    offset = 0  # flat index of the first point of the current flag setting
-    for setting in grid.flag_settings():
-        m = base.with_(**setting) if setting else base
-        m = m.free(*(a.name for a in grid.axes))
-        exprs = {c: _quantity_expr(m, c, options, used) for c in columns}
-        cols = {c: Compiled(_fixed(e, m), grid.axes, c) for c, e in exprs.items()}
-        checks = _constraints(m, grid)
-        tests = []
-        for text, (left, op, right) in zip(where, conditions):
-            needed = {q: _quantity_expr(m, q, options, used) if q not in exprs else exprs[q]
-                      for q, p in placeholders.items() if p in (left - right).free_symbols}
-            diff = (left - right).xreplace({placeholders[q]: e for q, e in needed.items()})
-            tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
-        for chunk in grid.chunks():
-            mask = np.ones(chunk.n, dtype=bool)
-            for message, check in checks:
-                ok = check(chunk)
-                bad = int(np.count_nonzero(mask & ~ok))
-                if bad:
-                    skipped[message] = skipped.get(message, 0) + bad
-                mask &= ok
-            for compiled, op in tests:
-                mask &= np.asarray(_CMP[op](compiled.evaluate(chunk), 0), dtype=bool)
-            done += chunk.n
-            progress.update(done)
-            if not mask.any():
-                continue
-            pick = slice(None) if mask.all() else mask
-            rows = {"#": chunk.flat[pick] + offset}
-            for i, a in enumerate(grid.axes):
-                rows[a.name] = chunk.values(i)[pick]
-            for a in grid.flag_axes:
-                rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
-            for c, compiled in cols.items():
-                rows[c] = compiled.evaluate(chunk)[pick]
-            matched += len(rows["#"])
-            kept.append(rows)
-            if top is not None:
-                kept = [_top(_concat(kept), by, top, smallest)]
-            elif matched > MAX_ROWS:
-                raise SymgptError(f"the sweep keeps over {MAX_ROWS:,} rows; narrow it with --where "
-                                  "or keep the best with --top K --by QUANTITY")
-        offset += grid.size
-    progress.close()
-    for k in options:
-        if k not in used or used[k] is not None:
-            why = f" ({used[k]})" if used.get(k) else ""
-            raise SymgptError(f"option {k}={options[k]} does not apply to any of: "
-                              f"{', '.join(columns)}{why}")
+    for rows in plan.tables():
+        kept.append(rows)
+        if top is not None:
+            kept = [_top(_concat(kept), by, top, smallest)]
+        elif plan.matched > MAX_ROWS:
+            raise SymgptError(f"the sweep keeps over {MAX_ROWS:,} rows; narrow it with --where, "
+                              "keep the best with --top K --by QUANTITY, or write the CSV "
+                              "(streamed: any number of rows)")
     table = _concat(kept) if kept else {}
     if table and by is not None and top is None:
         table = _top(table, by, len(table["#"]), smallest)
-    notes = [f"skipped {n:,} points: {msg}" for msg, n in skipped.items()]
-    return SweepResult(header, table, grid.total, matched, skipped, notes)
+    return plan.result(table)
+
+
+def write_csv(out, model, grid, columns: Sequence[str] = ("params",), where: Sequence[str] = (),
+              options: Mapping[str, object] | None = None, progress: Progress | bool = False
+              ) -> SweepResult:
+    """Stream the sweep's CSV into the binary file *out*, chunk by chunk (memory stays bounded
+    whatever the number of rows); rows in grid order. Returns the counts (no rows kept)."""
+    plan = _Plan(model, grid, columns, where, None, None, False, options, progress)
+    tables = plan.tables()
+    first = next(tables, None)  # every check runs before the first row: no output on an error
+    out.write(csv_header(plan.header).encode("utf-8"))
+    for rows in ([first] if first is not None else []):
+        out.write(csv_rows(plan.header, rows).encode("utf-8"))
+    for rows in tables:
+        out.write(csv_rows(plan.header, rows).encode("utf-8"))
+    return plan.result({})
+
+
+class _Plan:
+    """A checked sweep request; ``tables()`` yields the matching rows of each chunk."""
+
+    def __init__(self, model, grid, columns, where, top, by, smallest, options, progress):
+        from ..exprparse import parse_condition
+        from ..model import load
+
+        base = load(model)
+        if not isinstance(grid, Grid):
+            grid = Grid.parse(grid, base.family.flags)
+        columns = list(dict.fromkeys(columns))
+        known = quantity_names()
+        for c in columns:
+            if c not in known:
+                raise SymgptError(f"unknown quantity {c!r} in --columns; known: {', '.join(known)}")
+        if top is not None:
+            if isinstance(top, bool) or not isinstance(top, int) or top <= 0:
+                raise SymgptError(f"--top must be a positive integer, got {top!r}")
+            if by is None:
+                raise SymgptError("--top needs --by QUANTITY (the column to rank by)")
+        if smallest and by is None:
+            raise SymgptError("--smallest needs --by QUANTITY")
+        if by is not None:
+            if by not in known and by not in grid.order:
+                raise SymgptError(f"--by {by!r} is neither a quantity ({', '.join(known)}) nor a grid name")
+            if by in known and by not in columns:
+                columns.append(by)
+        self.names, self.placeholders = _condition_names(grid)
+        self.conditions = [parse_condition(text, self.names) for text in where]
+        self.base, self.grid, self.columns, self.where = base, grid, columns, list(where)
+        self.options = dict(options or {})
+        self.used: dict = {}
+        self.header = [*grid.order, *columns]
+        self.progress = progress if isinstance(progress, Progress) else \
+            Progress(grid.total, enabled=bool(progress))
+        self.skipped: dict[str, int] = {}
+        self.matched = 0
+
+    def tables(self):
+        grid, options, used, columns = self.grid, self.options, self.used, self.columns
+        skipped, done = self.skipped, 0
+        offset = 0  # flat index of the first point of the current flag setting
+        for setting in grid.flag_settings():
+            m = self.base.with_(**setting) if setting else self.base
+            m = m.free(*(a.name for a in grid.axes))
+            exprs = {c: _quantity_expr(m, c, options, used) for c in columns}
+            cols = {c: Compiled(_fixed(e, m), grid.axes, c) for c, e in exprs.items()}
+            checks = _constraints(m, grid)
+            tests = []
+            for text, (left, op, right) in zip(self.where, self.conditions):
+                needed = {q: _quantity_expr(m, q, options, used) if q not in exprs else exprs[q]
+                          for q, p in self.placeholders.items() if p in (left - right).free_symbols}
+                diff = (left - right).xreplace({self.placeholders[q]: e for q, e in needed.items()})
+                tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
+            self._check_options()  # before any row: a streamed CSV is never cut short by it
+            for chunk in grid.chunks():
+                mask = np.ones(chunk.n, dtype=bool)
+                for message, check in checks:
+                    ok = check(chunk)
+                    bad = int(np.count_nonzero(mask & ~ok))
+                    if bad:
+                        skipped[message] = skipped.get(message, 0) + bad
+                    mask &= ok
+                for compiled, op in tests:
+                    mask &= np.asarray(_CMP[op](compiled.evaluate(chunk), 0), dtype=bool)
+                done += chunk.n
+                self.progress.update(done)
+                if not mask.any():
+                    continue
+                pick = slice(None) if mask.all() else mask
+                rows = {"#": chunk.flat[pick] + offset}
+                for i, a in enumerate(grid.axes):
+                    rows[a.name] = chunk.values(i)[pick]
+                for a in grid.flag_axes:
+                    rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
+                for c, compiled in cols.items():
+                    rows[c] = compiled.evaluate(chunk)[pick]
+                self.matched += len(rows["#"])
+                yield rows
+            offset += grid.size
+        self.progress.close()
+
+    def _check_options(self) -> None:
+        for k in self.options:
+            if k not in self.used or self.used[k] is not None:
+                why = f" ({self.used[k]})" if self.used.get(k) else ""
+                raise SymgptError(f"option {k}={self.options[k]} does not apply to any of: "
+                                  f"{', '.join(self.columns)}{why}")
+
+    def result(self, table) -> SweepResult:
+        notes = [f"skipped {n:,} points: {msg}" for msg, n in self.skipped.items()]
+        return SweepResult(self.header, table, self.grid.total, self.matched, self.skipped, notes)
 
 
 def _fixed(expr, model):
