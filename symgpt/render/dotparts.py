@@ -7,7 +7,7 @@ drawn node stands for (rolled: all its copies; unrolled: the copies within one d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -36,6 +36,8 @@ class Ctx:
     view: View
     measures: dict
     colour: Measure | None
+    #: labels already made, by what they depend on: the copies of an unrolled group share them
+    memo: dict = field(default_factory=dict)
 
 
 def share_of(part, total):
@@ -87,7 +89,18 @@ def cluster_label(ctx: Ctx, c) -> str:
         head = f"<B>{name}</B>  × {esc(_repeat_text(g.repeat, b))}"
         if sympy.expand(g.active - g.repeat) != 0:
             head += f", {esc(_repeat_text(g.active, b))} active"
-    rows = [head]
+    key = ("cluster", c.group, c.copy is not None)
+    if key not in ctx.memo:
+        ctx.memo[key] = _cluster_rows(ctx, c)
+    rows = [head, *ctx.memo[key]]
+    return "<" + '<BR ALIGN="LEFT"/>'.join(rows[:1] + [f'<FONT POINT-SIZE="11">{r}</FONT>'
+                                                        for r in rows[1:]]) + '<BR ALIGN="LEFT"/>>'
+
+
+def _cluster_rows(ctx: Ctx, c) -> list[str]:
+    """A cluster's value rows (the same for every copy of an unrolled group)."""
+    arch, b = ctx.model.arch, ctx.model.bindings
+    rows = []
     chain = arch.group_chain(c.group)
     # unrolled, this cluster stands for one copy of the top group; "each" counts the rest
     drawn_of_top, inner = (chain[-1], chain[:-1]) if c.copy is not None else (None, chain)
@@ -108,8 +121,7 @@ def cluster_label(ctx: Ctx, c) -> str:
         each, in_all = (" each", " in all") if inner else ("", "")
         rows.append(f"{esc(value_text(per))} {unit}{each}" +
                     (f" · {percent(share)}{in_all}" if share is not None else ""))
-    return "<" + '<BR ALIGN="LEFT"/>'.join(rows[:1] + [f'<FONT POINT-SIZE="11">{r}</FONT>'
-                                                        for r in rows[1:]]) + '<BR ALIGN="LEFT"/>>'
+    return rows
 
 
 def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
@@ -131,6 +143,15 @@ def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
 
 
 def node_stmt(ctx: Ctx, n) -> str:
+    """A node's statement; its label and attributes are made once for all the copies of an
+    unrolled group (they depend on the path and on whether the node is a copy, not on which)."""
+    key = ("node", n.path, n.kind, n.copy is not None)
+    if key not in ctx.memo:
+        ctx.memo[key] = _node_attrs(ctx, n)
+    return f'"{n.id}" {ctx.memo[key]}'
+
+
+def _node_attrs(ctx: Ctx, n) -> str:
     arch, b = ctx.model.arch, ctx.model.bindings
     a = arch.graph.nodes[n.path]
     attrs = [f"tooltip={_q(n.path)}"]
@@ -139,7 +160,7 @@ def node_stmt(ctx: Ctx, n) -> str:
                  f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in a["shape"])))}'
                  f" {esc(a.get('dtype', ''))}</FONT>")
         attrs += ['fillcolor="#e3eefa"', 'color="#2f5d8a"']
-        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+        return f'[label=<{label}>, {", ".join(attrs)}];'
     if n.kind == "param":
         owner = arch.graph.nodes[a["owner"]]
         users = [arch.graph.nodes[u].get("label") or u for u in sorted(
@@ -148,12 +169,12 @@ def node_stmt(ctx: Ctx, n) -> str:
                  f".{esc(a['local'])}  {esc(matrix_text(tuple(x.xreplace(b) for x in a['shape'])))}"
                  f'<BR/>used by {esc(" and ".join(users))}</FONT>')
         attrs += ['shape=note', 'style="filled"', 'fillcolor="#dcecf9"', 'color="#1f5f99"']
-        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+        return f'[label=<{label}>, {", ".join(attrs)}];'
     title = esc(a.get("label") or n.path)
     if n.kind == "view":
         attrs += ['style="rounded,dashed,filled"', "fontsize=11", 'fillcolor="#fbfbfb"',
                   'color="#888888"', 'height=0.3', 'margin="0.08,0.02"']
-        return f'"{n.id}" [label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
+        return f'[label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
                f'{esc(op_text(a["op"], b))}</FONT>>, {", ".join(attrs)}];'
     lines = [f"<B>{title}</B>", esc(op_text(a["op"], b))]
     lines += _param_lines(ctx, n)
@@ -177,7 +198,7 @@ def node_stmt(ctx: Ctx, n) -> str:
     attrs.append(f'fillcolor="{PALETTE[cls]}"')
     if n.path == arch.output:
         attrs += ["penwidth=2.6", 'color="#222222"']
-    return f'"{n.id}" [label=<{body}>, {", ".join(attrs)}];'
+    return f'[label=<{body}>, {", ".join(attrs)}];'
 
 
 def _param_lines(ctx: Ctx, n) -> list[str]:
