@@ -10,3 +10,13 @@ sys.path.insert(0, os.path.dirname(__file__))
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+
+# The derivation cache (symgpt.cache) of every test process and its subprocesses lives in a
+# temporary folder, removed at exit: nothing is written into the user's ~/.cache.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_CACHE = tempfile.mkdtemp(prefix="symgpt-test-cache-")
+os.environ["SYMGPT_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)

@@ -14,7 +14,7 @@ import signal
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_latex,
+from . import (cmd_cache, cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_latex,
                cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
                cmd_table, cmd_time)
 
@@ -26,6 +26,7 @@ COMMANDS = {
     "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
     "check": cmd_check,
     "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "sweep": cmd_sweep, "report": cmd_report,
+    "cache": cmd_cache,
 }
 
 #: digits Python may convert between int and str in one number (its default, 4,300, is less
