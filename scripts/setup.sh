@@ -13,6 +13,11 @@ kpsewhich siunitx.sty >/dev/null 2>&1 || need+=(texlive-science)
 kpsewhich booktabs.sty >/dev/null 2>&1 || need+=(texlive-latex-recommended)
 kpsewhich pgfplots.sty >/dev/null 2>&1 || need+=(texlive-pictures)
 kpsewhich adjustbox.sty >/dev/null 2>&1 || need+=(texlive-latex-extra)
+if [ "${1:-}" = "--test" ]; then
+  # the interactive page is tested in a real headless browser (Debian's Chromium and its driver)
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need root to install ${need[*]} (apt-get)" >&2; exit 1

@@ -20,7 +20,7 @@ from .errors import SymgptError
 
 __all__ = ["SymgptError", "Model", "load", "Quantity", "symbols", "quantity_names", "register_quantity",
            "diagram", "fragment", "document", "scaling_table", "write_report"]
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401
 
 #: public name -> the module that defines it (imported lazily, on first access)
 _LAZY = {"Model": "model", "load": "model", "quantity_names": "model", "register_quantity": "model",

@@ -84,6 +84,20 @@ def _leftovers(path: Path):
     return found
 
 
+def clean_dead(folder: Path | str, prefix: str) -> None:
+    """Remove what killed processes left in *folder* under ``PREFIX<pid>-...`` names (a TeX
+    build folder after a ``kill -9``); those of live processes are left alone."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-")
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return
+    for p in entries:
+        m = pattern.match(p.name)
+        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
 def _clean_up(path: Path) -> None:
     """Remove what killed writers of *path* left behind; put back a folder caught mid-swap."""
     for kind, p in _leftovers(path):

@@ -11,7 +11,7 @@ from __future__ import annotations
 LAYERS = (
     # vocabulary every layer speaks: errors, files, symbols, safe parsing, conventions, notation
     ("symbols", ("symgpt.errors", "symgpt.io", "symgpt.symbols", "symgpt.exprparse",
-                 "symgpt.numtext", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
+                 "symgpt.numtext", "symgpt.version", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
                  "symgpt.layers")),
     ("ops", ("symgpt.ops",)),                                   # the op catalog and its rules
     ("graph", ("symgpt.graph", "symgpt.roles")),                # Arch, Builder, Group; what a node is

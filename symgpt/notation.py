@@ -161,21 +161,28 @@ class Notation:
     description: str
     symbols: Mapping[str, str]
     quantities: Mapping[str, str] = field(default_factory=dict)
+    #: keys (symbols and quantities) whose values a user gave: typeset as atoms (``_atom``)
+    user_keys: frozenset = frozenset()
 
     def symbol(self, name: str) -> str:
-        """The LaTeX shown for canonical symbol *name*."""
+        """The LaTeX shown for canonical symbol *name*, as an atom (``_atom``): it may be put
+        next to another symbol or raised to a power."""
         try:
-            return self.symbols[name]
+            return self._shown(name, self.symbols[name])
         except KeyError:
             raise SymgptError(f"unknown symbol {name!r}; known symbols: {', '.join(CANONICAL)}") from None
 
     def quantity(self, name: str) -> str:
-        return self.quantities.get(name.split(".")[0], r"\mathrm{" + name.split(".")[0] + "}")
+        key = name.split(".")[0]
+        return self._shown(key, self.quantities.get(key, r"\mathrm{" + key + "}"))
+
+    def _shown(self, key: str, value: str) -> str:
+        return _atom(value) if key in self.user_keys else value
 
     @property
     def symbol_names(self) -> dict:
-        """The ``symbol_names`` argument of ``sympy.latex``."""
-        return {CANONICAL[k]: v for k, v in self.symbols.items()}
+        """The ``symbol_names`` argument of ``sympy.latex`` (each value an atom: ``_atom``)."""
+        return {CANONICAL[k]: self._shown(k, v) for k, v in self.symbols.items()}
 
     def latex(self, expr) -> str:
         """*expr* as LaTeX math in this notation (highest degree first, ``12 L d^{2} + ...``)."""
@@ -186,16 +193,16 @@ class Notation:
 
     def legend(self, names) -> list[tuple[str, str]]:
         """(LaTeX symbol, meaning) for each canonical name in *names*, in canonical order."""
-        return [(self.symbols[n], MEANING[n]) for n in CANONICAL if n in names]
+        return [(self.symbol(n), MEANING[n]) for n in CANONICAL if n in names]
 
 
-def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notation:
+def _build(name: str, base: Notation | None, spec: Mapping, where: str, user: bool = True) -> Notation:
     symbols = dict(base.symbols) if base else {}
     quantities = dict(base.quantities) if base else {}
     for key, value in dict(spec.get("symbols", {})).items():
         if key not in CANONICAL:
             raise SymgptError(f"{where}: unknown symbol {key!r}; known symbols: {', '.join(CANONICAL)}")
-        symbols[key] = _atom(_check_math(value, f"{where}: {key}"))
+        symbols[key] = _check_math(value, f"{where}: {key}")
     for key, value in dict(spec.get("quantities", {})).items():
         if key not in QUANTITY_KEYS:
             raise SymgptError(f"{where}: unknown quantity {key!r}; known: {', '.join(QUANTITY_KEYS)}")
@@ -207,13 +214,15 @@ def _build(name: str, base: Notation | None, spec: Mapping, where: str) -> Notat
             raise SymgptError(f"{where}: {seen[norm]} and {key} would both be shown as {value!r}")
         seen[norm] = key
     desc = _check_text(spec.get("description", base.description if base else ""), f"{where}: description")
-    return Notation(name, desc, MappingProxyType(symbols), MappingProxyType(quantities))
+    given = frozenset([*dict(spec.get("symbols", {})), *dict(spec.get("quantities", {}))]) if user else frozenset()
+    return Notation(name, desc, MappingProxyType(symbols), MappingProxyType(quantities),
+                    given | (base.user_keys if base else frozenset()))
 
 
 def _builtin(name: str) -> Notation:
     spec = PROFILES[name]
     base = None if name == "default" else _builtin("default")
-    return _build(name, base, spec, f"notation {name}")
+    return _build(name, base, spec, f"notation {name}", user=False)
 
 
 def builtin_names() -> list[str]:

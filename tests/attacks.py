@@ -346,9 +346,45 @@ def sandbox_env(dirs: dict, **extra) -> dict:
 #: of exhausting memory; the bound a case asserts is its peak resident memory, far lower)
 ADDRESS_SPACE = 4 << 30
 
+#: a small Python that forks and execs symgpt, then reports the child's peak memory. A child
+#: forked by the test process itself would count the test process's memory as its own (Linux
+#: keeps the pre-exec high-water mark in ru_maxrss); a fork of this small one adds ~10 MB.
+_LAUNCHER = r"""
+import os, resource, signal, sys
+limit, report, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.execv(sys.executable, [sys.executable, "-m", "symgpt", *args])
+with open(report + ".pid", "w") as f:
+    f.write(str(pid))
+while True:
+    try:
+        _, status, usage = os.wait4(pid, 0)
+        break
+    except InterruptedError:
+        continue
+with open(report, "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:  # die of the same signal
+    if -code not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
-def _cap_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+def symgpt_pid(proc, seconds: float = 30) -> int:
+    """The pid of the symgpt process that ``run_measured``'s launcher *proc* started."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError, ValueError):
+            return int(Path(proc.report + ".pid").read_text())
+        time.sleep(0.01)
+    raise AssertionError("symgpt did not start")
 
 
 def run_measured(argv: list[str], dirs: dict, seconds: float = 30, stdout=None, env=None,
@@ -356,17 +392,20 @@ def run_measured(argv: list[str], dirs: dict, seconds: float = 30, stdout=None, 
     """``python -m symgpt ARGV`` in ``dirs['work']`` with HOME and TMPDIR in the sandbox; its
     stdout goes to *stdout* (a file descriptor, or a temporary file read back), stderr to a
     file. Killed (with its process group) past *seconds*; its address space is capped at
-    ADDRESS_SPACE. *on_start(proc)* runs while it runs."""
+    ADDRESS_SPACE. *on_start(proc)* runs while it runs (``symgpt_pid(proc)`` is symgpt's pid)."""
     import tempfile
     import threading
     import time
 
-    with tempfile.TemporaryFile() as err_f, tempfile.TemporaryFile() as out_f:
+    with tempfile.TemporaryFile() as err_f, tempfile.TemporaryFile() as out_f, \
+            tempfile.TemporaryDirectory() as side:
+        report = os.path.join(side, "maxrss")
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "symgpt", *argv], cwd=dirs["work"],
-                                env=env or sandbox_env(dirs), stdin=subprocess.DEVNULL,
-                                stdout=out_f if stdout is None else stdout, stderr=err_f,
-                                start_new_session=True, preexec_fn=_cap_memory)
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(ADDRESS_SPACE), report, *argv],
+                                cwd=dirs["work"], env=env or sandbox_env(dirs),
+                                stdin=subprocess.DEVNULL, stdout=out_f if stdout is None else stdout,
+                                stderr=err_f, start_new_session=True)
+        proc.report = report
         late = threading.Event()
 
         def kill():
@@ -379,16 +418,19 @@ def run_measured(argv: list[str], dirs: dict, seconds: float = 30, stdout=None, 
         try:
             if on_start:
                 on_start(proc)
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         elapsed = time.monotonic() - start
+        try:
+            peak = int(Path(report).read_text()) / 1024
+        except (OSError, ValueError):
+            peak = float("nan")
         err_f.seek(0)
         out_f.seek(0)
         code = None if late.is_set() else proc.returncode
         return Measured(argv, code, out_f.read(), err_f.read().decode("utf-8", "replace"),
-                        elapsed, usage.ru_maxrss / 1024)
+                        elapsed, peak)
 
 
 def snapshot(root: Path) -> dict:

@@ -80,15 +80,24 @@ def test_report_is_unchanged(capsys, tmp_path):
     assert made == names
     # graph.svg is laid out by Graphviz with the fonts of the machine that ran it: compare what
     # it says (titles and texts), not its coordinates; every file symgpt writes itself, byte for byte
-    same = [n for n in names if n not in ("index.md", "graph.svg", ".symgpt-files")]
+    same = [n for n in names if n not in ("index.md", "graph.svg", "html/index.html", ".symgpt-files")]
     _, mismatch, errors = filecmp.cmpfiles(committed, fresh, same, shallow=False)
     assert not mismatch and not errors, mismatch + errors
     assert _svg_words(committed / "graph.svg") == _svg_words(fresh / "graph.svg")
+    # the interactive page embeds that drawing: the rest of it byte for byte
+    assert _page_without_graph(committed) == _page_without_graph(fresh)
     # the index and the list of written files name the PDF only when one was built
     for listing in ("index.md", ".symgpt-files"):
         no_pdf = [line for line in (committed / listing).read_text().splitlines() if ".pdf" not in line]
         assert (fresh / listing).read_text().splitlines() == no_pdf
     assert (fresh / "latex" / "report.tex").exists() and (fresh / "latex" / "blocks.tex").exists()
+
+
+def _page_without_graph(folder):
+    import re
+
+    text = (folder / "html" / "index.html").read_text(encoding="utf-8")
+    return re.sub(r'<div id="graph">.*?</svg></div>', "", text, count=1, flags=re.S)
 
 
 def _svg_words(path):

@@ -52,6 +52,19 @@ def _fifo(work):
     os.mkfifo(work / "fifo")
 
 
+def _null_copy(work):
+    """A character device like /dev/null in the sandbox (as root); else a link to /dev/null."""
+    if os.geteuid() == 0:
+        os.mknod(work / "null", 0o666 | stat.S_IFCHR, os.stat("/dev/null").st_rdev)
+    else:
+        (work / "null").symlink_to("/dev/null")
+
+
+def _still_null(work, r):
+    st = os.stat(work / "null")
+    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat("/dev/null").st_rdev
+
+
 def _link(work):
     (work / "sub").mkdir()
     (work / "sub" / "real.tex").write_text("old\n")
@@ -123,10 +136,13 @@ def _latex_total(out: str) -> list:
 L1000 = 10**1000
 CASES = [
     # --- special files ------------------------------------------------------------------------
-    Case("-o /dev/null discards", _latex_total("/dev/null"), 0,
-         after=lambda w, r: stat.S_ISCHR(os.stat("/dev/null").st_mode) or pytest.fail("/dev/null")),
-    Case("-o /dev/stdout prints", _latex_total("/dev/stdout"), 0, out_has=("\\begin{align*}",),
-         out_lacks=("wrote",)),
+    # never the real /dev/null or /dev/stdout: a symgpt without the fix, run as root, would
+    # replace them (for every process on the machine); a copy in the sandbox shows the same
+    Case("-o a character device (a copy of /dev/null) discards", _latex_total("null"), 0,
+         setup=_null_copy, after=_still_null),
+    Case("-o /dev/stdout prints", _latex_total("stdout"), 0, out_has=("\\begin{align*}",),
+         out_lacks=("wrote",), setup=lambda w: (w / "stdout").symlink_to("/proc/self/fd/1"),
+         after=lambda w, r: (w / "stdout").is_symlink() or pytest.fail("the link was replaced")),
     Case("-o - prints", _latex_total("-"), 0, out_has=("\\begin{align*}",), out_lacks=("wrote",)),
     Case("-o through a symlink replaces its target", _latex_total("link.tex"), 0, setup=_link,
          targets=("sub/real.tex",), after=_link_kept),
@@ -203,6 +219,11 @@ CASES = [
     Case("a user's file where the report writes one", ["report", "gpt2-small", "--no-pdf", "-o",
                                                        "r"], 2, "params.md would be replaced",
          seconds=40, setup=_collision),
+    # --- TeX: a PDF build writes no font cache into HOME, leaves no temp folder ------------------
+    Case("a report with its PDF touches only its folder", ["report", "gpt2-small", "-o", "r"], 0,
+         seconds=120, targets=("r",),
+         after=lambda w, r: (w / "r" / "latex" / "report.pdf").read_bytes().startswith(b"%PDF")
+         or pytest.fail("no PDF")),
     # --- resources ------------------------------------------------------------------------------
     Case("unrolled Mixtral is refused at once", ["graph", "mixtral-8x7b", "--unroll", "-o", "m.svg"],
          2, "more than the 600 that Graphviz lays out in seconds", seconds=15),

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks import check_cli, run_cli, run_measured, sandbox, sandbox_env, snapshot, touched
+from attacks import (check_cli, run_cli, run_measured, sandbox, sandbox_env, snapshot, symgpt_pid,
+                     touched)
 
 
 def _ours(root: Path) -> list[tuple[int, str]]:
@@ -52,8 +53,9 @@ def test_a_stopped_pdf_build_leaves_nothing_running(tmp_path, sig):
     state = {}
 
     def stop_during_tex(proc):
+        pid = symgpt_pid(proc)
         state["tex"] = _wait_for_tex(tmp_path, proc)
-        os.kill(proc.pid, sig)  # symgpt only, not its process group
+        os.kill(pid, sig)  # symgpt only, not its process group
         state["stopped"] = time.monotonic()
 
     r = run_measured(["report", "gpt2-small", "-o", "r"], dirs, seconds=180, on_start=stop_during_tex)
@@ -75,6 +77,22 @@ def test_a_stopped_pdf_build_leaves_nothing_running(tmp_path, sig):
         assert not (dirs["work"] / "r").exists()
         home = [p for p in touched(before, snapshot(tmp_path)) if p.startswith("home")]
         assert not home, f"written into HOME: {home}"
+        # the next build removes the TeX folder the killed one could not
+        assert [p.name for p in dirs["tmp"].iterdir() if p.name.startswith("symgpt-tex-")]
+        again = run_measured(["graph", "gpt2-small", "-o", "g.svg"], dirs)  # no TeX: stays
+        assert again.code == 0 and any(p.name.startswith("symgpt-tex-") for p in dirs["tmp"].iterdir())
+        from symgpt.render.latex_build import build_pdf
+
+        os.environ["TMPDIR"], previous = str(dirs["tmp"]), os.environ.get("TMPDIR")
+        import tempfile
+
+        tempfile.tempdir = None
+        try:
+            build_pdf("\\documentclass{article}\\begin{document}x\\end{document}", "x")
+        finally:
+            os.environ.pop("TMPDIR") if previous is None else os.environ.update(TMPDIR=previous)
+            tempfile.tempdir = None
+        assert not [p.name for p in dirs["tmp"].iterdir() if p.name.startswith("symgpt-tex-")]
 
 
 def test_graph_pdf_is_the_same_in_every_time_zone(tmp_path):

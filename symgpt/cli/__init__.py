@@ -14,9 +14,16 @@ import signal
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_cache, cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_latex,
+from . import (cmd_cache, cmd_check, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph, cmd_html, cmd_latex,
                cmd_memory, cmd_models, cmd_params, cmd_report, cmd_rule, cmd_shapes, cmd_sweep,
                cmd_table, cmd_time)
+
+#: digits Python may convert between int and str in one number (its default, 4,300, is less
+#: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
+MAX_DIGITS = 100_000
+
+#: a word starting with '-' that is an expression ("-2*d", "-d^2", "-(L+1)"), not an option
+_EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 
 #: command name -> its module, in the order ``--help`` lists them (an explicit table: a missing
 #: module is an ImportError here; the modules' top levels import no engine)
@@ -25,16 +32,9 @@ COMMANDS = {
     "memory": cmd_memory, "time": cmd_time,
     "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
     "check": cmd_check,
-    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "sweep": cmd_sweep, "report": cmd_report,
+    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep, "report": cmd_report,
     "cache": cmd_cache,
 }
-
-#: digits Python may convert between int and str in one number (its default, 4,300, is less
-#: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
-MAX_DIGITS = 100_000
-
-#: a word starting with '-' that is an expression ("-2*d", "-d^2", "-(L+1)"), not an option
-_EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +63,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its
     arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
     then imports no command's option helpers, hence no engine)."""
-    from .. import __version__
+    from ..version import __version__
 
     parser = _Parser(
         prog="symgpt",

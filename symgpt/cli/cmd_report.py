@@ -14,6 +14,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    import sys
     from pathlib import Path
 
     import sys

@@ -45,6 +45,8 @@ def resolve(name=None, **overrides) -> Convention:
 def label(conv: Convention, base: str) -> str:
     """``kaplan`` or ``kaplan (per=batch, recompute=full)`` when choices were overridden."""
     ref = convention(base) if isinstance(base, str) else conv
+    if conv == ref:  # the common case, without printing every choice twice
+        return conv.name
     diff = [f"{k}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
     return conv.name + (f" ({', '.join(diff)})" if diff else "")
 

@@ -2,9 +2,9 @@
 
 Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) writes its files into a
 staging folder; the folder then replaces the report whole (``symgpt.io.atomic_dir``). Any error
-leaves the previous report untouched. A part may start slow work (the PDF) and hand back a
-``finish`` to be joined after the other parts (``later``); what it starts is registered with
-``running`` and stopped if anything fails.
+leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
+PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
+is registered with ``running`` and stopped if anything fails.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from pathlib import Path
 
 from ..io import atomic_dir, write_atomic
 from ..render.markdown import index_md
+from . import html
 from .reportparts import core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (latex, core, costs, graph)  # latex first: its PDF builds while the rest is written
+REPORT_PARTS = (latex, core, costs, graph, html)  # latex first: its PDF builds while the rest is written
+
 
 def safe_name(name: str) -> str:
     """A folder name for a model: letters, digits, '.', '_' and '-' only."""
@@ -35,7 +37,8 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     with atomic_dir(out_dir) as stage, ExitStack() as running:
         later: list = []  # finish() -> [names], called once every part has written
         for part in REPORT_PARTS:
-            written += part.write(model, stage, running=running, later=later, **options)
+            deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
+            written += part.write(model, stage, **deferred, **options)
         for finish in later:
             written += finish()
         write_atomic(stage / "index.md", index_md(model, sorted(written)))

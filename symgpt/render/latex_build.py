@@ -9,7 +9,8 @@ documents set ``\\pdfinfoomitdate`` and ``\\pdftrailerid{}``, so the PDF of the 
 the same bytes on the same TeX installation, in any time zone. TeX's caches and configuration
 (``TEXMFVAR``, ``TEXMFCONFIG``, ``VARTEXFONTS``) point into the temporary folder: nothing is
 written into the user's home. TeX runs in its own process group, killed whole if symgpt
-stops (an error, Ctrl-C, SIGTERM; on Linux also when symgpt itself is killed).
+stops (an error, Ctrl-C, SIGTERM; on Linux also when symgpt itself is killed); the build
+folder a killed symgpt could not remove is removed by the next build.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 from ..errors import SymgptError
+from ..io import clean_dead
 
 PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error")
 #: passes at most (a log that still asks for a rerun after these is left as it is)
@@ -62,8 +64,8 @@ def start_group(argv: list[str], cwd: Path, env: dict) -> subprocess.Popen:
                             preexec_fn=_die_with_parent)
 
 
-def wait_group(proc: subprocess.Popen, timeout: float, what: str) -> subprocess.CompletedProcess:
-    """Wait for *proc*; on a timeout, an error or a signal in symgpt, its whole group is killed
+def wait_group(proc: subprocess.Popen, timeout: float, what: str) -> tuple[int, str]:
+    """(exit code, output) of *proc*, waited for; on a timeout, an error or a signal in symgpt, its whole group is killed
     before this returns or raises."""
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -73,13 +75,13 @@ def wait_group(proc: subprocess.Popen, timeout: float, what: str) -> subprocess.
     except BaseException:
         _kill_group(proc)
         raise
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
+    return proc.returncode, out
 
 
-def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str
-              ) -> subprocess.CompletedProcess:
-    """Run *argv* in a new process group; on a timeout, an error or a signal in symgpt, the
-    whole group (TeX and its children) is killed before this returns or raises."""
+def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str) -> tuple[int, str]:
+    """(exit code, output) of *argv* run in a new process group; on a timeout, an error or a
+    signal in symgpt, the whole group (TeX and its children) is killed before this returns or
+    raises."""
     return wait_group(start_group(argv, cwd, env), timeout, what)
 
 
@@ -102,7 +104,8 @@ class PdfBuild:
             raise SymgptError("no TeX engine: install pdflatex (scripts/setup.sh does)")
         self.name, self.deadline = name, time.monotonic() + timeout
         self.timeout = timeout
-        self._tmp = tempfile.TemporaryDirectory(prefix="symgpt-tex-")
+        clean_dead(tempfile.gettempdir(), "symgpt-tex-")  # what a killed build left behind
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"symgpt-tex-{os.getpid()}-")
         self.dir = Path(self._tmp.name)
         try:
             (self.dir / f"{name}.tex").write_text(source, encoding="utf-8")
@@ -120,11 +123,11 @@ class PdfBuild:
         for n in range(MAX_PASSES):
             proc = self.proc if n == 0 else self._start()
             self.proc = proc
-            run = wait_group(proc, max(1.0, self.deadline - time.monotonic()),
-                             f"pdflatex on {self.name}.tex (its {self.timeout} s)")
+            code, out = wait_group(proc, max(1.0, self.deadline - time.monotonic()),
+                                   f"pdflatex on {self.name}.tex (its {self.timeout} s)")
             self.proc = None
-            text = log.read_text(errors="replace") if log.exists() else run.stdout
-            if run.returncode != 0 or not (self.dir / f"{self.name}.pdf").exists():
+            text = log.read_text(errors="replace") if log.exists() else out
+            if code != 0 or not (self.dir / f"{self.name}.pdf").exists():
                 first = next((line for line in text.splitlines() if line.startswith("!")), "see the log")
                 raise SymgptError(f"LaTeX failed on {self.name}.tex: {first}")
             if not any(r in text for r in _RERUN):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from ...io import write_atomic
 
 FOLDER = "latex"
+#: ``write`` takes ``running`` and ``later`` (the PDF is joined after the other parts)
+DEFERS = True
 
 
 def write(model, folder, pdf: bool = False, running=None, later=None, **options) -> list[str]:

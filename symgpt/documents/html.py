@@ -1,0 +1,249 @@
+"""The interactive page of a model: what it shows, derived here; printed by ``symgpt.render.html``.
+
+The page evaluates closed forms in the browser, so it needs them over *every* size: the model
+is taken with all its sizes free (``Model.free``) and each quantity derived once, symbolically.
+Its inputs start at the model's values (B = 8 and T = T_max unless set, as in the report).
+
+Options that change the closed form are handled two ways, both exact:
+
+* ``precision``, ``optimizer`` and ``zero`` take a few values: the page holds the closed form of
+  each memory quantity for every combination of the options that quantity reads (``READS``),
+  deduplicated, and picks one as they change;
+* ``dp`` and ``tp`` are any positive integers: they are compiled into the expressions as
+  symbols. Every memory breakdown entry is ``c₀ + c₁/tp + c₂/dp + c₃/(tp·dp)`` (a parameter or a
+  saved tensor is held whole or split tp ways, and dp ways under ZeRO), so the entry is
+  interpolated exactly from four derivations (tp, dp in {1, 2}) and checked against a fifth
+  (tp = 3, dp = 5); a mismatch is an error, never a silently wrong page.
+
+``memory.total`` is weights + gradients + optimizer + activations, as ``symgpt.derive.memory``
+defines it; each assembled total is checked against the derived one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+
+import sympy
+
+from ..errors import SymgptError
+from ..io import write_atomic
+from ..symbols import CANONICAL, MEANING, as_expr
+
+#: the report file this part writes
+FILE = "html/index.html"
+
+TP = sympy.Symbol("tp", integer=True, positive=True)
+DP = sympy.Symbol("dp", integer=True, positive=True)
+
+FLOPS = ("flops.forward", "flops.backward", "flops.train")
+#: memory quantities and the discrete options each reads (dp and tp are symbols in all of them)
+READS = {"memory.weights": ("precision", "zero"), "memory.gradients": ("precision", "zero"),
+         "memory.optimizer": ("precision", "optimizer", "zero"), "memory.activations": ("precision",),
+         "memory.kv_cache": ("precision",)}
+TOTAL = "memory.total"
+TOTAL_READS = ("precision", "optimizer", "zero")
+
+
+@dataclass
+class Exprs:
+    """The page's expressions, each stored once; quantities refer to them by index."""
+
+    items: list = field(default_factory=list)
+    index: dict = field(default_factory=dict)
+
+    def add(self, e) -> int:
+        e = as_expr(e)
+        if e not in self.index:
+            self.index[e] = len(self.items)
+            self.items.append(e)
+        return self.index[e]
+
+
+@dataclass
+class Page:
+    """Everything the printer lays out: plain data, expressions by index into ``exprs``."""
+
+    model: object              # the model as loaded (name, family, flags, notes)
+    free: object               # the same model with every size free (its arch is drawn)
+    exprs: Exprs
+    symbols: list              # [{name, value, meaning}]
+    options: list              # [{name, values, default, help}]
+    quantities: list           # [{name, unit, title, reads, variants, pick}]
+    ops: list                  # [{path, label, kind, describe, inputs, output, repeat}]
+    constraints: list          # [{kind, expr, message}]
+    plots: dict
+    convention: object         # the counting convention (symgpt.conventions.Convention)
+    notes: list
+    svg: str                   # the compute graph (Graphviz SVG, sizes symbolic)
+
+
+def option_values():
+    from ..derive.memory import OPTIMIZERS, PRECISIONS
+
+    return {"precision": tuple(PRECISIONS), "optimizer": tuple(OPTIMIZERS), "zero": (0, 1, 2, 3)}
+
+
+def page(model, **_report_options) -> Page:
+    """The page of *model* (a loaded ``Model``), every closed form derived once. (Options a
+    report passes to every part, such as ``pdf``, do not concern the page.)"""
+    from ..conventions import CONVENTIONS
+    from ..render.dot import diagram
+    from .workload import report_model
+
+    model = report_model(model)
+    free = model.free(*model.sizes)
+    exprs = Exprs()
+    conv = CONVENTIONS["default"]
+    defaults = {"precision": conv.precision, "optimizer": "adamw", "zero": 0}
+    values = option_values()
+
+    quantities = [_fixed(exprs, free.params, "params", "parameters")]
+    if sympy.expand(free.quantity("params.active").expr - free.params.expr) != 0:
+        quantities.append(_fixed(exprs, free.quantity("params.active"), "params.active",
+                                 "parameters that run per token"))
+    for name in FLOPS:
+        quantities.append(_fixed(exprs, free.quantity(name), name, "FLOPs"))
+    memory = {name: _memory(exprs, free, name, reads, values) for name, reads in READS.items()}
+    memory[TOTAL] = _total(exprs, free, memory, values)
+    quantities += [memory[n] for n in ("memory.weights", "memory.gradients", "memory.optimizer",
+                                        "memory.activations", TOTAL, "memory.kv_cache")]
+
+    ops, plots = _ops(free.arch, exprs), _plots(free, exprs)
+    symbols = _symbols(model, exprs)
+    options = [{"name": n, "values": [str(v) for v in values[n]], "default": str(defaults[n])}
+               for n in ("precision", "optimizer", "zero")]
+    options += [{"name": "dp", "values": None, "default": "1"}, {"name": "tp", "values": None, "default": "1"}]
+    waived = model.preset.waive if model.preset else ()  # as Model checks them (a preset's own caveat)
+    constraints = [{"kind": c.kind, "expr": exprs.add(c.expr), "message": c.message}
+                   for c in free.arch.constraints if c.message not in waived]
+    if "h" in {s["name"] for s in symbols}:
+        constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL["h"] / TP),
+                            "message": "tp must divide the number of heads h (each rank holds whole heads)"})
+    return Page(model=model, free=free, exprs=exprs, symbols=symbols, options=options,
+                quantities=quantities, ops=ops, constraints=constraints, plots=plots, convention=conv,
+                notes=list(model.notes), svg=diagram(free, color_by="none").svg())
+
+
+# --- quantities --------------------------------------------------------------------------------
+def _variant(exprs: Exprs, breakdown) -> dict:
+    parts = [(p, exprs.add(e)) for p, e in breakdown]
+    total = exprs.add(sympy.expand(sympy.Add(*[e for _, e in breakdown])))
+    return {"total": total, "parts": parts}
+
+
+def _fixed(exprs, q, name, unit) -> dict:
+    return {"name": name, "unit": unit, "reads": [], "variants": [_variant(exprs, q.breakdown)], "pick": {"": 0}}
+
+
+def _pick(record: dict, key: str, variant: dict) -> None:
+    """Store *variant* once; *key* (the options' values joined by '|') points at it."""
+    try:
+        i = record["variants"].index(variant)
+    except ValueError:
+        i = len(record["variants"])
+        record["variants"].append(variant)
+    record["pick"][key] = i
+
+
+def _memory(exprs, free, name, reads, values) -> dict:
+    record = {"name": name, "unit": "bytes", "reads": list(reads), "variants": [], "pick": {}}
+    for combo in product(*(values[r] for r in reads)):
+        opts = dict(zip(reads, combo))
+        breakdown = fit(lambda tp, dp: free.quantity(name, **opts, tp=tp, dp=dp))
+        _pick(record, "|".join(map(str, combo)), _variant(exprs, breakdown))
+    return record
+
+
+def fit(derive) -> list[tuple[str, sympy.Expr]]:
+    """The breakdown of ``derive(tp, dp)`` with tp and dp as symbols (see the module docstring)."""
+    points = {(t, p): derive(t, p) for t in (1, 2) for p in (1, 2)}
+    paths: list[str] = []
+    for q in points.values():
+        paths += [p for p in q.paths() if p not in paths]
+    u, v = 1 / TP, 1 / DP
+    weight = {1: lambda x: 2 * x - 1, 2: lambda x: 2 - 2 * x}  # Lagrange basis on {1, 1/2}
+    out = []
+    for path in paths:
+        e = sympy.Add(*[dict(q.breakdown).get(path, 0) * weight[t](u) * weight[p](v)
+                        for (t, p), q in points.items()])
+        out.append((path, sympy.expand(e)))
+    check = dict(derive(3, 5).breakdown)
+    for path, e in out:
+        if sympy.expand(e.xreplace({TP: 3, DP: 5}) - check.get(path, 0)) != 0:
+            raise SymgptError(f"internal: {path} is not of the form a + b/tp + c/dp + e/(tp·dp)")
+    return out
+
+
+def _total(exprs, free, memory, values) -> dict:
+    record = {"name": TOTAL, "unit": "bytes", "reads": list(TOTAL_READS), "variants": [], "pick": {}}
+
+    def total_of(name, opts):
+        m = memory[name]
+        return m["variants"][m["pick"]["|".join(str(opts[r]) for r in m["reads"])]]
+
+    for combo in product(*(values[r] for r in TOTAL_READS)):
+        opts = dict(zip(TOTAL_READS, combo))
+        parts = [("weights", exprs.items[total_of("memory.weights", opts)["total"]]),
+                 ("gradients", exprs.items[total_of("memory.gradients", opts)["total"]])]
+        parts += [(p, exprs.items[i]) for p, i in total_of("memory.optimizer", opts)["parts"]]
+        parts.append(("activations", exprs.items[total_of("memory.activations", opts)["total"]]))
+        _pick(record, "|".join(map(str, combo)), _variant(exprs, parts))
+    # the assembled total is the derived one (two settings, tp = dp = 2 exercising both symbols)
+    for opts in ({"precision": "fp32", "optimizer": "adamw", "zero": 0},
+                 {"precision": "mixed-bf16", "optimizer": "adam8bit", "zero": 3}):
+        v = record["variants"][record["pick"]["|".join(str(opts[r]) for r in TOTAL_READS)]]
+        derived = free.quantity(TOTAL, **opts, tp=2, dp=2).expr
+        if sympy.expand(exprs.items[v["total"]].xreplace({TP: 2, DP: 2}) - derived) != 0:
+            raise SymgptError("internal: the page's memory.total differs from the derived one")
+    return record
+
+
+# --- inputs, ops, plots ------------------------------------------------------------------------
+def _symbols(model, exprs) -> list[dict]:
+    used = set()
+    for e in exprs.items:
+        used |= {s.name for s in e.free_symbols}
+    missing = sorted(used - set(model.sizes) - {"tp", "dp"})
+    if missing:
+        raise SymgptError(f"{model.name}: bind every size for a page (unbound: {', '.join(missing)}; "
+                          f"e.g. --set {missing[0]}=...)")
+    return [{"name": n, "value": str(int(model.sizes[n])), "meaning": MEANING[n]}
+            for n in CANONICAL if n in model.sizes]
+
+
+def _ops(arch, exprs) -> list[dict]:
+    out = []
+    for node, a in arch.ops():
+        out.append({"path": node, "label": a.get("label") or node, "op": a["op"], "group": a["group"],
+                    "inputs": [[exprs.add(x) for x in s] for s in arch.input_shapes(node)],
+                    "output": [exprs.add(x) for x in a["shape"]]})
+    return out
+
+
+def _plots(free, exprs) -> dict:
+    from ..query.crossover import crossover
+    from ..symbols import T
+
+    c = crossover(free.quantity("flops.forward"), T)
+    shares = free.params.grouped(2)
+    return {"crossover": {"fast": exprs.add(c.fast), "slow": exprs.add(c.slow),
+                          "fast_label": c.fast_label, "slow_label": c.slow_label,
+                          "solution": None if c.solution is None else exprs.add(c.solution),
+                          "notes": list(c.notes)},
+            "shares": [(p, exprs.add(e)) for p, e in shares],
+            "memory": ["weights", "gradients", "optimizer", "activations"]}
+
+
+# --- files -------------------------------------------------------------------------------------
+def html(model, **options) -> str:
+    """The page of *model* as one self-contained HTML file (text)."""
+    from ..render.html import page_html
+
+    return page_html(page(model, **options))
+
+
+def write(model, folder, **options) -> list[str]:
+    """Report part: ``html/index.html``."""
+    write_atomic(folder / FILE, html(model, **options))
+    return [FILE]

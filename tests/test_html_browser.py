@@ -1,0 +1,207 @@
+"""The interactive page in a real browser (headless Chromium through Selenium; one session).
+
+Each test sets inputs as a user would (typing, choosing), reads the values the page displays
+and compares them, digit for digit, with symgpt's Python values and with independent oracles:
+GPT-2-small's 124,439,808 parameters (the released checkpoint), LLaMA-7B's 6,738,415,616 and
+Mixtral's 46,702,792,704 / 12,879,925,248 (the released models, also checked against
+transformers in tests/test_arch_transformers.py), GPT-3-175B's training FLOPs by hand arithmetic
+(beyond 2⁵³), and ZeRO-3's Ψ·K/N_d weights per device (an exact fraction on 7 ranks).
+"""
+
+import shutil
+from fractions import Fraction
+
+import pytest
+
+import symgpt
+from symgpt.documents.html import html
+from symgpt.render.text import number
+
+from selenium import webdriver  # installed by scripts/setup.sh --test
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+SUMMARY = ("params", "flops.forward", "flops.backward", "flops.train", "memory.weights",
+           "memory.gradients", "memory.optimizer", "memory.activations", "memory.total", "memory.kv_cache")
+MEMORY_OPTIONS = ("precision", "optimizer", "zero", "dp", "tp")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    assert chromium and driver, "install chromium and chromium-driver (bash scripts/setup.sh --test)"
+    o = Options()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        o.add_argument(a)
+    o.binary_location = chromium
+    b = webdriver.Chrome(service=Service(driver), options=o)
+    b.set_window_size(1280, 1000)
+    yield b
+    b.quit()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pages")
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = folder / f"{name}.html"
+            cache[name].write_text(html(symgpt.load(name)), encoding="utf-8")
+        return cache[name]
+
+    return get
+
+
+def open_page(b, path):
+    b.get(path.as_uri())
+    assert b.execute_script("return document.body.dataset.ready") == "true"
+    errors = [e for e in b.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+def set_input(b, name, value, kind="symbol"):
+    el = b.find_element(By.CSS_SELECTOR, f'[data-{kind}="{name}"]')
+    if el.tag_name == "select":
+        Select(el).select_by_visible_text(str(value))
+    else:
+        el.send_keys(Keys.CONTROL, "a")
+        el.send_keys(str(value))
+
+
+def shown(b, quantity, scope="#summary"):
+    """(data-value, text) of the value displayed for *quantity*."""
+    el = b.find_element(By.CSS_SELECTOR, f'{scope} [data-quantity="{quantity}"]')
+    return el.get_attribute("data-value"), el.text
+
+
+def expect(b, model, options, names=SUMMARY):
+    """Every displayed value equals symgpt's Python value: data-value exactly, text as the CLI prints."""
+    for name in names:
+        opts = {k: v for k, v in options.items() if name.startswith("memory.")}
+        v = model.quantity(name, **opts).value
+        raw = str(v.p) + ("" if v.q == 1 else f"/{v.q}")
+        assert shown(b, name) == (raw, number(v)), (name, options)
+
+
+def test_gpt2_small_shows_the_cli_values_and_follows_its_inputs(browser, pages):
+    open_page(browser, pages("gpt2-small"))
+    assert shown(browser, "params") == ("124439808", "124,439,808")   # the released checkpoint
+    expect(browser, symgpt.load("gpt2-small", B=8, T=1024), {})
+    for name, value in (("B", 4), ("T", 512), ("L", 24), ("d", 1024), ("h", 16)):
+        set_input(browser, name, value)
+    expect(browser, symgpt.load("gpt2-small", B=4, T=512, L=24, d=1024, h=16), {})
+    # the crossover of the plot: T = 6·d + V/(2·L) at d = 1024, L = 24
+    want = Fraction(6 * 1024) + Fraction(50257, 2 * 24)
+    assert shown(browser, "crossover.T", "#plots")[0] == f"{want.numerator}/{want.denominator}"
+    assert browser.execute_script("return document.querySelectorAll('#plot-flops polyline').length") == 2
+
+
+def test_gpt3_175b_training_flops_beyond_2_to_the_53(browser, pages):
+    open_page(browser, pages("gpt3-175b"))
+    L, V = 96, 50257
+    for B, T, d in ((1536, 2048, 12288), (1535, 2047, 12384)):   # the second: no double holds it
+        for name, value in (("B", B), ("T", T), ("d", d)):
+            set_input(browser, name, value)
+        want = 12 * B * L * T**2 * d + 72 * B * L * T * d**2 + 6 * B * T * V * d   # by hand
+        assert want > 2**53 * 100
+        assert shown(browser, "flops.train") == (str(want), f"{want:,}")
+        expect(browser, symgpt.load("gpt3-175b", B=B, T=T, d=d), {}, names=("flops.forward", "flops.train", "params"))
+    assert int(float(want)) != want
+
+
+def test_zero3_share_is_an_exact_fraction(browser, pages):
+    open_page(browser, pages("gpt2-small"))
+    set_input(browser, "zero", 3, "option")
+    set_input(browser, "dp", 7, "option")
+    # ZeRO §5: Psi·K/N_d, fp32 weights (K = 4 bytes) on 7 ranks
+    assert shown(browser, "memory.weights") == ("497759232/7", "497,759,232/7")
+    options = dict(precision="fp32", optimizer="adamw", zero=3, dp=7)
+    expect(browser, symgpt.load("gpt2-small", B=8, T=1024), options)
+    for opt, value in (("precision", "mixed-bf16"), ("optimizer", "adam8bit"), ("tp", 4), ("zero", 2)):
+        set_input(browser, opt, value, "option")
+        options[opt] = value
+    expect(browser, symgpt.load("gpt2-small", B=8, T=1024), options)
+
+
+def test_llama_7b(browser, pages):
+    open_page(browser, pages("llama-7b"))
+    assert shown(browser, "params") == ("6738415616", "6,738,415,616")
+    set_input(browser, "T", 2048)
+    set_input(browser, "precision", "bf16", "option")
+    set_input(browser, "tp", 8, "option")
+    expect(browser, symgpt.load("llama-7b", B=8, T=2048), dict(precision="bf16", tp=8))
+
+
+def test_mixtral_total_and_active_parameters(browser, pages):
+    open_page(browser, pages("mixtral-8x7b"))
+    assert shown(browser, "params") == ("46702792704", "46,702,792,704")
+    assert shown(browser, "params.active") == ("12879925248", "12,879,925,248")
+    set_input(browser, "T", 4096)
+    set_input(browser, "k", 1)
+    for opt, value in (("precision", "mixed-bf16"), ("zero", 3), ("dp", 24), ("tp", 2)):
+        set_input(browser, opt, value, "option")
+    expect(browser, symgpt.load("mixtral-8x7b", B=8, T=4096, k=1),
+           dict(precision="mixed-bf16", zero=3, dp=24, tp=2), names=(*SUMMARY, "params.active"))
+
+
+def test_mistral_sliding_window_min_t_w(browser, pages):
+    # attention over Min(T, W) keys: compiled Min, on both sides of the window
+    open_page(browser, pages("mistral-7b"))
+    for T, W in ((2048, 4096), (8192, 4096), (8192, 1000)):
+        set_input(browser, "T", T)
+        set_input(browser, "W", W)
+        expect(browser, symgpt.load("mistral-7b", B=8, T=T, W=W), {},
+               names=("flops.forward", "flops.train", "memory.activations", "memory.kv_cache"))
+
+
+def test_bad_input_is_refused_not_evaluated(browser, pages):
+    open_page(browser, pages("gpt2-small"))
+    problems = browser.find_element(By.ID, "problems")
+    set_input(browser, "d", 770)
+    assert "d must be divisible by h" in problems.text
+    assert shown(browser, "params") == ("", "—")
+    set_input(browser, "d", "768; alert(1)")
+    assert "d must be a positive integer" in problems.text
+    set_input(browser, "d", 768)
+    set_input(browser, "tp", 5, "option")
+    assert "tp must divide" in problems.text
+    set_input(browser, "tp", 4, "option")
+    assert not problems.is_displayed() and shown(browser, "params")[0] == "124439808"
+
+
+def test_graph_ops_show_their_formulas_and_select_their_rows(browser, pages):
+    open_page(browser, pages("gpt2-small"))
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    path = "blocks/ffn/up"
+    node = browser.find_element(By.CSS_SELECTOR, f'#graph g.node[data-op="{path}"]')
+    browser.execute_script("arguments[0].focus()", node)
+    info = browser.find_element(By.ID, "op-info")
+    assert "(B, T, d) = (8, 1024, 768)" in info.text and "(B, T, 4·d) = (8, 1024, 3072)" in info.text
+    for q in ("params", "flops.forward", "flops.train", "memory.activations"):
+        el = info.find_element(By.CSS_SELECTOR, f'[data-quantity="{q}[{path}]"]')
+        assert el.get_attribute("data-value") == str(m.quantity(q).values()[path])
+        assert info.find_element(By.CSS_SELECTOR, f'[data-formula="{q}[{path}]"] math')
+    node.send_keys(Keys.ENTER)
+    rows = browser.find_elements(By.CSS_SELECTOR, f'tr.hl[data-op="{path}"]')
+    assert len(rows) == 3 and node.get_attribute("aria-pressed") == "true"   # params, FLOPs, activations
+    node.send_keys(Keys.ESCAPE)
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.hl")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshot_fits_the_width(browser, pages, tmp_path, width):
+    open_page(browser, pages("gpt2-small"))
+    browser.set_window_size(width, 900)
+    try:
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the page is {overflow}px wider than a {width}px window"
+        shot = tmp_path / f"page-{width}.png"
+        assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        browser.set_window_size(1280, 1000)
