@@ -58,7 +58,7 @@ def _die_with_parent() -> None:
 
 def start_group(argv: list[str], cwd: Path, env: dict) -> subprocess.Popen:
     """Start *argv* in a new process group that dies with symgpt (see ``run_group``)."""
-    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    return subprocess.Popen([*argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace", start_new_session=True,
                             preexec_fn=_die_with_parent)
