@@ -7,5 +7,5 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["symgpt", "symgpt.*"]), "symgpt.templates"],
     package_dir={"symgpt.templates": "templates"},
-    package_data={"symgpt.templates": ["*.tex"]},
+    package_data={"symgpt.templates": ["*.tex", "*.html", "*.js", "*.css"]},
 )
