@@ -11,7 +11,11 @@ otherwise; start-up (interpreter + imports) is reported separately from the work
 2. a sweep of 1,000,000 configurations (parameters + training FLOPs) vs a plain Python loop
    over the same closed form (and a hand-written NumPy version, for reference);
 3. ``symgpt report gpt2-small`` end to end (``--no-pdf`` and with the PDF), ``symgpt --help``
-   and ``symgpt params`` vs a bare ``python -c "import sympy"``.
+   and ``symgpt params`` (derivation cache cold, warm, and ``--no-cache``) vs a bare
+   ``python -c "import sympy"`` and ``python -c pass``;
+4. the same sweep with B = 64, whose training FLOPs pass 2**63 (the float pre-screen with its
+   exact re-check), vs the plain Python loop;
+5. ``graph --unroll`` vs the rolled graph of GPT-2-small at L = 64 (the DOT text, in-process).
 
 Timings are wall-clock on a shared machine: other jobs add noise (the load average is recorded).
 No test asserts a timing; the goals below are checked here and reported, not enforced.
@@ -81,7 +85,8 @@ SWEEP = """
 import json, time
 import numpy as np, symgpt, symgpt.model
 from symgpt.sweep import sweep
-m = symgpt.load("gpt2", V=50257, T_max=1024, h=64, B=8, T=1024)
+B = {B}
+m = symgpt.load("gpt2", V=50257, T_max=1024, h=64, B=B, T=1024)
 grid = ["L=1:1000", "d=64:64000:64"]                # 1000 x 1000 = 1,000,000 configurations
 times = []
 for _ in range(2):                                  # cold (derives flops.train, compiles), then warm
@@ -91,7 +96,7 @@ for _ in range(2):                                  # cold (derives flops.train,
 best = r.rows[0]
 
 def loop():                                         # the same closed forms, one point at a time
-    V, Tm, B, T = 50257, 1024, 8, 1024
+    V, Tm, T = 50257, 1024, 1024
     top = None
     for L in range(1, 1001):
         for d in range(64, 64001, 64):
@@ -111,7 +116,7 @@ def by_hand():                                      # hand-written NumPy, for re
     L = np.arange(1, 1001, dtype=np.int64)[:, None]
     d = np.arange(64, 64001, 64, dtype=np.int64)[None, :]
     p = 12 * L * d * d + 13 * L * d + 50257 * d + 1024 * d + 2 * d
-    f = 72 * 8 * 1024 * L * d * d + 12 * 8 * 1024 * 1024 * L * d + 6 * 8 * 1024 * 50257 * d
+    f = 72 * B * 1024 * L * d * d + 12 * B * 1024 * 1024 * L * d + 6 * B * 1024 * 50257 * d
     return int(p.max()), int(f.max())
 
 hand = []
@@ -120,6 +125,21 @@ for _ in range({runs}):
     by_hand()
     hand.append(time.perf_counter() - s)
 print(json.dumps(dict(times=times, loop=loops, hand=hand, best=best, loop_best=list(top) if top else None)))
+"""
+
+
+UNROLL = """
+import json, time
+import symgpt, symgpt.model
+from symgpt.render.dot import dot_text
+m = symgpt.load("gpt2-small", L=64)
+dot_text(m)                                         # derivations cached: both draw from them
+rolled, unrolled = [], []
+for _ in range({runs}):
+    s = time.perf_counter(); a = dot_text(symgpt.load("gpt2-small", L=64)); rolled.append(time.perf_counter() - s)
+    s = time.perf_counter(); b = dot_text(symgpt.load("gpt2-small", L=64), unroll=True)
+    unrolled.append(time.perf_counter() - s)
+print(json.dumps(dict(rolled=rolled, unrolled=unrolled, nodes=b.count("label=<"))))
 """
 
 
@@ -186,12 +206,21 @@ def main() -> int:
     say = lambda *x: print(*x, file=sys.stderr, flush=True)  # noqa: E731
 
     say("start-up ...")
+    cache_dir = Path(tempfile.mkdtemp(prefix="symgpt-bench-cache-"))  # never the user's cache
+    os.environ["SYMGPT_CACHE_DIR"] = str(cache_dir)
+    params = [PY, "-m", "symgpt", "params", "gpt2-small"]
     start = {
         "python -c pass": wall([PY, "-c", "pass"], a.runs),
         'python -c "import sympy"': wall([PY, "-c", "import sympy"], a.runs),
         "symgpt --help": wall([PY, "-m", "symgpt", "--help"], a.runs),
-        "symgpt params gpt2-small": wall([PY, "-m", "symgpt", "params", "gpt2-small"], a.runs),
+        "symgpt params gpt2-small --no-cache": wall([*params, "--no-cache"], a.runs),
+        "symgpt params gpt2-small (cold cache)": [],
     }
+    for _ in range(a.runs):
+        subprocess.run([PY, "-m", "symgpt", "cache", "clear"], capture_output=True, cwd=ROOT, check=True)
+        start["symgpt params gpt2-small (cold cache)"] += wall(params, 1)
+    start["symgpt params gpt2-small (warm cache)"] = wall(params, a.runs)
+    shutil.rmtree(cache_dir, ignore_errors=True)
     say("derivation ...")
     derive = {name: dict(cold=[], warm=[]) for name in MODELS}
     for _ in range(2 * a.runs):  # interleaved, so that a change of load hits both models alike
@@ -205,9 +234,17 @@ def main() -> int:
         say(f"meta-device tracing of {name} ...")
         meta[name] = child(META.format(runs=a.heavy_runs, **cfg))
     say("sweep ...")
-    runs = [child(SWEEP.format(runs=a.runs if i == 0 else 0, loop_runs=a.heavy_runs if i == 0 else 0))
+    runs = [child(SWEEP.format(B=8, runs=a.runs if i == 0 else 0, loop_runs=a.heavy_runs if i == 0 else 0))
             for i in range(a.runs)]             # a fresh interpreter per run: the cold sweep is what a CLI call does
     sw = dict(runs[0], cold=[r["times"][0] for r in runs], warm=[r["times"][1] for r in runs])
+    say("sweep past 2**63 ...")
+    runs = [child(SWEEP.format(B=64, runs=0, loop_runs=a.heavy_runs if i == 0 else 0)) for i in range(a.runs)]
+    big = dict(runs[0], cold=[r["times"][0] for r in runs], warm=[r["times"][1] for r in runs])
+    say("graph --unroll ...")
+    unroll = child(UNROLL.format(runs=a.runs))
+    graph = [PY, "-m", "symgpt", "graph", "gpt2-small", "--set", "L=64", "--format", "dot", "-o", "-"]
+    unroll["cli_rolled"] = wall(graph, a.runs)
+    unroll["cli_unrolled"] = wall([*graph, "--unroll"], a.runs)
     cli_sweep = wall([PY, "-m", "symgpt", "sweep", "gpt2", "--set", "V=50257", "--set", "T_max=1024",
                       "--set", "h=64", "--set", "B=8", "--set", "T=1024", "--grid", "L=1:1000", "--grid",
                       "d=64:64000:64", "--columns", "params,flops.train", "--top", "1", "--by",
@@ -227,20 +264,27 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     info["load_after"] = f"{os.getloadavg()[0]:.2f}"
-    text = render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, load_before)
+    text = render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, load_before, big, unroll)
     Path(a.output).write_text(text)
     say(f"wrote {a.output}")
     print(text)
     return 0
 
 
-def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, load_before) -> str:
+def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, load_before, past, unroll) -> str:
     sympy_s = med(start['python -c "import sympy"'])
     small, big = med(derive["gpt2-small"]["cold"]), med(derive["gpt3-175b"]["cold"])
     trace = {n: med(meta[n]["times"]) for n in MODELS}
     agree = all(derive[n]["params"] == meta[n]["params"] and derive[n]["flops"] == meta[n]["flops"]
                 for n in MODELS)
     sweep_s, loop_s, hand_s = med(sw["cold"]), med(sw["loop"]), med(sw["hand"])
+    warm_s, big_s, big_loop = med(sw["warm"]), med(past["warm"]), med(past["loop"])
+    pass_s = med(start["python -c pass"])
+    p_warm = med(start["symgpt params gpt2-small (warm cache)"])
+    p_cold = med(start["symgpt params gpt2-small (cold cache)"])
+    p_none = med(start["symgpt params gpt2-small --no-cache"])
+    rolled, unrolled = med(unroll["rolled"]), med(unroll["unrolled"])
+    cli_ro, cli_un = med(unroll["cli_rolled"]), med(unroll["cli_unrolled"])
     same_best = sw["best"] == sw["loop_best"]
     rep = med(report["--no-pdf"])
 
@@ -259,6 +303,14 @@ def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, loa
         ("sweep of 1,000,000 configs (params + training FLOPs)", secs(sweep_s),
          f"{secs(loop_s)} (plain Python loop)", ratio(loop_s, sweep_s) + " faster", "< 1 s beyond start-up",
          met(sweep_s < 1)),
+        ("sweep, evaluation (warm call) vs hand-written NumPy", secs(warm_s), f"{secs(hand_s)} (NumPy by hand)",
+         f"{100 * hand_s / warm_s:.0f} %", "≥ 50 % of NumPy", met(hand_s >= 0.5 * warm_s)),
+        ("sweep past 2⁶³ (B = 64), warm call", secs(big_s), f"{secs(big_loop)} (plain Python loop)",
+         ratio(big_loop, big_s) + " faster", "≥ 5× the loop", met(big_loop >= 5 * big_s)),
+        ("`symgpt graph gpt2-small --set L=64 --unroll --format dot`", secs(cli_un),
+         f"{secs(cli_ro)} (rolled)", ratio(cli_un, cli_ro), "≤ 1.3×", met(cli_un <= 1.3 * cli_ro)),
+        ("the same, drawing only (in-process, derivations cached)", secs(unrolled), f"{secs(rolled)} (rolled)",
+         ratio(unrolled, rolled), "", ""),
         ("`symgpt report gpt2-small --no-pdf`", secs(rep), f"{secs(sympy_s)} (`python -c \"import sympy\"`)",
          ratio(rep, sympy_s), "a few ×", met(rep <= 5 * sympy_s)),
     ]
@@ -269,8 +321,11 @@ def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, loa
     rows += [
         ("`symgpt --help`", secs(med(start["symgpt --help"])), secs(sympy_s),
          ratio(med(start["symgpt --help"]), sympy_s), "no SymPy import", ""),
-        ("`symgpt params gpt2-small`", secs(med(start["symgpt params gpt2-small"])), secs(sympy_s),
-         ratio(med(start["symgpt params gpt2-small"]), sympy_s), "", ""),
+        ("`symgpt params gpt2-small`, warm cache", secs(p_warm), f"{secs(pass_s)} (`python -c pass`)",
+         ratio(p_warm, pass_s), "≤ 4× `python -c pass`", met(p_warm <= 4 * pass_s)),
+        ("`symgpt params gpt2-small`, cold cache", secs(p_cold), secs(sympy_s), ratio(p_cold, sympy_s),
+         "≤ 1.5× `import sympy`", met(p_cold <= 1.5 * sympy_s)),
+        ("`symgpt params gpt2-small --no-cache`", secs(p_none), secs(sympy_s), ratio(p_none, sympy_s), "", ""),
     ]
     out = [
         "# Benchmarks",
@@ -317,16 +372,25 @@ def render(info, a, start, derive, meta, sw, cli_sweep, report, report_note, loa
         f"- Start-up: `python -c pass` {secs(med(start['python -c pass']))}; "
         f"`python -c \"import sympy\"` {secs(sympy_s)}; `symgpt --help` {secs(med(start['symgpt --help']))} "
         "(imports neither SymPy nor networkx); `symgpt params gpt2-small` "
-        f"{secs(med(start['symgpt params gpt2-small']))} (SymPy + networkx + the derivation).",
+        f"{secs(p_none)} with `--no-cache` (SymPy + networkx + the derivation), {secs(p_cold)} with an "
+        f"empty cache (the same, and two entries written), {secs(p_warm)} warm (two JSON entries read, no "
+        "SymPy, no networkx; the cache lives in a temporary folder here).",
+        f"- Sweep past 2⁶³: the same grid with B = 64 (training FLOPs up to 1.9 × 10¹⁹): cold call "
+        f"{secs(med(past['cold']))}, warm {secs(big_s)}; the plain Python loop {secs(big_loop)}; same best "
+        f"row: {'yes' if past['best'] == past['loop_best'] else '**NO**'} ({past['best']}).",
+        f"- `graph --unroll`: `dot_text` of GPT-2-small with L = 64, rolled {secs(rolled)}, unrolled "
+        f"{secs(unrolled)} ({unroll['nodes']} labelled boxes), derivations cached for both: the unrolled "
+        "text is 64 copies of the block, so drawing it is more string work, not more derivation.",
         f"- Report: `symgpt report gpt2-small -o DIR --no-pdf` {secs(rep)}"
         + (f"; with PDF {secs(med(report['with PDF']))}" if "with PDF" in report else "")
-        + f". {report_note}.",
+        + f". {report_note}. The PDF (one pdflatex pass, started before the other parts are "
+        "written) adds the difference between the two.",
         "",
         "Raw timings (seconds):",
         "",
         "```json",
         json.dumps({"start": start, "derive": derive, "meta": meta, "sweep": sw, "cli_sweep": cli_sweep,
-                    "report": report, "load_before": load_before}, indent=1, default=str),
+                    "sweep_past_2_63": past, "unroll": unroll, "report": report, "load_before": load_before}, indent=1, default=str),
         "```",
         "",
     ]

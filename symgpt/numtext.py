@@ -1,18 +1,21 @@
 """How a number or a formula is spelled in plain text: ``124,439,808``, ``3.000 × 10¹⁴``,
 ``12·L·d² + 2·d``. The vocabulary of every layer that writes a sentence (a quantity's notes, a
-comparison's verdict, the text printers), so it sits at the bottom with the symbols."""
+comparison's verdict, the text printers), so it sits at the bottom with the symbols. SymPy is
+imported only where a SymPy value is printed: an int or a Fraction prints without it (the
+cached answers of ``symgpt params`` never import SymPy)."""
 
 from __future__ import annotations
 
 import re
-
-import sympy
+from fractions import Fraction
 
 _SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def expr_text(expr) -> str:
     """``12*L*d**2 + 2*d`` -> ``12·L·d² + 2·d`` (a display form; JSON keeps SymPy syntax)."""
+    import sympy
+
     s = sympy.sstr(expr, order="grlex") if isinstance(expr, sympy.Basic) else str(expr)
     s = re.sub(r"\*\*\((-?\d+)\)", lambda m: m.group(1).translate(_SUP), s)
     s = re.sub(r"\*\*(\d+)", lambda m: m.group(1).translate(_SUP), s)
@@ -24,6 +27,12 @@ def number(v, digits: int | None = None) -> str:
     (``3/2``) unless *digits* asks for a rounded decimal. None prints as ``-``."""
     if v is None:
         return "-"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    if isinstance(v, Fraction):
+        return f"{v.numerator:,}/{v.denominator:,}" if digits is None else f"{float(v):,.{digits or 4}g}"
+    import sympy
+
     v = sympy.nsimplify(v) if isinstance(v, float) else sympy.Integer(v) if isinstance(v, int) else v
     if v.is_Integer:
         return f"{int(v):,}"
@@ -36,6 +45,8 @@ def sci(v, digits: int = 4) -> str:
     """``1.771e10``-style rounding for prose (``1.771 × 10¹⁰``)."""
     if v is None:
         return "-"
+    import sympy
+
     r = v if isinstance(v, sympy.Basic) else sympy.Rational(v)  # an int, a float, a Fraction
     if not r.is_Rational:  # ln V and the like: finite floats
         r = sympy.Rational(float(r))

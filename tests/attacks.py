@@ -77,7 +77,7 @@ INERT = [
 ]
 
 #: commands' positional arguments: a valid value for each, by dest
-POSITIONAL = {"model": "gpt2-small", "quantity": "params", "expr": "12*L*d^2 + 13*L*d", "match": "gpt2"}
+POSITIONAL = {"model": "gpt2-small", "quantity": "params", "expr": "12*L*d^2 + 13*L*d", "match": "gpt2", "action": "path"}
 
 POSITIONAL_FOR = {"crossover": {"quantity": "flops.forward"}}
 

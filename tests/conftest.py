@@ -14,3 +14,13 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PY
 # Terminal text wraps to the terminal's width (COLUMNS first): the tests' golden outputs are
 # those of a 100-column terminal, whatever terminal runs pytest.
 os.environ["COLUMNS"] = "100"
+
+# The derivation cache (symgpt.cache) of every test process and its subprocesses lives in a
+# temporary folder, removed at exit: nothing is written into the user's ~/.cache.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_CACHE = tempfile.mkdtemp(prefix="symgpt-test-cache-")
+os.environ["SYMGPT_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)

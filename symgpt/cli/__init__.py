@@ -14,7 +14,7 @@ import signal
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_check, cmd_comm, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph,
+from . import (cmd_cache, cmd_check, cmd_comm, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph,
                cmd_hardware, cmd_html, cmd_infer, cmd_latex, cmd_memory, cmd_models, cmd_optimal, cmd_params,
                cmd_plan, cmd_report, cmd_rule, cmd_schedule, cmd_shapes, cmd_sweep, cmd_table, cmd_time)
 
@@ -35,6 +35,7 @@ COMMANDS = {
     "check": cmd_check,
     "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep,
     "report": cmd_report,
+    "cache": cmd_cache,
 }
 
 

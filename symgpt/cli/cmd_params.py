@@ -12,18 +12,33 @@ def add_arguments(p):
     add_json(p)
     p.add_argument("--depth", type=int, default=0, metavar="N",
                    help="group the breakdown to the first N path components (0: every op)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="derive again: neither read nor write the derivation cache "
+                   "('symgpt cache clear' empties it)")
 
 
 def run(args) -> int:
-    from ..render.jsonout import dumps, model_json, quantity_json
-    from ..render.report_text import quantity_text
-
     from ..errors import SymgptError
 
     if args.depth < 0:
         raise SymgptError(f"--depth must be 0 (every op) or a number of path components, got {args.depth}")
+    use_cache = not args.no_cache and not args.json and not args.depth and not args.settings
+    if use_cache:  # a preset answered from cached formulas: no SymPy, no networkx
+        from .cached import params_answer
+
+        text = params_answer(args.model)
+        if text is not None:
+            emit(text)
+            return 0
+    from ..render.jsonout import dumps, model_json, quantity_json
+    from ..render.report_text import quantity_text
+
     m = load_model(args)
     q = m.params
+    if use_cache:
+        from .cached import store_params
+
+        store_params(m, q)
     if args.json:
         emit(dumps({**model_json(m), "params": quantity_json(q)}))
         return 0

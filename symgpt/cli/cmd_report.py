@@ -17,6 +17,8 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
+    import sys
+
     from ..documents.report import safe_name, write_report
     from ..io import foreign_files, owned_files
 

@@ -68,26 +68,31 @@ _CONTEXTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
-    """The template context of section *name* (cached per model: a report asks many times)."""
+    """The template context of section *name*, computed once per model, notation and options
+    (a report asks for each section twice: in the document and as a fragment; only the
+    placement differs)."""
     try:
         nkey = (notation.name, tuple(sorted(notation.symbols.items())),
                 tuple(sorted(notation.quantities.items())))
-        key = (name, nkey, placement, tuple(sorted(options.items())))
+        key = (name, nkey, tuple(sorted(options.items())))
         hash(key)
     except (TypeError, AttributeError):
-        return _context(name, model, notation, placement, **options)
+        return _placed(_context(name, model, notation, **options), placement)
     per_model = _CONTEXTS.setdefault(model, {})
     if key not in per_model:
-        per_model[key] = (notation, _context(name, model, notation, placement, **options))
-    return dict(per_model[key][1])
+        per_model[key] = (notation, _context(name, model, notation, **options))
+    return _placed(per_model[key][1], placement)
 
 
-def _context(name: str, model, notation, placement: str = "htbp", **options) -> dict:
+def _context(name: str, model, notation, **options) -> dict:
     ctx = SECTIONS[name].build(model, notation, **options)
     ctx.setdefault("key", label_key(model.name))
-    ctx["placement"] = Tex(placement)
     ctx.setdefault("label", Tex(f"tab:symgpt-{ctx['key']}-{name}"))
     return ctx
+
+
+def _placed(ctx: dict, placement: str) -> dict:
+    return {**ctx, "placement": Tex(placement)}
 
 
 def fragment(model, what, notation=None, **options) -> str:

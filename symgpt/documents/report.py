@@ -2,12 +2,15 @@
 
 Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) writes its files into a
 staging folder; the folder then replaces the report whole (``symgpt.io.atomic_dir``). Any error
-leaves the previous report untouched.
+leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
+PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
+is registered with ``running`` and stopped if anything fails.
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from pathlib import Path
 
 from ..io import atomic_dir, write_atomic
@@ -17,7 +20,8 @@ from .reportparts import core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (core, costs, latex, graph, html)
+REPORT_PARTS = (latex, core, costs, graph, html)  # latex first: its PDF builds while the rest is written
+
 
 def safe_name(name: str) -> str:
     """A folder name for a model: letters, digits, '.', '_' and '-' only."""
@@ -30,9 +34,13 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     model = report_model(model)
     out_dir = Path(out_dir)
     written: list[str] = []
-    with atomic_dir(out_dir) as stage:
+    with atomic_dir(out_dir) as stage, ExitStack() as running:
+        later: list = []  # finish() -> [names], called once every part has written
         for part in REPORT_PARTS:
-            written += part.write(model, stage, **options)
+            deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
+            written += part.write(model, stage, **deferred, **options)
+        for finish in later:
+            written += finish()
         write_atomic(stage / "index.md", index_md(model, sorted(written)))
         written.append("index.md")
     return [out_dir / w for w in sorted(written)]

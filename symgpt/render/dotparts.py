@@ -7,7 +7,7 @@ drawn node stands for (rolled: all its copies; unrolled: the copies within one d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -40,6 +40,8 @@ class Ctx:
     phase: str | None = None         # an inference step (prefill, decode): its shapes and FLOPs
     shapes: dict | None = None       # node -> its shape at that step
     compact: str | None = None   # a fitted diagram (--fit slide|page): less drawn, larger
+    #: labels already made, by what they depend on: the copies of an unrolled group share them
+    memo: dict = field(default_factory=dict)
 
 
 def share_of(part, total):
@@ -127,9 +129,20 @@ def cluster_label(ctx: Ctx, c) -> str:
         head = f"<B>{name}</B>  × {esc(_repeat_text(g.repeat, b))}"
         if sympy.expand(g.active - g.repeat) != 0:
             head += f", {esc(_repeat_text(g.active, b))} active"
-    rows = [head]
     if ctx.compact:
-        return f"<{rows[0]}>"
+        return f"<{head}>"
+    key = ("cluster", c.group, c.copy is not None)
+    if key not in ctx.memo:
+        ctx.memo[key] = _cluster_rows(ctx, c)
+    rows = [head, *ctx.memo[key]]
+    return "<" + '<BR ALIGN="LEFT"/>'.join(rows[:1] + [f'<FONT POINT-SIZE="11">{r}</FONT>'
+                                                        for r in rows[1:]]) + '<BR ALIGN="LEFT"/>>'
+
+
+def _cluster_rows(ctx: Ctx, c) -> list[str]:
+    """A cluster's value rows (the same for every copy of an unrolled group)."""
+    arch, b = ctx.model.arch, ctx.model.bindings
+    rows = []
     chain = arch.group_chain(c.group)
     # unrolled, this cluster stands for one copy of the top group; "each" counts the rest
     drawn_of_top, inner = (chain[-1], chain[:-1]) if c.copy is not None else (None, chain)
@@ -150,8 +163,7 @@ def cluster_label(ctx: Ctx, c) -> str:
         each, in_all = (" each", " in all") if inner else ("", "")
         rows.append(f"{esc(value_text(per))} {unit}{each}" +
                     (f" · {percent(share)}{in_all}" if share is not None else ""))
-    return "<" + '<BR ALIGN="LEFT"/>'.join(rows[:1] + [f'<FONT POINT-SIZE="11">{r}</FONT>'
-                                                        for r in rows[1:]]) + '<BR ALIGN="LEFT"/>>'
+    return rows
 
 
 def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
@@ -173,11 +185,20 @@ def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
 
 
 def node_stmt(ctx: Ctx, n) -> str:
+    """A node's statement; its label and attributes are made once for all the copies of an
+    unrolled group (they depend on the path and on whether the node is a copy, not on which)."""
+    key = ("node", n.path, n.kind, n.copy is not None)
+    if key not in ctx.memo:
+        ctx.memo[key] = _node_attrs(ctx, n)
+    return f'"{n.id}" {ctx.memo[key]}'
+
+
+def _node_attrs(ctx: Ctx, n) -> str:
     arch, b = ctx.model.arch, ctx.model.bindings
     if n.kind == "folded":
         more = "" if ctx.compact == "slide" else \
             f'<BR/><FONT POINT-SIZE="12">softmax(Q·Kᵀ/√d<SUB>h</SUB>)·V, {esc(_heads_text(ctx))}</FONT>'
-        return f'"{n.id}" [label=<<B>{esc(n.path)}</B>{more}>, fillcolor="#eef2f7", style="rounded,filled"];'
+        return f'[label=<<B>{esc(n.path)}</B>{more}>, fillcolor="#eef2f7", style="rounded,filled"];'
     a = arch.graph.nodes[n.path]
     attrs = [f"tooltip={_q(n.path)}"]
     if n.kind == "input":
@@ -185,7 +206,7 @@ def node_stmt(ctx: Ctx, n) -> str:
                  f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in _shape(ctx, n.path))))}'
                  f" {esc(a.get('dtype', ''))}</FONT>")
         attrs += ['fillcolor="#e3eefa"', 'color="#2f5d8a"']
-        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+        return f'[label=<{label}>, {", ".join(attrs)}];'
     if n.kind == "param":
         owner = arch.graph.nodes[a["owner"]]
         users = [arch.graph.nodes[u].get("label") or u for u in sorted(
@@ -194,12 +215,12 @@ def node_stmt(ctx: Ctx, n) -> str:
                  f".{esc(a['local'])}  {esc(matrix_text(tuple(x.xreplace(b) for x in a['shape'])))}"
                  f'<BR/>used by {esc(" and ".join(users))}</FONT>')
         attrs += ['shape=note', 'style="filled"', 'fillcolor="#dcecf9"', 'color="#1f5f99"']
-        return f'"{n.id}" [label=<{label}>, {", ".join(attrs)}];'
+        return f'[label=<{label}>, {", ".join(attrs)}];'
     title = esc(a.get("label") or n.path)
     if n.kind == "view":
         attrs += ['style="rounded,dashed,filled"', "fontsize=11", 'fillcolor="#fbfbfb"',
                   'color="#888888"', 'height=0.3', 'margin="0.08,0.02"']
-        return f'"{n.id}" [label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
+        return f'[label=<{title}<BR/><FONT POINT-SIZE="9" COLOR="#666666">' \
                f'{esc(op_text(a["op"], b))}</FONT>>, {", ".join(attrs)}];'
     lines = [f"<B>{title}</B>", esc(op_text(a["op"], b))]
     if ctx.compact == "slide":
@@ -234,7 +255,7 @@ def node_stmt(ctx: Ctx, n) -> str:
     attrs.append(f'fillcolor="{fill}"')
     if n.path == arch.output:
         attrs += ["penwidth=2.6", 'color="#222222"']
-    return f'"{n.id}" [label=<{body}>, {", ".join(attrs)}];'
+    return f'[label=<{body}>, {", ".join(attrs)}];'
 
 
 def _param_lines(ctx: Ctx, n) -> list[str]:

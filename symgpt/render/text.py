@@ -3,14 +3,14 @@ aligned tables. Printers format; they never derive."""
 
 from __future__ import annotations
 
-import sympy
-
 from ..numtext import expr_text, number, sci  # noqa: F401  (printers import them from here too)
 
 
 def group_marks(arch, group: str | None) -> str:
     """How a node is repeated, outermost group first: ``×L``; an expert ``×L, ×E (k active)``;
     ``""`` outside every group."""
+    import sympy
+
     marks = []
     for g in reversed(arch.group_chain(group)):
         mark = "×" + expr_text(g.repeat)

@@ -3,16 +3,20 @@
 The expression (ours: derived by symgpt, never user text) is split into a polynomial over the
 grid symbols and a few non-polynomial *atoms* (``ceiling(V/64)``, ``1/h``, ...). Each atom is
 tabulated exactly (SymPy) once per distinct value of its own symbols. The polynomial, scaled by
-the common denominator D of its coefficients to integer coefficients, is compiled with
-``sympy.lambdify`` and SymPy's NumPy printer.
+the common denominator D of its coefficients to integer coefficients, is kept as its list of
+terms and evaluated term by term on arrays that broadcast (a chunk gives each axis as a short
+array along its own dimension), so the factors of one axis are combined on that axis alone.
 
-Overflow: before evaluating, |P| is bounded over the whole grid by the sum over its terms of
-|coefficient| x the product of max|x|^e. Every intermediate of the evaluation (a partial product
-of a term, a partial sum) is within that bound, since the variables are integers. Below 2**63
-the evaluation runs in int64 and is exact; otherwise it runs on object arrays of Python ints
-(exact, about 50x slower), so a 40-digit size never wraps around. A value that is not an
-integer (P not divisible by D, or a fractional atom) becomes an exact ``fractions.Fraction``.
-No floats are ever used.
+Overflow is judged per chunk: before evaluating one, |P| is bounded over the chunk by the sum
+over its terms of |coefficient| x the product of max|x|^e. Every intermediate of the evaluation
+(a partial product of a term, a partial sum) is within that bound, since the variables are
+integers. Below 2**63 the chunk runs in int64 and is exact; otherwise on object arrays of Python
+ints (exact, slower), so a 40-digit size never wraps around. A value that is not an integer (P
+not divisible by D, or a fractional atom) becomes an exact ``fractions.Fraction``.
+
+Floats are used only to *choose*, never as a result: ``estimate`` evaluates P in float64 with a
+rigorous error bound E (Higham's gamma_n over the largest term sum), so a caller can rank or sign
+points whose |P| or gap exceeds E and recompute the undecided few exactly (``sign``, ``top``).
 """
 
 from __future__ import annotations
@@ -67,16 +71,17 @@ class Compiled:
         if not all(c.is_Rational for _, c in terms):
             raise SymgptError(f"{what} has a coefficient that is not rational: {poly}")
         self.denominator = reduce(lcm, (int(c.q) for _, c in terms), 1)
-        scaled = sympy.expand(poly * self.denominator)
-        maxabs = {s: self._maxabs(s, axes) for s in gens}
-        self.bound = sum(abs(int(c * self.denominator)) * prod(maxabs[s] ** e for s, e in zip(gens, m))
-                         for m, c in terms)
-        fractional = any(t.dtype == object and any(isinstance(x, Fraction) for x in t.flat)
-                         for _, _, t in self.atoms)
-        self.int64 = self.bound <= INT64_MAX and not fractional
         self.gens = gens
-        self.constant = exact(scaled) if not gens else None
-        self.fn = _lambdify(gens, scaled) if gens else None
+        #: (exponents, integer coefficient) of P = D * poly
+        self.terms = [(tuple(m), int(c * self.denominator)) for m, c in terms]
+        self.fractional = any(t.dtype == object and any(isinstance(x, Fraction) for x in t.flat)
+                              for _, _, t in self.atoms)
+        maxabs = {s: self._maxabs(s, axes) for s in gens}
+        self.bound = self._bound([maxabs[s] for s in gens])
+        self.int64 = self.bound <= INT64_MAX and not self.fractional  # on the whole grid
+        n = max((2 + 3 * sum(m) for m, _ in self.terms), default=2) + len(self.terms)
+        self._gamma = 1.01 * n * 2.0 ** -53 / (1 - n * 2.0 ** -53)  # Higham's gamma_n, rounded up
+        self._floats: dict = {}
 
     # --- compilation --------------------------------------------------------------------------
     def _split(self, e: sympy.Expr, axes) -> sympy.Expr:
@@ -133,34 +138,72 @@ class Compiled:
             return axes[self.position[s]].max   # sizes are positive
         for dummy, _, table in self.atoms:
             if dummy == s:
-                return max((abs(int(x)) if isinstance(x, (int, np.integer)) else abs(x)
-                            for x in table.flat), default=0).__ceil__()
+                return max(1, _absmax(table))  # >= 1: every partial product stays within the bound
         raise AssertionError(s)
+
+    def _bound(self, maxabs) -> int:
+        return sum(abs(c) * prod(x ** e for x, e in zip(maxabs, m)) for m, c in self.terms)
 
     # --- evaluation ---------------------------------------------------------------------------
-    def _arg(self, s, chunk: Chunk, exact_mode: bool) -> np.ndarray:
+    def _arg(self, s, pts, kind: str) -> np.ndarray:
+        """Generator *s* at the points of *pts* (a ``Chunk`` or ``Points``): ``int`` int64,
+        ``exact`` Python ints/Fractions, ``float`` float64 (each value correctly rounded)."""
         if s in self.position:
-            return chunk.values(self.position[s], exact=exact_mode)
+            i = self.position[s]
+            v = pts.values(i, exact=kind == "exact")
+            return v.astype(np.float64) if kind == "float" else v
         for dummy, dims, table in self.atoms:
             if dummy == s:
-                flat = np.ravel_multi_index(tuple(chunk.index[i] for i in dims), table.shape) if dims \
-                    else np.zeros(chunk.n, dtype=np.int64)
-                out = table.reshape(-1)[flat]
-                return out.astype(object) if exact_mode and out.dtype != object else out
+                if kind == "float":
+                    if dummy not in self._floats:
+                        self._floats[dummy] = np.array([float(x) for x in table.flat]).reshape(table.shape)
+                    table = self._floats[dummy]
+                out = table[tuple(pts.index[i] for i in dims)] if dims else np.asarray(table)
+                return out.astype(object) if kind == "exact" and out.dtype != object else out
         raise AssertionError(s)
 
-    def evaluate(self, chunk: Chunk) -> np.ndarray:
-        if self.fn is None:
-            value = self.constant
-            dtype = np.int64 if isinstance(value, int) and abs(value) <= INT64_MAX else object
-            out = np.empty(chunk.n, dtype=dtype)
-            out[:] = value
-            return self._divide(out)
-        args = [self._arg(s, chunk, not self.int64) for s in self.gens]
-        out = self.fn(*args)
-        if np.ndim(out) == 0 or len(out) != chunk.n:  # a term free of the grid symbols
-            out = np.broadcast_to(out, (chunk.n,)).copy()
-        return self._divide(out)
+    def chunk_bound(self, pts) -> int:
+        """An upper bound of |P| (and of every intermediate) over the points of *pts*."""
+        return self._bound([_absmax(pts.values(self.position[s])) if s in self.position
+                            else max(1, _absmax(self._atom(s, pts))) for s in self.gens])
+
+    def _atom(self, s, pts):
+        for dummy, dims, table in self.atoms:
+            if dummy == s:
+                return table[tuple(pts.index[i] for i in dims)] if dims else np.asarray(table)
+        raise AssertionError(s)
+
+    def fits(self, pts) -> bool:
+        """Whether *pts* evaluate exactly in int64."""
+        return self.int64 or (not self.fractional and self.chunk_bound(pts) <= INT64_MAX)
+
+    def raw(self, pts) -> np.ndarray:
+        """P = D * value at the points of *pts*, exact (int64 or Python ints), broadcast-shaped."""
+        kind = "int" if self.fits(pts) else "exact"
+        if not self.gens:
+            return np.asarray(self.terms[0][1] if self.terms else 0, dtype=np.int64 if kind == "int" else object)
+        return _poly(self.terms, [self._arg(s, pts, kind) for s in self.gens], kind)
+
+    def evaluate(self, pts, flat: bool = True) -> np.ndarray:
+        """The exact values at the points of *pts*: int64, or an object array of Python ints and
+        Fractions; a flat array of ``pts.n`` values, or (``flat=False``) one that broadcasts to
+        ``pts.shape``."""
+        out = self._divide(self.raw(pts))
+        return spread(out, pts) if flat else out
+
+    def estimate(self, pts):
+        """``(F, E)``: P in float64 at the points of *pts* (broadcast-shaped) and a bound E with
+        |F - P| <= E everywhere; None where floats cannot say (a size past 2**53, |P| near the
+        float range)."""
+        if any(_absmax(pts.values(self.position[s])) > 2 ** 53 for s in self.gens if s in self.position):
+            return None  # not every size is a float
+        bound = self.chunk_bound(pts)
+        if bound > 2 ** 1000:
+            return None
+        if not self.gens:
+            return np.asarray(float(self.terms[0][1] if self.terms else 0)), float(bound) * self._gamma
+        F = _poly(self.terms, [self._arg(s, pts, "float") for s in self.gens], "float")
+        return F, float(bound) * (1 + 2.0 ** -50) * self._gamma
 
     def _divide(self, raw: np.ndarray) -> np.ndarray:
         D = self.denominator
@@ -168,10 +211,87 @@ class Compiled:
             return raw
         if raw.dtype != object and not (raw % D).any():
             return raw // D
-        out = np.empty(len(raw), dtype=object)
-        out[:] = [_normal(Fraction(x) / D) if not isinstance(x, (int, np.integer)) else
-                  _normal(Fraction(int(x), D)) for x in raw]
+        out = np.empty(raw.shape, dtype=object)
+        out.flat[:] = [_normal(Fraction(x) / D) if not isinstance(x, (int, np.integer)) else
+                       _normal(Fraction(int(x), D)) for x in raw.flat]
         return out
+
+
+def spread(a: np.ndarray, pts) -> np.ndarray:
+    """A broadcast-shaped result as a flat array of one value per point of *pts*."""
+    shape = getattr(pts, "shape", (pts.n,))
+    return np.broadcast_to(a, shape).reshape(-1)
+
+
+def sign(compiled: "Compiled", pts) -> np.ndarray:
+    """sign(P) at the points of *pts* (int8, broadcast-shaped), exact: in int64 where the chunk
+    fits, else from the float estimate where |F| > E and exactly at the few points left."""
+    if compiled.fits(pts):
+        return np.sign(compiled.raw(pts)).astype(np.int8)
+    est = compiled.estimate(pts)
+    if est is None:
+        r = compiled.raw(pts)
+        return (r > 0).astype(np.int8) - (r < 0).astype(np.int8)
+    F, E = est
+    out = np.where(F > E, 1, np.where(F < -E, -1, 0)).astype(np.int8)
+    unsure = np.abs(F) <= E
+    if unsure.any():
+        shape = getattr(pts, "shape", (pts.n,))
+        out = np.broadcast_to(out, shape).copy()
+        where = np.flatnonzero(np.broadcast_to(unsure, shape))
+        r = compiled.raw(subset(pts, where)).reshape(-1) if len(where) else np.zeros(0)
+        out.reshape(-1)[where] = (r > 0).astype(np.int8) - (r < 0).astype(np.int8)
+    return out
+
+
+def subset(pts, positions: np.ndarray):
+    """The points at flat *positions* of *pts* (a ``Chunk`` or ``Points``)."""
+    if hasattr(pts, "points"):
+        return pts.points(positions)
+    from .grid import Points
+
+    return Points(pts.axes if hasattr(pts, "axes") else pts._axes,
+                  tuple(ix[positions] for ix in pts.index), len(positions))
+
+
+def _absmax(a) -> int:
+    a = np.asarray(a)
+    if a.size == 0:
+        return 0
+    if a.dtype != object:
+        return int(np.abs(a).max())
+    return max(abs(x) for x in a.flat).__ceil__()
+
+
+def _poly(terms, args, kind: str):
+    """sum of c * prod(x^e) over *terms*, grouped Horner-fashion by the generator whose array is
+    smallest: P = sum_k g^k P_k(rest). Each P_k lives on the other axes only, so a grid of two
+    axes costs about two operations per point whatever the number of terms. Floats multiply
+    powers out (the error bound counts every rounding)."""
+    used = sorted({g for exps, _ in terms for g, e in enumerate(exps) if e}, key=lambda g: np.size(args[g]))
+    if not used:
+        c = sum(c for _, c in terms)
+        return np.asarray(np.int64(c) if kind == "int" else float(c) if kind == "float" else c,
+                          dtype=np.int64 if kind == "int" else np.float64 if kind == "float" else object)
+    g = used[0]
+    groups: dict[int, list] = {}
+    for exps, c in terms:
+        groups.setdefault(exps[g], []).append((exps[:g] + (0,) + exps[g + 1:], c))
+    total = None
+    for k in sorted(groups):
+        inner = _poly(groups[k], args, kind)
+        v = inner if k == 0 else _power(args[g], k, kind) * inner
+        total = v if total is None else total + v
+    return total
+
+
+def _power(x, e: int, kind: str):
+    if kind != "float" or e == 1:
+        return x ** e if e > 1 else x
+    out = x
+    for _ in range(e - 1):
+        out = out * x
+    return out
 
 
 class Sign:
@@ -184,18 +304,11 @@ class Sign:
         self.num = Compiled(num, axes, what)
         self.den = None if den == 1 else Compiled(den, axes, what)
 
-    def evaluate(self, chunk: Chunk) -> np.ndarray:
-        n = self.num.evaluate(chunk)
-        return n if self.den is None else np.sign(n) * np.sign(self.den.evaluate(chunk))
-
-
-def _lambdify(gens, expr):
-    """``sympy.lambdify`` with SymPy's NumPy printer and a namespace holding only ``numpy``:
-    ``modules="numpy"`` runs ``from numpy import *``, which loads numpy.f2py and numpy.testing
-    (about 0.8 s) for a polynomial that needs nothing but ``+``, ``*`` and ``**``."""
-    from sympy.printing.numpy import NumPyPrinter
-
-    return sympy.lambdify(gens, expr, modules=[{"numpy": np}], printer=NumPyPrinter)
+    def evaluate(self, chunk, flat: bool = True) -> np.ndarray:
+        s = sign(self.num, chunk)
+        if self.den is not None:
+            s = s * sign(self.den, chunk)
+        return spread(s, chunk) if flat else s
 
 
 def _normal(f: Fraction):

@@ -52,15 +52,18 @@ class Axis:
         return list(self.values) if self.values is not None else [self[i] for i in range(self.count)]
 
     def take(self, index: np.ndarray, exact: bool = False) -> np.ndarray:
-        """The values at positions *index*: int64, or Python ints in an object array when
-        *exact* is asked or a value does not fit in int64."""
-        if not exact and self.max <= INT64_MAX:
+        """The values at positions *index* (an array of any shape): int64, or Python ints in an
+        object array when *exact* is asked or a value does not fit in int64."""
+        index = np.asarray(index, dtype=np.int64)
+        if self.max <= INT64_MAX:
             if self.values is None:
-                return self.start + index * np.int64(self.step)
-            return np.asarray(self.values, dtype=np.int64)[index]
-        out = np.empty(len(index), dtype=object)
-        out[:] = [self[int(i)] for i in index]
-        return out
+                out = np.int64(self.start) + index * np.int64(self.step)
+            else:
+                out = np.asarray(self.values, dtype=np.int64)[index]
+            return out.astype(object) if exact else out  # astype(object): Python ints
+        if self.values is None:  # past int64: exact arithmetic on Python ints, whole array at once
+            return self.start + index.astype(object) * self.step
+        return np.asarray(self.values, dtype=object)[index]
 
     def spec(self) -> str:
         if self.values is not None:
@@ -179,23 +182,62 @@ class Grid:
             yield dict(zip((a.name for a in self.flag_axes), combo))
 
     def chunks(self, size: int = CHUNK) -> Iterator["Chunk"]:
-        for start in range(0, self.size, size):
-            yield Chunk(self, start, min(start + size, self.size))
+        """Rectangular blocks of the grid, each a contiguous run of flat indices: the outer
+        axes fixed, a range of one axis, the inner axes whole (so each axis' values are a short
+        array that NumPy broadcasts, as a hand-written evaluation would)."""
+        shape = self.shape
+        j = len(shape)  # the first axis from which the inner axes fit in one chunk
+        while j > 0 and prod(shape[j - 1:]) <= size:
+            j -= 1
+        if j == 0:
+            yield Chunk(self, (0,) * len(shape), shape)
+            return
+        split, inner = j - 1, prod(shape[j:])
+        run = max(1, size // inner)
+        for outer in np.ndindex(*shape[:split]):
+            for lo in range(0, shape[split], run):
+                n = min(run, shape[split] - lo)
+                yield Chunk(self, (*outer, lo, *(0,) * (len(shape) - j)), (*(1,) * split, n, *shape[j:]))
 
 
 class Chunk:
-    """Points ``start .. stop-1`` of the grid (flat index in C order), their per-axis indices
-    and, on demand, their values."""
+    """A block of the grid: per axis, positions ``lo[i] .. lo[i] + shape[i] - 1``; its points
+    are flat indices ``start .. stop - 1`` (C order). ``index[i]`` holds axis i's positions as an
+    array shaped to broadcast (its length on dimension i, 1 elsewhere); an evaluation returns an
+    array broadcast to ``shape`` at most."""
 
-    def __init__(self, grid: Grid, start: int, stop: int):
-        self.grid = grid
-        self.flat = np.arange(start, stop, dtype=np.int64)
-        self.n = stop - start
-        self.index = np.unravel_index(self.flat, grid.shape) if grid.axes else ()
+    def __init__(self, grid: Grid, lo: tuple, shape: tuple):
+        self.grid, self.lo, self.shape = grid, lo, shape
+        self.n = prod(shape)
+        self.start = int(np.ravel_multi_index(lo, grid.shape)) if grid.axes else 0
+        self.stop = self.start + self.n
+        nd = len(shape)
+        self.index = tuple(np.arange(lo[i], lo[i] + shape[i], dtype=np.int64).reshape(
+            tuple(shape[i] if k == i else 1 for k in range(nd))) for i in range(nd))
         self._values: dict = {}
+
+    @property
+    def flat(self) -> np.ndarray:
+        return np.arange(self.start, self.stop, dtype=np.int64)
 
     def values(self, i: int, exact: bool = False) -> np.ndarray:
         key = (i, exact)
         if key not in self._values:
             self._values[key] = self.grid.axes[i].take(self.index[i], exact)
         return self._values[key]
+
+    def points(self, positions: np.ndarray) -> "Points":
+        """The points at *positions* (offsets into the block, C order) as a ``Points`` set."""
+        local = np.unravel_index(positions, self.shape) if self.shape else ()
+        return Points(self.grid.axes, tuple(ix + lo for ix, lo in zip(local, self.lo)), len(positions))
+
+
+class Points:
+    """An explicit set of grid points: ``index[i]`` is a flat array of axis i's positions."""
+
+    def __init__(self, axes: Sequence[Axis], index: tuple, n: int):
+        self.axes, self.index, self.n = axes, index, n
+        self.shape = (n,)
+
+    def values(self, i: int, exact: bool = False) -> np.ndarray:
+        return self.axes[i].take(self.index[i], exact)

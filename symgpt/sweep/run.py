@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import SymgptError
-from .compile import Compiled, Sign
+from .compile import Compiled, Sign, sign, spread
 from .grid import Grid
 
 MAX_ROWS = 5_000_000        # rows a sweep may keep without --top
@@ -232,11 +232,13 @@ class _Plan:
             Progress(grid.total, enabled=bool(progress))
         self.skipped: dict[str, int] = {}
         self.matched = 0
+        self.top, self.by, self.smallest = top, by, smallest
+        self.axis_names = [a.name for a in grid.axes]
 
     def tables(self):
         grid, options, used, columns = self.grid, self.options, self.used, self.columns
         skipped, done = self.skipped, 0
-        offset = 0  # flat index of the first point of the current flag setting
+        self.offset = 0  # flat index of the first point of the current flag setting
         for setting in grid.flag_settings():
             m = self.base.with_(**setting) if setting else self.base
             m = m.free(*(a.name for a in grid.axes))
@@ -251,31 +253,85 @@ class _Plan:
                 tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
             self._check_options()  # before any row: a streamed CSV is never cut short by it
             for chunk in grid.chunks():
-                mask = np.ones(chunk.n, dtype=bool)
+                mask = np.ones(chunk.shape, dtype=bool)
                 for message, check in checks:
-                    ok = check(chunk)
+                    ok = check(chunk)  # shaped like the axes it depends on
+                    if ok.all():
+                        continue
                     bad = int(np.count_nonzero(mask & ~ok))
                     if bad:
                         skipped[message] = skipped.get(message, 0) + bad
                     mask &= ok
                 for compiled, op in tests:
-                    mask &= np.asarray(_CMP[op](compiled.evaluate(chunk), 0), dtype=bool)
+                    mask &= np.asarray(_CMP[op](compiled.evaluate(chunk, flat=False), 0), dtype=bool)
                 done += chunk.n
                 self.progress.update(done)
                 if not mask.any():
                     continue
-                pick = slice(None) if mask.all() else mask
-                rows = {"#": chunk.flat[pick] + offset}
-                for i, a in enumerate(grid.axes):
-                    rows[a.name] = chunk.values(i)[pick]
-                for a in grid.flag_axes:
-                    rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
-                for c, compiled in cols.items():
-                    rows[c] = compiled.evaluate(chunk)[pick]
-                self.matched += len(rows["#"])
+                mask = mask.reshape(-1)
+                pick = None if mask.all() else np.flatnonzero(mask)
+                self.matched += chunk.n if pick is None else len(pick)
+                if self.top is not None:
+                    pick = self._candidates(chunk, cols, pick)
+                rows = self._rows(chunk, pick, cols, setting)
                 yield rows
-            offset += grid.size
+            self.offset += grid.size
         self.progress.close()
+
+    def _rows(self, chunk, pick, cols, setting) -> dict[str, np.ndarray]:
+        """The rows of the points at block positions *pick* (None: every point of *chunk*)."""
+        grid = self.grid
+        if pick is None:
+            rows = {"#": chunk.flat}
+            for i, a in enumerate(grid.axes):
+                rows[a.name] = spread(chunk.values(i), chunk)
+            values = {c: compiled.evaluate(chunk) for c, compiled in cols.items()}
+        else:
+            pts = chunk.points(pick)
+            rows = {"#": chunk.start + pick.astype(np.int64)}
+            for i, a in enumerate(grid.axes):
+                rows[a.name] = pts.values(i)
+            values = {c: compiled.evaluate(pts) for c, compiled in cols.items()}
+        rows["#"] = rows["#"] + self.offset
+        for a in grid.flag_axes:
+            rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
+        rows.update(values)
+        return rows
+
+    def _candidates(self, chunk, cols, pick) -> np.ndarray:
+        """Block positions that may be among the top K of this chunk (a superset: ties at the
+        cut and, past int64, every point the float estimate cannot rule out; the exact ranking
+        of ``_top`` decides)."""
+        k, by, smallest = self.top, self.by, self.smallest
+        if by in cols:
+            compiled = cols[by]
+            est = None
+            if compiled.fits(chunk):
+                key, slack = spread(compiled.evaluate(chunk, flat=False), chunk), 0
+                if key.dtype == object:  # a fraction: rank by D * value (D > 0), still exact
+                    key = spread(compiled.raw(chunk), chunk)
+            else:
+                est = compiled.estimate(chunk)
+                if est is None:
+                    key, slack = spread(compiled.raw(chunk), chunk), 0
+                else:
+                    key, slack = spread(est[0], chunk), 2 * est[1]
+        elif by in self.axis_names:
+            key, slack = spread(chunk.values(self.axis_names.index(by)), chunk), 0
+        else:  # a flag: one value per setting, so grid order decides
+            return (np.arange(chunk.n) if pick is None else pick)[:k]
+        positions = np.arange(chunk.n) if pick is None else pick
+        if len(positions) <= k:
+            return positions
+        sub = key if pick is None else key[pick]
+        if sub.dtype == object:  # sizes past 2**53: no float can rank them
+            cut = sorted(sub.tolist(), reverse=not smallest)[k - 1]
+        elif smallest:
+            cut = np.partition(sub, k - 1)[k - 1]
+        else:
+            cut = np.partition(sub, len(sub) - k)[len(sub) - k]
+        near = (sub <= cut + slack) if smallest else (sub >= cut - slack)
+        return positions[np.flatnonzero(near)]
 
     def _check_options(self) -> None:
         for k in self.options:
@@ -313,13 +369,13 @@ def _constraints(model, grid: Grid):
             d = Compiled(den, grid.axes, c.message)
 
             def ok(chunk, n=n, d=d):
-                a, b = n.evaluate(chunk), d.evaluate(chunk)
+                a, b = n.evaluate(chunk, flat=False), d.evaluate(chunk, flat=False)
                 return np.asarray((a % b == 0) & ((a > 0) == (b > 0)) & (a != 0), dtype=bool)
         else:  # "le": expr <= 0
             e = Compiled(expr, grid.axes, c.message)
 
             def ok(chunk, e=e):
-                return np.asarray(e.evaluate(chunk) <= 0, dtype=bool)
+                return np.asarray(sign(e, chunk) <= 0, dtype=bool)
         out.append((c.message, ok))
     return out
 

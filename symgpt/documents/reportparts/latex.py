@@ -6,12 +6,16 @@ from __future__ import annotations
 from ...io import write_atomic
 
 FOLDER = "latex"
+#: ``write`` takes ``running`` and ``later`` (the PDF is joined after the other parts)
+DEFERS = True
 
 
-def write(model, folder, pdf: bool = False, **options) -> list[str]:
+def write(model, folder, pdf: bool = False, running=None, later=None, **options) -> list[str]:
+    """The LaTeX files; with *pdf*, the PDF is started at once and, given *running* (an
+    ``ExitStack`` that stops it on failure) and *later*, joined after the other parts."""
     from ...notation import notation
     from ...render.latex import render
-    from ...render.latex_build import build_pdf, tex_available
+    from ...render.latex_build import PdfBuild, tex_available
     from ..latex_doc import ALIASES, SECTIONS, context, document, preamble
 
     nota = notation("default")
@@ -23,13 +27,32 @@ def write(model, folder, pdf: bool = False, **options) -> list[str]:
         files.append(f"{FOLDER}/{name}")
 
     doc = document(model, "all", nota)
-    put("report.tex", doc)
-    put("preamble.tex", preamble())
-    for name in ALIASES["all"]:
-        ctx = context(name, model, nota)
-        put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
-    put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),
-                                       title="Parameters in Raschka's notation"))
+    build = None
     if pdf and tex_available():
-        put("report.pdf", build_pdf(doc, "report"))
+        build = PdfBuild(doc, "report")
+        if running is not None:
+            running.enter_context(build)
+    try:
+        put("report.tex", doc)
+        put("preamble.tex", preamble())
+        for name in ALIASES["all"]:
+            ctx = context(name, model, nota)
+            put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
+        put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),
+                                           title="Parameters in seed 002's notation"))
+    except BaseException:
+        if build is not None:
+            build.close()
+        raise
+    if build is None:
+        return files
+
+    def finish() -> list[str]:
+        with build:
+            write_atomic(out / "report.pdf", build.result())
+        return [f"{FOLDER}/report.pdf"]
+
+    if later is None:  # on its own: join now
+        return files + finish()
+    later.append(finish)
     return files
