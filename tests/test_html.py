@@ -15,7 +15,7 @@ import sympy
 import symgpt
 from symgpt.cli import main
 from symgpt.documents.html import DP, READS, TP, fit, html, option_values, page
-from symgpt.render.html import interactive_svg, public
+from symgpt.render.html import interactive_svg
 from symgpt.render.html_js import js_expr, mathml_expr
 from symgpt.symbols import L, T, V, d, h
 
@@ -108,10 +108,6 @@ def test_svg_ops_are_focusable_and_named():
     assert out.startswith("<svg") and 'width="10pt"' not in out
     assert 'tabindex="0" role="button" aria-pressed="false" data-op="blocks/ffn/up"' in out
     assert out.count("tabindex") == 1
-
-
-def test_public_drops_clauses_citing_internal_notes():
-    assert public("PyTorch: FlopCounterMode; seeds 000 and 002") == "PyTorch: FlopCounterMode"
 
 
 # --- the file ------------------------------------------------------------------------------------

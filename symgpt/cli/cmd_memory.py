@@ -36,10 +36,9 @@ def run(args) -> int:
             out["memory.megatron"] = quantity_json(mega)
         emit(dumps(out))
         return 0
-    text = memory_text(m, qs, estimate, unbound_hint(m, qs))
-    if mega is not None:
+    emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)
+    if mega is not None:  # not wrapped: its line reads as Megatron-LM's log line, for grep
         from ..render.cluster_text import megatron_text
 
-        text += "\n" + megatron_text(m, mega, qs)
-    emit(text, fit=True)
+        emit("\n" + megatron_text(m, mega, qs))
     return 0

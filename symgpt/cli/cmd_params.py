@@ -28,7 +28,7 @@ def run(args) -> int:
 
         text = params_answer(args.model)
         if text is not None:
-            emit(text)
+            emit(text, fit=True)  # as the derived answer is printed
             return 0
     from ..render.jsonout import dumps, model_json, quantity_json
     from ..render.report_text import quantity_text

@@ -199,6 +199,10 @@ def _total(exprs, free, memory, values) -> dict:
     return record
 
 
+class UnboundSizes(SymgptError):
+    """A page evaluates numbers: a model with sizes left symbolic (a family name) has none."""
+
+
 # --- inputs, ops, plots ------------------------------------------------------------------------
 def _symbols(model, exprs) -> list[dict]:
     used = set()
@@ -206,7 +210,7 @@ def _symbols(model, exprs) -> list[dict]:
         used |= {s.name for s in e.free_symbols}
     missing = sorted(used - set(model.sizes) - {"tp", "dp"})
     if missing:
-        raise SymgptError(f"{model.name}: bind every size for a page (unbound: {', '.join(missing)}; "
+        raise UnboundSizes(f"{model.name}: bind every size for a page (unbound: {', '.join(missing)}; "
                           f"e.g. --set {missing[0]}=...)")
     return [{"name": n, "value": str(int(model.sizes[n])), "meaning": MEANING[n]}
             for n in CANONICAL if n in model.sizes]
@@ -247,6 +251,11 @@ def html(model, **options) -> str:
 
 
 def write(model, folder, **options) -> list[str]:
-    """Report part: ``html/index.html``."""
-    write_atomic(folder / FILE, html(model, **options))
+    """Report part: ``html/index.html`` -- for a model whose sizes are all bound (a family
+    name with sizes left symbolic gets the other parts of the report and no page)."""
+    try:
+        page = html(model, **options)
+    except UnboundSizes:
+        return []
+    write_atomic(folder / FILE, page)
     return [FILE]

@@ -81,8 +81,8 @@ def page_html(p) -> str:
     m, conv = p.model, p.convention
     ctx = dict(
         version=__version__, name=m.name, family=f"{m.family.name} family",
-        notes=[n for n in map(public, p.notes) if n],
-        convention=conv.name, convention_summary=public(conv.summary), convention_source=public(conv.source),
+        notes=[n for n in p.notes if n],
+        convention=conv.name, convention_summary=conv.summary, convention_source=conv.source,
         symbols=p.symbols, options=[{**o, "help": OPTION_HELP[o["name"]]} for o in p.options],
         summary=[{"name": q["name"], "title": TITLES.get(q["name"], q["unit"])} for q in p.quantities],
         per_note="FLOPs are per step (B sequences of T tokens); memory is per device under the options "
@@ -95,11 +95,6 @@ def page_html(p) -> str:
         exprs_js=Markup(exprs), data=Markup(text),
     )
     return _env().get_template("page.html").render(**ctx)
-
-
-def public(text: str) -> str:
-    """*text* without the clauses (split at ';') that cite internal lecture notes."""
-    return "; ".join(c.strip() for c in str(text).split(";") if "seed" not in c.lower())
 
 
 def _shape(p, dims) -> dict:

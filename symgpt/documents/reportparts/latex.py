@@ -39,7 +39,7 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
             ctx = context(name, model, nota)
             put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
         put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),
-                                           title="Parameters in seed 002's notation"))
+                                           title="Parameters in Raschka's notation"))
     except BaseException:
         if build is not None:
             build.close()
