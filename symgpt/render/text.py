@@ -76,7 +76,8 @@ def fit(text: str, columns: int | None = None) -> str:
             continue
         lead = " " * (len(line) - len(line.lstrip(" ")))
         out += textwrap.wrap(line, cols, initial_indent="", subsequent_indent=lead + "    ",
-                             break_on_hyphens=False, drop_whitespace=True) or [line]
+                             break_on_hyphens=False, break_long_words=False,  # an exact number stays whole
+                             drop_whitespace=True) or [line]
     return "\n".join(out)
 
 
