@@ -15,15 +15,26 @@ import torch
 import symgpt
 from oracles.inference import cache_nbytes, decode_flops, prefill
 from oracles.measure import _hf_model
+from test_arch_decoders import MOE as MOE_TINY, _tiny, _tiny_hf
 
 CONFIGS = Path(__file__).parent / "configs"
-DENSE = sorted(p.name for p in CONFIGS.glob("*.json") if not p.name.startswith("mixtral"))
 B, T = 2, 8
+#: mixtures of experts: a router cannot route on the meta device (and transformers' grouped_mm
+#: experts take bf16 only), so these run as tiny real models on the CPU below
+MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"}
+DENSE = sorted(p.name for p in CONFIGS.glob("*.json")
+               if json.loads(p.read_text())["model_type"] not in MOE)
+MIXTURES = sorted(p.name for p in CONFIGS.glob("*.json")
+                  if json.loads(p.read_text())["model_type"] in MOE - {"mixtral"})
+#: the fewest layers that still hold every kind of layer (Gemma 3: one full-attention layer in
+#: six; DeepSeek-V3: three dense layers before the first with experts)
+SHORT = {"gemma-3-1b.json": 6, "deepseek-v3.json": 4}
 
 
-def _short(name, layers=2):
-    """The config cut to *layers* layers (and symgpt's model likewise): the step's per-layer
+def _short(name):
+    """The config cut to a few layers (and symgpt's model likewise): the step's per-layer
     work is what is checked; llama-2-70b is also checked whole below."""
+    layers = SHORT.get(name, 2)
     cfg = json.loads((CONFIGS / name).read_text())
     key = "n_layer" if cfg["model_type"] == "gpt2" else "num_hidden_layers"
     return {**cfg, key: layers}, symgpt.load(CONFIGS / name, B=B, T=T, L=layers)
@@ -100,4 +111,32 @@ def test_moe_decode_step_on_a_tiny_real_mixtral(tmp_path):
     m = symgpt.load(path, B=B, T=T)
     assert m.quantity("inference.decode.flops") == decode_flops(hf, B, T)
     nbytes, bits = cache_nbytes(hf, B, T)
+    assert m.quantity("inference.kv_cache", act_bits=bits) == nbytes
+
+
+@pytest.mark.parametrize("model_type", sorted(MOE_TINY))
+def test_moe_decode_step_and_cache_on_tiny_real_models(model_type, tmp_path):
+    """Qwen2-MoE, Qwen3-MoE (per-head Q/K norms before RoPE: the cache keeps the keys normed and
+    rotated), DeepSeek-V2/V3 (MLA: the cache keeps the latent and the shared rotary key, and
+    each step re-expands every cached position through kv_b_proj) -- as transformers runs them."""
+    cfg = _tiny(model_type)
+    path = tmp_path / f"tiny-{model_type}.json"
+    path.write_text(json.dumps(cfg))
+    hf = _tiny_hf(cfg).eval()
+    m = symgpt.load(path, B=B, T=T)
+    assert m.quantity("inference.decode.flops") == decode_flops(hf, B, T)
+    pre, _ = prefill(hf, B, T)
+    assert m.quantity("inference.prefill.flops") == pre
+    nbytes, bits = cache_nbytes(hf, B, T)
+    assert m.quantity("inference.kv_cache", act_bits=bits) == nbytes
+
+
+@pytest.mark.parametrize("name", MIXTURES)
+def test_kv_cache_bytes_of_the_mixture_configs_on_meta(name):
+    """The cache does not depend on the routing: the public configs, in bf16 (the dtype
+    transformers' grouped_mm experts take), on meta -- MLA's latent and rotary key included."""
+    cfg, m = _short(name)
+    hf = _hf_model(cfg, "meta", "eager").to(torch.bfloat16)
+    nbytes, bits = cache_nbytes(hf, B, T)
+    assert bits == 16
     assert m.quantity("inference.kv_cache", act_bits=bits) == nbytes

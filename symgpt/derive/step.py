@@ -9,9 +9,10 @@ it in two ways, both derived here from the same ops and their shape rules:
   (1 × T+1) per head and A·V reads T + 1 values -- what a transformers ``DynamicCache`` does.
 
 What the cache holds is found by role, never by path: an op declared ``cached=True`` (or False)
-says so itself; otherwise the roles in ``roles.CACHED`` (the key and value heads) are cached,
-after the per-token ops of ``roles.CACHE_AFTER`` that follow them (keys are cached rotated). A
-family whose cache holds something else (a latent, a cross-attention memory) declares it.
+says so itself; otherwise the roles in ``roles.CACHED`` (the key and value heads, or an MLA
+layer's latent and shared rotary key) are cached, after the per-token ops of
+``roles.CACHE_AFTER`` that follow them (keys are cached normed and rotated). A family whose
+cache holds something else (a cross-attention memory) declares it.
 
 Each :class:`OpStep` carries the shapes the op reads and writes at that step, and which of its
 inputs come from the cache; ``derive.inference`` prices them (FLOPs, bytes, time).
