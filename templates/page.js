@@ -29,6 +29,8 @@ function readInputs() {
     s[name] = Q(BigInt(v));
     opts[name] = v;
   }
+  // a hardware profile binds the roofline's F_peak and BW_mem (exact integers from symgpt)
+  if (D.hardware && opts.hardware in D.hardware) for (const [k, v] of Object.entries(D.hardware[opts.hardware])) s[k] = Q(BigInt(v));
   return { s, opts, bad };
 }
 

@@ -220,3 +220,30 @@ def test_encoder_decoder_page_two_lengths(browser, tmp_path):
         set_input(browser, name, value)
     expect(browser, symgpt.load("t5-small", B=8, T_enc=128, T_dec=32), {})
     assert browser.execute_script("return document.querySelectorAll('#plot-flops').length") == 0
+
+
+INFERENCE = ("inference.prefill.time", "inference.decode.time", "inference.kv_cache")
+
+
+@pytest.mark.parametrize("name,sizes", [("gpt2-small", dict(B=8, T=1024)), ("llama-7b", dict(B=8, T=2048))])
+def test_hardware_profile_inference_times(browser, pages, name, sizes):
+    """A hardware profile binds F_peak and BW_mem: the page's roofline times (sums of Max over the
+    ops, exact rationals), KV cache and decode tokens/s equal symgpt's ``infer`` values digit for
+    digit; tokens/s is B / decode step by hand; the KV cache is 2·L·B·T·d 16-bit numbers (keys and
+    values of every layer, by hand)."""
+    open_page(browser, pages(name))
+    for k, v in sizes.items():
+        set_input(browser, k, v)
+    for profile in ("h100-sxm", "a100-40gb", "tpu-v5e"):
+        set_input(browser, "hardware", profile, "option")
+        m = symgpt.load(name, **sizes)
+        for q in INFERENCE:
+            v = m.quantity(q, hardware=profile).value
+            raw = str(v.p) + ("" if v.q == 1 else f"/{v.q}")
+            assert shown(browser, q) == (raw, number(v)), (name, profile, q)
+        dec = Fraction(str(m.quantity("inference.decode.time", hardware=profile).value))
+        tps = sizes["B"] / dec
+        assert shown(browser, "inference.decode.tokens_per_s")[0] == (
+            str(tps.numerator) + ("" if tps.denominator == 1 else f"/{tps.denominator}"))
+    L, d = m.sizes["L"], m.sizes["d"]
+    assert shown(browser, "inference.kv_cache")[0] == str(2 * L * sizes["B"] * sizes["T"] * d * 2)

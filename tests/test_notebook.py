@@ -38,13 +38,19 @@ def outputs(nb) -> list:
 
 
 @pytest.fixture(scope="module")
-def executed():
+def run_dir(tmp_path_factory):
+    """The kernel's working folder (Jupyter's is the notebook's: the page is written there)."""
+    return tmp_path_factory.mktemp("notebook")
+
+
+@pytest.fixture(scope="module")
+def executed(run_dir):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     fresh = copy.deepcopy(nb)
     env_path = os.environ.get("PYTHONPATH", "")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), env_path]) if env_path else str(ROOT)
     try:
-        NotebookClient(fresh, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
+        NotebookClient(fresh, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(run_dir)}}).execute()
     finally:
         os.environ["PYTHONPATH"] = env_path
     if os.environ.get("SYMGPT_REGEN_GOLDEN"):
@@ -81,3 +87,17 @@ def test_the_notebook_shows_what_a_lecture_needs(executed):
     sources = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     for needed in ("symgpt.load", "scaling_table", "symgpt.diagram", "rule(", "dominance(", "holds("):
         assert needed in sources, needed
+
+
+def test_the_notebook_shows_the_page(executed, run_dir):
+    """The last cell writes the interactive page next to the notebook and shows it in an iframe:
+    the file is the page ``symgpt html gpt2-small`` writes, byte for byte."""
+    import symgpt
+    from symgpt.documents.html import html
+
+    _, nb = executed
+    last = outputs(nb)[-1]
+    assert any('<iframe src="gpt2-small.html"' in o.get("text/html", "") for o in last if isinstance(o, dict)), last
+    page = run_dir / "gpt2-small.html"
+    assert page.read_text(encoding="utf-8") == html(symgpt.load("gpt2-small"))
+    assert 'data-option="hardware"' in page.read_text(encoding="utf-8")

@@ -15,6 +15,13 @@ Options that change the closed form are handled two ways, both exact:
   interpolated exactly from four derivations (tp, dp in {1, 2}) and checked against a fifth
   (tp = 3, dp = 5); a mismatch is an error, never a silently wrong page.
 
+Inference on a hardware profile (``hardware``, a choice among ``symgpt.hardware``'s profiles):
+the prefill and decode step times are derived once with the device's peak ``F_peak`` and memory
+bandwidth ``BW_mem`` left symbolic (sums of max(FLOPs / F_peak, bytes / BW_mem)); the page holds
+each profile's two numbers, as ``symgpt.derive.inference_setup.setup`` binds them (16-bit weights
+and activations), and binds them when a profile is chosen. Decode tokens/s is B over the decode
+step time.
+
 ``memory.total`` is weights + gradients + optimizer + activations, as ``symgpt.derive.memory``
 defines it; each assembled total is checked against the derived one.
 """
@@ -28,7 +35,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..io import write_atomic
-from ..symbols import CANONICAL, MEANING, as_expr
+from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, as_expr
 
 #: the report file this part writes
 FILE = "html/index.html"
@@ -43,6 +50,10 @@ READS = {"memory.weights": ("precision", "zero"), "memory.gradients": ("precisio
          "memory.kv_cache": ("precision",)}
 TOTAL = "memory.total"
 TOTAL_READS = ("precision", "optimizer", "zero")
+#: inference quantities shown, derived with F_peak and BW_mem symbolic (see the module docstring)
+INFERENCE = ("inference.prefill.time", "inference.decode.time", "inference.kv_cache")
+TOKENS_PER_S = "inference.decode.tokens_per_s"
+DEFAULT_HARDWARE = "h100-sxm"
 
 
 @dataclass
@@ -76,6 +87,7 @@ class Page:
     convention: object         # the counting convention (symgpt.conventions.Convention)
     notes: list
     svg: str                   # the compute graph (Graphviz SVG, sizes symbolic)
+    hardware: dict | None = None  # {profile: {"title", "values": {F_peak, BW_mem}}}; None: no inference
 
 
 def option_values():
@@ -109,11 +121,14 @@ def page(model, **_report_options) -> Page:
     quantities += [memory[n] for n in ("memory.weights", "memory.gradients", "memory.optimizer",
                                         "memory.activations", TOTAL, "memory.kv_cache")]
 
+    hardware = _inference(exprs, free, quantities)
     ops, plots = _ops(free.arch, exprs), _plots(free, exprs)
     symbols = _symbols(model, exprs)
     options = [{"name": n, "values": [str(v) for v in values[n]], "default": str(defaults[n])}
                for n in ("precision", "optimizer", "zero")]
     options += [{"name": "dp", "values": None, "default": "1"}, {"name": "tp", "values": None, "default": "1"}]
+    if hardware is not None:
+        options.append({"name": "hardware", "values": list(hardware), "default": DEFAULT_HARDWARE})
     waived = model.preset.waive if model.preset else ()  # as Model checks them (a preset's own caveat)
     constraints = [{"kind": c.kind, "expr": exprs.add(c.expr), "message": c.message}
                    for c in free.arch.constraints if c.message not in waived]
@@ -122,7 +137,7 @@ def page(model, **_report_options) -> Page:
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})
     return Page(model=model, free=free, exprs=exprs, symbols=symbols, options=options,
                 quantities=quantities, ops=ops, constraints=constraints, plots=plots, convention=conv,
-                notes=list(model.notes), svg=diagram(free, color_by="none").svg())
+                notes=list(model.notes), svg=diagram(free, color_by="none").svg(), hardware=hardware)
 
 
 # --- quantities --------------------------------------------------------------------------------
@@ -199,6 +214,29 @@ def _total(exprs, free, memory, values) -> dict:
     return record
 
 
+def _inference(exprs, free, quantities) -> dict | None:
+    """Append the inference quantities (F_peak, BW_mem symbolic) to *quantities*; return each
+    hardware profile's values of the two, or None for a model the inference costs do not cover."""
+    from ..derive.inference_setup import setup
+    from ..hardware import names
+
+    try:
+        qs = [free.quantity(name) for name in INFERENCE]
+    except SymgptError:
+        return None
+    for name, q in zip(INFERENCE, qs):
+        quantities.append(_fixed(exprs, q, name, q.unit))
+    decode = qs[INFERENCE.index("inference.decode.time")]
+    quantities.append({"name": TOKENS_PER_S, "unit": "tokens/s", "reads": [], "pick": {"": 0},
+                       "variants": [{"total": exprs.add(B / decode.expr), "parts": []}]})
+    out = {}
+    for name in names():
+        s = setup(free, hardware=name)
+        out[name] = {"title": s.device.title,
+                     "values": {sym.name: str(s.bindings[sym]) for sym in (F_peak, BW_mem)}}
+    return out
+
+
 class UnboundSizes(SymgptError):
     """A page evaluates numbers: a model with sizes left symbolic (a family name) has none."""
 
@@ -208,7 +246,7 @@ def _symbols(model, exprs) -> list[dict]:
     used = set()
     for e in exprs.items:
         used |= {s.name for s in e.free_symbols}
-    missing = sorted(used - set(model.sizes) - {"tp", "dp"})
+    missing = sorted(used - set(model.sizes) - {"tp", "dp"} - set(HARDWARE_SYMBOLS))
     if missing:
         raise UnboundSizes(f"{model.name}: bind every size for a page (unbound: {', '.join(missing)}; "
                           f"e.g. --set {missing[0]}=...)")

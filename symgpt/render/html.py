@@ -27,7 +27,10 @@ OPTION_HELP = {
     "zero": "ZeRO stage: 1 shards optimizer state over dp, 2 also gradients, 3 also weights",
     "dp": "data-parallel ranks (ZeRO shards over them)",
     "tp": "tensor-parallel ranks (Megatron-LM: whole heads per rank)",
+    "hardware": "device profile (datasheet peak FLOP/s in bf16, memory bandwidth) for the roofline times",
 }
+#: the options laid out under inference; the others are training memory's
+INFERENCE_OPTIONS = ("hardware",)
 TITLES = {
     "params": "parameters", "params.active": "parameters that run per token",
     "flops.forward": "forward pass, per step", "flops.backward": "backward pass, per step",
@@ -35,6 +38,10 @@ TITLES = {
     "memory.gradients": "gradients, bytes per device", "memory.optimizer": "optimizer state, bytes per device",
     "memory.activations": "activations saved for backward, bytes", "memory.total": "training memory, bytes per device",
     "memory.kv_cache": "KV cache for inference, bytes",
+    "inference.prefill.time": "prefill of B prompts of T tokens, seconds (roofline, 16-bit)",
+    "inference.decode.time": "one decode step over a cache of T tokens, seconds (roofline, 16-bit)",
+    "inference.kv_cache": "KV cache for B sequences of T tokens, bytes (16-bit)",
+    "inference.decode.tokens_per_s": "decode tokens per second: B / decode step time",
 }
 #: what the graph's op panel shows for an op, in order
 OP_ROWS = (("params", "parameters"), ("flops.forward", "forward FLOPs"), ("flops.train", "training FLOPs"),
@@ -74,6 +81,7 @@ def page_html(p) -> str:
         "plots": {"crossover": {k: cx[k] for k in ("fast", "slow", "solution")} if cx is not None else None,
                   "shares": p.plots["shares"], "memory": p.plots["memory"]},
         "op_rows": [{"quantity": q, "title": t} for q, t in OP_ROWS],
+        "hardware": {n: h["values"] for n, h in p.hardware.items()} if p.hardware else None,
         "mathml": [mathml_expr(e) if i in shown else None for i, e in enumerate(p.exprs.items)],
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
@@ -83,10 +91,15 @@ def page_html(p) -> str:
         version=__version__, name=m.name, family=f"{m.family.name} family",
         notes=[n for n in p.notes if n],
         convention=conv.name, convention_summary=conv.summary, convention_source=conv.source,
-        symbols=p.symbols, options=[{**o, "help": OPTION_HELP[o["name"]]} for o in p.options],
+        symbols=p.symbols,
+        options=[{**o, "help": OPTION_HELP[o["name"]]} for o in p.options if o["name"] not in INFERENCE_OPTIONS],
+        inference_options=[{**o, "help": OPTION_HELP[o["name"]],
+                            "titles": {n: h["title"] for n, h in (p.hardware or {}).items()}}
+                           for o in p.options if o["name"] in INFERENCE_OPTIONS],
         summary=[{"name": q["name"], "title": TITLES.get(q["name"], q["unit"])} for q in p.quantities],
         per_note="FLOPs are per step (B sequences of T tokens); memory is per device under the options "
-                 "above; parts under blocks/ total all L layers.",
+                 "above; parts under blocks/ total all L layers. Inference times are roofline times on one "
+                 "device of the profile chosen: each op takes max(FLOPs / F_peak, bytes / BW_mem).",
         svg=Markup(interactive_svg(p.svg, {o["path"]: o["label"] for o in p.ops})),
         crossover={"fast_label": cx["fast_label"], "slow_label": cx["slow_label"], "notes": cx["notes"],
                    "has_solution": cx["solution"] is not None} if cx is not None else None,
