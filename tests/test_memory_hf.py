@@ -40,6 +40,9 @@ FAMILIES = {
     "falcon": dict(multi_query=True, new_decoder_architecture=False, parallel_attn=True, bias=False,
                    alibi=False),
     # gelu_new (a composite tanh-GELU), Conv1D (addmm) projections, learned positions
+    # new_decoder_architecture with 2 KV heads: still one-entry indices, [:, :, :, [-2]]
+    "falcon-new": dict(model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True,
+                       bias=False, alibi=False),
     "gpt2": dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, resid_pdrop=0.0,
                  embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0),
     "mixtral": dict(num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
@@ -62,6 +65,7 @@ def _measure(model_type, B, tmp_path):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     cfg = {**BASE, **FAMILIES[model_type]}
+    model_type = cfg.pop("model_type", model_type)  # a case name of its own ("falcon-new")
     torch.manual_seed(0)
     hf = AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **cfg), attn_implementation="eager",
                                           experts_implementation="eager")
@@ -109,7 +113,7 @@ def test_gpt2_hf_eager_at_b2(B, tmp_path):
 
 
 def test_falcon_list_indices_kept_under_hf_eager(tmp_path):
-    """Falcon's K and V list indices: two int64 tensors of h_kv = 1 entry a layer, 2·L·8 bytes
+    """Falcon's K and V list indices: two int64 tensors of one entry a layer, 2·L·8 bytes
     under hf-eager (by hand), none in the fused ideal or when K and V are plain slices."""
     path = tmp_path / "falcon.json"
     path.write_text(json.dumps({"model_type": "falcon", **BASE, **FAMILIES["falcon"]}))

@@ -129,8 +129,8 @@ FLAG_HELP = {
     "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
-    "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, one index "
-                "per KV head (Falcon); hf-eager keeps the int64 indices",
+    "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
+                "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
 }
 
 SIZES = ("L", "d", "h", "V")
@@ -287,7 +287,7 @@ def _attention(g, flags, s, a, table):
                    label="QKV")                                                       # (B, T, (h+2h_kv)dh)
         start = sympy.Integer(0)
         for n in "qkv":
-            index = kv if flags["kv_index"] and n != "q" else 0  # Falcon: qkv[..., [-2], :]
+            index = 1 if flags["kv_index"] and n != "q" else 0  # Falcon: qkv[..., [-2], :], one entry
             proj[n] = g.op(f"attention/{n}", ops.Slice(start, widths[n], index=index), qkv,
                            label=n.upper())
             hd[n] = g.op(f"attention/{n}_heads", ops.SplitHeads(heads[n], dh), proj[n],

@@ -30,7 +30,7 @@ class Slice(_Free):
     """Columns [start, start + size) of the last dimension (splitting a fused QKV output).
 
     ``index`` is the length of the index list an implementation takes the columns with
-    (transformers' Falcon: ``fused_qkv[..., [-2], :]``, one index per KV head; 0: a plain slice).
+    (transformers' Falcon: ``fused_qkv[..., [-2], :]``, 1; 0: a plain slice).
     Run eagerly (``implementation`` hf-eager), indexing with a list keeps the list as an int64
     tensor for the backward scatter; the result is a copy, not a view.
     """
