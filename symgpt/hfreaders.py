@@ -159,7 +159,8 @@ def _falcon(f):
     flags = {"tied": f.bool("tie_word_embeddings", True), "activation": f.activation("activation", "gelu"),
              "positions": "alibi" if f.bool("alibi", False) else "rotary", "rotary_pct": _rotary_pct(f),
              "qkv_bias": bias, "proj_bias": bias, "mlp_bias": bias,
-             "parallel": new or parallel, "shared_norm": (new or parallel) and not (new and lns == 2)}
+             "parallel": new or parallel, "shared_norm": (new or parallel) and not (new and lns == 2),
+             "kv_index": new or multi_query}  # qkv[..., [-2], :]: a list index (not when K, V have h heads)
     return "falcon", flags, sizes
 
 

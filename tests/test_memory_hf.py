@@ -36,6 +36,15 @@ FAMILIES = {
     "gpt_neox": dict(),                                              # fused QKV: V a view of it
     "opt": dict(ffn_dim=FF, dropout=0.0),                            # positions from the mask, per row
     "phi3": dict(num_key_value_heads=4, pad_token_id=0),
+    # multi-query: K and V taken as fused_qkv[..., [-2], :], [..., [-1], :] (list indices kept)
+    "falcon": dict(multi_query=True, new_decoder_architecture=False, parallel_attn=True, bias=False,
+                   alibi=False),
+    # gelu_new (a composite tanh-GELU), Conv1D (addmm) projections, learned positions
+    # new_decoder_architecture with 2 KV heads: still one-entry indices, [:, :, :, [-2]]
+    "falcon-new": dict(model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True,
+                       bias=False, alibi=False),
+    "gpt2": dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, resid_pdrop=0.0,
+                 embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0),
     "mixtral": dict(num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
     # mixtures: transformers' eager expert loop
     "qwen2_moe": dict(num_key_value_heads=2, moe_intermediate_size=24, num_experts=6, num_experts_per_tok=2,
@@ -56,6 +65,7 @@ def _measure(model_type, B, tmp_path):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     cfg = {**BASE, **FAMILIES[model_type]}
+    model_type = cfg.pop("model_type", model_type)  # a case name of its own ("falcon-new")
     torch.manual_seed(0)
     hf = AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **cfg), attn_implementation="eager",
                                           experts_implementation="eager")
@@ -72,6 +82,7 @@ def _measure(model_type, B, tmp_path):
 EXTRA = {
     # gelu_new written as PyTorch ops keeps tanh(·), x/2 and 1 + tanh(·) besides x, per layer
     "phi": lambda B: L * 3 * B * T * FF * 4,
+    "gpt2": lambda B: L * 3 * B * T * FF * 4,
     # each Gemma norm builds 1 + w (4 per layer and the final one, of d), and the embedding
     # normalizer is a saved 0-dim tensor
     "gemma2": lambda B: (4 * L + 1) * d * 4 + 4,
@@ -93,6 +104,26 @@ def test_hf_eager_activations_equal_saved_tensors(model_type, B, tmp_path):
     assert eager == measured
     if model_type in EXTRA or model_type in ("llama", "mistral", "qwen2", "qwen3", "starcoder2", "olmo2"):
         assert eager.value - fused.value == EXTRA.get(model_type, lambda B: 0)(B)
+
+
+@pytest.mark.parametrize("B", [2])
+def test_gpt2_hf_eager_at_b2(B, tmp_path):
+    measured, eager, _ = _measure("gpt2", B, tmp_path)
+    assert eager == measured
+
+
+def test_falcon_list_indices_kept_under_hf_eager(tmp_path):
+    """Falcon's K and V list indices: two int64 tensors of one entry a layer, 2·L·8 bytes
+    under hf-eager (by hand), none in the fused ideal or when K and V are plain slices."""
+    path = tmp_path / "falcon.json"
+    path.write_text(json.dumps({"model_type": "falcon", **BASE, **FAMILIES["falcon"]}))
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    eager = {i: symgpt.load(path, B=3, T=T, loss=False, kv_index=i).quantity("memory.activations", **opts)
+             for i in (True, False)}
+    assert eager[True].value - eager[False].value == 2 * L * 8
+    fused = {i: symgpt.load(path, B=3, T=T, loss=False, kv_index=i).quantity(
+        "memory.activations", implementation="fused", **opts) for i in (True, False)}
+    assert fused[True].value == fused[False].value
 
 
 def test_gemma3_sliding_layers_have_rotary_tables_of_their_own():

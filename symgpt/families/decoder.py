@@ -74,6 +74,7 @@ FLAGS: dict[str, object] = {
     "topk_norm": True,        # the top-k router weights are divided by their sum (Mixtral; norm_topk_prob)
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
+    "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
 }
 
 CHOICES = {
@@ -128,6 +129,8 @@ FLAG_HELP = {
     "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
+    "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
+                "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
 }
 
 SIZES = ("L", "d", "h", "V")
@@ -284,7 +287,9 @@ def _attention(g, flags, s, a, table):
                    label="QKV")                                                       # (B, T, (h+2h_kv)dh)
         start = sympy.Integer(0)
         for n in "qkv":
-            proj[n] = g.op(f"attention/{n}", ops.Slice(start, widths[n]), qkv, label=n.upper())
+            index = 1 if flags["kv_index"] and n != "q" else 0  # Falcon: qkv[..., [-2], :], one entry
+            proj[n] = g.op(f"attention/{n}", ops.Slice(start, widths[n], index=index), qkv,
+                           label=n.upper())
             hd[n] = g.op(f"attention/{n}_heads", ops.SplitHeads(heads[n], dh), proj[n],
                          label=f"{n.upper()} heads")                                  # (B, heads, T, dh)
             start += widths[n]

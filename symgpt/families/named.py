@@ -18,7 +18,7 @@ from .decoder import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, build
 # --- GPT-2: the decoder with GPT-2's architecture and flag vocabulary ------------------------
 #: the decoder flags GPT-2's architecture fixes
 GPT2_ARCHITECTURE = {"norm": "layernorm", "positions": "learned", "ffn": "mlp",
-                     "activation": "gelu_tanh", "fused_qkv": True}
+                     "activation": "gelu_new", "fused_qkv": True}
 
 #: GPT-2's own flags and their defaults (GPT-2 as released: tied head, every bias)
 GPT2_FLAGS = {"tied": True, "qkv_bias": True, "bias": True, "vocab_multiple": None,
@@ -84,7 +84,7 @@ ROWS: dict[str, tuple[str, dict]] = {
              {"fused_qkv": True, "fused_gate_up": True}),
     "falcon": ("Falcon: parallel attention + GELU MLP, multi-query (h_kv), one shared LayerNorm",
                {"norm": "layernorm", "ffn": "mlp", "activation": "gelu", "fused_qkv": True,
-                "parallel": True, "shared_norm": True, "tied": True, "gqa": True}),
+                "parallel": True, "shared_norm": True, "tied": True, "gqa": True, "kv_index": True}),
     "gpt_neox": ("GPT-NeoX / Pythia: parallel residual, partial rotary (25%), LayerNorm, biases",
                  {"norm": "layernorm", "ffn": "mlp", "activation": "gelu", "fused_qkv": True,
                   "qkv_bias": True, "proj_bias": True, "mlp_bias": True, "parallel": True,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..errors import SymgptError
-from .base import Op, register
+from .base import Op, Saved, register
 
 
 class _Free(Op):
@@ -27,12 +27,24 @@ class _Free(Op):
 @register
 @dataclass(frozen=True)
 class Slice(_Free):
-    """Columns [start, start + size) of the last dimension (splitting a fused QKV output)."""
+    """Columns [start, start + size) of the last dimension (splitting a fused QKV output).
+
+    ``index`` is the length of the index list an implementation takes the columns with
+    (transformers' Falcon: ``fused_qkv[..., [-2], :]``, 1; 0: a plain slice).
+    Run eagerly (``implementation`` hf-eager), indexing with a list keeps the list as an int64
+    tensor for the backward scatter; the result is a copy, not a view.
+    """
 
     start: sympy.Expr
     size: sympy.Expr
+    index: sympy.Expr = 0
     kind = "slice"
     title = "Split"
+
+    def saved(self, inputs, out, ctx):
+        if self.index and ctx.implementation == "hf-eager":
+            return (Saved("index", (self.index,), "int64"),)
+        return ()
 
     def shape(self, inputs):
         (x,) = inputs
