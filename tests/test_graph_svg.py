@@ -24,12 +24,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def groups(svg: str, cls: str) -> dict[str, list[str]]:
     """title -> the texts drawn in it, for every <g class=cls> of the SVG."""
     root = ET.fromstring(svg)
-    out = {}
+    found = {"node": {}, "edge": {}, "cluster": {}, "graph": {}}
     for g in root.iter("{http://www.w3.org/2000/svg}g"):
-        if g.get("class") == cls:
+        if g.get("class") in found:
             title = g.find("s:title", NS).text
-            out[title] = [t.text or "" for t in g.iter("{http://www.w3.org/2000/svg}text")]
-    return out
+            found[g.get("class")][title] = [t.text or "" for t in g.iter("{http://www.w3.org/2000/svg}text")]
+    # a data edge across a cluster border is drawn through a text node "src -> dst" that carries
+    # its shape (edges src->mid, mid->dst): read it back as the one labelled edge it stands for
+    for mid in [t for t in found["node"] if " -> " in t]:
+        src, dst = mid.split(" -> ")
+        assert found["edge"].pop(f"{src}->{mid}") == [] and found["edge"].pop(f"{mid}->{dst}") == [], mid
+        found["edge"][f"{src}->{dst}"] = found["node"].pop(mid)
+    return found[cls]
 
 
 @pytest.fixture(scope="module")

@@ -89,4 +89,49 @@ def test_time_prints_one_style():
     assert "MFU 40 %" in out and "e+" not in out
     # measured MFU = flops.train / (0.06 s · 3e14): 6,999,559,372,800 / 1.8e13 = 0.38886... (hand)
     assert "38.89 %" in out
+    assert "time.mfu (%)" in out and "(ratio)" not in out   # a percentage, like the rest
     assert "2.136 × 10⁶ s" in out   # 6·(flops per token)·3e11 / (0.4·3e14)
+
+
+# --- the report's shapes table: a longtable of mathematics ------------------------------------
+
+@pytest.mark.parametrize("label,tex", [
+    ("LayerNorm_1", r"\mathrm{LayerNorm}_{1}"),
+    ("tok_emb", r"\mathrm{tok}_{\mathrm{emb}}"),
+    ("S / √d_h", r"S/\sqrt{d_{h}}"),
+    ("S = Q Kᵀ", r"S=Q\,K^{\mathsf{T}}"),
+    ("X0", "X_{0}"),
+    ("input ids", r"\mathrm{input}\ \mathrm{ids}"),
+    ("a&b", r"a\text{\&}b"),   # anything else: escaped text
+])
+def test_node_labels_are_set_as_mathematics(label, tex):
+    from symgpt.render.latex_escape import tex_label
+
+    assert tex_label(label) == tex
+
+
+def test_shapes_table_breaks_across_pages_and_has_no_literal_underscores():
+    # was: a non-breaking float (a half-empty first page) with "LayerNorm\_1", "tok\_emb" as text
+    import symgpt
+    from symgpt.documents.latex_doc import fragment
+
+    out = fragment(symgpt.load("gpt2-small", B=8, T=1024), "shapes")
+    assert "(needs booktabs, amsmath, longtable)" in out
+    assert r"\begin{longtable}" in out and r"\begin{table}" not in out
+    assert r"\_" not in out
+    assert r"$\mathrm{LayerNorm}_{1}$" in out and r"$S/\sqrt{d_{h}}$" in out
+
+
+def test_unfitted_diagram_keeps_edge_labels_off_cluster_borders():
+    # was: "(8, 1024, 768)" drawn on the block's dashed border (X0 -> LayerNorm_1)
+    import symgpt
+    from symgpt.render.dot import dot_text
+
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    dot = dot_text(m)
+    top = dot.split('subgraph "cluster_blocks"')[0]   # outside the block's cluster
+    assert '"embedding/add -> blocks/norms/attention" [label=<(8, 1024, 768)>, shape=plain' in top
+    assert '"embedding/add" -> "embedding/add -> blocks/norms/attention" [arrowhead=none];' in dot
+    assert '"embedding/add" -> "blocks/norms/attention" [label=' not in dot
+    # edges inside one cluster keep their ordinary labels
+    assert '"blocks/norms/attention" -> "blocks/attention/qkv" [label=<(8, 1024, 768)>];' in dot

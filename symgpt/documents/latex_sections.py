@@ -16,7 +16,7 @@ from ..symbols import as_expr
 from ..derive.params import parameter_list, tied_uses
 from ..symbols import CANONICAL
 from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from ..render.latex_escape import tex_escape, tex_texttt
+from ..render.latex_escape import tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
 from ..render.latex_numbers import tex_int, tex_percent, tex_short
 
@@ -294,7 +294,7 @@ def shapes(model, notation, **bindings) -> dict:
             bands.append({"group": c.group, "title": title, "rows": []})
         bound = all(getattr(x, "is_number", False) for x in c.shape)
         bands[-1]["rows"].append({
-            "index": i, "label": c.label, "path": Tex(tex_texttt(local_path(c.name, m.arch.groups))),
+            "index": i, "label": Tex(f"${tex_label(c.label)}$"), "path": Tex(tex_texttt(local_path(c.name, m.arch.groups))),
             "op": c.op.replace("_", " "),
             "symbolic": tex_shape(s.shape, notation) if s.shape else Tex(r"\text{scalar}"),
             "concrete": (tex_concrete_shape(c.shape) if c.shape else Tex(r"\text{scalar}")) if bound else None,

@@ -100,7 +100,7 @@ def time_text(m, qs, peak, mfu, hint: str = "") -> str:
             and q.name != "time.throughput" else expr_text(q.expr)
         if q.name == "time.throughput":  # B·T, or B·(T_enc + T_dec), as the quantity says
             formula = q.notes[0].split(" = ", 1)[-1].replace("step time", "time.step")
-        lines += [f"{q.name} ({q.unit or 'ratio'})" + (f", convention: {q.convention}" if q.convention else ""),
+        lines += [f"{q.name} ({q.unit or '%'})" + (f", convention: {q.convention}" if q.convention else ""),
                   f"  {formula}", f"  = {fmt.get(q.unit, number)(q.value)}", ""]
     lines += [f"note: {n}" for n in qs[0].notes[2:]]
     if hint:

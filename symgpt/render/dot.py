@@ -26,7 +26,7 @@ import sympy
 
 from ..errors import SymgptError
 from .dotlabels import FONT
-from .dotparts import Ctx, Measure, cluster_label, edge_stmt, node_stmt, title_label
+from .dotparts import Ctx, Measure, cluster_label, edge_stmt, labelled_crossing, node_stmt, title_label
 from .dotview import build_view
 
 COLOR_BY = ("params", "flops", "memory", "none", "bound")
@@ -175,13 +175,23 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
         children.setdefault(c.parent, []).append(("cluster", c))
     for n in view.nodes:
         children.setdefault(n.cluster, []).append(("node", n))
-    _emit(ctx, children, None, lines, "  ")
     row_of, cluster_of = {}, {n.id: n.cluster for n in view.nodes}
+    crossing = {}  # unfitted: a data edge across a cluster border gets its shape on a text node
+    if fit is None:
+        for e in view.edges:
+            if e.kind == "data" and cluster_of.get(e.src) != cluster_of.get(e.dst):
+                node, crossing[id(e)] = labelled_crossing(ctx, e)
+                shared = _common_cluster(view, cluster_of.get(e.src), cluster_of.get(e.dst))
+                children.setdefault(shared, []).append(("raw", (e.src, node)))
+    _emit(ctx, children, None, lines, "  ")
     if fit == "slide":
         from .dotfit import rows
 
         row_of = {i: k for k, r in enumerate(rows(view)) for i in r}
     for e in view.edges:
+        if id(e) in crossing:
+            lines += ["  " + x for x in crossing[id(e)]]
+            continue
         stmt = edge_stmt(ctx, e)
         if fit is not None:
             # fitted: shapes as external labels, placed after layout (no rank of their own);
@@ -210,14 +220,34 @@ def _emit(ctx: Ctx, children, parent, lines: list[str], indent: str) -> None:
         kind, x = item
         if kind == "node":
             return order[x.id]
+        if kind == "raw":  # an edge's text node, just after the edge's source
+            return order[x[0]] + 0.5
         return min(first(i) for i in children.get(x.id, [])) if children.get(x.id) else len(order)
 
     for kind, x in sorted(items, key=first):
         if kind == "node":
             lines.append(indent + node_stmt(ctx, x))
             continue
+        if kind == "raw":
+            lines.append(indent + x[1])
+            continue
         lines.append(f'{indent}subgraph "{x.id}" {{')
         lines.append(f'{indent}  graph [label={cluster_label(ctx, x)}, style="rounded,dashed", '
                      'color="#6b7b8c", penwidth=1.4, bgcolor="#f4f7fb", labelloc=b, labeljust=l, fontsize=13];')
         _emit(ctx, children, x.id, lines, indent + "  ")
         lines.append(indent + "}")
+
+
+def _common_cluster(view, a: str | None, b: str | None) -> str | None:
+    """The innermost cluster holding both clusters *a* and *b* (None: the drawing itself)."""
+    parent = {c.id: c.parent for c in view.clusters}
+
+    def chain(c):
+        out = []
+        while c is not None:
+            out.append(c)
+            c = parent.get(c)
+        return out
+
+    inside_a = chain(a)
+    return next((c for c in chain(b) if c in inside_a), None)

@@ -280,11 +280,25 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
     return out
 
 
-def edge_stmt(ctx: Ctx, e) -> str:
+def _edge_shape(ctx: Ctx, e) -> tuple:
     b = ctx.model.bindings
-    shape = tuple(x.xreplace(b) for x in e.shape)
     if e.kind == "data" and ctx.shapes is not None:
-        shape = tuple(x.xreplace(b) for x in ctx.shapes.get(_path_of(ctx, e.src), e.shape))
+        return tuple(x.xreplace(b) for x in ctx.shapes.get(_path_of(ctx, e.src), e.shape))
+    return tuple(x.xreplace(b) for x in e.shape)
+
+
+def labelled_crossing(ctx: Ctx, e) -> tuple[str, list[str]]:
+    """A data edge that crosses a cluster's border, drawn through a text node that carries its
+    shape (placed in the clusters both ends share, so the text never sits on the border): the
+    node's statement and the two edges'."""
+    mid = f"{e.src} -> {e.dst}"
+    node = (f'"{mid}" [label=<{esc(shape_text(_edge_shape(ctx, e)))}>, shape=plain, style=filled, '
+            'fillcolor="#ffffff", fontsize=10, fontcolor="#333333"];')
+    return node, [f'"{e.src}" -> "{mid}" [arrowhead=none];', f'"{mid}" -> "{e.dst}";']
+
+
+def edge_stmt(ctx: Ctx, e) -> str:
+    shape = _edge_shape(ctx, e)
     if e.kind == "data":
         return f'"{e.src}" -> "{e.dst}" [label=<{esc(shape_text(shape))}>];'
     if e.kind == "tied":

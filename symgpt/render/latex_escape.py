@@ -94,3 +94,52 @@ def csv_cell(text) -> str:
 
 def csv_row(cells) -> str:
     return ",".join(cells) + "\r\n"
+
+
+_LABEL_TOKEN = re.compile(r"(?P<id>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)|(?P<sp> +)|(?P<op>[=+\-/*(),])"
+                          r"|(?P<sqrt>√)|(?P<t>ᵀ)|(?P<other>.)")
+_LABEL_OPS = {"*": r"\cdot ", "-": "-"}
+
+
+def _label_sub(part: str) -> str:
+    return part if len(part) == 1 or part.isdigit() else rf"\mathrm{{{part}}}"
+
+
+def _label_ident(ident: str) -> str:
+    base, *subs = ident.split("_")
+    m = re.fullmatch(r"([A-Za-z])(\d+)", base)
+    if m:  # X0 -> X_0
+        base, subs = m.group(1), [m.group(2), *subs]
+    head = base if len(base) == 1 else rf"\mathrm{{{base}}}"
+    return head + (f"_{{{','.join(map(_label_sub, subs))}}}" if subs else "")
+
+
+def tex_label(text) -> str:
+    """A node label (``LayerNorm_1``, ``S / √d_h``, ``S = Q Kᵀ``, ``input ids``) as math-mode
+    LaTeX, without the dollars: one-letter names italic, longer names upright (``\\mathrm``),
+    ``_x`` a subscript, ``√x`` a root, ``ᵀ`` a transpose. Anything else is escaped text, so
+    any label typesets."""
+    text = " ".join(str(text).split())
+    toks = [(m.lastgroup, m.group(0)) for m in _LABEL_TOKEN.finditer(text)]
+    out = []
+    for i, (kind, s) in enumerate(toks):
+        if kind == "id":
+            out.append(_label_ident(s))
+        elif kind == "sp":  # a space between two names: a word space, or a thin one between letters
+            prev, nxt = toks[i - 1] if i else (None, ""), toks[i + 1] if i + 1 < len(toks) else (None, "")
+            if prev[0] == "id" and nxt[0] in ("id", "sqrt"):
+                out.append(r"\," if len(prev[1]) == 1 and len(nxt[1]) == 1 else r"\ ")
+        elif kind == "op":
+            out.append(_LABEL_OPS.get(s, s))
+        elif kind == "sqrt":
+            if i + 1 < len(toks) and toks[i + 1][0] == "id":
+                toks[i + 1] = ("done", rf"\sqrt{{{_label_ident(toks[i + 1][1])}}}")
+            else:
+                out.append(r"\surd ")
+        elif kind == "done":
+            out.append(s)
+        elif kind == "t":
+            out.append(r"^{\mathsf{T}}")
+        else:
+            out.append(rf"\text{{{tex_escape(s)}}}")
+    return "".join(out)
