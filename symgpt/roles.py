@@ -162,9 +162,10 @@ GROUP_ROLES: frozenset[str] = frozenset({STACK, EXPERTS})
 
 #: the families of roles: the part of a model a role belongs to (breakdowns, colours)
 #: what an inference cache holds by default (an op declared with ``Builder.op(..., cached=True)``
-#: or ``cached=False`` overrides it): the key and value heads of self-attention. The cache keeps
+#: or ``cached=False`` overrides it): the key and value heads of self-attention, and of cross-attention (computed once per request
+#: from the encoder's output). The cache keeps
 #: the tensor after the per-token ops listed in CACHE_AFTER (keys are cached rotated).
-CACHED: frozenset[str] = frozenset({KEY_HEADS, VALUE_HEADS})
+CACHED: frozenset[str] = frozenset({KEY_HEADS, VALUE_HEADS, CROSS_KEY_HEADS, CROSS_VALUE_HEADS})
 CACHE_AFTER: frozenset[str] = frozenset({KEY_ROTARY})
 
 

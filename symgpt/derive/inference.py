@@ -30,7 +30,7 @@ from ..quantity import Quantity
 from ..symbols import B, T
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
-from .step import VIEWS, OpStep, Step, cache_points, step
+from .step import VIEWS, OpStep, Step, cache_points, generated, step
 from .walk import attention_core
 
 _DTYPE_BYTES = {"int64": 8, "int32": 4}
@@ -183,7 +183,8 @@ def kv_cache(model, **options) -> Quantity:
         n = numel(shape)
         w = _window(arch, node)
         if w is not None:  # a sliding window keeps its last W positions
-            n = n / T * sympy.Min(T, w)
+            gen = generated(arch)
+            n = n / gen * sympy.Min(gen, w)
         parts.append((node, _per_device(s, arch, node, n * arch.multiplicity(node) * s.kv)))
     return _q(s, "inference.kv_cache", parts, "bytes",
               "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "
