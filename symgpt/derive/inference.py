@@ -141,9 +141,10 @@ def _book_flops(s: Setup, model, st: Step):
 
 
 def _what(st: Step) -> str:
+    n = st.query if st.phase == "prefill" else st.past
     if st.phase == "prefill":
-        return "prefill of B prompts of T tokens"
-    return "one decode step: B sequences whose cache holds T tokens (the new token attends to T + 1)"
+        return f"prefill of B prompts of {n} tokens"
+    return f"one decode step: B sequences whose cache holds {n} tokens (the new token attends to {n} + 1)"
 
 
 def phase_flops(model, phase, **options) -> Quantity:

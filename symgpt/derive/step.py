@@ -8,6 +8,13 @@ it in two ways, both derived here from the same ops and their shape rules:
   that already holds T positions: the tensors the cache holds have T + 1 positions, so Q·Kᵀ is
   (1 × T+1) per head and A·V reads T + 1 values -- what a transformers ``DynamicCache`` does.
 
+Which length grows is the stack length the output is laid out over (``generated``: a decoder's T,
+an encoder--decoder's T_dec); a decode step runs only the ops that read the generated tokens.
+Another stack's length (an encoder's T_enc) is read once per request: its stack runs in the
+prefill only, and what a decode step reads of it (the cross-attention keys and values of the
+encoder's output) is cached, over T_enc positions that do not grow. An op reading key positions
+from the query ids alone (T5's relative position bias) sees, at a decode step, every cached key.
+
 What the cache holds is found by role, never by path: an op declared ``cached=True`` (or False)
 says so itself; otherwise the roles in ``roles.CACHED`` (the key and value heads) are cached,
 after the per-token ops of ``roles.CACHE_AFTER`` that follow them (keys are cached rotated). A

@@ -13,6 +13,7 @@ need ``.item()``).
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -105,6 +106,7 @@ def generation_steps(model, B: int, T: int, T_dec: int) -> dict:
                      for layer in sub.layers for t in (layer.keys, layer.values))
         enc = (out.encoder_last_hidden_state,)
         nxt = torch.randint(0, cfg.vocab_size, (B, 1), device=dev)
-        with FlopCounterMode(display=False) as dec:
+        with FlopCounterMode(display=False) as dec, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # transformers 5 renames the argument
             model(decoder_input_ids=nxt, encoder_outputs=enc, past_key_values=cache, use_cache=True)
     return {"prefill": pre.get_total_flops(), "decode": dec.get_total_flops(), "kv_cache": nbytes}
