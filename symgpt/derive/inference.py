@@ -27,7 +27,7 @@ from .. import roles
 from ..graph import Arch
 from ..ops.base import numel
 from ..quantity import Quantity
-from ..symbols import B, T
+from ..symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .step import VIEWS, OpStep, Step, cache_points, generated, step

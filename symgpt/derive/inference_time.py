@@ -28,7 +28,7 @@ from .. import roles
 from ..errors import SymgptError
 from ..ops.base import numel
 from ..quantity import Quantity
-from ..symbols import B, BW_link, BW_mem, F_peak, T
+from ..symbols import B, BW_link, BW_mem, F_peak
 from .inference import _q, book_weight_bytes, kv_cache, op_bytes, op_flops, phase_flops
 from .inference_setup import setup
 from .step import generated, step
