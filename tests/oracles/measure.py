@@ -100,10 +100,9 @@ def _run_counted(model, B, T, backward, with_loss, device) -> FlopCounterMode:
         model = copy.deepcopy(model)  # deepcopy keeps ties; don't mutate the caller's model
         model = model.to(device) if torch.device(device).type == "meta" else model.to_empty(device=device)
     dev = _device_of(model)
-    if forward is None:
-        V = _vocab_of(model)
-        idx = torch.randint(0, V, (B, T), device=dev)
-        tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
+    V = _vocab_of(model)
+    idx = torch.randint(0, V, (B, T), device=dev)
+    tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
     # MATH backend: the fused CPU SDPA kernel (_scaled_dot_product_flash_attention_for_cpu)
     # is not in FlopCounterMode's registry and would count 0; MATH lowers SDPA to
     # two bmm's (fwd) which are counted. On meta SDPA already falls back to MATH.
