@@ -162,12 +162,13 @@ GROUP_ROLES: frozenset[str] = frozenset({STACK, EXPERTS})
 
 #: the families of roles: the part of a model a role belongs to (breakdowns, colours)
 #: what an inference cache holds by default (an op declared with ``Builder.op(..., cached=True)``
-#: or ``cached=False`` overrides it): the key and value heads of self-attention, or an MLA
-#: layer's latent and shared rotary key (transformers' DeepSeek-V2/V3 update the cache with
-#: those and re-expand every cached position through kv_b_proj at each step). The cache keeps
-#: the tensor after the per-token ops listed in CACHE_AFTER that follow it: keys are cached
-#: normed (Qwen3's, Gemma 3's per-head key norm) and rotated.
-CACHED: frozenset[str] = frozenset(PLAIN_CACHE + LATENT_CACHE)
+#: or ``cached=False`` overrides it): the key and value heads of self-attention and of
+#: cross-attention (computed once per request from the encoder's output), or an MLA layer's
+#: latent and shared rotary key (transformers' DeepSeek-V2/V3 update the cache with those and
+#: re-expand every cached position through kv_b_proj at each step). The cache keeps the tensor
+#: after the per-token ops listed in CACHE_AFTER that follow it: keys are cached normed (Qwen3's,
+#: Gemma 3's per-head key norm) and rotated.
+CACHED: frozenset[str] = frozenset(PLAIN_CACHE + LATENT_CACHE + (CROSS_KEY_HEADS, CROSS_VALUE_HEADS))
 CACHE_AFTER: frozenset[str] = frozenset({KEY_NORM, KEY_ROTARY})
 
 

@@ -169,3 +169,37 @@ def test_tensor_parallel_splits_self_and_cross_attention(name):
     split = m.params.value - replicated
     w = m.quantity("memory.weights", precision="fp32", tp=tp)
     assert w == 4 * (split / tp + replicated)
+
+
+VITISH = dict(model_type="vit", hidden_size=16, num_attention_heads=4, intermediate_size=40, image_size=8,
+              patch_size=4, num_channels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=5)
+VITSIZES = dict(d=16, h=4, d_ff=40, S_img=8, P_patch=4, C_img=3, N_cls=5)
+
+
+@pytest.mark.parametrize("L,cls,labels,flags", [
+    (1, "ViTForImageClassification", False, {"head": "classifier"}),
+    (2, "ViTForImageClassification", True, {"head": "classifier"}),
+    (2, "ViTModel", False, {"head": "pooler"}),
+    (2, "ViTForImageClassification", True, {"head": "classifier", "dropout": True}),
+])
+def test_vit_activations_equal_saved_tensors_hooks(L, cls, labels, flags):
+    """A tiny ViT (8×8 images of 3 channels, 4×4 patches: T = 5) in fp32 on CPU: what autograd
+    saves -- the pixels (read by the patch convolution), each layer's tensors, the class token's
+    (B, d) slice, and with labels the cross-entropy's log-softmax, int64 targets and scalar
+    weight -- equals symgpt's ``pytorch-cpu`` activations."""
+    cfg = {**VITISH, "num_hidden_layers": L}
+    if flags.get("dropout"):
+        cfg.update(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    torch.manual_seed(0)
+    tm = build(cfg, cls, device="cpu")
+
+    def forward(model):
+        kw = inputs(model, B)
+        if labels:
+            kw["labels"] = torch.randint(0, cfg["num_labels"], (B,))
+        return model(**kw)
+
+    measured = sum(e["nbytes"] for e in saved_tensors(tm, B, 0, dtype=torch.float32, forward=forward))
+    m = symgpt.load("vit", B=B, L=L, **VITSIZES, **flags)
+    q = m.quantity("memory.activations", loss_saved=labels, **OPTS)
+    assert q == measured, (cls, L, labels, flags, q.value, measured)

@@ -27,10 +27,10 @@ from .. import roles
 from ..graph import Arch
 from ..ops.base import numel
 from ..quantity import Quantity
-from ..symbols import B, T
+from ..symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
-from .step import VIEWS, OpStep, Step, cache_points, step
+from .step import VIEWS, OpStep, Step, cache_points, generated, step
 from .walk import attention_core
 
 _DTYPE_BYTES = {"int64": 8, "int32": 4}
@@ -141,9 +141,10 @@ def _book_flops(s: Setup, model, st: Step):
 
 
 def _what(st: Step) -> str:
+    n = st.query if st.phase == "prefill" else st.past
     if st.phase == "prefill":
-        return "prefill of B prompts of T tokens"
-    return "one decode step: B sequences whose cache holds T tokens (the new token attends to T + 1)"
+        return f"prefill of B prompts of {n} tokens"
+    return f"one decode step: B sequences whose cache holds {n} tokens (the new token attends to {n} + 1)"
 
 
 def phase_flops(model, phase, **options) -> Quantity:
@@ -183,7 +184,8 @@ def kv_cache(model, **options) -> Quantity:
         n = numel(shape)
         w = _window(arch, node)
         if w is not None:  # a sliding window keeps its last W positions
-            n = n / T * sympy.Min(T, w)
+            gen = generated(arch)
+            n = n / gen * sympy.Min(gen, w)
         parts.append((node, _per_device(s, arch, node, n * arch.multiplicity(node) * s.kv)))
     return _q(s, "inference.kv_cache", parts, "bytes",
               "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "

@@ -28,10 +28,10 @@ from .. import roles
 from ..errors import SymgptError
 from ..ops.base import numel
 from ..quantity import Quantity
-from ..symbols import B, BW_link, BW_mem, F_peak, T
+from ..symbols import B, BW_link, BW_mem, F_peak
 from .inference import _q, book_weight_bytes, kv_cache, op_bytes, op_flops, phase_flops
 from .inference_setup import setup
-from .step import step
+from .step import generated, step
 
 ALL_REDUCE = (roles.OUT, roles.FFN_DOWN)
 
@@ -156,7 +156,8 @@ def _generation(model, options):
     if prompt is None or gen is None:
         raise SymgptError("a generation needs prompt=P and generate=G (--prompt, --generate)")
     s = setup(model, **options)
-    model.with_(T=prompt + gen - 1)  # the last position must fit the model (T <= T_max)
+    T = generated(model.arch)  # the length that grows (T; an encoder--decoder's T_dec)
+    model.with_(**{T.name: prompt + gen - 1})  # the last position must fit the model (T <= T_max)
     rest = {k: v for k, v in options.items() if k not in ("prompt", "generate")}
     m = model
     pre = m.quantity("inference.prefill.time", **rest)

@@ -8,6 +8,13 @@ it in two ways, both derived here from the same ops and their shape rules:
   that already holds T positions: the tensors the cache holds have T + 1 positions, so Q·Kᵀ is
   (1 × T+1) per head and A·V reads T + 1 values -- what a transformers ``DynamicCache`` does.
 
+Which length grows is the stack length the output is laid out over (``generated``: a decoder's T,
+an encoder--decoder's T_dec); a decode step runs only the ops that read the generated tokens.
+Another stack's length (an encoder's T_enc) is read once per request: its stack runs in the
+prefill only, and what a decode step reads of it (the cross-attention keys and values of the
+encoder's output) is cached, over T_enc positions that do not grow. An op reading key positions
+from the query ids alone (T5's relative position bias) sees, at a decode step, every cached key.
+
 What the cache holds is found by role, never by path: an op declared ``cached=True`` (or False)
 says so itself; otherwise the roles in ``roles.CACHED`` (the key and value heads, or an MLA
 layer's latent and shared rotary key) are cached, after the per-token ops of
@@ -61,7 +68,8 @@ class Step:
 
 @lru_cache(maxsize=256)
 def cache_points(arch: Arch) -> tuple[str, ...]:
-    """The nodes whose outputs the cache holds, in forward order."""
+    """The nodes whose outputs the cache holds, in forward order: of the roles the cache keeps,
+    those a decode step reads."""
     g = arch.graph
     out = []
     for n, a in arch.ops():
@@ -77,9 +85,15 @@ def cache_points(arch: Arch) -> tuple[str, ...]:
                 point = nxt[0]
             else:
                 break
-        if point not in out:
+        if point not in out and _read_by_decode(arch, point):
             out.append(point)
     return tuple(out)
+
+
+def _read_by_decode(arch: Arch, node: str) -> bool:
+    """Whether a decode step reads *node* (an encoder's own keys and values it never does)."""
+    once = once_per_request(arch)
+    return node not in once or any(s not in once for s in arch.graph.successors(node))
 
 
 @lru_cache(maxsize=256)
@@ -95,6 +109,42 @@ def _lengths(arch: Arch) -> set:
 
 
 @lru_cache(maxsize=256)
+def generated(arch: Arch) -> sympy.Expr:
+    """The length that grows token by token: the stack length the output is laid out over (a
+    decoder's T, an encoder--decoder's T_dec). Any other stack length (an encoder's T_enc) is
+    read once per request: its stack runs in the prefill only, and what the decoder reads of it
+    is cached (``roles.CACHED``: the cross-attention keys and values)."""
+    lengths = _lengths(arch)
+    shape = arch.graph.nodes[arch.output].get("shape", ())
+    found = {s for s in lengths if any(as_expr(x).has(s) for x in shape)}
+    if len(found) == 1:
+        return found.pop()
+    if len(lengths) == 1:
+        return next(iter(lengths))
+    from ..errors import SymgptError
+
+    raise SymgptError(f"{arch.name}: cannot tell which sequence length grows in decoding")
+
+
+@lru_cache(maxsize=256)
+def once_per_request(arch: Arch) -> frozenset:
+    """The ops a decode step does not run: those that read no input laid out over the generated
+    length, only inputs over another one (an encoder and the cross-attention K/V over its output)."""
+    g = arch.graph
+    gen = generated(arch)
+    grow, fixed = set(), set()
+    for n, a in g.nodes(data=True):
+        if a["kind"] != "input":
+            continue
+        has = [as_expr(x) for x in a["shape"]]
+        if any(x.has(gen) for x in has):
+            grow |= nx.descendants(g, n) | {n}
+        elif any(x.has(s) for x in has for s in _lengths(arch)):
+            fixed |= nx.descendants(g, n) | {n}
+    return frozenset(n for n in fixed - grow if g.nodes[n]["kind"] == "op")
+
+
+@lru_cache(maxsize=256)
 def step(arch: Arch, phase: str) -> Step:
     """The ops of a prefill (``phase="prefill"``) or of one decode step (``"decode"``)."""
     if phase not in PHASES:
@@ -102,9 +152,10 @@ def step(arch: Arch, phase: str) -> Step:
 
         raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
     q = sympy.Dummy("q", positive=True, integer=True)
-    query, past = (T, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), T)
+    gen = generated(arch)
+    query, past = (gen, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), gen)
     points = set(cache_points(arch))
-    lengths = {s: q for s in _lengths(arch)}
+    lengths = {gen: q}
     g = arch.graph
     shapes: dict[str, Shape] = {}
     computed: dict[str, Shape] = {}
@@ -114,6 +165,8 @@ def step(arch: Arch, phase: str) -> Step:
             shapes[n] = tuple(as_expr(s).xreplace(lengths) for s in a["shape"])
             continue
         ins = tuple(shapes[i] for i in a["inputs"])
+        if getattr(a["op"], "key_positions", False) and len(ins) == 1:
+            ins += (tuple(as_expr(s).xreplace({q: q + past}) for s in ins[0]),)  # keys: the cache too
         out = tuple(as_expr(s) for s in a["op"].shape(ins))
         computed[n] = out
         shapes[n] = tuple(s.xreplace({q: q + past}) for s in out) if n in points else out
@@ -127,8 +180,11 @@ def step(arch: Arch, phase: str) -> Step:
             i = g.nodes[i]["inputs"][0]
         return i
 
+    skip = once_per_request(arch) if phase == "decode" else frozenset()
     ops = []
     for n in inference_ops(arch):
+        if n in skip:
+            continue
         a = g.nodes[n]
         srcs = [stored(i) for i in a["inputs"]]
         ops.append(OpStep(n, a["op"], tuple(sub(shapes[i]) for i in a["inputs"]), sub(shapes[n]),

@@ -6,7 +6,8 @@ pixels by a convolution with kernel = stride = P_patch (the patch embedding: a l
 flattened patch), a learned class token is prepended and a learned (1, T, d) position table added,
 so the encoder's sequence length is T = (S_img/P_patch)² + 1. L pre-norm blocks of bidirectional
 self-attention and a GELU MLP, a final LayerNorm, then the head the ``head`` flag names:
-``classifier`` (a linear map of the class token to N_cls classes: ``ViTForImageClassification``),
+``classifier`` (a linear map of the class token to N_cls classes: ``ViTForImageClassification``;
+trained with transformers' single-label cross-entropy over the N_cls logits),
 ``pooler`` (dense d -> d and tanh on the class token: ``ViTModel``) or ``none``.
 """
 
@@ -75,6 +76,9 @@ def build(flags, bound):
     c = g.op("first_token", ops.FirstToken(), x, role=R.POOLED_TOKEN, label="X[:, 0]")          # (B, d)
     if head == "classifier":
         out = g.op("classifier", ops.Linear(d, N_cls), c, role=R.HEAD, label="class logits")   # (B, N_cls)
+        # given labels, transformers' single-label classification: cross-entropy over N_cls
+        loss = g.op("loss", ops.CrossEntropy(), out, role=R.LOSS, label="loss")
+        return g.build(output=out, loss=loss, flags=dict(flags))
     else:
         c = g.op("pooler/dense", ops.Linear(d, d), c, role=R.POOLER, label="pooler")           # (B, d)
         out = g.op("pooler/activation", ops.Tanh(), c, role=R.POOLER_ACT, label="tanh(pooler)")

@@ -141,6 +141,9 @@ class RelativePositionBias(Op):
     kind = "relative_position_bias"
     title = "Relative position bias"
     arity = None
+    #: with the query ids only, the keys are the same positions -- and, at a decode step, every
+    #: position the cache holds too (``derive.step`` passes them as the key ids)
+    key_positions = True
 
     def shape(self, inputs):
         if len(inputs) not in (1, 2):

@@ -13,6 +13,7 @@ need ``.item()``).
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -83,3 +84,29 @@ def kv_cache_bytes(model, B: int, T: int, T_dec: int) -> int:
         for layer in sub.layers:
             total += layer.keys.numel() * layer.keys.element_size() + layer.values.numel() * layer.values.element_size()
     return total
+
+
+def generation_steps(model, B: int, T: int, T_dec: int) -> dict:
+    """An encoder--decoder generating: a prefill (the encoder over T tokens and the decoder over a
+    prompt of T_dec tokens, ``use_cache=True``), then one decode step: (B, 1) new decoder ids,
+    the returned ``EncoderDecoderCache`` and the encoder's outputs passed back, so the encoder
+    does not run again and the new token attends to T_dec + 1 cached positions and to the T
+    cached cross-attention keys. FlopCounterMode counts each call separately; the cache's bytes
+    are taken after the prefill. Works on the meta device."""
+    cfg = model.config
+    dev = next(model.parameters()).device
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device=dev)
+    dids = torch.randint(0, cfg.vocab_size, (B, T_dec), device=dev)
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as pre:
+            out = model(input_ids=ids, decoder_input_ids=dids, use_cache=True)
+        cache = out.past_key_values
+        nbytes = sum(t.numel() * t.element_size()
+                     for sub in (cache.self_attention_cache, cache.cross_attention_cache)
+                     for layer in sub.layers for t in (layer.keys, layer.values))
+        enc = (out.encoder_last_hidden_state,)
+        nxt = torch.randint(0, cfg.vocab_size, (B, 1), device=dev)
+        with FlopCounterMode(display=False) as dec, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # transformers 5 renames the argument
+            model(decoder_input_ids=nxt, encoder_outputs=enc, past_key_values=cache, use_cache=True)
+    return {"prefill": pre.get_total_flops(), "decode": dec.get_total_flops(), "kv_cache": nbytes}

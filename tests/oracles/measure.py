@@ -173,9 +173,10 @@ def saved_tensors(model, B: int, T: int, dtype: Optional[torch.dtype] = None,
 
     was_training = model.training
     model.train()
-    V = _vocab_of(model)
-    idx = torch.randint(0, V, (B, T), device=dev)
-    tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
+    if forward is None:
+        V = _vocab_of(model)
+        idx = torch.randint(0, V, (B, T), device=dev)
+        tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
     try:
         with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             result = _logits(model, idx, tgt) if forward is None else forward(model)
