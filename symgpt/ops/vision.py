@@ -9,6 +9,7 @@ import sympy
 
 from ..errors import SymgptError
 from .base import Context, Op, ParamSpec, Saved, Work, numel, register
+from .views import _Free
 
 
 @register
@@ -68,7 +69,7 @@ class Conv2d(Op):
 
 @register
 @dataclass(frozen=True)
-class FlattenPatches(Op):
+class FlattenPatches(_Free):
     """(B, d, n, n) -> (B, n², d): flatten the patch grid and move the channels last (a view)."""
 
     kind = "flatten_patches"
@@ -77,18 +78,6 @@ class FlattenPatches(Op):
     def shape(self, inputs):
         (x,) = inputs
         return (x[0], x[2] * x[3], x[1])  # (B, d, n, n) -> (B, n^2, d)
-
-    def params(self, inputs):
-        return ()
-
-    def forward(self, inputs, out):
-        return ()
-
-    def backward(self, inputs, out, ctx):
-        return ()
-
-    def saved(self, inputs, out, ctx):
-        return ()
 
 
 @register
