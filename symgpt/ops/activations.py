@@ -11,26 +11,28 @@ from .base import Saved, Work, numel, register
 from .elementwise import _Unary
 
 
+class _KeepsOutput(_Unary):
+    """An activation whose PyTorch backward keeps its result (relu, sigmoid, tanh: the gradient
+    is a function of the output), stored as the output itself."""
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("output", tuple(out), shares="output"),)
+
+
 @register
 @dataclass(frozen=True)
-class ReLU(_Unary):
+class ReLU(_KeepsOutput):
     kind = "relu"
     title = "ReLU"
 
-    def saved(self, inputs, out, ctx):
-        return (Saved("output", tuple(out), shares="output"),)  # PyTorch's relu keeps its result
-
 
 @register
 @dataclass(frozen=True)
-class Sigmoid(_Unary):
+class Sigmoid(_KeepsOutput):
     """σ(x) = 1 / (1 + e^{-x}): DeepSeek-V3's router scores, Qwen2-MoE's shared-expert gate."""
 
     kind = "sigmoid"
     title = "Sigmoid"
-
-    def saved(self, inputs, out, ctx):
-        return (Saved("output", tuple(out), shares="output"),)  # PyTorch's sigmoid keeps its result
 
 
 @register
@@ -62,11 +64,8 @@ class SoftCap(_Unary):
 
 @register
 @dataclass(frozen=True)
-class Tanh(_Unary):
+class Tanh(_KeepsOutput):
     """tanh (BERT's pooler); PyTorch keeps its result for the gradient 1 - tanh²."""
 
     kind = "tanh"
     title = "Tanh"
-
-    def saved(self, inputs, out, ctx):
-        return (Saved("output", tuple(out), shares="output"),)
