@@ -1,32 +1,36 @@
 """``symgpt plan``: every way to train a model on N devices, priced in one vectorised pass.
 
-The memory, communication and step-time derivations (``derive.memory``, ``comm``, ``steptime``)
-are run once per *structural* choice (recompute, ZeRO stage, sequence parallelism, virtual
-stages) with the degrees tp, pp, dp, cp, ep and the micro-batch count as SymPy symbols, and B
-(the micro-batch size) free: one closed form per choice. Those are compiled
-(``sweep.compile.Compiled``: exact int64 or Fractions, never floats) and evaluated at every
-strategy that divides the model -- tp | h (and h_kv), pp·vp | L, cp | T, ep | E and ep | dp,
-tp·pp·dp·cp = N, B·m·dp = the global batch, m a multiple of pp when interleaved -- then kept
-when the busier pipeline stage fits in device memory, and ranked by the slower stage's step time.
+The strategies -- (tp, pp, dp, cp, ep, micro-batch size B, micro-batch count m, vp) that divide
+the model and the cluster (``sweep.plan_space``), each with every recompute policy, ZeRO stage
+and SP setting asked for -- are priced from a few closed forms (``sweep.plan_price``): the
+parts of memory and step time, each derived once per setting of the structural options it reads,
+with the degrees as SymPy symbols. The parts are evaluated over all strategies at once in
+float64 with rigorous error bounds, and exactly where the bounds cannot decide, so that:
+
+* a strategy fits when the busier of its first and last pipeline stage fits in device memory --
+  decided exactly for every strategy (``fitting`` counts them);
+* the strategies are ranked by the slower stage's step time (then memory, then the choices):
+  every strategy whose time could be among the *top* smallest is evaluated exactly, and those
+  are sorted exactly. The numbers shown are exact rationals, the same as ``memory.total``,
+  ``time.step``, ``comm.total`` and MFU derived for that one strategy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import product
+from fractions import Fraction
 
 import numpy as np
 import sympy
 
 from ..errors import SymgptError
 from ..symbols import CANONICAL
-from .compile import Compiled
-from .grid import Axis
+from .plan_price import (DIMS, SYMBOLS, Forms, add, bubble_factor, exact_values, interval, mul, vp_class)
+from .plan_space import Points, axes_of, strategies
 
-DEGREES = ("tp", "pp", "dp", "cp", "ep", "microbatches")
-SYMBOLS = {n: sympy.Symbol(f"n_{n}", integer=True, positive=True) for n in DEGREES}
-NAMES = {**CANONICAL, **{n: s for n, s in SYMBOLS.items()}}
-MAX_STRATEGIES = 2_000_000
+MAX_STRATEGIES = 20_000_000
+CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
+RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
 
 
 @dataclass
@@ -41,62 +45,39 @@ class PlanResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _exact(x) -> sympy.Rational:
-    if hasattr(x, "denominator") and not isinstance(x, (int, np.integer)):
-        return sympy.Rational(int(x.numerator), int(x.denominator))
-    return sympy.Integer(int(x))
+def _fraction(x) -> Fraction:
+    return Fraction(int(x.p), int(x.q)) if isinstance(x, sympy.Rational) else Fraction(x)
 
 
-def _divisors(n: int) -> list[int]:
-    return [i for i in range(1, n + 1) if n % i == 0]
+def _rational(x) -> sympy.Rational:
+    return sympy.Rational(x.numerator, x.denominator) if isinstance(x, Fraction) else sympy.Integer(x)
 
 
-class _Points:
-    """A Chunk-like set of explicit points (``Compiled.evaluate`` reads ``n``, ``index`` and
-    ``values``)."""
+class _Top:
+    """The strategies whose step time could be among the *k* smallest: the k smallest upper bounds
+    seen give a threshold; a strategy stays while its lower bound is at most that."""
 
-    def __init__(self, axes: list[Axis], columns: dict[str, list[int]]):
-        self.n = len(next(iter(columns.values())))
-        self.index = tuple(np.asarray([a.values.index(v) for v in columns[a.name]], dtype=np.int64) for a in axes)
-        self._axes = axes
+    def __init__(self, k: int):
+        self.k, self.his, self.kept, self.count = k, np.empty(0), [], 0
 
-    def values(self, i: int, exact: bool = False) -> np.ndarray:
-        return self._axes[i].take(self.index[i], exact)
+    def threshold(self) -> float:
+        return np.inf if len(self.his) < self.k else float(self.his.max())
 
+    def offer(self, combo, positions, lo, hi) -> None:
+        if not len(positions):
+            return
+        his = np.concatenate([self.his, hi])
+        self.his = np.partition(his, self.k - 1)[:self.k] if len(his) > self.k else his
+        keep = lo <= self.threshold()
+        self.kept.append((combo, positions[keep], lo[keep]))
+        self.count += int(keep.sum())
+        if self.count > 4 * self.k + 100_000:
+            self.kept = self.survivors()
+            self.count = sum(len(p) for _, p, _ in self.kept)
 
-def _strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: int) -> list[dict]:
-    from .. import roles
-
-    sizes = model.sizes
-    h, h_kv, T = sizes.get("h"), sizes.get("h_kv"), sizes["T"]
-    layers = [g.repeat.xreplace(model.bindings) for g in model.arch.stacks()]
-    experts = [g.repeat.xreplace(model.bindings) for g in model.arch.groups_with(roles.EXPERTS)]
-    out = []
-    for tp in _divisors(devices):
-        if (h is not None and h % tp) or (h_kv is not None and h_kv % tp):
-            continue
-        for pp in _divisors(devices // tp):
-            for cp in _divisors(devices // (tp * pp)):
-                if cp > max_cp or T % cp:
-                    continue
-                dp = devices // (tp * pp * cp)
-                if batch % dp:
-                    continue
-                for ep in _divisors(dp):
-                    if ep > 1 and (not experts or any(not e.is_Integer or e % ep for e in experts)):
-                        continue
-                    for b in microbatch_sizes:
-                        if (batch // dp) % b:
-                            continue
-                        m = batch // (dp * b)
-                        for vp in vps:
-                            if vp > 1 and (pp == 1 or m % pp):
-                                continue
-                            if any(not n.is_Integer or n % (pp * vp) for n in layers):
-                                continue
-                            out.append({"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "B": b,
-                                        "microbatches": m, "vp": vp})
-    return out
+    def survivors(self) -> list:
+        u = self.threshold()
+        return [(c, p[lo <= u], lo[lo <= u]) for c, p, lo in self.kept if (lo <= u).any()]
 
 
 def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwidth, node_bandwidth,
@@ -111,70 +92,150 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
         raise SymgptError("plan needs the sequence length: --set T=...")
     if "B" in model.sizes:
         raise SymgptError("plan chooses the micro-batch size B itself: do not --set B (give --global-batch)")
-    points = _strategies(model, devices, global_batch, microbatch_sizes, vps, max_cp)
-    if not points:
+    recompute, zero, sp = (tuple(dict.fromkeys(x)) for x in (recompute, zero, sp))
+    cols = strategies(model, devices, global_batch, microbatch_sizes, vps, max_cp)
+    n = len(cols["tp"])
+    if not n:
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
                           f"{global_batch} (tp must divide the heads, pp the layers, dp the batch)")
-    if len(points) * len(recompute) * len(zero) * len(sp) > MAX_STRATEGIES:
-        raise SymgptError("too many strategies; narrow the choices")
-    cols_all = {n: [p[n] for p in points] for n in ("B", *DEGREES)}
-    axes = [Axis(n, values=tuple(sorted(set(v)))) for n, v in cols_all.items()]
-    base = {"precision": precision, "optimizer": optimizer, "peak": peak, "efficiency": efficiency,
+    multi_tp = int((cols["tp"] > 1).sum())
+    considered = len(recompute) * len(zero) * sum(multi_tp if s else n for s in sp)
+    if considered > MAX_STRATEGIES:
+        raise SymgptError(f"too many strategies ({considered:,}; at most {MAX_STRATEGIES:,}); narrow the choices")
+    axes = axes_of(cols)
+    opts = {"precision": precision, "optimizer": optimizer, "peak": peak, "efficiency": efficiency,
             "link_bandwidth": link_bandwidth, "node_bandwidth": node_bandwidth, "node_size": node_size}
     if convention:
-        base["convention"] = convention
-    bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
-    rows, fitting, considered = [], 0, 0
-    for rc, z, s, vp in product(recompute, zero, sp, vps):
-        idx = [i for i, p in enumerate(points) if p["vp"] == vp and (p["tp"] > 1 or not s)]
-        if not idx:
-            continue
-        considered += len(idx)
-        chunk = _Points(axes, {n: [cols_all[n][i] for i in idx] for n in cols_all})
-        opts = {**base, "recompute": rc, "zero": z, "sp": s, "vp": vp,
-                **{n: SYMBOLS[n] for n in DEGREES}}
-        mem_opts = {k: v for k, v in opts.items() if k not in ("peak", "efficiency", "link_bandwidth",
-                                                               "node_bandwidth", "node_size")}
-
-        def ev(name, **extra):
-            o = {**(mem_opts if name.startswith(("memory", "comm")) else opts), **extra}
-            return Compiled(model.quantity(name, **o).expr.xreplace(bound), axes, name, NAMES).evaluate(chunk)
-
-        first, last = ev("memory.total"), ev("memory.total", stage="last")
-        mem = np.maximum(first, last)
-        ok = mem <= memory_limit
-        fitting += int(ok.sum())
-        if not ok.any():
-            continue
-        step = np.maximum(ev("time.step"), ev("time.step", stage="last"))
-        comm = ev("comm.total")
-        conv = {"convention": convention} if convention else {}
-        model_flops = model.quantity("flops.train", per="batch", hardware=False, recompute=rc, **conv).expr
-        flops = Compiled(model_flops.xreplace(bound), axes, "flops.train", NAMES).evaluate(chunk)
-        for j in np.nonzero(ok)[0]:
-            p = points[idx[j]]
-            t = _exact(step[j])
-            mfu = _exact(flops[j]) * p["microbatches"] * p["dp"] / (devices * peak * t)
-            row = {"tp": p["tp"], "pp": p["pp"], "dp": p["dp"], "ep": p["ep"], "cp": p["cp"],
-                   "microbatch": p["B"], "microbatches": p["microbatches"], "vp": vp, "recompute": rc,
-                   "zero": z, "sp": s, "memory": _exact(mem[j]), "comm_bytes": _exact(comm[j]),
-                   "bubble": sympy.Rational(p["pp"] - 1, vp * p["microbatches"]), "time": t,
-                   "mfu": mfu}
-            if parts:
-                stage = "first" if first[j] >= last[j] else "last"
-                row["parts"] = {}
-                for part in ("weights", "gradients", "optimizer", "activations"):
-                    e = model.quantity(f"memory.{part}", **{**mem_opts, "stage": stage}).expr.xreplace(bound)
-                    row["parts"][part] = e.xreplace({SYMBOLS[n]: p[n] for n in DEGREES} | {CANONICAL["B"]: p["B"]})
-            if tokens is not None:
-                row["train_seconds"] = row["time"] * tokens / (global_batch * model.sizes["T"])
-            rows.append(row)
-    order = ["recompute", "zero", "sp", "tp", "pp", "vp", "dp", "cp", "ep", "microbatch"]
-    rank = {"none": 0, "selective": 1, "full": 2}
-    rows.sort(key=lambda r: (r["time"], r["memory"], *[rank.get(r[k], r[k]) for k in order]))
+        opts["convention"] = convention
+    classes = [c for c, present in ((1, (cols["vp"] == 1).any()), (SYMBOLS["vp"], (cols["vp"] > 1).any())) if present]
+    forms = Forms(model, axes, opts, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes})
+    limit = _fraction(memory_limit)
+    top_k = _Top(top)
+    fitting = 0
+    for start in range(0, n, CHUNK):
+        fitting += _price_chunk(forms, axes, cols, np.arange(start, min(n, start + CHUNK)), limit,
+                                recompute, zero, sp, classes, top_k)
+    rows = _exact_rows(forms, axes, cols, top_k.survivors())
+    rows.sort(key=lambda r: r["key"])
+    rows = [_row(model, forms, r, devices, global_batch, peak, tokens, convention, parts) for r in rows[:top]]
     notes = [f"precision {precision}, optimizer {optimizer}; peak {peak} FLOP/s at efficiency {efficiency}; "
              f"links {link_bandwidth} B/s inside a node of {node_size}, {node_bandwidth} B/s between nodes",
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
-    return PlanResult(devices, global_batch, int(model.sizes["T"]), memory_limit, considered, fitting,
-                      rows[:top], notes)
+    return PlanResult(devices, global_batch, int(model.sizes["T"]), memory_limit, considered, fitting, rows, notes)
+
+
+def _bounds(iv):
+    v, e = iv
+    lo, hi = v - e, v + e
+    bad = ~(np.isfinite(lo) & np.isfinite(hi))
+    return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
+
+
+def _price_chunk(forms, axes, cols, chunk, limit, recompute, zero, sp, classes, top_k) -> int:
+    """Price the strategies at positions *chunk* under every structural choice: count those
+    that fit, offer them to *top_k*."""
+    whole = Points(axes, cols, chunk)
+    memo = {}
+
+    def at(key, pts, local):  # a part's interval on the group *pts* (from the chunk if it reads no sp, vp)
+        if "sp" in forms.reads[key[0]] or "vp" in forms.reads[key[0]]:
+            return interval(forms.compiled[key], pts)
+        if key not in memo:
+            memo[key] = interval(forms.compiled[key], whole)
+        return tuple(a[local] for a in memo[key])
+
+    bw = {d: interval(forms.bandwidth[d], whole) for d in DIMS}
+    fitting = 0
+    lim = float(limit)
+    lim_lo, lim_hi = lim - abs(lim) * 2 ** -51, lim + abs(lim) * 2 ** -51
+    for s in sp:
+        for vc in classes:
+            local = np.flatnonzero(((cols["vp"][chunk] > 1) == (vc != 1)) & ((cols["tp"][chunk] > 1) | (not s)))
+            if not len(local):
+                continue
+            pos = chunk[local]
+            pts = Points(axes, cols, pos)
+            bub = bubble_factor(cols["pp"][pos], cols["vp"][pos], cols["microbatches"][pos])
+            for rc in recompute:
+                for z in zero:
+                    choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
+                    mem, time = [], []
+                    for stage in ("first", "last"):
+                        k = lambda part: forms.key(part, stage, choice)  # noqa: E731
+                        mem.append(_bounds(add(at(k("states"), pts, local), at(k("activations"), pts, local))))
+                        t = mul(at(k("compute"), pts, local), bub)
+                        for d in DIMS:
+                            t = add(t, mul(at(k(d), pts, local), tuple(a[local] for a in bw[d])))
+                        time.append(_bounds(t))
+                    lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
+                    fits = hi <= lim_lo
+                    unsure = np.flatnonzero(~fits & ~(lo > lim_hi))
+                    if len(unsure):
+                        fits[unsure] = [m <= limit for m in _exact_memory(forms, axes, cols, choice, pos[unsure])]
+                    fitting += int(fits.sum())
+                    tlo, thi = np.maximum(time[0][0], time[1][0]), np.maximum(time[0][1], time[1][1])
+                    top_k.offer((rc, z, s, vc), pos[fits], tlo[fits], thi[fits])
+    return fitting
+
+
+def _exact(forms, pts, part, stage, choice) -> list:
+    return exact_values(forms.compiled[forms.key(part, stage, choice)], pts)
+
+
+def _exact_memory(forms, axes, cols, choice, positions) -> list:
+    pts = Points(axes, cols, positions)
+    per = [[a + b for a, b in zip(_exact(forms, pts, "states", st, choice), _exact(forms, pts, "activations", st, choice))]
+           for st in ("first", "last")]
+    return [max(a, b) for a, b in zip(*per)]
+
+
+def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
+    """The exact memory, time and bytes of every surviving strategy, with its sort key."""
+    out = []
+    for (rc, z, s, vc), positions, _ in survivors:
+        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
+        pts = Points(axes, cols, positions)
+        inv = {d: exact_values(forms.bandwidth[d], pts) for d in DIMS}
+        stages = {}
+        for st in ("first", "last"):
+            mem = [a + b for a, b in zip(_exact(forms, pts, "states", st, choice), _exact(forms, pts, "activations", st, choice))]
+            sent = [_exact(forms, pts, d, st, choice) for d in DIMS]
+            time = _exact(forms, pts, "compute", st, choice)
+            stages[st] = (mem, sent, time)
+        for j, p in enumerate(positions):
+            v = {n: int(cols[n][p]) for n in cols}
+            bubble = Fraction(v["pp"] - 1, v["vp"] * v["microbatches"])
+            t = {}
+            for st, (mem, sent, compute) in stages.items():
+                t[st] = compute[j] * (1 + bubble) + sum(sent[i][j] * inv[d][j] for i, d in enumerate(DIMS))
+            memory = max(stages["first"][0][j], stages["last"][0][j])
+            step = max(t.values())
+            key = (step, memory, RECOMPUTE_RANK[rc], z, s, v["tp"], v["pp"], v["vp"], v["dp"], v["cp"], v["ep"], v["B"])
+            out.append({"key": key, "v": v, "choice": (rc, z, s, vc), "memory": memory, "time": step,
+                        "comm": sum(x[j] for x in stages["first"][1]),
+                        "stage": "first" if stages["first"][0][j] >= stages["last"][0][j] else "last"})
+    return out
+
+
+def _row(model, forms, r, devices, global_batch, peak, tokens, convention, parts) -> dict:
+    v, (rc, z, s, vc) = r["v"], r["choice"]
+    t = _rational(r["time"])
+    conv = {"convention": convention} if convention else {}
+    flops = model.quantity("flops.train", per="batch", hardware=False, recompute=rc, **conv).expr
+    flops = flops.xreplace(forms.bound).xreplace({CANONICAL["B"]: v["B"]})
+    row = {"tp": v["tp"], "pp": v["pp"], "dp": v["dp"], "ep": v["ep"], "cp": v["cp"], "microbatch": v["B"],
+           "microbatches": v["microbatches"], "vp": v["vp"], "recompute": rc, "zero": z, "sp": s,
+           "memory": _rational(r["memory"]), "comm_bytes": _rational(r["comm"]),
+           "bubble": sympy.Rational(v["pp"] - 1, v["vp"] * v["microbatches"]), "time": t,
+           "mfu": flops * v["microbatches"] * v["dp"] / (devices * peak * t)}
+    if parts:
+        at = {SYMBOLS[n]: v[n] for n in ("tp", "pp", "dp", "cp", "ep", "microbatches", "vp")} | {CANONICAL["B"]: v["B"]}
+        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
+        exprs = {**forms.exprs[forms.key("states", r["stage"], choice)],
+                 **forms.exprs[forms.key("activations", r["stage"], choice)]}
+        row["parts"] = {part: exprs[f"memory.{part}"].xreplace(at)
+                        for part in ("weights", "gradients", "optimizer", "activations")}
+    if tokens is not None:
+        row["train_seconds"] = t * tokens / (global_batch * model.sizes["T"])
+    return row

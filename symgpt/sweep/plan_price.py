@@ -1,0 +1,121 @@
+"""The closed forms ``symgpt plan`` prices strategies with: few derivations, shared across the
+structural choices (recompute, ZeRO stage, SP, vp) that do not change them.
+
+Per pipeline stage (first, last), memory and step time are sums of *parts*, each derived once
+per setting of the structural options it reads, with the degrees as SymPy symbols:
+
+==============  =========================================================  ==================
+part            quantity (summed)                                          reads
+==============  =========================================================  ==================
+states          memory.weights + memory.gradients + memory.optimizer       zero
+activations     memory.activations                                         recompute, sp, vp
+compute         time.compute                                               recompute
+dp              comm.dp (bytes) / the dp bandwidth                         zero
+tp              comm.tp / the tp bandwidth                                 recompute, sp
+pp              comm.pp / the pp bandwidth                                 sp, vp
+ep, cp          comm.ep, comm.cp / their bandwidths                        recompute
+==============  =========================================================  ==================
+
+memory.total = states + activations (``derive.memory.total``), time.step = compute ·
+(1 + (pp − 1)/(vp·m)) + Σ comm/bandwidth (``derive.steptime.step``: compute, exposed
+communication, the bubble). "vp" is two derivations: vp = 1 (1F1B) and vp a symbol (the
+interleaved schedule, every vp > 1). The other options are fixed at none / 0 / off for the
+parts that do not read them.
+
+Each part is compiled (``sweep.compile.Compiled``) and evaluated two ways: as float64 with a
+rigorous error bound (an *interval*: value v and e with |v − exact| <= e), to choose; and
+exactly (int64 or Fractions), where the intervals cannot decide.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+import sympy
+
+from ..symbols import CANONICAL
+from .compile import Compiled, spread
+
+DEGREES = ("tp", "pp", "dp", "cp", "ep", "microbatches")
+SYMBOLS = {n: sympy.Symbol(f"n_{n}", integer=True, positive=True) for n in (*DEGREES, "vp")}
+NAMES = {**CANONICAL, **SYMBOLS}
+DIMS = ("dp", "tp", "pp", "ep", "cp")
+MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer")
+#: part -> (the quantities it sums, the structural options it reads)
+PARTS = {"states": (MEMORY, ("zero",)), "activations": (("memory.activations",), ("recompute", "sp", "vp")),
+         "compute": (("time.compute",), ("recompute",)), "dp": (("comm.dp",), ("zero",)),
+         "tp": (("comm.tp",), ("recompute", "sp")), "pp": (("comm.pp",), ("sp", "vp")),
+         "ep": (("comm.ep",), ("recompute",)), "cp": (("comm.cp",), ("recompute",))}
+FIXED = {"recompute": "none", "zero": 0, "sp": False, "vp": 1}
+TIMING = ("peak", "efficiency", "link_bandwidth", "node_bandwidth", "node_size")
+U = 2.0 ** -52  # twice the unit roundoff: every float rounding below is bounded by U·|value|
+
+
+def vp_class(vp):
+    """The vp derivation a strategy uses: 1 (1F1B), or the symbol (interleaved)."""
+    return 1 if vp == 1 else SYMBOLS["vp"]
+
+
+class Forms:
+    """Every part's closed form for every setting it reads, at both stages, compiled over *axes*."""
+
+    def __init__(self, model, axes, opts: dict, choices: dict):
+        from ..derive.steptime import Cluster
+
+        self.bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
+        self.exprs, self.compiled, self.bandwidth = {}, {}, {}
+        degrees = {n: SYMBOLS[n] for n in DEGREES}
+        memory_opts = {k: v for k, v in opts.items() if k not in TIMING}
+        for part, (names, reads) in PARTS.items():
+            for setting in product(*(choices[r] for r in reads)):
+                chosen = {**FIXED, **dict(zip(reads, setting))}
+                for stage in ("first", "last"):
+                    o = {**(opts if part == "compute" else memory_opts), **chosen, **degrees, "stage": stage}
+                    exprs = {n: model.quantity(n, **o).expr.xreplace(self.bound) for n in names}
+                    key = (part, stage, setting)
+                    self.exprs[key] = exprs
+                    self.compiled[key] = Compiled(sympy.Add(*exprs.values()), axes, part, NAMES)
+        cluster = Cluster(model, **{k: v for k, v in opts.items() if k in TIMING}, **degrees)
+        for dim in DIMS:
+            self.bandwidth[dim] = Compiled(1 / cluster.bandwidth(dim), axes, f"{dim} bandwidth", NAMES)
+        self.reads = {part: reads for part, (_, reads) in PARTS.items()}
+
+    def key(self, part: str, stage: str, choice: dict) -> tuple:
+        return (part, stage, tuple(choice[r] for r in self.reads[part]))
+
+
+def interval(c: Compiled, pts) -> tuple[np.ndarray, np.ndarray]:
+    """(v, e): float64 values of *c* at *pts* and bounds |v − exact| <= e (``Compiled.estimate``;
+    exact values rounded where floats cannot say)."""
+    est = c.estimate(pts)
+    if est is None:
+        v = np.array([float(x) for x in c.evaluate(pts)], dtype=np.float64)
+        return v, np.abs(v) * U
+    F, E = est
+    F = np.asarray(spread(np.asarray(F, dtype=np.float64), pts), dtype=np.float64)
+    D = float(c.denominator)
+    v = F / D
+    return v, (E / D) * (1 + 4 * U) + np.abs(v) * 2 * U
+
+
+def add(a, b):
+    v = a[0] + b[0]
+    return v, (a[1] + b[1]) * (1 + 4 * U) + np.abs(v) * U
+
+
+def mul(a, b):
+    v = a[0] * b[0]
+    return v, (np.abs(a[0]) * b[1] + np.abs(b[0]) * a[1] + a[1] * b[1]) * (1 + 4 * U) + np.abs(v) * U
+
+
+def exact_values(c: Compiled, pts) -> list:
+    """The exact values of *c* at *pts*: Python ints and Fractions."""
+    return [x if isinstance(x, Fraction) else int(x) for x in c.evaluate(pts)]
+
+
+def bubble_factor(pp: np.ndarray, vp: np.ndarray, m: np.ndarray):
+    """1 + (pp − 1)/(vp·m) as an interval (integers below 2**53: one rounding each)."""
+    f = (pp - 1).astype(np.float64) / (vp * m).astype(np.float64)
+    return 1 + f, np.abs(f) * U + (1 + f) * U
