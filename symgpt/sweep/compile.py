@@ -121,17 +121,26 @@ class Compiled:
     def _fill(self, atom, syms, dims, axes) -> np.ndarray:
         from itertools import product
 
-        values = []
-        for combo in product(*(axes[i].all() for i in dims)):
-            v = atom.xreplace({s: sympy.Integer(x) for s, x in zip(syms, combo)})
-            if not v.is_Rational:
-                raise SymgptError(f"{self.what}: {atom} is not a rational number at "
-                                  + ", ".join(f"{s}={x}" for s, x in zip(syms, combo)))
-            values.append(exact(v))
+        grids = np.meshgrid(*[np.array(axes[i].all(), dtype=object) for i in dims], indexing="ij")
+        try:  # at once, on object arrays of Python ints and Fractions (exact)
+            values = _on_grid(atom, dict(zip(syms, grids)))
+        except (ArithmeticError, _Unsupported):
+            values = None
+        if values is not None:
+            values = [_normal(Fraction(x)) for x in np.broadcast_to(values, grids[0].shape).flat]
+        else:  # one point at a time, SymPy evaluating each
+            values = [self._one(atom, syms, combo) for combo in product(*(axes[i].all() for i in dims))]
         fits = all(isinstance(v, int) and abs(v) <= INT64_MAX for v in values)
         table = np.empty(len(values), dtype=np.int64 if fits else object)
         table[:] = values
         return table
+
+    def _one(self, atom, syms, combo):
+        v = atom.xreplace({s: sympy.Integer(x) for s, x in zip(syms, combo)})
+        if not v.is_Rational:
+            raise SymgptError(f"{self.what}: {atom} is not a rational number at "
+                              + ", ".join(f"{s}={x}" for s, x in zip(syms, combo)))
+        return exact(v)
 
     def _maxabs(self, s, axes) -> int:
         if s in self.position:
@@ -168,9 +177,15 @@ class Compiled:
                             else max(1, _absmax(self._atom(s, pts))) for s in self.gens])
 
     def _atom(self, s, pts):
+        """|atom| rounded up at the points of *pts* (its maximum is what the bound needs): from a
+        table of ceil(|x|) made once, int64 where it fits, so a chunk of Fractions is not scanned."""
+        ceil = self.__dict__.setdefault("_ceil", {})
         for dummy, dims, table in self.atoms:
             if dummy == s:
-                return table[tuple(pts.index[i] for i in dims)] if dims else np.asarray(table)
+                if dummy not in ceil:
+                    ceil[dummy] = _ceil_abs(table)
+                t = ceil[dummy]
+                return t[tuple(pts.index[i] for i in dims)] if dims else np.asarray(t)
         raise AssertionError(s)
 
     def fits(self, pts) -> bool:
@@ -252,6 +267,81 @@ def subset(pts, positions: np.ndarray):
 
     return Points(pts.axes if hasattr(pts, "axes") else pts._axes,
                   tuple(ix[positions] for ix in pts.index), len(positions))
+
+
+class _Unsupported(Exception):
+    """An expression ``_on_grid`` does not evaluate (the caller evaluates it point by point)."""
+
+
+_COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal,
+            "!=": np.not_equal}
+
+
+def _on_grid(e, env: dict):
+    """*e* at every point of a grid, exactly: *env* maps each symbol to an object array of
+    Python ints; + - * integer powers, Min, Max, Abs, floor, ceiling and Piecewise over
+    comparisons are done elementwise on Python ints and Fractions (no float anywhere)."""
+    if e in env:
+        return env[e]
+    if e.is_Integer:
+        return int(e)
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e is sympy.true or e is sympy.false:
+        return bool(e)
+    args = [_on_grid(a, env) for a in e.args] if not isinstance(e, sympy.Piecewise) else None
+    if e.is_Add:
+        return reduce(lambda a, b: a + b, args)
+    if e.is_Mul:
+        return reduce(lambda a, b: a * b, args)
+    if e.is_Pow and e.exp.is_Integer:
+        base, k = args[0], int(e.exp)
+        return base ** k if k >= 0 else Fraction(1) / _fractions(base) ** -k
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return reduce(np.minimum if isinstance(e, sympy.Min) else np.maximum, args)
+    if isinstance(e, sympy.Abs):
+        return np.abs(args[0])
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        import math
+
+        f = np.frompyfunc(math.floor if isinstance(e, sympy.floor) else math.ceil, 1, 1)
+        return f(args[0])
+    if isinstance(e, sympy.core.relational.Relational) and e.rel_op in _COMPARE:
+        return np.asarray(_COMPARE[e.rel_op](args[0], args[1]), dtype=bool)
+    if isinstance(e, (sympy.And, sympy.Or)):
+        return reduce(np.logical_and if isinstance(e, sympy.And) else np.logical_or, args)
+    if isinstance(e, sympy.Piecewise):
+        if e.args[-1][1] is not sympy.true:
+            raise _Unsupported(e)  # no catch-all branch: some points may be left undefined
+        out = _objects(_on_grid(e.args[-1][0], env))
+        for value, cond in reversed(e.args[:-1]):
+            out = _objects(np.where(_on_grid(cond, env), _objects(_on_grid(value, env)), out))
+        return out
+    raise _Unsupported(e)
+
+
+def _objects(a) -> np.ndarray:
+    """*a* as an object array of Python numbers (never a fixed-width integer that could wrap)."""
+    if isinstance(a, np.ndarray) and a.dtype == object:
+        return a
+    out = np.empty(np.shape(a), dtype=object)
+    out[...] = a.tolist() if isinstance(a, np.ndarray) else a
+    return out
+
+
+def _fractions(a):
+    return np.frompyfunc(Fraction, 1, 1)(a) if isinstance(a, np.ndarray) else Fraction(a)
+
+
+def _ceil_abs(table: np.ndarray) -> np.ndarray:
+    """ceil(|x|) of every entry: int64 where every one fits, else Python ints."""
+    if table.dtype != object:
+        return np.abs(table)
+    out = [abs(x).__ceil__() for x in table.flat]
+    fits = all(x <= INT64_MAX for x in out)
+    arr = np.empty(len(out), dtype=np.int64 if fits else object)
+    arr[:] = out
+    return arr.reshape(table.shape)
 
 
 def _absmax(a) -> int:
