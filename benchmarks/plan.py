@@ -1,16 +1,32 @@
-"""Times ``symgpt plan`` over a realistic space: GPT-3 175B on 1,024 devices, a global batch of
-1,536 sequences, every (tp, pp, vp, dp, cp, micro-batch, recompute, ZeRO 0-3, SP) that divides it.
+"""Times ``symgpt plan`` over three spaces of GPT-3 175B (T = 2,048, 80 GB devices, 989 TFLOP/s,
+450 GB/s inside a node of 8, 50 GB/s between nodes), every recompute policy, ZeRO 0-3, SP on
+and off:
 
-    python benchmarks/plan.py
+* ``small``: 1,024 devices, global batch 1,536, micro-batch sizes 1, 2, 4, vp 1-3 (the space this
+  benchmark timed before plan was vectorised: 20,280 strategies);
+* ``realistic``: 8,192 devices, global batch 1,536, micro-batch sizes 1-16, vp 1-4, cp up to 8;
+* ``million``: 6,144 devices, global batch 36,864, micro-batch sizes 1-192, vp 1-24, cp up to
+  64 -- a stress space wider than anyone would sweep (1,042,080 strategies), to show the rate.
 
-Prints how many strategies were priced, how many fit in 80 GB, the best one, and the seconds
-taken (derivation of the closed forms, then their vectorised evaluation). No test asserts a
-timing.
+    python benchmarks/plan.py [small|realistic|million ...]
 
-Measured on the shared 2-core development machine (2026-11-30): 20,280 strategies priced over
-144 structural choices (recompute × ZeRO 0-3 × SP × vp 1-3), 14,360 fit in 80 GB, 124 s. Nearly
-all of it is deriving and compiling one closed form per structural choice (about 0.9 s each);
-evaluating them over the strategies is a small part.
+Prints, per space, the strategies priced, how many fit, the seconds taken (deriving the closed
+forms, then pricing), strategies per second, and the best strategy. No test asserts a timing.
+
+Measured on the shared 2-core development machine (2026-11-30, other jobs running beside it):
+
+=========  ===========  ========  ===========================  =====================
+space      strategies   fit       before (one derivation per   after
+                                  recompute × ZeRO × SP × vp)
+=========  ===========  ========  ===========================  =====================
+small      20,280       14,360    124 s                        3.9 s
+realistic  36,288       20,262    --                           5.2 s
+million    1,042,080    603,851   -- (576 choices: ~10 min)    7.1 s (147,000 /s)
+=========  ===========  ========  ===========================  =====================
+
+The derivation is a fixed cost of about 4 s (78 closed forms: each part of memory and step time
+once per setting of the structural options it reads); pricing a million strategies takes about
+2 s of it, so the rate past the derivation is about 500,000 strategies a second.
 """
 
 from __future__ import annotations
@@ -21,20 +37,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+SPACES = {
+    "small": dict(devices=1024, batch=1536, vps=(1, 2, 3), microbatch_sizes=(1, 2, 4), max_cp=8),
+    "realistic": dict(devices=8192, batch=1536, vps=range(1, 5), microbatch_sizes=range(1, 17), max_cp=8),
+    "million": dict(devices=6144, batch=36864, vps=range(1, 25), microbatch_sizes=range(1, 193), max_cp=64),
+}
 
-def main() -> None:
+
+def run(name: str) -> None:
     import symgpt
     from symgpt.sweep.plan import plan
 
+    s = SPACES[name]
     m = symgpt.load("gpt3-175b", T=2048)
     t0 = time.perf_counter()
-    r = plan(m, 1024, 1536, 80 * 10**9, 989 * 10**12, 450 * 10**9, 50 * 10**9, zero=(0, 1, 2, 3),
-             vps=(1, 2, 3), microbatch_sizes=(1, 2, 4), top=3)
-    t1 = time.perf_counter()
-    best = r.rows[0] if r.rows else None
-    print(f"strategies priced: {r.considered:,}; fit in 80 GB: {r.fitting:,}; seconds: {t1 - t0:.1f}")
-    if best:
-        print("best:", {k: (str(v) if not isinstance(v, (int, str, bool)) else v) for k, v in best.items()})
+    r = plan(m, s["devices"], s["batch"], 80 * 10**9, 989 * 10**12, 450 * 10**9, 50 * 10**9, zero=(0, 1, 2, 3),
+             vps=tuple(s["vps"]), microbatch_sizes=tuple(s["microbatch_sizes"]), max_cp=s["max_cp"], top=3)
+    dt = time.perf_counter() - t0
+    print(f"{name}: strategies priced: {r.considered:,}; fit in 80 GB: {r.fitting:,}; seconds: {dt:.1f} "
+          f"({r.considered / dt:,.0f} strategies/s)")
+    if r.rows:
+        print("  best:", {k: (str(v) if not isinstance(v, (int, str, bool)) else v) for k, v in r.rows[0].items()})
+
+
+def main() -> None:
+    for name in sys.argv[1:] or list(SPACES):
+        if name not in SPACES:
+            raise SystemExit(f"unknown space {name!r}; known: {', '.join(SPACES)}")
+        run(name)
 
 
 if __name__ == "__main__":
