@@ -13,20 +13,26 @@ and off:
 Prints, per space, the strategies priced, how many fit, the seconds taken (deriving the closed
 forms, then pricing), strategies per second, and the best strategy. No test asserts a timing.
 
-Measured on the shared 2-core development machine (2026-11-30, other jobs running beside it):
+Measured on the shared 2-core development machine on 2026-11-30, with other jobs running beside
+it (load average 6-12, so the figures vary by about 2x between runs). "before" is the code this
+replaced, run on the same inputs: one derivation of memory, time and comm per (recompute, ZeRO,
+SP, vp) choice, evaluated with Fractions. Its top rows equal the new ones exactly.
 
-=========  ===========  ========  ===========================  =====================
-space      strategies   fit       before (one derivation per   after
-                                  recompute × ZeRO × SP × vp)
-=========  ===========  ========  ===========================  =====================
-small      20,280       14,360    124 s                        3.9 s
-realistic  36,288       20,262    --                           5.2 s
-million    1,042,080    603,851   -- (576 choices: ~10 min)    7.1 s (147,000 /s)
-=========  ===========  ========  ===========================  =====================
+=========  ==========  ========  ===============  ===================  ====================
+space      strategies  fit       before           after                after, per second
+=========  ==========  ========  ===============  ===================  ====================
+small      20,280      14,360    18.1 s (124 s    1.0-2.6 s            8,000-21,000
+                                 in an earlier
+                                 run)
+realistic  36,288      31,141    146.5 s          1.4-2.6 s            14,000-26,000
+million    1,042,080   603,851   not run (576     2.8-3.5 s            300,000-374,000
+                                 choices)
+=========  ==========  ========  ===============  ===================  ====================
 
-The derivation is a fixed cost of about 4 s (78 closed forms: each part of memory and step time
-once per setting of the structural options it reads); pricing a million strategies takes about
-2 s of it, so the rate past the derivation is about 500,000 strategies a second.
+Of the million run, 1.7 s is a fixed cost: deriving and compiling the 78 closed forms, each part
+of memory and step time once per setting of the structural options it reads (0.8 s when the
+model's derivations are already cached). Past that, pricing ran at 520,000-630,000 strategies
+a second.
 """
 
 from __future__ import annotations
