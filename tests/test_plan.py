@@ -163,3 +163,23 @@ def test_grid_tabulation_equals_sympy_point_by_point(e):
         return  # evaluated point by point by SymPy instead
     for i, j in itertools.product(range(len(xs)), range(len(ys))):
         assert sympy.Rational(got[i, j]) == e.xreplace({x: xs[i], y: ys[j]})
+
+
+def test_chunks_pruning_and_the_exact_fallback_change_nothing(monkeypatch):
+    """Pricing in chunks of 7 strategies, pruning the candidates at every offer, and (where floats
+    cannot say) evaluating every part exactly give the same answer as one pass."""
+    import symgpt.sweep.plan as plan_module
+    from symgpt.sweep.compile import Compiled
+
+    m = symgpt.load("gpt3-1.3b", T=2048)
+    args = (m, 16, 64, 30 * 10**9, PEAK, LINK, NODE)
+    kw = dict(zero=(0, 1, 3), vps=(1, 2), microbatch_sizes=(1, 2, 4), top=25)
+    want = plan(*args, **kw)
+    assert want.fitting < want.considered and len(want.rows) == 25
+    monkeypatch.setattr(plan_module, "CHUNK", 7)
+    monkeypatch.setattr(plan_module, "PRUNE", 0)
+    got = plan(*args, **kw)
+    assert (got.considered, got.fitting, got.rows) == (want.considered, want.fitting, want.rows)
+    monkeypatch.setattr(Compiled, "estimate", lambda self, pts: None)
+    got = plan(*args, **kw)
+    assert (got.considered, got.fitting, got.rows) == (want.considered, want.fitting, want.rows)

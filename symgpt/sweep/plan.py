@@ -30,6 +30,7 @@ from .plan_space import Points, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
 CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
+PRUNE = 100_000  # candidates kept past 4·top before they are pruned against the threshold
 RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
 
 
@@ -71,7 +72,7 @@ class _Top:
         keep = lo <= self.threshold()
         self.kept.append((combo, positions[keep], lo[keep]))
         self.count += int(keep.sum())
-        if self.count > 4 * self.k + 100_000:
+        if self.count > 4 * self.k + PRUNE:
             self.kept = self.survivors()
             self.count = sum(len(p) for _, p, _ in self.kept)
 
@@ -110,7 +111,7 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
     classes = [c for c, present in ((1, (cols["vp"] == 1).any()), (SYMBOLS["vp"], (cols["vp"] > 1).any())) if present]
     forms = Forms(model, axes, opts, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes})
     limit = _fraction(memory_limit)
-    top_k = _Top(top)
+    top_k = _Top(max(top, 1))
     fitting = 0
     for start in range(0, n, CHUNK):
         fitting += _price_chunk(forms, axes, cols, np.arange(start, min(n, start + CHUNK)), limit,
