@@ -153,13 +153,13 @@ def _grow(children):
 def test_grid_tabulation_equals_sympy_point_by_point(e):
     import numpy as np
 
-    from symgpt.sweep.compile import _Unsupported, _on_grid
+    from symgpt.sweep.gridexact import Unsupported, on_grid
 
     xs, ys = (1, 2, 3, 7, 8), (1, 4, 9)
     gx, gy = np.meshgrid(np.array(xs, dtype=object), np.array(ys, dtype=object), indexing="ij")
     try:
-        got = np.broadcast_to(_on_grid(e, {x: gx, y: gy}), gx.shape)
-    except _Unsupported:
+        got = np.broadcast_to(on_grid(e, {x: gx, y: gy}), gx.shape)
+    except Unsupported:
         return  # evaluated point by point by SymPy instead
     for i, j in itertools.product(range(len(xs)), range(len(ys))):
         assert sympy.Rational(got[i, j]) == e.xreplace({x: xs[i], y: ys[j]})

@@ -32,6 +32,7 @@ from ..symbols import as_expr
 
 from ..errors import SymgptError
 from .grid import INT64_MAX, Chunk
+from .gridexact import Unsupported, on_grid
 
 MAX_ATOM_POINTS = 100_000   # distinct argument tuples of one non-polynomial atom
 #: (atom, the values of its symbols) -> its table, shared by every compilation (``plan`` compiles
@@ -123,8 +124,8 @@ class Compiled:
 
         grids = np.meshgrid(*[np.array(axes[i].all(), dtype=object) for i in dims], indexing="ij")
         try:  # at once, on object arrays of Python ints and Fractions (exact)
-            values = _on_grid(atom, dict(zip(syms, grids)))
-        except (ArithmeticError, _Unsupported):
+            values = on_grid(atom, dict(zip(syms, grids)))
+        except (ArithmeticError, Unsupported):
             values = None
         if values is not None:
             values = [_normal(Fraction(x)) for x in np.broadcast_to(values, grids[0].shape).flat]
@@ -267,70 +268,6 @@ def subset(pts, positions: np.ndarray):
 
     return Points(pts.axes if hasattr(pts, "axes") else pts._axes,
                   tuple(ix[positions] for ix in pts.index), len(positions))
-
-
-class _Unsupported(Exception):
-    """An expression ``_on_grid`` does not evaluate (the caller evaluates it point by point)."""
-
-
-_COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal,
-            "!=": np.not_equal}
-
-
-def _on_grid(e, env: dict):
-    """*e* at every point of a grid, exactly: *env* maps each symbol to an object array of
-    Python ints; + - * integer powers, Min, Max, Abs, floor, ceiling and Piecewise over
-    comparisons are done elementwise on Python ints and Fractions (no float anywhere)."""
-    if e in env:
-        return env[e]
-    if e.is_Integer:
-        return int(e)
-    if e.is_Rational:
-        return Fraction(int(e.p), int(e.q))
-    if e is sympy.true or e is sympy.false:
-        return bool(e)
-    args = [_on_grid(a, env) for a in e.args] if not isinstance(e, sympy.Piecewise) else None
-    if e.is_Add:
-        return reduce(lambda a, b: a + b, args)
-    if e.is_Mul:
-        return reduce(lambda a, b: a * b, args)
-    if e.is_Pow and e.exp.is_Integer:
-        base, k = args[0], int(e.exp)
-        return base ** k if k >= 0 else Fraction(1) / _fractions(base) ** -k
-    if isinstance(e, (sympy.Min, sympy.Max)):
-        return reduce(np.minimum if isinstance(e, sympy.Min) else np.maximum, args)
-    if isinstance(e, sympy.Abs):
-        return np.abs(args[0])
-    if isinstance(e, (sympy.floor, sympy.ceiling)):
-        import math
-
-        f = np.frompyfunc(math.floor if isinstance(e, sympy.floor) else math.ceil, 1, 1)
-        return f(args[0])
-    if isinstance(e, sympy.core.relational.Relational) and e.rel_op in _COMPARE:
-        return np.asarray(_COMPARE[e.rel_op](args[0], args[1]), dtype=bool)
-    if isinstance(e, (sympy.And, sympy.Or)):
-        return reduce(np.logical_and if isinstance(e, sympy.And) else np.logical_or, args)
-    if isinstance(e, sympy.Piecewise):
-        if e.args[-1][1] is not sympy.true:
-            raise _Unsupported(e)  # no catch-all branch: some points may be left undefined
-        out = _objects(_on_grid(e.args[-1][0], env))
-        for value, cond in reversed(e.args[:-1]):
-            out = _objects(np.where(_on_grid(cond, env), _objects(_on_grid(value, env)), out))
-        return out
-    raise _Unsupported(e)
-
-
-def _objects(a) -> np.ndarray:
-    """*a* as an object array of Python numbers (never a fixed-width integer that could wrap)."""
-    if isinstance(a, np.ndarray) and a.dtype == object:
-        return a
-    out = np.empty(np.shape(a), dtype=object)
-    out[...] = a.tolist() if isinstance(a, np.ndarray) else a
-    return out
-
-
-def _fractions(a):
-    return np.frompyfunc(Fraction, 1, 1)(a) if isinstance(a, np.ndarray) else Fraction(a)
 
 
 def _ceil_abs(table: np.ndarray) -> np.ndarray:
