@@ -38,7 +38,10 @@ def strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: i
     """The dividing strategies as int64 columns (``COLUMNS``), in the order of nested loops over
     tp, pp, cp, ep, B, vp."""
     from .. import roles
+    from ..errors import SymgptError
 
+    if any(int(v) < 1 for v in (*microbatch_sizes, *vps)) or devices < 1 or batch < 1 or max_cp < 1:
+        raise SymgptError("devices, the global batch, micro-batch sizes, vp and max cp must be positive integers")
     sizes = model.sizes
     h, h_kv, T = sizes.get("h"), sizes.get("h_kv"), int(sizes["T"])
     layers = [g.repeat.xreplace(model.bindings) for g in model.arch.stacks()]
