@@ -99,7 +99,8 @@ def test_each_strategy_equals_its_own_derivation():
     rng = random.Random(15)
     sample = []
     for rc, z, s, inter in itertools.product(("none", "selective", "full"), (0, 1, 2, 3), (False, True), (False, True)):
-        group = [row for row in r.rows if (row["recompute"], row["zero"], row["sp"], row["vp"] > 1) == (rc, z, s, inter)]
+        group = [row for row in r.rows
+                 if (row["recompute"], row["zero"], row["sp"], row["vp"] > 1) == (rc, z, s, inter)]
         sample += rng.sample(group, min(1, len(group)))
     sample += [row for row in r.rows if row["ep"] > 1][:2] + [row for row in r.rows if row["cp"] > 1][:2]
     assert {row["vp"] for row in sample} == {1, 2} and any(row["ep"] > 1 for row in sample)

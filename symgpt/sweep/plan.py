@@ -137,14 +137,17 @@ def _price_chunk(forms, axes, cols, chunk, limit, recompute, zero, sp, classes, 
     """Price the strategies at positions *chunk* under every structural choice: count those
     that fit, offer them to *top_k*."""
     whole = Points(axes, cols, chunk)
-    memo = {}
+    memo = {}  # (part key, group or None) -> interval
 
-    def at(key, pts, local):  # a part's interval on the group *pts* (from the chunk if it reads no sp, vp)
-        if "sp" in forms.reads[key[0]] or "vp" in forms.reads[key[0]]:
-            return interval(forms.compiled[key], pts)
-        if key not in memo:
-            memo[key] = interval(forms.compiled[key], whole)
-        return tuple(a[local] for a in memo[key])
+    def at(key, group, pts, local):  # a part on the group (indexed from the chunk if it reads no sp, vp)
+        if (key, group) not in memo:
+            if "sp" in forms.reads[key[0]] or "vp" in forms.reads[key[0]]:
+                memo[key, group] = interval(forms.compiled[key], pts)
+            else:
+                if (key, None) not in memo:
+                    memo[key, None] = interval(forms.compiled[key], whole)
+                memo[key, group] = tuple(a[local] for a in memo[key, None])
+        return memo[key, group]
 
     bw = {d: interval(forms.bandwidth[d], whole) for d in DIMS}
     fitting = 0
@@ -155,19 +158,22 @@ def _price_chunk(forms, axes, cols, chunk, limit, recompute, zero, sp, classes, 
             local = np.flatnonzero(((cols["vp"][chunk] > 1) == (vc != 1)) & ((cols["tp"][chunk] > 1) | (not s)))
             if not len(local):
                 continue
-            pos = chunk[local]
+            pos, group = chunk[local], (s, vc)
             pts = Points(axes, cols, pos)
             bub = bubble_factor(cols["pp"][pos], cols["vp"][pos], cols["microbatches"][pos])
+            inv = {d: tuple(a[local] for a in bw[d]) for d in DIMS}
             for rc in recompute:
                 for z in zero:
                     choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
                     mem, time = [], []
                     for stage in ("first", "last"):
-                        k = lambda part: forms.key(part, stage, choice)  # noqa: E731
-                        mem.append(_bounds(add(at(k("states"), pts, local), at(k("activations"), pts, local))))
-                        t = mul(at(k("compute"), pts, local), bub)
+                        def part(name):
+                            return at(forms.key(name, stage, choice), group, pts, local)
+
+                        mem.append(_bounds(add(part("states"), part("activations"))))
+                        t = mul(part("compute"), bub)
                         for d in DIMS:
-                            t = add(t, mul(at(k(d), pts, local), tuple(a[local] for a in bw[d])))
+                            t = add(t, mul(part(d), inv[d]))
                         time.append(_bounds(t))
                     lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
                     fits = hi <= lim_lo
@@ -186,8 +192,8 @@ def _exact(forms, pts, part, stage, choice) -> list:
 
 def _exact_memory(forms, axes, cols, choice, positions) -> list:
     pts = Points(axes, cols, positions)
-    per = [[a + b for a, b in zip(_exact(forms, pts, "states", st, choice), _exact(forms, pts, "activations", st, choice))]
-           for st in ("first", "last")]
+    per = [[a + b for a, b in zip(_exact(forms, pts, "states", st, choice),
+                                  _exact(forms, pts, "activations", st, choice))] for st in ("first", "last")]
     return [max(a, b) for a, b in zip(*per)]
 
 
@@ -200,7 +206,8 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
         inv = {d: exact_values(forms.bandwidth[d], pts) for d in DIMS}
         stages = {}
         for st in ("first", "last"):
-            mem = [a + b for a, b in zip(_exact(forms, pts, "states", st, choice), _exact(forms, pts, "activations", st, choice))]
+            mem = [a + b for a, b in zip(_exact(forms, pts, "states", st, choice),
+                                         _exact(forms, pts, "activations", st, choice))]
             sent = [_exact(forms, pts, d, st, choice) for d in DIMS]
             time = _exact(forms, pts, "compute", st, choice)
             stages[st] = (mem, sent, time)
