@@ -14,25 +14,25 @@ Prints, per space, the strategies priced, how many fit, the seconds taken (deriv
 forms, then pricing), strategies per second, and the best strategy. No test asserts a timing.
 
 Measured on the shared 2-core development machine on 2026-11-30, with other jobs running beside
-it (load average 6-12, so the figures vary by about 2x between runs). "before" is the code this
+it (load average 6-18, so the figures vary by about 2x between runs). "before" is the code this
 replaced, run on the same inputs: one derivation of memory, time and comm per (recompute, ZeRO,
 SP, vp) choice, evaluated with Fractions. Its top rows equal the new ones exactly.
 
 =========  ==========  ========  ===============  ===================  ====================
 space      strategies  fit       before           after                after, per second
 =========  ==========  ========  ===============  ===================  ====================
-small      20,280      14,360    18.1 s (124 s    1.0-2.6 s            8,000-21,000
+small      20,280      14,360    18.1 s (124 s    1.0-2.6 s            7,700-21,000
                                  in an earlier
                                  run)
-realistic  36,288      31,141    146.5 s          1.4-2.6 s            14,000-26,000
-million    1,042,080   603,851   not run (576     2.8-3.5 s            300,000-374,000
+realistic  36,288      31,141    146.5 s          1.3-2.6 s            14,000-28,000
+million    1,042,080   603,851   not run (576     2.4-3.7 s            280,000-440,000
                                  choices)
 =========  ==========  ========  ===============  ===================  ====================
 
-Of the million run, 1.7 s is a fixed cost: deriving and compiling the 78 closed forms, each part
-of memory and step time once per setting of the structural options it reads (0.8 s when the
-model's derivations are already cached). Past that, pricing ran at 520,000-630,000 strategies
-a second.
+Most of a run is a fixed cost: deriving and compiling the 78 closed forms, each part of memory
+and step time once per setting of the structural options it reads. In the million run that
+took 2.7 s cold and 0.65 s with the model's derivations already cached. Pricing itself ran at
+about 1,000,000 strategies a second (0.9-1.1 s for the million).
 """
 
 from __future__ import annotations
