@@ -14,7 +14,7 @@ LAYERS = (
                  "symgpt.numtext", "symgpt.version", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
                  "symgpt.layers", "symgpt.hardware")),
     ("ops", ("symgpt.ops",)),                                   # the op catalog and its rules
-    ("graph", ("symgpt.graph", "symgpt.roles")),                # Arch, Builder, Group; what a node is
+    ("graph", ("symgpt.graph", "symgpt.digraph", "symgpt.roles")),                # Arch, Builder, Group; what a node is
     ("families", ("symgpt.families",)),                         # architectures declared on the ops
     ("derive", ("symgpt.quantity", "symgpt.derive")),           # params, shapes, FLOPs, memory, time
     ("model", ("symgpt.model", "symgpt.preset", "symgpt.presets", "symgpt.presets_decoder",

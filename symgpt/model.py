@@ -195,8 +195,9 @@ class Model:
 
     @property
     def graph(self):
-        """The op graph (a ``networkx.DiGraph``)."""
-        return self.arch.graph
+        """The op graph, a ``networkx.DiGraph`` (built on first use; the derivations use
+        ``arch.graph``, the same graph held without networkx: see ``symgpt.digraph``)."""
+        return self.arch.networkx()
 
     @property
     def bindings(self) -> dict[sympy.Symbol, sympy.Integer]:
