@@ -99,24 +99,28 @@ class DiGraph:
         self._node: dict = {}
         self._succ: dict = {}
         self._pred: dict = {}
+        self._added: dict = {}      # (u, v) -> None, in the order the edges were first added
         self.graph: dict = {}       # graph attributes, as networkx has them
         self._nodes, self._edges = _Nodes(self._node), _Edges(self._succ)
 
     # --- building -----------------------------------------------------------------------------
-    def add_node(self, n, **attrs) -> None:
+    def add_node(self, node_for_adding, **attrs) -> None:   # networkx's names: any attribute name is free
+        n = node_for_adding
         if n not in self._node:
             self._node[n] = {}
             self._succ[n] = {}
             self._pred[n] = {}
         self._node[n].update(attrs)
 
-    def add_edge(self, u, v, **attrs) -> None:
+    def add_edge(self, u_of_edge, v_of_edge, **attrs) -> None:
+        u, v = u_of_edge, v_of_edge
         for n in (u, v):
             if n not in self._node:
                 self.add_node(n)
         a = self._succ[u].get(v)
         if a is None:
             a = self._succ[u][v] = self._pred[v][u] = {}
+            self._added[u, v] = None
         a.update(attrs)
 
     # --- what it holds ------------------------------------------------------------------------
@@ -227,14 +231,14 @@ class DiGraph:
 
     # --- networkx, the public view --------------------------------------------------------------
     def to_networkx(self):
-        """The same graph as a ``networkx.DiGraph`` (same nodes, edges, orders; the attribute
-        dicts are copies, so changing the copy leaves this graph as it was)."""
+        """The same graph as a ``networkx.DiGraph`` (same nodes, edges, successor and predecessor
+        orders; the attribute dicts are copies: changing the copy leaves this graph as it was)."""
         import networkx as nx
 
         g = nx.DiGraph()
         g.graph.update(self.graph)
         g.add_nodes_from((n, dict(a)) for n, a in self._node.items())
-        g.add_edges_from((u, v, dict(a)) for u, nbrs in self._succ.items() for v, a in nbrs.items())
+        g.add_edges_from((u, v, dict(self._succ[u][v])) for u, v in self._added)  # as added: same orders
         return g
 
     @classmethod
