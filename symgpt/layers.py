@@ -12,7 +12,7 @@ LAYERS = (
     # vocabulary every layer speaks: errors, files, symbols, safe parsing, conventions, notation
     ("symbols", ("symgpt.errors", "symgpt.io", "symgpt.symbols", "symgpt.exprparse",
                  "symgpt.numtext", "symgpt.version", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
-                 "symgpt.layers", "symgpt.hardware")),
+                 "symgpt.layers", "symgpt.lazy", "symgpt.hardware")),
     ("ops", ("symgpt.ops",)),                                   # the op catalog and its rules
     ("graph", ("symgpt.graph", "symgpt.digraph", "symgpt.roles")),                # Arch, Builder, Group; what a node is
     ("families", ("symgpt.families",)),                         # architectures declared on the ops
