@@ -9,6 +9,12 @@ each run), ``symgpt params gpt2-small --no-cache`` and ``symgpt --help``. Interl
 commands puts the same background load on each; the medians and their ratios to ``import sympy``
 are printed (the goal: cold ≤ 1.5× ``import sympy``). Also says which heavy modules (networkx,
 numpy, jinja2) the cold command imported. No test asserts a timing.
+
+``--bytecode`` measures with Python's compiled-bytecode cache (``PYTHONPYCACHEPREFIX`` in a
+temporary folder, ``PYTHONDONTWRITEBYTECODE`` unset, one warm-up run first), as an installed
+package runs; without it the environment decides (with ``PYTHONDONTWRITEBYTECODE=1`` and a source
+checkout, every run compiles symgpt's own modules again, while SymPy's come compiled from its
+installation).
 """
 
 from __future__ import annotations
@@ -45,9 +51,15 @@ def _time(cmd: list[str], env: dict) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="rounds (default 7)")
+    ap.add_argument("--bytecode", action="store_true", help="with a bytecode cache (see above)")
     a = ap.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="symgpt-startup-"))
     env = {**os.environ, "SYMGPT_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    pyc = None
+    if a.bytecode:
+        pyc = Path(tempfile.mkdtemp(prefix="symgpt-startup-pyc-"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pyc)
     params = [PY, "-m", "symgpt", "params", "gpt2-small"]
     cmds = {
         "python -c pass": [PY, "-c", "pass"],
@@ -59,6 +71,9 @@ def main() -> int:
     }
     times: dict[str, list[float]] = {k: [] for k in cmds}
     try:
+        if a.bytecode:  # compile once
+            for cmd in cmds.values():
+                _time(cmd, env)
         for _ in range(a.runs):
             for name, cmd in cmds.items():
                 if "cold" in name:
@@ -70,8 +85,11 @@ def main() -> int:
         imported = json.loads(probe.stderr.strip().splitlines()[-1])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+        if pyc is not None:
+            shutil.rmtree(pyc, ignore_errors=True)
     base = statistics.median(times["import sympy"])
-    print(f"medians of {a.runs} interleaved runs (load {os.getloadavg()[0]:.2f}):")
+    how = "bytecode cached" if a.bytecode else f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')}"
+    print(f"medians of {a.runs} interleaved runs ({how}; load {os.getloadavg()[0]:.2f}):")
     for name, ts in times.items():
         m = statistics.median(ts)
         print(f"  {name:32s} {m * 1000:7.0f} ms  {m / base:5.2f}x import sympy")

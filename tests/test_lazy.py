@@ -13,6 +13,7 @@ import sys
 import pytest
 
 import symgpt
+import symgpt.cli
 from symgpt import model as model_mod
 from symgpt.errors import SymgptError
 from symgpt.families import MODULES, families
@@ -91,16 +92,23 @@ def test_a_missing_provider_raises_when_asked_for(monkeypatch):
 _PROBE = """
 import json, sys
 from symgpt.cli import main
-rc = main({argv!r})
-print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families.', 'symgpt.derive.')))))
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families.', 'symgpt.derive.', 'symgpt.cli.cmd_')))))
 """
 
 
-def test_params_imports_one_family_and_the_params_derivation(tmp_path):
+def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
-    assert found == ["symgpt.derive.params", "symgpt.families.base", "symgpt.families.decoder",
-                     "symgpt.families.named", "symgpt.families.stacks"]
+    assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.families.base",
+                     "symgpt.families.decoder", "symgpt.families.named", "symgpt.families.stacks"]
     flops = _fresh(_PROBE.format(argv=["flops", "t5-small", "--set", "B=1", "--set", "T_enc=8",
                                        "--set", "T_dec=8"]), tmp_path)
     assert "symgpt.derive.flops" in flops and "symgpt.families.t5" in flops
     assert "symgpt.families.named" not in flops and "symgpt.derive.inference" not in flops
+    assert [m for m in flops if m.startswith("symgpt.cli.cmd_")] == ["symgpt.cli.cmd_flops"]
+    every = _fresh(_PROBE.format(argv=["--help"]), tmp_path)        # --help lists every command's HELP
+    assert [m for m in every if m.startswith("symgpt.cli.cmd_")] == sorted(
+        f"symgpt.cli.cmd_{c}" for c in symgpt.cli.COMMANDS)
