@@ -42,9 +42,9 @@ _PROBE = ("import runpy, sys, json\n"
           " file=sys.stderr)\n")
 
 
-def _time(cmd: list[str], env: dict) -> float:
+def _time(cmd: list[str], env: dict, root: Path = ROOT) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t0
 
 
@@ -52,6 +52,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="rounds (default 7)")
     ap.add_argument("--bytecode", action="store_true", help="with a bytecode cache (see above)")
+    ap.add_argument("--against", metavar="DIR", help="also time the symgpt commands of another source "
+                    "tree (an older commit, unpacked with 'git archive'), interleaved with these")
     a = ap.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="symgpt-startup-"))
     env = {**os.environ, "SYMGPT_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
@@ -69,16 +71,22 @@ def main() -> int:
         "params gpt2-small --no-cache": [*params, "--no-cache"],
         "symgpt --help": [PY, "-m", "symgpt", "--help"],
     }
+    roots = {name: ROOT for name in cmds}
+    if a.against:
+        other = Path(a.against).resolve()
+        for name in [n for n in cmds if n.startswith(("params", "symgpt"))]:
+            cmds[f"{name} [{other.name}]"] = cmds[name]
+            roots[f"{name} [{other.name}]"] = other
     times: dict[str, list[float]] = {k: [] for k in cmds}
     try:
         if a.bytecode:  # compile once
-            for cmd in cmds.values():
-                _time(cmd, env)
+            for name, cmd in cmds.items():
+                _time(cmd, {**env, "PYTHONPATH": str(roots[name])}, roots[name])
         for _ in range(a.runs):
             for name, cmd in cmds.items():
                 if "cold" in name:
                     shutil.rmtree(cache, ignore_errors=True)
-                times[name].append(_time(cmd, env))
+                times[name].append(_time(cmd, {**env, "PYTHONPATH": str(roots[name])}, roots[name]))
         shutil.rmtree(cache, ignore_errors=True)
         probe = subprocess.run([PY, "-c", _PROBE, "params", "gpt2-small"], cwd=ROOT, env=env,
                                capture_output=True, text=True, check=True)
@@ -92,7 +100,7 @@ def main() -> int:
     print(f"medians of {a.runs} interleaved runs ({how}; load {os.getloadavg()[0]:.2f}):")
     for name, ts in times.items():
         m = statistics.median(ts)
-        print(f"  {name:32s} {m * 1000:7.0f} ms  {m / base:5.2f}x import sympy")
+        print(f"  {name:40s} {m * 1000:7.0f} ms  {m / base:5.2f}x import sympy")
     print(f"  the cold command imported: {', '.join(imported) or 'none of networkx, numpy, jinja2, sympy'}")
     return 0
 

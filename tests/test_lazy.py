@@ -112,3 +112,41 @@ def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_pat
     every = _fresh(_PROBE.format(argv=["--help"]), tmp_path)        # --help lists every command's HELP
     assert [m for m in every if m.startswith("symgpt.cli.cmd_")] == sorted(
         f"symgpt.cli.cmd_{c}" for c in symgpt.cli.COMMANDS)
+
+
+def test_the_op_catalog_is_every_op_its_modules_declare():
+    import importlib
+
+    from symgpt import ops
+    from symgpt.ops.base import Op
+
+    modules = sorted({r.module for r in ops.CATALOG.values()})
+    declared = {}
+    for m in modules:
+        mod = importlib.import_module(m)
+        for n, v in vars(mod).items():
+            if isinstance(v, type) and issubclass(v, Op) and v.__module__ == m and v.kind:
+                declared[n] = m
+    assert {n: r.module for n, r in ops.CATALOG.items()} == declared
+    assert all(ops.CATALOG[n].get() is getattr(ops, n) for n in declared)
+    assert len(ops.registered_kinds()) == len(declared)              # one kind each
+    with pytest.raises(AttributeError):
+        ops.NoSuchOp  # noqa: B018
+
+
+def test_gpt2_imports_the_ops_it_uses_only(tmp_path):
+    code = ("import json, sys, symgpt\nm = symgpt.load('gpt2-small')\nm.params\n"
+            "used = sorted({type(a['op']).__module__ for _, a in m.arch.ops()})\n"
+            "print(json.dumps([used, sorted(k for k in sys.modules if k.startswith('symgpt.ops.'))]))")
+    used, loaded = _fresh(code, tmp_path)
+    # the decoder's activation table makes every activation (ReLU: symgpt.ops.activations)
+    assert set(used) <= set(loaded) <= {*used, "symgpt.ops.base", "symgpt.ops.activations"}
+    assert "symgpt.ops.vision" not in loaded and "symgpt.ops.moe" not in loaded
+
+
+def test_a_users_op_cannot_take_a_catalog_kind_even_before_it_is_loaded(tmp_path):
+    code = ("import json\nfrom dataclasses import dataclass\nfrom symgpt.ops import register, Op\n"
+            "from symgpt.errors import SymgptError\n"
+            "@dataclass(frozen=True)\nclass Mine(Op):\n    kind = 'conv2d'\n"
+            "try:\n    register(Mine)\nexcept SymgptError as e:\n    print(json.dumps(str(e)))")
+    assert _fresh(code, tmp_path) == "op kind 'conv2d' is registered twice"
