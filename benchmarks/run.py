@@ -44,7 +44,8 @@ MODELS = {"gpt2-small": dict(L=12, d=768, h=12, T=1024), "gpt3-175b": dict(L=96,
 # --- children (each prints one JSON line) -----------------------------------------------------
 DERIVE = """
 import json, time
-import sympy, networkx, numpy, symgpt, symgpt.model  # symgpt.model imports every provider
+import sympy, networkx, numpy, symgpt, symgpt.model, symgpt.ops, symgpt.families, symgpt.derive.flops
+symgpt.ops.registered_kinds(), symgpt.families.families()  # every op and family (they load lazily)
 name, T = {name!r}, {T}
 t0 = time.perf_counter()
 m = symgpt.load(name, B=1, T=T)

@@ -8,8 +8,9 @@
 >>> m.params == 12*L*d**2 + 13*L*d + V*d + T_max*d + 2*d
 True
 
-The engine (SymPy, networkx) is imported on first use of ``load``, ``Model``, ... so that
-``import symgpt`` and ``symgpt --help`` start fast.
+The engine (SymPy) is imported on first use of ``load``, ``Model``, ... so that ``import symgpt``
+and ``symgpt --help`` start fast; networkx only when ``Model.graph`` is first asked for (the
+derivations hold the graph in ``symgpt.digraph``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Architectures as graphs of symbolic ops.
 
-An :class:`Arch` holds a ``networkx.DiGraph`` with three kinds of node:
+An :class:`Arch` holds a directed graph (:class:`symgpt.digraph.DiGraph`, the part of
+``networkx.DiGraph`` the derivations use; ``Arch.networkx()`` is the same graph in networkx)
+with three kinds of node:
 
 * ``input``  -- data entering the model (``input_ids``), with its shape and dtype;
 * ``op``     -- one op (a registered op definition) with its output shape;
@@ -21,10 +23,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-import networkx as nx
 import sympy
 
 from . import roles as _roles
+from .digraph import DiGraph
 from .errors import SymgptError
 from .symbols import T, as_expr  # noqa: F401  (re-exported)
 from .ops.base import Op, ParamSpec, Shape, check_registered, numel
@@ -65,13 +67,21 @@ class Arch:
     """A declared architecture: its op graph, groups, constraints and flags."""
 
     name: str
-    graph: nx.DiGraph
+    graph: DiGraph
     groups: dict[str, Group]
     order: list[str]                 # op and input nodes in forward order
     constraints: list[Constraint] = field(default_factory=list)
     flags: dict = field(default_factory=dict)
     output: str = ""                 # the logits node
     loss: str = ""                   # the loss node ('' when the graph has none)
+
+    def networkx(self):
+        """The op graph as a ``networkx.DiGraph`` (built on first use, then kept: the public view
+        of :attr:`graph`, which the derivations use)."""
+        view = self.__dict__.get("_networkx")
+        if view is None:
+            view = self.__dict__["_networkx"] = self.graph.to_networkx()
+        return view
 
     # --- navigation -------------------------------------------------------------------------
     def node(self, name: str) -> dict:
@@ -173,7 +183,7 @@ class Builder:
 
     def __init__(self, name: str):
         self.name = name
-        self.graph = nx.DiGraph()
+        self.graph = DiGraph()
         self.groups: dict[str, Group] = {}
         self.order: list[str] = []
         self.constraints: list[Constraint] = []
@@ -296,7 +306,7 @@ class Builder:
     def build(self, output: str, loss: str = "", flags: dict | None = None) -> Arch:
         if self._stack:
             raise SymgptError(f"group {self._stack[-1]!r} is still open")
-        if not nx.is_directed_acyclic_graph(self.graph):
+        if not self.graph.is_dag():
             raise SymgptError(f"{self.name}: the op graph has a cycle")
         return Arch(self.name, self.graph, self.groups, self.order, self.constraints,
                     dict(flags or {}), output, loss)

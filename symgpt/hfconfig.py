@@ -186,7 +186,7 @@ class ConfigModel(NamedTuple):
 
 def read_config(cfg: dict, name: str, source: str = "") -> ConfigModel:
     """The family, flags, sizes and notes of an already parsed config object."""
-    from .families.base import family as get_family
+    from .families import family as get_family
 
     where = printable(source or name)
     if not isinstance(cfg, dict):

@@ -12,9 +12,9 @@ LAYERS = (
     # vocabulary every layer speaks: errors, files, symbols, safe parsing, conventions, notation
     ("symbols", ("symgpt.errors", "symgpt.io", "symgpt.symbols", "symgpt.exprparse",
                  "symgpt.numtext", "symgpt.version", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
-                 "symgpt.layers", "symgpt.hardware")),
+                 "symgpt.layers", "symgpt.lazy", "symgpt.hardware")),
     ("ops", ("symgpt.ops",)),                                   # the op catalog and its rules
-    ("graph", ("symgpt.graph", "symgpt.roles")),                # Arch, Builder, Group; what a node is
+    ("graph", ("symgpt.graph", "symgpt.digraph", "symgpt.roles")),                # Arch, Builder, Group; what a node is
     ("families", ("symgpt.families",)),                         # architectures declared on the ops
     ("derive", ("symgpt.quantity", "symgpt.derive")),           # params, shapes, FLOPs, memory, time
     ("model", ("symgpt.model", "symgpt.preset", "symgpt.presets", "symgpt.presets_decoder",

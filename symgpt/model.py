@@ -16,66 +16,75 @@ from typing import Mapping
 
 import sympy
 
-from . import families as _families  # noqa: F401  (registers the built-in families)
 from .errors import SymgptError
-from .families.base import Family, family as get_family, families
+from .families import family as get_family, families
+from .families.base import Family
 from .graph import Arch
 from .presets import Preset, PRESETS, preset as get_preset
-from .derive import active, comm, flops, inference, inference_time, megatron, memory, steptime, time
 from .derive.params import params as _params
-from .derive.shapes import TensorShape, trace
+from .lazy import Ref
 from .quantity import Quantity, evaluate
 from .symbols import CANONICAL, LENGTHS, MEANING
 
-#: quantity name -> ``provider(model, **options) -> Quantity``, in the order they are listed
-#: (``params`` is ``Model.params``). An explicit table: a provider that is missing is an
-#: ImportError when this module is imported.
+#: the parallel dimensions ``comm.DIMS`` prices (``tests/test_lazy.py`` checks they agree)
+COMM_DIMS = ("dp", "tp", "pp", "ep", "cp")
+
+#: quantity name -> its ``provider(model, **options) -> Quantity``, in the order they are listed
+#: (``params`` is ``Model.params``). An explicit table of lazy references (``symgpt.lazy.Ref``):
+#: a provider's module is imported the first time the quantity is asked for, and a provider
+#: that is missing raises then (``tests/test_lazy.py`` resolves every one).
 QUANTITIES = {
-    "flops.forward": flops.forward,
-    "flops.backward": flops.backward,
-    "flops.train": flops.train,
-    "time.step": time.step,
-    "time.throughput": time.throughput,
-    "time.mfu": time.mfu,
-    "time.training": time.training,
-    "loss.initial": time.initial_loss,
-    "memory.weights": memory.weights,
-    "memory.gradients": memory.gradients,
-    "memory.optimizer": memory.optimizer,
-    "memory.activations": memory.activations,
-    "memory.logits": memory.logits,
-    "memory.kv_cache": memory.kv_cache,
-    "memory.total": memory.total,
-    "memory.host": memory.host,
-    "memory.megatron": megatron.megatron,
-    **{f"comm.{dim}": comm.provider(dim) for dim in comm.DIMS},
-    "comm.total": comm.total,
-    "time.compute": steptime.compute,
-    "time.comm": steptime.comm,
-    "time.bubble": steptime.bubble,
-    "time.mfu_cluster": steptime.mfu,
-    "time.hfu": steptime.hfu,
-    "time.to_train": steptime.to_train,
-    "time.device_hours": steptime.device_hours,
-    "params.active": active.active,
-    "inference.prefill.flops": inference.prefill_flops,
-    "inference.prefill.bytes": inference.prefill_bytes,
-    "inference.prefill.time": inference_time.prefill_time,
-    "inference.decode.flops": inference.decode_flops,
-    "inference.decode.bytes": inference.decode_bytes,
-    "inference.decode.time": inference_time.decode_time,
-    "inference.kv_cache": inference.kv_cache,
-    "inference.weights": inference.weights,
-    "inference.memory": inference.memory,
-    "inference.intensity": inference_time.intensity,
-    "inference.critical_batch": inference_time.critical_batch,
-    "inference.generate.time": inference_time.generate_time,
-    "inference.ttft": inference_time.ttft,
-    "inference.tpot": inference_time.tpot,
-    "inference.tokens_per_s": inference_time.tokens_per_s,
+    "flops.forward": Ref("symgpt.derive.flops", "forward"),
+    "flops.backward": Ref("symgpt.derive.flops", "backward"),
+    "flops.train": Ref("symgpt.derive.flops", "train"),
+    "time.step": Ref("symgpt.derive.time", "step"),
+    "time.throughput": Ref("symgpt.derive.time", "throughput"),
+    "time.mfu": Ref("symgpt.derive.time", "mfu"),
+    "time.training": Ref("symgpt.derive.time", "training"),
+    "loss.initial": Ref("symgpt.derive.time", "initial_loss"),
+    "memory.weights": Ref("symgpt.derive.memory", "weights"),
+    "memory.gradients": Ref("symgpt.derive.memory", "gradients"),
+    "memory.optimizer": Ref("symgpt.derive.memory", "optimizer"),
+    "memory.activations": Ref("symgpt.derive.memory", "activations"),
+    "memory.logits": Ref("symgpt.derive.memory", "logits"),
+    "memory.kv_cache": Ref("symgpt.derive.memory", "kv_cache"),
+    "memory.total": Ref("symgpt.derive.memory", "total"),
+    "memory.host": Ref("symgpt.derive.memory", "host"),
+    "memory.megatron": Ref("symgpt.derive.megatron", "megatron"),
+    **{f"comm.{dim}": Ref("symgpt.derive.comm", "provider", (dim,)) for dim in COMM_DIMS},
+    "comm.total": Ref("symgpt.derive.comm", "total"),
+    "time.compute": Ref("symgpt.derive.steptime", "compute"),
+    "time.comm": Ref("symgpt.derive.steptime", "comm"),
+    "time.bubble": Ref("symgpt.derive.steptime", "bubble"),
+    "time.mfu_cluster": Ref("symgpt.derive.steptime", "mfu"),
+    "time.hfu": Ref("symgpt.derive.steptime", "hfu"),
+    "time.to_train": Ref("symgpt.derive.steptime", "to_train"),
+    "time.device_hours": Ref("symgpt.derive.steptime", "device_hours"),
+    "params.active": Ref("symgpt.derive.active", "active"),
+    "inference.prefill.flops": Ref("symgpt.derive.inference", "prefill_flops"),
+    "inference.prefill.bytes": Ref("symgpt.derive.inference", "prefill_bytes"),
+    "inference.prefill.time": Ref("symgpt.derive.inference_time", "prefill_time"),
+    "inference.decode.flops": Ref("symgpt.derive.inference", "decode_flops"),
+    "inference.decode.bytes": Ref("symgpt.derive.inference", "decode_bytes"),
+    "inference.decode.time": Ref("symgpt.derive.inference_time", "decode_time"),
+    "inference.kv_cache": Ref("symgpt.derive.inference", "kv_cache"),
+    "inference.weights": Ref("symgpt.derive.inference", "weights"),
+    "inference.memory": Ref("symgpt.derive.inference", "memory"),
+    "inference.intensity": Ref("symgpt.derive.inference_time", "intensity"),
+    "inference.critical_batch": Ref("symgpt.derive.inference_time", "critical_batch"),
+    "inference.generate.time": Ref("symgpt.derive.inference_time", "generate_time"),
+    "inference.ttft": Ref("symgpt.derive.inference_time", "ttft"),
+    "inference.tpot": Ref("symgpt.derive.inference_time", "tpot"),
+    "inference.tokens_per_s": Ref("symgpt.derive.inference_time", "tokens_per_s"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)
+
+
+def _provider(name: str):
+    """The provider of quantity *name* (its module imported if need be); KeyError if unknown."""
+    p = _PROVIDERS[name]
+    return p.get() if isinstance(p, Ref) else p
 
 
 def register_quantity(name: str, provider) -> None:
@@ -195,8 +204,9 @@ class Model:
 
     @property
     def graph(self):
-        """The op graph (a ``networkx.DiGraph``)."""
-        return self.arch.graph
+        """The op graph, a ``networkx.DiGraph`` (built on first use; the derivations use
+        ``arch.graph``, the same graph held without networkx: see ``symgpt.digraph``)."""
+        return self.arch.networkx()
 
     @property
     def bindings(self) -> dict[sympy.Symbol, sympy.Integer]:
@@ -229,7 +239,7 @@ class Model:
                 raise SymgptError(f"params takes no options, got {', '.join(options)}")
             return self.params
         try:
-            provider = _PROVIDERS[name]
+            provider = _provider(name)
         except KeyError:
             raise SymgptError(
                 f"unknown quantity {name!r}; known: {', '.join(['params', *_PROVIDERS])}"
@@ -252,6 +262,8 @@ class Model:
         """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""
         m = self.with_(**values) if values else self
         m._check_constraints(strict=True)
+        from .derive.shapes import TensorShape, trace
+
         b = m.bindings
         return [TensorShape(t.name, t.label, t.op, tuple(s.xreplace(b) for s in t.shape), t.group)
                 for t in trace(m.arch)]

@@ -25,7 +25,8 @@ CLI = Path(__file__).resolve().parent.parent / "symgpt" / "cli"
 def test_every_command_module_is_registered_and_complete():
     files = sorted(p.stem[len("cmd_"):] for p in CLI.glob("cmd_*.py"))
     assert sorted(COMMANDS) == files
-    for name, mod in COMMANDS.items():
+    for name, ref in COMMANDS.items():
+        mod = ref.get()
         assert mod.__name__ == f"symgpt.cli.cmd_{name}"
         assert isinstance(mod.HELP, str) and mod.HELP
         assert callable(mod.add_arguments) and callable(mod.run)

@@ -78,7 +78,21 @@ def imports(module: str) -> list[tuple[str, tuple[str, ...], int]]:
                     plain.append(a.name)
             if plain:
                 out.append((base, tuple(plain), node.lineno))
+        elif _is_ref(node):
+            # a lazy reference (symgpt.lazy.Ref) imports its module on first use: it counts
+            name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
+            out.append((node.args[0].value, (name,) if isinstance(name, str) else (), node.lineno))
     return out
+
+
+def _is_ref(node) -> bool:
+    """Whether *node* is ``Ref("symgpt....", ...)``: a :class:`symgpt.lazy.Ref`."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+    first = node.args[0]
+    return (func == "Ref" and isinstance(first, ast.Constant) and isinstance(first.value, str)
+            and (first.value == "symgpt" or first.value.startswith("symgpt.")))
 
 
 def graph() -> dict[str, set[str]]:
@@ -184,6 +198,30 @@ def test_type_checking_imports_do_not_count():
 def test_function_local_imports_count():
     found = {t for t, _, _ in imports("symgpt.cli.cmd_report")}
     assert "symgpt.documents.report" in found          # imported inside run()
+
+
+def test_lazy_references_count_as_imports():
+    found = {t for t, _, _ in imports("symgpt.families")}
+    assert {"symgpt.families.named", "symgpt.families.vit"} <= found       # Ref(...) in a table
+    src = "from symgpt.lazy import Ref\nA = Ref('symgpt.model', 'load')\nB = Ref(f'x')\nC = Ref('os')\n"
+    tree = ast.parse(src)
+    refs = [n.args[0].value for n in ast.walk(tree) if _is_ref(n)]
+    assert refs == ["symgpt.model"]
+
+
+def test_every_lazy_reference_resolves():
+    """Each ``Ref`` written in the source names a module (checked above) and an object in it."""
+    import importlib
+
+    for m in MODULES:
+        for t, names, line in imports(m):
+            if names and t in MODULES and len(names) == 1 and _refers(m, line):
+                assert hasattr(importlib.import_module(t), names[0]), f"{m}:{line}: {t} has no {names[0]}"
+
+
+def _refers(module: str, line: int) -> bool:
+    tree = ast.parse(MODULES[module].read_text())
+    return any(_is_ref(n) and n.lineno == line for n in ast.walk(tree))
 
 
 def test_no_registry_swallows_a_missing_module():

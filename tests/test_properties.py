@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import symgpt
 from attacks import check_cli, run_cli
 from oracles.torch_gpt2 import GPTConfig, build
-from symgpt.families.base import families
+from symgpt.families import families
 from symgpt.presets import PRESETS
 
 FAMILY_NAMES = frozenset(families())  # a family's name is a model too (all sizes symbolic)

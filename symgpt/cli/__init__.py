@@ -14,9 +14,7 @@ import signal
 import sys
 
 from ..errors import SymgptError
-from . import (cmd_cache, cmd_check, cmd_comm, cmd_compare, cmd_crossover, cmd_dominance, cmd_flops, cmd_graph,
-               cmd_hardware, cmd_html, cmd_infer, cmd_latex, cmd_memory, cmd_models, cmd_optimal, cmd_params,
-               cmd_plan, cmd_report, cmd_rule, cmd_schedule, cmd_shapes, cmd_sweep, cmd_table, cmd_time)
+from ..lazy import Ref
 
 #: digits Python may convert between int and str in one number (its default, 4,300, is less
 #: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
@@ -25,17 +23,22 @@ MAX_DIGITS = 100_000
 #: a word starting with '-' that is an expression ("-2*d", "-d^2", "-(L+1)"), not an option
 _EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 
-#: command name -> its module, in the order ``--help`` lists them (an explicit table: a missing
-#: module is an ImportError here; the modules' top levels import no engine)
+#: command name -> its module (``cmd_<name>``), in the order ``--help`` lists them: an explicit
+#: table of lazy references (``symgpt.lazy.Ref``). ``symgpt --help`` imports every module (for its
+#: one-line HELP; their top levels import no engine); running a command imports its module alone.
 COMMANDS = {
-    "models": cmd_models, "params": cmd_params, "shapes": cmd_shapes, "flops": cmd_flops,
-    "memory": cmd_memory, "comm": cmd_comm, "time": cmd_time, "plan": cmd_plan, "schedule": cmd_schedule,
-    "optimal": cmd_optimal, "infer": cmd_infer, "hardware": cmd_hardware,
-    "rule": cmd_rule, "dominance": cmd_dominance, "crossover": cmd_crossover, "compare": cmd_compare,
-    "check": cmd_check,
-    "latex": cmd_latex, "table": cmd_table, "graph": cmd_graph, "html": cmd_html, "sweep": cmd_sweep,
-    "report": cmd_report,
-    "cache": cmd_cache,
+    "models": Ref("symgpt.cli.cmd_models"), "params": Ref("symgpt.cli.cmd_params"),
+    "shapes": Ref("symgpt.cli.cmd_shapes"), "flops": Ref("symgpt.cli.cmd_flops"),
+    "memory": Ref("symgpt.cli.cmd_memory"), "comm": Ref("symgpt.cli.cmd_comm"),
+    "time": Ref("symgpt.cli.cmd_time"), "plan": Ref("symgpt.cli.cmd_plan"),
+    "schedule": Ref("symgpt.cli.cmd_schedule"), "optimal": Ref("symgpt.cli.cmd_optimal"),
+    "infer": Ref("symgpt.cli.cmd_infer"), "hardware": Ref("symgpt.cli.cmd_hardware"),
+    "rule": Ref("symgpt.cli.cmd_rule"), "dominance": Ref("symgpt.cli.cmd_dominance"),
+    "crossover": Ref("symgpt.cli.cmd_crossover"), "compare": Ref("symgpt.cli.cmd_compare"),
+    "check": Ref("symgpt.cli.cmd_check"), "latex": Ref("symgpt.cli.cmd_latex"),
+    "table": Ref("symgpt.cli.cmd_table"), "graph": Ref("symgpt.cli.cmd_graph"),
+    "html": Ref("symgpt.cli.cmd_html"), "sweep": Ref("symgpt.cli.cmd_sweep"),
+    "report": Ref("symgpt.cli.cmd_report"), "cache": Ref("symgpt.cli.cmd_cache"),
 }
 
 
@@ -71,7 +74,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with *only*, every command is listed but only that one gets its
     arguments (``main`` passes the command being run, or ``""`` for none: ``symgpt --help``
-    then imports no command's option helpers, hence no engine)."""
+    then imports no command's option helpers, hence no engine). When *only* names a command,
+    the other commands' modules are not even imported (start-up): only their names are known."""
     from ..version import __version__
 
     parser = _Parser(
@@ -83,7 +87,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"symgpt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, mod in COMMANDS.items():
+    for name, ref in COMMANDS.items():
+        if only in COMMANDS and name != only:
+            sub.add_parser(name)  # not run and no list printed: its module is not imported
+            continue
+        mod = ref.get()
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         if only is None or name == only:
             mod.add_arguments(p)

@@ -30,9 +30,6 @@ def run(args) -> int:
         if text is not None:
             emit(text, fit=True)  # as the derived answer is printed
             return 0
-    from ..render.jsonout import dumps, model_json, quantity_json
-    from ..render.report_text import quantity_text
-
     m = load_model(args)
     q = m.params
     if use_cache:
@@ -40,7 +37,11 @@ def run(args) -> int:
 
         store_params(m, q)
     if args.json:
+        from ..render.jsonout import dumps, model_json, quantity_json
+
         emit(dumps({**model_json(m), "params": quantity_json(q)}))
         return 0
+    from ..render.report_text import quantity_text
+
     emit(quantity_text(m, q, depth=args.depth), fit=True)
     return 0

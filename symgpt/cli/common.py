@@ -25,11 +25,10 @@ def add_json(p: argparse.ArgumentParser) -> None:
 
 
 def settings(args) -> dict:
-    from ..exprparse import parse_assignment
     from ..errors import SymgptError
 
-    import re
-
+    if args.settings:  # the safe parser only when there is something to parse (start-up)
+        from ..exprparse import parse_assignment
     word = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
     out = {}
     for text in args.settings:

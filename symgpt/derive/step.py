@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-import networkx as nx
 import sympy
 
 from .. import roles
@@ -99,7 +98,7 @@ def _read_by_decode(arch: Arch, node: str) -> bool:
 @lru_cache(maxsize=256)
 def inference_ops(arch: Arch) -> tuple[str, ...]:
     """The ops that produce the logits (the loss and anything after the output left out)."""
-    needed = nx.ancestors(arch.graph, arch.output) | {arch.output}
+    needed = arch.graph.ancestors(arch.output) | {arch.output}
     return tuple(n for n, _ in arch.ops() if n in needed)
 
 
@@ -138,9 +137,9 @@ def once_per_request(arch: Arch) -> frozenset:
             continue
         has = [as_expr(x) for x in a["shape"]]
         if any(x.has(gen) for x in has):
-            grow |= nx.descendants(g, n) | {n}
+            grow |= g.descendants(n) | {n}
         elif any(x.has(s) for x in has for s in _lengths(arch)):
-            fixed |= nx.descendants(g, n) | {n}
+            fixed |= g.descendants(n) | {n}
     return frozenset(n for n in fixed - grow if g.nodes[n]["kind"] == "op")
 
 

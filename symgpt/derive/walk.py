@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import networkx as nx
 
 import sympy
 
@@ -54,12 +53,12 @@ def attention_core(arch: Arch) -> frozenset[str]:
     for n, a in arch.ops():
         if not _is_matmul(a, "attention_scores"):
             continue
-        lengths = nx.single_source_shortest_path_length(g, n)
+        lengths = g.distances(n)
         values = [v for v in lengths if _is_matmul(g.nodes[v], "attention_values")]
         if not values:
             continue
         v = min(values, key=lambda x: lengths[x])
-        between = nx.descendants(g, n) & nx.ancestors(g, v)
+        between = g.descendants(n) & g.ancestors(v)
         core |= {n, v} | {x for x in between if g.nodes[x]["kind"] == "op"}
     return frozenset(core)
 

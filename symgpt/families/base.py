@@ -2,6 +2,7 @@
 
 A family is data plus one build function that declares the graph on the op catalog
 (``symgpt.graph.Builder``). The registry is loud: a second family of the same name raises.
+Look families up with ``symgpt.families.family``, which imports a built-in family's module first.
 """
 
 from __future__ import annotations
@@ -47,12 +48,7 @@ def register_family(family: Family) -> Family:
     return family
 
 
-def family(name: str) -> Family:
-    try:
-        return _FAMILIES[name]
-    except KeyError:
-        raise SymgptError(f"unknown family {name!r}; known: {', '.join(sorted(_FAMILIES))}") from None
-
-
-def families() -> dict[str, Family]:
+def registered() -> dict[str, Family]:
+    """The families registered so far (``symgpt.families.family`` and ``families`` import the
+    built-in ones on first use)."""
     return dict(_FAMILIES)

@@ -1,5 +1,10 @@
-"""The op catalog. Importing this package registers every op definition."""
+"""The op catalog. Each op definition registers itself when its module is imported, and a module
+is imported the first time one of its ops is named (``ops.Rotary``, ``from symgpt.ops import
+Conv2d``): a GPT-2 never imports the vision, mixture-of-experts or rotary ops. ``CATALOG`` is the
+explicit table of every op definition; ``registered_kinds()`` and ``op_class()`` import it all."""
 
+from ..lazy import Ref
+from . import base as _base
 from .base import (  # noqa: F401
     Context,
     MissingRule,
@@ -10,19 +15,80 @@ from .base import (  # noqa: F401
     Work,
     check_registered,
     numel,
-    op_class,
-    register,
-    registered_kinds,
 )
-from .attention import CausalMask, Dropout, Softmax  # noqa: F401
-from .elementwise import GELU, Add, Mul, Scale, SiLU  # noqa: F401
-from .embedding import Embedding, PositionEmbedding  # noqa: F401
-from .linear import Linear, Matmul  # noqa: F401
-from .loss import CrossEntropy  # noqa: F401
-from .norm import LayerNorm, RMSNorm  # noqa: F401
-from .views import FirstToken, MergeHeads, RepeatKV, Slice, SplitHeads  # noqa: F401
-from .activations import ReLU, Sigmoid, SoftCap, Tanh  # noqa: F401
-from .concat import Concat  # noqa: F401
-from .moe import MoECombine, TopK  # noqa: F401
-from .positions import AlibiBias, RelativePositionBias, Rotary, RotaryTable, SinusoidalPositions  # noqa: F401
-from .vision import AddPositions, ClassToken, Conv2d, FlattenPatches  # noqa: F401
+
+#: op definition -> where it is declared (imported on first use)
+CATALOG = {
+    "CausalMask": Ref("symgpt.ops.attention", "CausalMask"),
+    "Dropout": Ref("symgpt.ops.attention", "Dropout"),
+    "Softmax": Ref("symgpt.ops.attention", "Softmax"),
+    "GELU": Ref("symgpt.ops.elementwise", "GELU"),
+    "Add": Ref("symgpt.ops.elementwise", "Add"),
+    "Mul": Ref("symgpt.ops.elementwise", "Mul"),
+    "Scale": Ref("symgpt.ops.elementwise", "Scale"),
+    "SiLU": Ref("symgpt.ops.elementwise", "SiLU"),
+    "Embedding": Ref("symgpt.ops.embedding", "Embedding"),
+    "PositionEmbedding": Ref("symgpt.ops.embedding", "PositionEmbedding"),
+    "Linear": Ref("symgpt.ops.linear", "Linear"),
+    "Matmul": Ref("symgpt.ops.linear", "Matmul"),
+    "CrossEntropy": Ref("symgpt.ops.loss", "CrossEntropy"),
+    "LayerNorm": Ref("symgpt.ops.norm", "LayerNorm"),
+    "RMSNorm": Ref("symgpt.ops.norm", "RMSNorm"),
+    "FirstToken": Ref("symgpt.ops.views", "FirstToken"),
+    "MergeHeads": Ref("symgpt.ops.views", "MergeHeads"),
+    "RepeatKV": Ref("symgpt.ops.views", "RepeatKV"),
+    "Slice": Ref("symgpt.ops.views", "Slice"),
+    "SplitHeads": Ref("symgpt.ops.views", "SplitHeads"),
+    "ReLU": Ref("symgpt.ops.activations", "ReLU"),
+    "Sigmoid": Ref("symgpt.ops.activations", "Sigmoid"),
+    "SoftCap": Ref("symgpt.ops.activations", "SoftCap"),
+    "Tanh": Ref("symgpt.ops.activations", "Tanh"),
+    "Concat": Ref("symgpt.ops.concat", "Concat"),
+    "MoECombine": Ref("symgpt.ops.moe", "MoECombine"),
+    "TopK": Ref("symgpt.ops.moe", "TopK"),
+    "AlibiBias": Ref("symgpt.ops.positions", "AlibiBias"),
+    "RelativePositionBias": Ref("symgpt.ops.positions", "RelativePositionBias"),
+    "Rotary": Ref("symgpt.ops.positions", "Rotary"),
+    "RotaryTable": Ref("symgpt.ops.positions", "RotaryTable"),
+    "SinusoidalPositions": Ref("symgpt.ops.positions", "SinusoidalPositions"),
+    "AddPositions": Ref("symgpt.ops.vision", "AddPositions"),
+    "ClassToken": Ref("symgpt.ops.vision", "ClassToken"),
+    "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
+    "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
+}
+
+
+def __getattr__(name: str):
+    ref = CATALOG.get(name)
+    if ref is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = ref.get()
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(CATALOG))
+
+
+def _everything() -> None:
+    for ref in CATALOG.values():
+        ref.get()
+
+
+def register(cls: type[Op]) -> type[Op]:
+    """Class decorator: register your own op definition under ``cls.kind`` (the catalog is loaded
+    first, so a kind the catalog has already raises here)."""
+    _everything()
+    return _base.register(cls)
+
+
+def registered_kinds() -> tuple[str, ...]:
+    """The kind of every op definition of the catalog (and of any registered since)."""
+    _everything()
+    return _base.registered_kinds()
+
+
+def op_class(kind: str) -> type[Op]:
+    """The registered op definition of *kind*; a clear error for an unknown kind."""
+    _everything()
+    return _base.op_class(kind)
