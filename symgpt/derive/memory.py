@@ -34,6 +34,7 @@ from ..errors import SymgptError
 from ..ops.base import numel
 from ..quantity import Quantity
 from .flops import label, resolve
+from .kvcache import cache_tensors
 from .layout import Layout, check_model, layout
 from .parallel import divisor_for_param, place, tp_region
 from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
@@ -368,34 +369,22 @@ def logits(model, **options) -> Quantity:
 
 
 def kv_cache(model, **options) -> Quantity:
-    """K and V of every attention layer a generating decoder keeps, for B sequences (before any
-    head repeat): each causal self-attention's keys and values over its stack's T (T_dec) tokens,
-    and each cross-attention's keys and values of the encoder's T_enc outputs (an encoder--decoder
-    runs its encoder once per request; every decoder step reads both caches). A bidirectional
-    encoder's attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
+    """K and V of every attention layer a generating model keeps for B sequences
+    (``kvcache.cache_tensors``, the tensors ``inference.kv_cache`` prices too), at the activation
+    dtype, split tp ways by heads: each causal self-attention's keys and values over its stack's
+    T (T_dec) tokens (Min(T, W) under a sliding window), each cross-attention's keys and values of
+    the encoder's T_enc outputs (an encoder--decoder runs its encoder once per request), or an MLA
+    layer's latent and shared rotary key (whole on every rank). A bidirectional encoder's
+    attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
     s = setup(model, **options)
     arch = s.model.arch
-    cross = {_roles.CROSS_SCORES, _roles.CROSS_VALUES}
-    parts = []
-    latent = [n for r in _roles.LATENT_CACHE for n in arch.find(r)]
-    if latent:  # multi-latent attention: the cache holds the latent and the shared rotary key
-        parts = [(n, numel(arch.shape(n)) * arch.activity(n) * s.bytes.act) for n in latent]
-        return _q(s, "memory.kv_cache", parts, "KV cache for inference: the compressed latent and the shared "
-                  "rotary key of every layer (multi-latent attention), B·T tokens")
-    for node, a in arch.ops():
-        op = a["op"]
-        if op.kind == "matmul" and op.tag in ("attention_scores", "attention_values") \
-                and (op.causal or arch.role(node) in cross):
-            src = a["inputs"][1]
-            while arch.graph.nodes[src]["kind"] == "op" and arch.graph.nodes[src]["op"].kind == "repeat_kv":
-                src = arch.graph.nodes[src]["inputs"][0]
-            shape = arch.shape(src)  # (B, h_kv, T, d_head)
-            n = numel(shape)
-            if op.window is not None:  # a sliding window keeps the last W positions only
-                n = numel(shape) / shape[-2] * sympy.Min(shape[-2], op.window)
-            parts.append((src, n * arch.activity(node) * s.bytes.act / s.tp))
+    cached = cache_tensors(arch)
+    parts = [(c.node, c.elements * s.bytes.act / (s.tp if c.split else 1)) for c in cached]
     what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
-    if arch.find(_roles.CROSS_SCORES):
+    if any(arch.role(c.node) in _roles.LATENT_CACHE for c in cached):
+        what = ("KV cache for inference: the compressed latent and the shared rotary key of every layer "
+                "(multi-latent attention), B·T tokens")
+    elif arch.find(_roles.CROSS_SCORES):
         what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
                 "self-attention and B·T_enc encoder outputs of its cross-attention")
     elif not parts:
