@@ -8,7 +8,8 @@ transformers does: ``BertModel`` forces ``use_cache=False`` unless ``config.is_d
 returns no cache, ``ViTModel.forward`` takes no cache at all. Under tensor parallelism
 (Megatron-LM, Shoeybi et al. 2019) each rank holds the K/V of its h/tp heads, of self- and
 cross-attention alike; an MLA latent is one vector per token shared by every head (DeepSeek-V2,
-Sec. 2.1.2), so each rank keeps all of it (hand arithmetic below).
+Sec. 2.1.2), so each rank keeps all of it (hand arithmetic below). A decoder with grouped-query
+attention: tests/test_inference_hf.py ``test_kv_cache_of_a_tiny_real_model_on_cpu``.
 """
 
 import inspect
@@ -35,19 +36,6 @@ def _both(m, bits):
     precision = {32: "fp32", 16: "bf16"}[bits]
     return (m.quantity("memory.kv_cache", precision=precision).value,
             m.quantity("inference.kv_cache", act_bits=bits).value)
-
-
-def test_a_decoder_with_grouped_query_attention(tmp_path):
-    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-           "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 500,
-           "max_position_embeddings": 64, "tie_word_embeddings": False}
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(cfg))
-    torch.manual_seed(0)
-    nbytes, bits = cache_nbytes(_hf_model(cfg, "cpu", "eager"), B, T)
-    # by hand: K and V, 2 layers, 2 KV heads of 16, B sequences of T tokens, 4 bytes
-    assert (nbytes, bits) == (2 * 2 * 2 * 16 * B * T * 4, 32)
-    assert _both(symgpt.load(path, B=B, T=T), bits) == (nbytes, nbytes)
 
 
 def test_gpt2_on_meta_in_bf16():
