@@ -21,7 +21,7 @@ from .. import roles as R
 from ..graph import Builder
 from ..symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
 from .base import Family, register_family
-from .layers import attention, ffn
+from .layers import attention, ffn, lm_head
 
 FLAGS = {
     "positions": "learned",  # learned (BART, T_max + pos_offset rows per stack) | sinusoidal
@@ -113,11 +113,7 @@ def build(flags, bound, name="bart"):
         y = _ffn_sublayer(g, flags, y, drop)                                                    # (B, T_dec, d)
     if flags["head"] == "none":
         return g.build(output=y, flags=dict(flags))
-    tie = {"weight": g.param("shared")} if flags["tied"] else None
-    logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
-                  label="logits")                                                               # (B, T_dec, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    return lm_head(g, flags, y)
 
 
 def _family(name, description, changes, sizes):
