@@ -1,7 +1,8 @@
 """The KV cache, derived once: the tensors a generating model keeps between decode steps.
 
-``inference.kv_cache`` and ``memory.kv_cache`` both price :func:`cache_tensors` (each at its own
-bytes per element and its own tensor parallelism), so they cannot disagree about what is cached.
+``inference.kv_cache`` (``derive.inference``) and ``memory.kv_cache`` (:func:`kv_cache` here,
+under the memory options of ``memory_setup``) both price :func:`cache_tensors`, each at its own
+bytes per element and its own tensor parallelism, so they cannot disagree about what is cached.
 
 What is cached are the nodes ``derive.step.cache_points`` finds by role (the key and value heads
 after the per-token ops that follow them, the cross-attention keys and values of the encoder's
@@ -21,6 +22,8 @@ import sympy
 from .. import roles
 from ..graph import Arch
 from ..ops.base import numel
+from ..quantity import Quantity
+from .memory_setup import _q, setup
 from .step import cache_points, generated
 
 #: the attention matmuls a cached tensor feeds
@@ -74,3 +77,27 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
             n = n / gen * sympy.Min(gen, window)
         out.append(Cached(node, n, arch.role(node) not in roles.LATENT_CACHE))
     return tuple(out)
+
+
+def kv_cache(model, **options) -> Quantity:
+    """K and V of every attention layer a generating model keeps for B sequences
+    (``kvcache.cache_tensors``, the tensors ``inference.kv_cache`` prices too), at the activation
+    dtype, split tp ways by heads: each causal self-attention's keys and values over its stack's
+    T (T_dec) tokens (Min(T, W) under a sliding window), each cross-attention's keys and values of
+    the encoder's T_enc outputs (an encoder--decoder runs its encoder once per request), or an MLA
+    layer's latent and shared rotary key (whole on every rank). A bidirectional encoder's
+    attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
+    s = setup(model, **options)
+    arch = s.model.arch
+    cached = cache_tensors(arch)
+    parts = [(c.node, c.elements * s.bytes.act / (s.tp if c.split else 1)) for c in cached]
+    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
+    if any(arch.role(c.node) in roles.LATENT_CACHE for c in cached):
+        what = ("KV cache for inference: the compressed latent and the shared rotary key of every layer "
+                "(multi-latent attention), B·T tokens")
+    elif arch.find(roles.CROSS_SCORES):
+        what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
+                "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts:
+        what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
+    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)
