@@ -33,7 +33,10 @@ from ..errors import SymgptError
 from ..graph import Builder
 from ..symbols import E, L, d, h, k
 from .base import Family, register_family
-from .decoder import CHOICES, FLAG_HELP, FLAGS, _Sizes, _embeddings, _ffn, _norm, layers
+from .decoder import _embeddings
+from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, _Sizes
+from .decoder_layers import _ffn, _norm
+from .stacks import layers
 
 MLA_FLAGS = {
     "q_lora_rank": 1536,      # None: one q_proj (DeepSeek-V2-Lite)
