@@ -35,9 +35,9 @@ from .memory_activations import activations, logits, saved_list, stage_factor, t
 from .memory_setup import OPTIMIZERS, PRECISIONS, ZERO_STAGES, Precision, Setup, _q, setup
 from .memory_states import gradients, host, optimizer, param_bytes, weights
 
-__all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "activations", "gradients", "host",
-           "kv_cache", "logits", "optimizer", "param_bytes", "saved_list", "setup", "stage_factor", "three_term_estimate",
-           "total", "weights"]
+__all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "activations", "gradients",
+           "host", "kv_cache", "logits", "optimizer", "param_bytes", "saved_list", "setup", "stage_factor",
+           "three_term_estimate", "total", "weights"]
 
 
 def total(model, **options) -> Quantity:
