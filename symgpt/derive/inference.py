@@ -122,6 +122,14 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
     return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
 
 
+def priced_ops(s: Setup, arch: Arch, st: Step):
+    """(op, FLOPs, bytes) of each op of a step that computes or moves anything (a roofline's points)."""
+    for o in st.ops:
+        f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
+        if f != 0 or b != 0:
+            yield o, f, b
+
+
 # --- quantities --------------------------------------------------------------------------------
 def _step(model, phase) -> Step:
     return step(model.arch, phase)

@@ -26,8 +26,9 @@ from .. import ops
 from .. import roles
 from ..errors import SymgptError
 from ..graph import Builder
-from ..symbols import B, E, L, T, T_max, d, d_head, h, h_kv, k
-from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, _Sizes, padded  # noqa: F401  (re-exported)
+from ..symbols import B, L, T, T_max, d, d_head, h, h_kv
+from .decoder_flags import (CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, _Sizes,  # noqa: F401  (the flag tables:
+                            padded, require_experts)                           # re-exported)
 from .decoder_layers import _attention, _ffn, _norm
 from .stacks import layers, stacks  # noqa: F401  (stacks: re-exported)
 
@@ -42,10 +43,7 @@ def build(flags, bound, name="decoder", labels=None):
         g.require("integer", d / h, "d must be divisible by h")
     if s.kv is h_kv:
         g.require("integer", h / h_kv, "h must be a multiple of h_kv")
-    if flags["moe"]:
-        g.require("le", k - E, "k (experts per token) must not exceed E (experts)")
-    if flags["dense_layers"]:
-        g.require("le", flags["dense_layers"] + 1 - L, "L must exceed dense_layers (some layers have experts)")
+    require_experts(g, flags)
     if flags["full_every"]:
         g.require("le", flags["full_every"] - L, "L must be at least full_every (one full-attention layer)")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy
 
 from ..errors import SymgptError
-from ..symbols import V, W, d, d_ff, d_head, h, h_kv
+from ..symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
 
 
 def padded(vocab, multiple):
@@ -147,3 +147,12 @@ class _Sizes:
         if not flags["moe"] and flags["dense_ff"]:
             out.ff = sympy.Integer(flags["dense_ff"])
         return out
+
+
+def require_experts(g, flags) -> None:
+    """What a mixture's flags ask of the sizes: k experts per token of E, and some layers with
+    experts after the dense ones."""
+    if flags["moe"]:
+        g.require("le", k - E, "k (experts per token) must not exceed E (experts)")
+    if flags["dense_layers"]:
+        g.require("le", flags["dense_layers"] + 1 - L, "L must exceed dense_layers (some layers have experts)")
