@@ -2,7 +2,7 @@
 StarCoder2, OLMo 2, DeepSeek-V2, DeepSeek-V3): ``model_type`` -> reader(fields) -> (family,
 flags, sizes), with transformers' (5.x) configuration defaults for missing fields.
 
-Layers that differ are read into the stacks the families declare (``families/decoder.py:
+Layers that differ are read into the stacks the families declare (``families/stacks.py:
 stacks``): Qwen-MoE's MLP-only layers and DeepSeek's first dense layers become ``dense_layers``
 (their number, a config integer), Gemma's alternating sliding-window and full-attention layers
 ``full_every`` (one layer in every p is full; Gemma 2: p = 2, Gemma 3: 6).

@@ -10,7 +10,7 @@ from __future__ import annotations
 #: (layer, module prefixes) from the bottom up
 LAYERS = (
     # vocabulary every layer speaks: errors, files, symbols, safe parsing, conventions, notation
-    ("symbols", ("symgpt.errors", "symgpt.io", "symgpt.symbols", "symgpt.exprparse",
+    ("symbols", ("symgpt.errors", "symgpt.io", "symgpt.io_folders", "symgpt.symbols", "symgpt.exprparse",
                  "symgpt.numtext", "symgpt.version", "symgpt.conventions", "symgpt.notation", "symgpt.notation_profiles",
                  "symgpt.layers", "symgpt.lazy", "symgpt.hardware")),
     ("ops", ("symgpt.ops",)),                                   # the op catalog and its rules

@@ -14,6 +14,7 @@ import pytest
 
 import symgpt
 from symgpt import io as sio
+from symgpt import io_folders
 from symgpt.errors import SymgptError
 from symgpt.documents.report import write_report
 from symgpt.documents.reportparts import core as core_part
@@ -118,7 +119,7 @@ def test_written_files_follow_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
         f = sio.write_atomic(tmp_path / "a.txt", "x")
-        with sio.atomic_dir(tmp_path / "rep") as stage:
+        with io_folders.atomic_dir(tmp_path / "rep") as stage:
             sio.write_atomic(stage / "index.md", "# symgpt report: test\n")
     finally:
         os.umask(old)
@@ -151,7 +152,7 @@ def test_report_never_mixes_old_and_new_files(tmp_path):
     out = tmp_path / "rep"
     write_report(symgpt.load("gpt2-small"), out, pdf=False)
     (out / "stale-from-an-old-version.md").write_text("old\n")  # as if an older symgpt wrote it:
-    with open(out / sio.MANIFEST, "a") as f:                    # its manifest lists it
+    with open(out / io_folders.MANIFEST, "a") as f:                    # its manifest lists it
         f.write("stale-from-an-old-version.md\n")
     first = tree(out)
     write_report(symgpt.load("gpt2-small", tied=False), out, pdf=False)
@@ -265,7 +266,7 @@ def test_a_folder_without_its_signature_is_not_swapped_in(tmp_path):
     write_report(symgpt.load("gpt2-small"), out, pdf=False)
     before = tree(out)
     with pytest.raises(SymgptError, match="the new folder has no index.md"):
-        with sio.atomic_dir(out) as stage:
+        with io_folders.atomic_dir(out) as stage:
             (stage / "a.txt").write_text("a")
     assert tree(out) == before and siblings(tmp_path) == ["rep"]
 
@@ -273,6 +274,6 @@ def test_a_folder_without_its_signature_is_not_swapped_in(tmp_path):
 def test_temporaries_of_live_writers_are_left_alone(tmp_path):
     live = tmp_path / f".rep.new-{os.getppid()}-abc"
     live.mkdir()
-    with sio.atomic_dir(tmp_path / "rep") as stage:
+    with io_folders.atomic_dir(tmp_path / "rep") as stage:
         (stage / "index.md").write_text("# symgpt report: test\n")
     assert live.exists()

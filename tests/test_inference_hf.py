@@ -93,6 +93,7 @@ def test_kv_cache_of_a_tiny_real_model_on_cpu(tmp_path):
     # hand arithmetic: K and V, 2 layers, 2 KV heads of 16, 3 sequences of 5 tokens, 4 bytes
     assert cache_nbytes(hf, 3, 5) == (2 * 2 * 2 * 16 * 3 * 5 * 4, 32)
     assert m.quantity("inference.kv_cache", act_bits=32) == 2 * 2 * 2 * 16 * 3 * 5 * 4
+    assert m.quantity("memory.kv_cache", precision="fp32") == 2 * 2 * 2 * 16 * 3 * 5 * 4  # one cache (derive.kvcache)
     assert m.quantity("inference.kv_cache", act_bits=32, kv_bits=8) == 2 * 2 * 2 * 16 * 3 * 5
     assert m.quantity("inference.decode.flops") == decode_flops(hf, 3, 5)
 

@@ -27,7 +27,7 @@ from ..errors import SymgptError
 from ..graph import Arch
 from ..ops.base import Work
 from ..quantity import Quantity
-from ..symbols import B, T
+from ..symbols import B
 from .walk import context, needs_grad, recomputed, tokens
 
 _ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")

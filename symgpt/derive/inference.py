@@ -30,7 +30,8 @@ from ..quantity import Quantity
 from ..symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
-from .step import VIEWS, OpStep, Step, cache_points, generated, step
+from .kvcache import cache_tensors
+from .step import VIEWS, OpStep, Step, step
 from .walk import attention_core
 
 _DTYPE_BYTES = {"int64": 8, "int32": 4}
@@ -38,9 +39,10 @@ _DTYPE_BYTES = {"int64": 8, "int32": 4}
 
 # --- tensor parallelism ------------------------------------------------------------------------
 def split(arch: Arch, node: str) -> bool:
-    """Whether tensor parallelism splits *node* across devices (heads, FFN columns, vocabulary)."""
+    """Whether tensor parallelism splits *node* across devices (heads of self- and
+    cross-attention, FFN columns, vocabulary)."""
     role = arch.role(node)
-    return roles.part_of(role) in ("attention", "ffn", "head") or role == roles.TOKEN_EMBEDDING
+    return roles.part_of(role) in ("attention", "cross_attention", "ffn", "head") or role == roles.TOKEN_EMBEDDING
 
 
 def _per_device(s: Setup, arch: Arch, node: str, expr):
@@ -120,6 +122,14 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
     return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
 
 
+def priced_ops(s: Setup, arch: Arch, st: Step):
+    """(op, FLOPs, bytes) of each op of a step that computes or moves anything (a roofline's points)."""
+    for o in st.ops:
+        f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
+        if f != 0 or b != 0:
+            yield o, f, b
+
+
 # --- quantities --------------------------------------------------------------------------------
 def _step(model, phase) -> Step:
     return step(model.arch, phase)
@@ -174,38 +184,12 @@ def phase_bytes(model, phase, **options) -> Quantity:
 
 
 def kv_cache(model, **options) -> Quantity:
-    """The cache for B sequences of T tokens: every tensor it holds (found by role), per device."""
+    """The cache for B sequences of T tokens (``kvcache.cache_tensors``) at the KV dtype, per device."""
     s = setup(model, **options)
-    arch = model.arch
-    pre = {o.node: o for o in step(arch, "prefill").ops}
-    parts = []
-    for node in cache_points(arch):
-        shape = pre[node].output
-        n = numel(shape)
-        w = _window(arch, node)
-        if w is not None:  # a sliding window keeps its last W positions
-            gen = generated(arch)
-            n = n / gen * sympy.Min(gen, w)
-        parts.append((node, _per_device(s, arch, node, n * arch.multiplicity(node) * s.kv)))
+    parts = [(c.node, c.elements * s.kv / (s.chips if c.split else 1)) for c in cache_tensors(model.arch)]
     return _q(s, "inference.kv_cache", parts, "bytes",
               "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "
               "sequences of T tokens")
-
-
-def _window(arch: Arch, node: str):
-    g = arch.graph
-    frontier = [node]
-    while frontier:
-        n = frontier.pop()
-        for v in g.successors(n):
-            op = g.nodes[v].get("op")
-            if op is None:
-                continue
-            if op.kind == "repeat_kv":
-                frontier.append(v)
-            elif op.kind == "matmul" and op.window is not None:
-                return op.window
-    return None
 
 
 def weights(model, **options) -> Quantity:

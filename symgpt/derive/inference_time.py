@@ -29,7 +29,7 @@ from ..errors import SymgptError
 from ..ops.base import numel
 from ..quantity import Quantity
 from ..symbols import B, BW_link, BW_mem, F_peak
-from .inference import _q, book_weight_bytes, kv_cache, op_bytes, op_flops, phase_flops
+from .inference import _q, book_weight_bytes, kv_cache, phase_flops, priced_ops
 from .inference_setup import setup
 from .step import generated, step
 
@@ -59,12 +59,8 @@ def phase_time(model, phase, **options) -> Quantity:
         parts = [("kv_cache", kv_cache(model, **options).expr / BW_mem),
                  ("weights", sympy.Max(sympy.expand(flops / F_peak), sympy.expand(wbytes / BW_mem)))]
     else:
-        parts = []
-        for o in st.ops:
-            f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
-            if f == 0 and b == 0:
-                continue
-            parts.append((o.node, sympy.Max(sympy.expand(f / F_peak), _expand(b / BW_mem))))
+        parts = [(o.node, sympy.Max(sympy.expand(f / F_peak), _expand(b / BW_mem)))
+                 for o, f, b in priced_ops(s, arch, st)]
     parts += all_reduces(s, model, phase)
     what = {"prefill": "prefill of B prompts of T tokens",
             "decode": "one decode step (the cache holds T tokens)"}[phase]

@@ -27,7 +27,7 @@ import sympy
 
 from .. import roles
 from ..quantity import Quantity
-from ..symbols import B, T, V, d, d_ff, h, h_kv, d_head, E
+from ..symbols import B, T, V, d, d_ff, h, h_kv, d_head
 from .layout import Layout
 
 MB = 2**20

@@ -12,7 +12,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..symbols import BW_mem, F_peak
-from .inference import op_bytes, op_flops
+from .inference import priced_ops
 from .inference_setup import setup
 from .step import PHASES, step
 
@@ -36,10 +36,7 @@ def roofline_points(model, phase, **options) -> list[RooflinePoint]:
     arch = model.arch
     st = step(arch, phase)
     out = []
-    for o in st.ops:
-        f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
-        if f == 0 and b == 0:
-            continue
+    for o, f, b in priced_ops(s, arch, st):
         fv, bv = evaluate(f, s.bindings), evaluate(b, s.bindings)
         peak, bw = s.bindings.get(F_peak), s.bindings.get(BW_mem)
         inten = fv / bv if fv is not None and bv else None

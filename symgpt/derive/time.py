@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SymgptError
 from .checks import DEFAULT_PEAK, positive as _positive  # noqa: F401  (DEFAULT_PEAK: part of this API)
 from ..quantity import Quantity
 from ..numtext import sci

@@ -21,7 +21,7 @@ from .. import roles as R
 from ..graph import Builder
 from ..symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
 from .base import Family, register_family
-from .layers import attention, ffn
+from .layers import attention, ffn, lm_head
 
 FLAGS = {
     "positions": "learned",  # learned (BART, T_max + pos_offset rows per stack) | sinusoidal
@@ -77,6 +77,17 @@ def _proj(prefix):
     return {"q": f"{prefix}/q_proj", "k": f"{prefix}/k_proj", "v": f"{prefix}/v_proj", "o": f"{prefix}/out_proj"}
 
 
+def _attention_sublayer(g, x, module, stream, dh, drop, **kw):
+    """A post-norm attention sublayer: attention named *module* (self, or cross-attention over
+    ``memory``), the residual add onto the stream (X in the encoder, Y in the decoder), LayerNorm."""
+    cross = "memory" in kw
+    o = attention(g, x, d_model=d, heads=h, dh=dh, module=module, names=_proj(module), dropout=drop, **kw)
+    x = g.op(f"{module}_add", ops.Add(), x, o, role=R.CROSS_RESIDUAL if cross else R.ATTENTION_RESIDUAL,
+             label=f"{stream} + {'cross_out' if cross else 'attn_out'}")
+    return g.op(f"{module}_layer_norm", ops.LayerNorm(d), x, role=R.CROSS_NORM if cross else R.ATTENTION_NORM,
+                label="LayerNorm_cross" if cross else "LayerNorm_attn")
+
+
 def _ffn_sublayer(g, flags, x, drop):
     f = ffn(g, x, d_model=d, ff=d_ff, names={"up": "fc1", "act": "activation_fn", "down": "fc2"},
             act=flags["activation"], dropout=drop, act_dropout=drop)
@@ -93,31 +104,19 @@ def build(flags, bound, name="bart"):
     ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                  # (B, T_enc)
     x = _embed(g, flags, ids, "encoder", T_enc, owner=True)
     with g.repeat("encoder/layers", L, label="encoder layer", carry=x, role=R.STACK, length=T_enc):
-        o = attention(g, x, d_model=d, heads=h, dh=dh, module="self_attn", names=_proj("self_attn"), dropout=drop)
-        x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
-        x = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+        x = _attention_sublayer(g, x, "self_attn", "X", dh, drop)
         x = _ffn_sublayer(g, flags, x, drop)                                                    # (B, T_enc, d)
     enc = x
 
     dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
     y = _embed(g, flags, dids, "decoder", T_dec, owner=False)
     with g.repeat("decoder/layers", L_dec, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
-        o = attention(g, y, d_model=d, heads=h, dh=dh, module="self_attn", names=_proj("self_attn"),
-                      causal=True, dropout=drop)
-        y = g.op("self_attn_add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
-        y = g.op("self_attn_layer_norm", ops.LayerNorm(d), y, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        o = attention(g, y, d_model=d, heads=h, dh=dh, module="encoder_attn", names=_proj("encoder_attn"),
-                      memory=enc, dropout=drop)
-        y = g.op("encoder_attn_add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
-        y = g.op("encoder_attn_layer_norm", ops.LayerNorm(d), y, role=R.CROSS_NORM, label="LayerNorm_cross")
+        y = _attention_sublayer(g, y, "self_attn", "Y", dh, drop, causal=True)
+        y = _attention_sublayer(g, y, "encoder_attn", "Y", dh, drop, memory=enc)
         y = _ffn_sublayer(g, flags, y, drop)                                                    # (B, T_dec, d)
     if flags["head"] == "none":
         return g.build(output=y, flags=dict(flags))
-    tie = {"weight": g.param("shared")} if flags["tied"] else None
-    logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
-                  label="logits")                                                               # (B, T_dec, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    return lm_head(g, flags, y)
 
 
 def _family(name, description, changes, sizes):

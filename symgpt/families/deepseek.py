@@ -31,9 +31,12 @@ import sympy
 from .. import ops, roles
 from ..errors import SymgptError
 from ..graph import Builder
-from ..symbols import E, L, d, h, k
+from ..symbols import d, h
 from .base import Family, register_family
-from .decoder import CHOICES, FLAG_HELP, FLAGS, _Sizes, _embeddings, _ffn, _norm, layers
+from .decoder import _embeddings
+from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, _Sizes, require_experts
+from .decoder_layers import _ffn, _norm
+from .stacks import layers
 
 MLA_FLAGS = {
     "q_lora_rank": 1536,      # None: one q_proj (DeepSeek-V2-Lite)
@@ -75,10 +78,7 @@ def build(flags, bound, name="deepseek_v3"):
         raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
     s = _Sizes(flags, bound)
     g = Builder(name)
-    if flags["moe"]:
-        g.require("le", k - E, "k (experts per token) must not exceed E (experts)")
-    if flags["dense_layers"]:
-        g.require("le", flags["dense_layers"] + 1 - L, "L must exceed dense_layers (some layers have experts)")
+    require_experts(g, flags)
     x = _embeddings(g, flags, s)
     table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
                  label="cos, sin")                                                    # (2, T, rope)

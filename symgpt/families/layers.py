@@ -15,6 +15,7 @@ import sympy
 
 from .. import ops
 from .. import roles as R
+from ..symbols import V, d
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,13 @@ def ffn(g, x, *, d_model, ff, names: dict, act: str, bias: bool = True, gated: b
     if dropout:
         o = g.op(names["down"] + "_dropout", ops.Dropout(), o, role=R.DROPOUT)
     return o
+
+
+def lm_head(g, flags, y):
+    """An encoder--decoder's LM head over the decoder's output (tied to the ``shared`` token table
+    when ``flags["tied"]``), the loss when ``flags["loss"]``, and the built graph."""
+    tie = {"weight": g.param("shared")} if flags["tied"] else None
+    logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
+                  label="logits")                                                                  # (B, T_dec, V)
+    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
+    return g.build(output=logits, loss=loss, flags=dict(flags))

@@ -13,7 +13,8 @@ from __future__ import annotations
 from functools import partial
 
 from .base import Family, register_family
-from .decoder import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, build
+from .decoder import build
+from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 
 # --- GPT-2: the decoder with GPT-2's architecture and flag vocabulary ------------------------
 #: the decoder flags GPT-2's architecture fixes

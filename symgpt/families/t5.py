@@ -24,7 +24,7 @@ from .. import roles as R
 from ..graph import Builder
 from ..symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
 from .base import Family, register_family
-from .layers import attention, ffn
+from .layers import attention, ffn, lm_head
 
 FLAGS = {
     "tied": True,             # the LM head is the shared embedding
@@ -65,66 +65,71 @@ def _proj(prefix):
     return {n: f"{prefix}/{n}" for n in "qkvo"}
 
 
+def _attention(g, x, module, drop, **kw):
+    """T5's attention (self or cross): no biases, scores not divided by √d_head."""
+    return attention(g, x, d_model=d, heads=h, dh=d_head, module=module, names=_proj(module), bias=False,
+                     scaled=False, dropout=drop, **kw)
+
+
+#: sublayer -> (its norm's role and label, its residual's role, what the residual adds)
+_SUBLAYERS = {"attn": (R.ATTENTION_NORM, "norm_attn", R.ATTENTION_RESIDUAL, "attn_out"),
+              "cross": (R.CROSS_NORM, "norm_cross", R.CROSS_RESIDUAL, "cross_out"),
+              "ffn": (R.FFN_NORM, "norm_ffn", R.FFN_RESIDUAL, "ffn_out")}
+
+
+def _sublayer(g, x, n, kind, stream, body):
+    """T5's pre-norm sublayer ``layer/n``: RMSNorm, *body* of the normed input, the residual add
+    onto the stream (X in the encoder, Y in the decoder)."""
+    norm_role, norm_label, residual_role, out = _SUBLAYERS[kind]
+    a = g.op(f"layer/{n}/layer_norm", ops.RMSNorm(d), x, role=norm_role, label=norm_label)
+    return g.op(f"layer/{n}/add", ops.Add(), x, body(a), role=residual_role, label=f"{stream} + {out}")
+
+
+def _stack_input(g, stack, ids, drop, buckets, *, owner):
+    """A stack's token embeddings (the encoder owns the shared table, the decoder ties to it) and
+    its relative position bias (bidirectional buckets in the encoder, causal in the decoder)."""
+    tie = None if owner else {"weight": g.param("shared")}
+    x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
+             role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")         # (B, T, d)
+    if drop:
+        x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
+    bias = g.op(f"{stack}/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=owner),
+                ids, role=R.RELATIVE_BIAS, label="position bias")                              # (1, h, T, T)
+    return x, bias
+
+
+def _stack_output(g, stack, x, drop):
+    x = g.op(f"{stack}/final_layer_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label=f"{stack} output")
+    return g.op(f"{stack}/dropout_out", ops.Dropout(), x, role=R.DROPOUT) if drop else x
+
+
 def build(flags, bound):
     drop = bool(flags["dropout"])
     buckets = sympy.Integer(flags["buckets"])
     g = Builder("t5")
 
-    # --- encoder ---------------------------------------------------------------------------
     ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                   # (B, T_enc)
-    x = g.op("shared", ops.Embedding(V, d), ids, role=R.TOKEN_EMBEDDING, label="tok_emb")      # (B, T_enc, d)
-    if drop:
-        x = g.op("encoder/dropout", ops.Dropout(), x, role=R.DROPOUT)
-    bias = g.op("encoder/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=True),
-                ids, role=R.RELATIVE_BIAS, label="position bias")                              # (1, h, T_enc, T_enc)
+    x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)
     with g.repeat("encoder/block", L, label="encoder block", carry=x, role=R.STACK, length=T_enc):
-        a = g.op("layer/0/layer_norm", ops.RMSNorm(d), x, role=R.ATTENTION_NORM, label="norm_attn")
-        o = attention(g, a, d_model=d, heads=h, dh=d_head, module="layer/0/SelfAttention",
-                      names=_proj("layer/0/SelfAttention"), bias=False, scaled=False, position_bias=bias,
-                      dropout=drop)
-        x = g.op("layer/0/add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
-        f = g.op("layer/1/layer_norm", ops.RMSNorm(d), x, role=R.FFN_NORM, label="norm_ffn")
-        f = _ffn(g, flags, f, "layer/1", drop)
-        x = g.op("layer/1/add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")     # (B, T_enc, d)
-    enc = g.op("encoder/final_layer_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label="encoder output")
-    if drop:
-        enc = g.op("encoder/dropout_out", ops.Dropout(), enc, role=R.DROPOUT)
+        x = _sublayer(g, x, 0, "attn", "X",
+                      lambda a: _attention(g, a, "layer/0/SelfAttention", drop, position_bias=bias))
+        x = _sublayer(g, x, 1, "ffn", "X", lambda a: _ffn(g, flags, a, "layer/1", drop))  # (B, T_enc, d)
+    enc = _stack_output(g, "encoder", x, drop)
 
-    # --- decoder ---------------------------------------------------------------------------
     dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
-    y = g.op("decoder/embed_tokens", ops.Embedding(V, d), dids, tie={"weight": g.param("shared")},
-             role=R.TOKEN_EMBEDDING, label="tok_emb (shared)")                                 # (B, T_dec, d)
-    if drop:
-        y = g.op("decoder/dropout", ops.Dropout(), y, role=R.DROPOUT)
-    dbias = g.op("decoder/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=False),
-                 dids, role=R.RELATIVE_BIAS, label="position bias")                            # (1, h, T_dec, T_dec)
+    y, dbias = _stack_input(g, "decoder", dids, drop, buckets, owner=False)
     with g.repeat("decoder/block", L_dec, label="decoder block", carry=y, role=R.STACK, length=T_dec):
-        a = g.op("layer/0/layer_norm", ops.RMSNorm(d), y, role=R.ATTENTION_NORM, label="norm_attn")
-        o = attention(g, a, d_model=d, heads=h, dh=d_head, module="layer/0/SelfAttention",
-                      names=_proj("layer/0/SelfAttention"), bias=False, scaled=False, causal=True,
-                      position_bias=dbias, dropout=drop)
-        y = g.op("layer/0/add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
-        c = g.op("layer/1/layer_norm", ops.RMSNorm(d), y, role=R.CROSS_NORM, label="norm_cross")
-        o = attention(g, c, d_model=d, heads=h, dh=d_head, module="layer/1/EncDecAttention",
-                      names=_proj("layer/1/EncDecAttention"), bias=False, scaled=False, memory=enc,
-                      dropout=drop)
-        y = g.op("layer/1/add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
-        f = g.op("layer/2/layer_norm", ops.RMSNorm(d), y, role=R.FFN_NORM, label="norm_ffn")
-        f = _ffn(g, flags, f, "layer/2", drop)
-        y = g.op("layer/2/add", ops.Add(), y, f, role=R.FFN_RESIDUAL, label="Y + ffn_out")     # (B, T_dec, d)
-    y = g.op("decoder/final_layer_norm", ops.RMSNorm(d), y, role=R.FINAL_NORM, label="decoder output")
-    if drop:
-        y = g.op("decoder/dropout_out", ops.Dropout(), y, role=R.DROPOUT)
+        y = _sublayer(g, y, 0, "attn", "Y", lambda a: _attention(g, a, "layer/0/SelfAttention", drop,
+                                                                 causal=True, position_bias=dbias))
+        y = _sublayer(g, y, 1, "cross", "Y", lambda a: _attention(g, a, "layer/1/EncDecAttention", drop, memory=enc))
+        y = _sublayer(g, y, 2, "ffn", "Y", lambda a: _ffn(g, flags, a, "layer/2", drop))  # (B, T_dec, d)
+    y = _stack_output(g, "decoder", y, drop)
     if flags["head"] == "none":
         return g.build(output=y, flags=dict(flags))
     if flags["head_scale"]:
         y = g.op("lm_head/rescale", ops.Scale(d ** sympy.Rational(-1, 2)), y, role=R.HEAD_SCALE,
                  label="Y × d^-1/2")
-    tie = {"weight": g.param("shared")} if flags["tied"] else None
-    logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie, role=R.HEAD,
-                  label="logits")                                                              # (B, T_dec, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    return lm_head(g, flags, y)
 
 
 T5 = register_family(Family(

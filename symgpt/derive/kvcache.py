@@ -1,0 +1,103 @@
+"""The KV cache, derived once: the tensors a generating model keeps between decode steps.
+
+``inference.kv_cache`` (``derive.inference``) and ``memory.kv_cache`` (:func:`kv_cache` here,
+under the memory options of ``memory_setup``) both price :func:`cache_tensors`, each at its own
+bytes per element and its own tensor parallelism, so they cannot disagree about what is cached.
+
+What is cached are the nodes ``derive.step.cache_points`` finds by role (the key and value heads
+after the per-token ops that follow them, the cross-attention keys and values of the encoder's
+output, an MLA layer's latent and shared rotary key), kept only where an attention that reads them
+is causal or cross-attention: a bidirectional encoder (BERT, ViT) recomputes its attention and
+caches nothing -- transformers' ``BertModel`` sets ``use_cache=False`` unless ``is_decoder``, and
+``ViTModel`` takes no cache. A sliding window keeps its last W positions of the generated length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy
+
+from .. import roles
+from ..graph import Arch
+from ..ops.base import numel
+from ..quantity import Quantity
+from .memory_setup import _q, setup
+from .step import cache_points, generated
+
+#: the attention matmuls a cached tensor feeds
+_ATTENTION = ("attention_scores", "attention_values")
+
+
+@dataclass(frozen=True)
+class Cached:
+    """One tensor the cache holds."""
+
+    node: str
+    elements: sympy.Expr  # every copy (layers), B sequences, Min(T, W) positions under a window
+    split: bool           # tensor parallelism splits it by heads (an MLA latent is whole on each rank)
+
+
+def _readers(arch: Arch, node: str) -> list:
+    """The attention matmuls that read *node* (through views, norms, rotations, up-projections)."""
+    g = arch.graph
+    found, seen, frontier = [], {node}, [node]
+    while frontier:
+        n = frontier.pop()
+        for v in g.successors(n):
+            op = g.nodes[v].get("op")
+            if op is None or v in seen:
+                continue
+            seen.add(v)
+            if op.kind == "matmul" and op.tag in _ATTENTION:
+                found.append((v, op))
+            else:
+                frontier.append(v)
+    return found
+
+
+def _generating(arch: Arch, readers) -> bool:
+    cross = {roles.CROSS_SCORES, roles.CROSS_VALUES}
+    return any(op.causal or arch.role(v) in cross for v, op in readers)
+
+
+@lru_cache(maxsize=256)
+def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
+    """Every tensor the KV cache holds for B sequences, in forward order (empty for an encoder)."""
+    gen = generated(arch)
+    out = []
+    for node in cache_points(arch):
+        readers = _readers(arch, node)
+        if not _generating(arch, readers):
+            continue
+        n = numel(arch.shape(node)) * arch.multiplicity(node)
+        window = next((op.window for _, op in readers if op.window is not None), None)
+        if window is not None:  # a sliding window keeps its last W positions
+            n = n / gen * sympy.Min(gen, window)
+        out.append(Cached(node, n, arch.role(node) not in roles.LATENT_CACHE))
+    return tuple(out)
+
+
+def kv_cache(model, **options) -> Quantity:
+    """K and V of every attention layer a generating model keeps for B sequences
+    (``kvcache.cache_tensors``, the tensors ``inference.kv_cache`` prices too), at the activation
+    dtype, split tp ways by heads: each causal self-attention's keys and values over its stack's
+    T (T_dec) tokens (Min(T, W) under a sliding window), each cross-attention's keys and values of
+    the encoder's T_enc outputs (an encoder--decoder runs its encoder once per request), or an MLA
+    layer's latent and shared rotary key (whole on every rank). A bidirectional encoder's
+    attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
+    s = setup(model, **options)
+    arch = s.model.arch
+    cached = cache_tensors(arch)
+    parts = [(c.node, c.elements * s.bytes.act / (s.tp if c.split else 1)) for c in cached]
+    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
+    if any(arch.role(c.node) in roles.LATENT_CACHE for c in cached):
+        what = ("KV cache for inference: the compressed latent and the shared rotary key of every layer "
+                "(multi-latent attention), B·T tokens")
+    elif arch.find(roles.CROSS_SCORES):
+        what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
+                "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts:
+        what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
+    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)

@@ -1,0 +1,180 @@
+"""Activations in bytes: ``memory.activations`` (every tensor each op saves for backward, sized by
+dtype class, counted once when two ops save the same storage, × the copies that run, per device
+under tp, sp, pp and cp; block inputs under full recompute), ``memory.logits``, and the textbook
+three-term estimate shown beside the exact count.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..conventions import check_choice
+from ..ops.base import numel
+from ..quantity import Quantity
+from .memory_setup import PRECISIONS, Setup, _q, setup
+from .parallel import place, tp_region
+from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
+
+
+def _dtype_bytes(s: Setup, item) -> int | None:
+    conv, act = s.conv, s.bytes.act
+    if item.role in ("mean", "rstd"):
+        return {"fp32": 4, "act": act, "none": None}[conv.norm_stats]
+    if item.role == "normed":  # an unfused RMSNorm's x·rstd
+        return act if conv.rms_normed_saved else None
+    if item.role == "causal_mask" and not conv.causal_mask_saved:
+        return None
+    if item.role == "mask" and item.dtype == "bool":
+        return 1 if conv.dropout_mask == "bool" else act
+    return {"act": act, "fp32": 4, "bool": 1, "int64": 8}[item.dtype]
+
+
+def saved_list(model, **options):
+    """Every saved tensor after de-duplication: (saver path, role, shape, bytes per element,
+    copies, divisor, tensor key)."""
+    s = setup(model, **options)
+    return _saved(s)
+
+
+def _saved(s: Setup):
+    arch, conv = s.model.arch, s.conv
+    dropout = bool(s.model.flags.get("dropout", False)) if conv.dropout is None else bool(conv.dropout)
+    again = recomputed(arch, conv.recompute)
+    core = attention_core(arch)
+    region = tp_region(arch)  # split tp ways (tp = 1: whole; tp may be a plan's symbol)
+    entries, seen = [], set()
+    for node, a in arch.ops():
+        if a["op"].kind == "cross_entropy" and not conv.loss_saved:
+            continue
+        ctx = context(arch, node, conv.attention, dropout, conv.implementation)
+        for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
+            per = _dtype_bytes(s, item)
+            if per is None:
+                continue
+            shape = tuple(item.shape)
+            if item.shares.startswith("input"):
+                tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
+                base = tensor
+                if conv.implementation == "hf-eager":
+                    base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
+                if base != a["inputs"][int(item.shares[5:])]:  # a view keeps its whole source alive
+                    tensor, shape = base, tuple(arch.shape(base))
+            elif item.shares == "output":
+                tensor = node
+            else:
+                tensor = f"{node}#{item.role}"
+            producer = tensor.split("#")[0]
+            if conv.recompute == "full" and node in again:
+                continue  # the block is recomputed from its checkpointed input
+            if conv.recompute == "selective" and producer in again:
+                continue  # produced inside the attention core: recomputed
+            if conv.attention == "flash" and node in core and a["op"].kind == "dropout":
+                continue  # a fused kernel regenerates its dropout mask from the RNG state
+            g = top_group(arch, node)
+            copies = arch.activity(node)
+            if item.shares.startswith("input") and loop_invariant(arch, producer, node):
+                # one tensor shared by every copy: made once outside the group, or by the last
+                # copy of another stack (an encoder's output, read by every decoder layer)
+                g, copies = None, sympy.Integer(1)
+            key = (tensor, g.name if g else None)
+            if key in seen:
+                continue
+            seen.add(key)
+            div = 1
+            if producer in region:
+                div = s.tp
+            elif s.sp and g is not None:
+                div = s.tp
+            elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
+                div = s.tp  # vocabulary-parallel cross-entropy
+            entries.append((node, item.role, shape, per, copies, div, tensor))
+    if conv.recompute == "full":
+        for c, name, invariant in checkpoints(arch):
+            group = arch.groups[name]
+            div = s.tp if s.sp else 1
+            label = "shared block input" if invariant else "block input"
+            entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
+                            sympy.Integer(1) if invariant else group.active, div, c))
+    return entries
+
+
+def _storage(arch, tensor: str, attention: str) -> str:
+    """The graph tensor whose storage *tensor* is. A view op marked ``view_of_input`` (the first
+    token) shares its input's storage. A fused attention kernel writes its output in
+    (B, T, h, d_head) layout, so merging the heads of it is a view, not a copy (PyTorch's SDPA);
+    every other op output is its own storage."""
+    a = arch.graph.nodes[tensor]
+    if a["kind"] == "op" and getattr(a["op"], "view_of_input", False):
+        return _storage(arch, a["inputs"][0], attention)  # BERT's pooler reads X[:, 0], a view of X
+    if attention == "flash" and a["kind"] == "op" and a["op"].kind == "merge_heads":
+        src = arch.graph.nodes[a["inputs"][0]]
+        if src["kind"] == "op" and src["op"].kind == "matmul" and src["op"].tag == "attention_values":
+            return a["inputs"][0]
+    return tensor
+
+
+def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
+    """The tensor whose storage eager PyTorch keeps when an op saves *tensor* (hf-eager).
+
+    A slice (``torch.split``, ``chunk``, ``[..., a:b]``: a view) keeps its whole base alive. A
+    batched matmul first reshapes a 4-d operand (B, heads, T, x) to (B·heads, T, x): a view only
+    when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
+    otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
+    from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
+    from ..symbols import B, as_expr
+
+    a = arch.graph.nodes[tensor]
+    if matmul:
+        if B not in bindings or bindings[B] != 1:
+            return tensor
+        if a["kind"] == "op" and a["op"].kind == "repeat_kv" \
+                and as_expr(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
+            return a["inputs"][0]
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
+        tensor = a["inputs"][0]
+        a = arch.graph.nodes[tensor]
+    return tensor
+
+
+def stage_factor(s: Setup, node: str) -> sympy.Expr:
+    """What a saved tensor of *node* weighs on this device: the micro-batches in flight of its
+    stage (a stack's tensors: × 1/pp of the layers), over the context-parallel ranks."""
+    arch, lay = s.model.arch, s.lay
+    where = place(arch, node)[0] if node in arch.graph else "stack"  # a block's checkpoint
+    f = lay.in_flight(where) if where == "stack" else lay.share(where) * lay.in_flight(where)
+    return f / lay.cp
+
+
+def activations(model, **options) -> Quantity:
+    s = setup(model, **options)
+    out: dict[str, sympy.Expr] = {}
+    for node, _role, shape, per, copies, div, _t in _saved(s):
+        f = stage_factor(s, node)
+        if f != 0:  # (0: on another stage)
+            out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
+    what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
+            f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
+    return _q(s, "memory.activations", list(out.items()), what)
+
+
+def logits(model, **options) -> Quantity:
+    s = setup(model, **options)
+    arch = s.model.arch
+    n = numel(arch.shape(arch.output))
+    return _q(s, "memory.logits", [(arch.output, n * s.bytes.act / s.tp)],
+              f"the logits tensor ({n} entries at {s.bytes.act} bytes)")
+
+
+def three_term_estimate(model, precision="mixed-fp16") -> Quantity:
+    """The textbook three-term activation estimate per block, × L, at the policy's activation
+    bytes: the block input B·T·d, the attention scores B·h·T², the FFN hidden B·T·d_ff (4BTd).
+    Not a derivation from the graph: the textbook estimate, to show beside the exact count."""
+    from ..symbols import B, L, T, d, d_ff, h
+
+    check_choice("precision", precision, tuple(PRECISIONS))
+    act = PRECISIONS[precision].act
+    ffn = d_ff if "d_ff" in model.sizes else 4 * d
+    parts = (("BTd", B * T * d * L * act), ("BhT^2", B * h * T**2 * L * act), ("4BTd", B * T * ffn * L * act))
+    return Quantity("memory.activations", parts, model.bindings, "bytes", "three-term estimate",
+                    ("three named terms per block (block input, attention scores, FFN "
+                     f"hidden) × L at {act} bytes; not the full list of saved tensors",))

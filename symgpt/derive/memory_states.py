@@ -1,0 +1,73 @@
+"""Model states in bytes: ``memory.weights``, ``memory.gradients``, ``memory.optimizer`` (the fp32
+master copy under mixed precision and the optimizer's moments) and ``memory.host`` (what
+ZeRO-Offload moves to host memory), per device under tp, pp, ep and ZeRO.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..ops.base import numel
+from ..quantity import Quantity
+from .memory_setup import OPTIMIZERS, Setup, _q, setup
+from .parallel import divisor_for_param, place
+
+
+def param_bytes(s: Setup, per_param: int, zero_from: int):
+    """(owner path, bytes) of every parameter tensor this device holds: its stage's share (pp),
+    sharded by tp, experts by ep, and (at ZeRO >= zero_from) over the data-parallel ranks that
+    replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage."""
+    from .params import parameter_list, tied_uses
+
+    arch, lay = s.model.arch, s.lay
+    out: dict[str, sympy.Expr] = {}
+    for e in parameter_list(arch):
+        where, expert = place(arch, e.owner)
+        group = lay.expert_dp_group if expert else lay.dp_group
+        shard = divisor_for_param(arch, e.owner, e.local, s.tp) * (lay.ep if expert else 1)
+        if s.zero >= zero_from:
+            shard = shard * group
+        if lay.share(where) == 0:
+            continue  # on another stage
+        out[e.owner] = out.get(e.owner, sympy.Integer(0)) + e.total * per_param * lay.share(where) / shard
+    for op, local, pnode in tied_uses(arch):
+        if place(arch, op)[0] == "post" and lay.share("copy") != 0:
+            owner = arch.graph.nodes[pnode]["owner"]
+            shard = divisor_for_param(arch, owner, local, s.tp) * (lay.dp_group if s.zero >= zero_from else 1)
+            n = numel(arch.graph.nodes[pnode]["shape"]) * arch.multiplicity(pnode)
+            out[f"{op}/tied copy"] = n * per_param * lay.share("copy") / shard
+    return list(out.items())
+
+
+def weights(model, **options) -> Quantity:
+    s = setup(model, **options)
+    return _q(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
+
+
+def gradients(model, **options) -> Quantity:
+    s = setup(model, **options)
+    return _q(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+
+
+def _optimizer_parts(s: Setup):
+    n = sympy.Add(*[e for _, e in param_bytes(s, 1, 1)])  # sharded parameter count
+    parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
+    parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
+    return parts or [("optimizer", sympy.Integer(0))]
+
+
+def optimizer(model, **options) -> Quantity:
+    s = setup(model, **options)
+    what = f"optimizer state of {s.optimizer}" + (" with an fp32 master copy" if s.bytes.master else "")
+    if s.offload:
+        return _q(s, "memory.optimizer", [("optimizer (offloaded to the host)", sympy.Integer(0))],
+                  what + ", offloaded to host memory (ZeRO-Offload, Ren et al. 2021): none on the device")
+    return _q(s, "memory.optimizer", _optimizer_parts(s), what)
+
+
+def host(model, **options) -> Quantity:
+    """Host memory per device: the optimizer states moved there by ``offload`` (else 0)."""
+    s = setup(model, **options)
+    parts = _optimizer_parts(s) if s.offload else [("nothing offloaded", sympy.Integer(0))]
+    return _q(s, "memory.host", parts, "host (CPU) memory per device: the offloaded optimizer "
+              "states and fp32 master copy (ZeRO-Offload, Ren et al. 2021)")
