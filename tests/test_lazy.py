@@ -103,7 +103,9 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families
 def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
     assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.families.base",
-                     "symgpt.families.decoder", "symgpt.families.named", "symgpt.families.stacks"]
+                     "symgpt.families.decoder", "symgpt.families.decoder_flags",
+                     "symgpt.families.decoder_layers", "symgpt.families.layers", "symgpt.families.named",
+                     "symgpt.families.stacks"]
     flops = _fresh(_PROBE.format(argv=["flops", "t5-small", "--set", "B=1", "--set", "T_enc=8",
                                        "--set", "T_dec=8"]), tmp_path)
     assert "symgpt.derive.flops" in flops and "symgpt.families.t5" in flops
