@@ -1,0 +1,320 @@
+"""symgpt's training-memory model against what one real training step allocates on a GPU.
+
+    python3 benchmarks/gpu_memory.py --out DIR            # CUDA: full-size models (~1-2 min on an H200)
+    python3 benchmarks/gpu_memory.py --out DIR --dry-run  # CPU: tiny models, the same code path
+
+For each setting (a transformers model built from a config with random weights, an attention
+implementation, a precision, gradient checkpointing on or off) it prints symgpt's predicted bytes
+(``model.quantity("memory.<part>", ...)``, exact integers) beside the measurement:
+
+- weights     ``memory_allocated`` after building the model minus before (parameters; buffers apart)
+- optimizer   the allocation AdamW's first ``step`` leaves (exp_avg, exp_avg_sq; ``step`` is a CPU scalar)
+- activations the second step: allocated after forward + loss minus allocated before it
+- gradients   allocated after backward minus before the forward (the saved tensors are freed by then)
+- total       ``max_memory_allocated`` during the second step minus the empty baseline (the peak)
+
+``hooks`` is the independent count of what autograd saves (``saved_tensors_hooks``, distinct
+storages, parameters excluded, as tests/oracles/measure.py) and ``hooks@512`` the same rounded
+up to the CUDA caching allocator's 512-byte blocks. The cuBLAS workspace is allocated by warm-up
+matmuls before the baseline, so no delta contains it. On ``--dry-run`` (CPU: no allocator
+statistics) weights, gradients and optimizer are the sums of the tensors' own bytes, activations
+the hook count, and the peak is not measured. Writes DIR/gpu_memory.json and DIR/gpu_memory.md.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import symgpt  # noqa: E402
+from symgpt.io import write_atomic  # noqa: E402
+
+PARTS = ("weights", "optimizer", "activations", "gradients", "total")
+BLOCK = 512  # the CUDA caching allocator rounds every allocation up to a multiple of 512 bytes
+
+#: name -> (family, attention, precision, checkpointing). precision: fp32 | bf16 (model and AdamW
+#: in bf16) | autocast (fp32 model under torch.autocast(bfloat16), compared with mixed-bf16)
+SETTINGS = {
+    "gpt2-eager-fp32": ("gpt2", "eager", "fp32", False),
+    "gpt2-eager-autocast": ("gpt2", "eager", "autocast", False),
+    "gpt2-eager-fp32-ckpt": ("gpt2", "eager", "fp32", True),
+    "llama-eager-fp32": ("llama", "eager", "fp32", False),
+    "llama-sdpa-fp32": ("llama", "sdpa", "fp32", False),
+    "llama-sdpa-bf16": ("llama", "sdpa", "bf16", False),
+    "llama-eager-fp32-ckpt": ("llama", "eager", "fp32", True),
+}
+SIZES = {  # (B, T) and the configs: full size on CUDA, tiny on --dry-run
+    "full": ((8, 1024), {
+        "gpt2": dict(model_type="gpt2", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),  # GPT-2 small
+        "llama": dict(model_type="llama", hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                      num_attention_heads=16, num_key_value_heads=4, vocab_size=32000,
+                      max_position_embeddings=2048, tie_word_embeddings=False)}),
+    "tiny": ((2, 16), {
+        "gpt2": dict(model_type="gpt2", n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=256,
+                     bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),
+        "llama": dict(model_type="llama", hidden_size=64, intermediate_size=40, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+                      max_position_embeddings=64, tie_word_embeddings=False)}),
+}
+#: where a difference is expected to come from (a measurement, not symgpt, settles it)
+EXPECTED = {
+    "all": "each allocation rounds up to 512 B (hooks@512 - hooks); activations also hold the 0-dim loss "
+           "(one 512-B block); the peak adds transients that are not saved tensors: the logits' and the "
+           "log-softmax's gradients (2 x memory.logits), a block's gradient buffers, AdamW's foreach temporaries",
+    "autocast": "symgpt's mixed-bf16 is bf16 weights + fp32 master in the optimizer (2+2+12 B/param); autocast "
+                "keeps fp32 weights and gradients and AdamW's 8 B/param, and the activations hold the bf16 "
+                "copies of every matmul weight (2 B each); transformers upcasts the logits before the loss (fp32)",
+    "bf16": "transformers' RMSNorm upcasts to fp32 (saved in fp32), not modelled",
+    "sdpa": "CUDA picks the kernel: fp32 -> memory-efficient (logsumexp padded to 32 rows, Philox seed/offset), "
+            "bf16 -> FlashAttention-2; GQA keys and values stay unrepeated when transformers passes enable_gqa",
+    "ckpt": "transformers checkpoints each layer (use_reentrant=False): saved are the layer's inputs, "
+            "including the eager additive float mask (B,1,T,T, stored once), which symgpt's recompute=full omits",
+    "llama": "transformers' RMSNorm is unfused PyTorch ops: it also saves x*rstd (pytorch-cpu counts it, "
+             "default does not)",
+}
+
+
+def hf_config(family: str, size: str):
+    from transformers import AutoConfig
+
+    cfg = dict(SIZES[size][1][family])
+    return AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+
+
+def write_config(family: str, size: str, folder) -> Path:
+    """The transformers config of FAMILY at SIZE as a config.json in FOLDER (symgpt reads it)."""
+    path = Path(folder) / f"{family}-{size}.json"
+    path.write_text(hf_config(family, size).to_json_string())
+    return path
+
+
+def options(name: str) -> dict:
+    """symgpt's options for a setting, each one a flag of ``symgpt memory`` (see cli_args)."""
+    _, attention, precision, ckpt = SETTINGS[name]
+    return dict(convention="default", implementation="hf-eager", optimizer="adamw",
+                precision="mixed-bf16" if precision == "autocast" else precision,
+                attention="flash" if attention == "sdpa" else "eager", recompute="full" if ckpt else "none")
+
+
+def cli_args(name: str) -> list[str]:
+    """The same options as ``symgpt memory`` arguments."""
+    return [a for k, v in options(name).items() for a in (f"--{k}", v)]
+
+
+def predict(name: str, config: Path, B: int, T: int) -> dict:
+    """symgpt's bytes for each part (ints). transformers adds its causal mask as a float tensor
+    (nothing saved: ``causal_mask_saved=False``, the one choice that is not a CLI flag); the
+    pytorch-cpu convention's activations come along for comparison."""
+    m = symgpt.load(config, B=B, T=T)
+    opts = dict(options(name), causal_mask_saved=False)
+    out = {p: int(m.quantity(f"memory.{p}", **opts).value) for p in PARTS + ("logits",)}
+    cpu = dict(opts, convention="pytorch-cpu")
+    out["activations_pytorch_cpu"] = int(m.quantity("memory.activations", **cpu).value)
+    return out
+
+
+# ---------------------------------------------------------------- measurement (torch from here on)
+def _storages(tensors) -> int:
+    seen = {}
+    for t in tensors:
+        st = t.untyped_storage()
+        seen.setdefault(st.data_ptr(), st.nbytes())
+    return sum(seen.values())
+
+
+def _hooked_forward(torch, model, forward) -> tuple[int, int]:
+    """Bytes of the distinct non-parameter storages autograd saves in one forward (and rounded)."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen, keep = {}, []
+
+    def pack(t):
+        keep.append(t)
+        st = t.untyped_storage()
+        if st.nbytes() and st.data_ptr() not in params:
+            seen.setdefault(st.data_ptr(), st.nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = forward()
+    del loss
+    keep.clear()
+    return sum(seen.values()), sum(-(-n // BLOCK) * BLOCK for n in seen.values())
+
+
+def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    family, attention, precision, ckpt = SETTINGS[name]
+    cuda = device == "cuda"
+    alloc = torch.cuda.memory_allocated if cuda else (lambda: None)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    cfg = hf_config(family, size)
+    sync()
+    base = alloc()
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation=attention)
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    model.train()
+    if ckpt:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    sync()
+    params = list(model.parameters())
+    r = {"buffers": _storages(model.buffers()),
+         "tensors": {"weights": _storages(params)}, "allocated": {}}
+    if cuda:
+        r["allocated"]["weights"] = alloc() - base - r["buffers"]
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    gen = torch.Generator(device=device).manual_seed(0)
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device=device, generator=gen)
+    cast = (lambda: torch.autocast(device, dtype=torch.bfloat16)) if precision == "autocast" \
+        else contextlib.nullcontext
+
+    def forward():
+        with cast():
+            return model(input_ids=ids, labels=ids, use_cache=False).loss
+
+    r["hooks"], r["hooks_rounded"] = _hooked_forward(torch, model, forward)
+    # step 1: warm-up; AdamW creates its state at the first step
+    forward().backward()
+    sync()
+    before = alloc()
+    opt.step()
+    sync()
+    if cuda:
+        r["allocated"]["optimizer"] = alloc() - before
+    r["tensors"]["optimizer"] = _storages(t for s in opt.state.values() for t in s.values()
+                                          if torch.is_tensor(t) and t.dim() > 0)
+    r["tensors"]["gradients"] = _storages(p.grad for p in params if p.grad is not None)
+    opt.zero_grad(set_to_none=True)
+    # step 2: measured
+    sync()
+    static = alloc()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    loss = forward()
+    sync()
+    if cuda:
+        r["allocated"]["activations"] = alloc() - static
+    loss.backward()
+    del loss
+    sync()
+    if cuda:
+        r["allocated"]["gradients"] = alloc() - static
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    sync()
+    if cuda:
+        r["allocated"]["total"] = torch.cuda.max_memory_allocated() - base - r["buffers"]
+    del model, opt, params
+    if cuda:
+        torch.cuda.empty_cache()
+    return r
+
+
+def measured_part(r: dict, part: str):
+    """The measured bytes of PART: the allocator's (CUDA) or else the tensors' own / the hook count."""
+    if part in r["allocated"]:
+        return r["allocated"][part]
+    return r["hooks"] if part == "activations" else r["tensors"].get(part)
+
+
+def expected(name: str) -> list[str]:
+    family, attention, precision, ckpt = SETTINGS[name]
+    keys = ["all", family, attention, precision] + (["ckpt"] if ckpt else [])
+    return [EXPECTED[k] for k in keys if k in EXPECTED]
+
+
+def run(out: Path, dry_run: bool, only=None) -> dict:
+    import torch
+
+    device = "cpu" if dry_run else "cuda"
+    if not dry_run and not torch.cuda.is_available():
+        raise SystemExit("gpu_memory: error: CUDA is not available (use --dry-run on a CPU)")
+    size = "tiny" if dry_run else "full"
+    (B, T) = SIZES[size][0]
+    env = {"device": torch.cuda.get_device_name() if not dry_run else "cpu (dry run)", "torch": torch.__version__,
+           "B": B, "T": T, "size": size}
+    if not dry_run:  # the cuBLAS/cuBLASLt workspaces are allocated once, before every baseline
+        for dt in (torch.float32, torch.bfloat16):
+            w = torch.randn(64, 64, device="cuda", dtype=dt, requires_grad=True)
+            (w @ w).sum().backward()
+        torch.cuda.synchronize()
+        env["workspace_bytes"] = torch.cuda.memory_allocated()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in (only or SETTINGS):
+            config = write_config(SETTINGS[name][0], size, tmp)
+            pred = predict(name, config, B, T)
+            r = measure(name, size, B, T, device)
+            rows = {}
+            for p in PARTS:
+                got = measured_part(r, p)
+                diff = None if got is None else got - pred[p]
+                rows[p] = {"predicted": pred[p], "measured": got, "difference": diff,
+                           "relative": None if diff is None else f"{diff / pred[p]:+.4%}"}
+            results[name] = {"options": options(name), "cli": cli_args(name), "predicted": pred,
+                             "parts": rows, "measured": r, "expected_differences": expected(name)}
+            print(f"{name}: done", file=sys.stderr, flush=True)
+    doc = {"environment": env, "settings": results}
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "gpu_memory.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    table = markdown(doc)
+    write_atomic(out / "gpu_memory.md", table)
+    print(table)
+    return doc
+
+
+def _n(v) -> str:
+    return "n/a" if v is None else f"{v:,}"
+
+
+def markdown(doc: dict) -> str:
+    env = doc["environment"]
+    lines = [f"# symgpt memory vs a measured training step ({env['device']}, torch {env['torch']}, "
+             f"B={env['B']}, T={env['T']})", "",
+             "Bytes. measured: `torch.cuda.memory_allocated` deltas (total: `max_memory_allocated`, the peak); "
+             "on a dry run the tensors' own bytes and the saved-tensor hooks. cuBLAS workspace "
+             f"(excluded): {_n(env.get('workspace_bytes'))}.", "",
+             "| setting | part | symgpt | measured | difference | relative | hooks | hooks@512 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, s in doc["settings"].items():
+        for p, row in s["parts"].items():
+            hooks = (_n(s["measured"]["hooks"]), _n(s["measured"]["hooks_rounded"])) if p == "activations" \
+                else ("", "")
+            lines.append(f"| {name} | {p} | {_n(row['predicted'])} | {_n(row['measured'])} | "
+                         f"{_n(row['difference'])} | {row['relative'] or 'n/a'} | {hooks[0]} | {hooks[1]} |")
+    lines += ["", "symgpt options per setting (`symgpt memory CONFIG --set B=.. --set T=.. ARGS`, plus "
+              "causal_mask_saved=False); buffers apart from weights:", ""]
+    for name, s in doc["settings"].items():
+        lines.append(f"- {name}: `{' '.join(s['cli'])}`; buffers {_n(s['measured']['buffers'])} B; "
+                     f"activations under pytorch-cpu {_n(s['predicted']['activations_pytorch_cpu'])}; "
+                     f"memory.logits {_n(s['predicted']['logits'])}")
+    lines += ["", "Expected sources of differences:", ""] + [f"- {k}: {v}" for k, v in EXPECTED.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, type=Path, help="folder for gpu_memory.json and gpu_memory.md")
+    ap.add_argument("--dry-run", action="store_true", help="CPU, tiny models: the same code path")
+    ap.add_argument("--only", action="append", choices=sorted(SETTINGS), help="run only these settings")
+    a = ap.parse_args(argv)
+    run(a.out, a.dry_run, a.only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
