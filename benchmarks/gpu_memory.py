@@ -74,7 +74,8 @@ EXPECTED = {
            "log-softmax's gradients (2 x memory.logits), a block's gradient buffers, AdamW's foreach temporaries",
     "autocast": "symgpt's mixed-bf16 is bf16 weights + fp32 master in the optimizer (2+2+12 B/param); autocast "
                 "keeps fp32 weights and gradients and AdamW's 8 B/param, and the activations hold the bf16 "
-                "copies of every matmul weight (2 B each); transformers upcasts the logits before the loss (fp32)",
+                "copies of every matmul weight (2 B each, 'saved weight copies'); autocast runs norms, softmax and the "
+                "loss in fp32 and the residual stream stays fp32; transformers upcasts the logits before the loss",
     "bf16": "transformers' RMSNorm upcasts to fp32 (saved in fp32), not modelled",
     "sdpa": "CUDA picks the kernel: fp32 -> memory-efficient (logsumexp padded to 32 rows, Philox seed/offset), "
             "bf16 -> FlashAttention-2; GQA keys and values stay unrepeated when transformers passes enable_gqa",
@@ -125,31 +126,42 @@ def predict(name: str, config: Path, B: int, T: int) -> dict:
 
 
 # ---------------------------------------------------------------- measurement (torch from here on)
-def _storages(tensors) -> int:
+def _rounded(n: int) -> int:
+    return -(-n // BLOCK) * BLOCK
+
+
+def _storages(tensors, rounded=False) -> int:
     seen = {}
     for t in tensors:
         st = t.untyped_storage()
         seen.setdefault(st.data_ptr(), st.nbytes())
-    return sum(seen.values())
+    return sum(map(_rounded, seen.values()) if rounded else seen.values())
 
 
-def _hooked_forward(torch, model, forward) -> tuple[int, int]:
-    """Bytes of the distinct non-parameter storages autograd saves in one forward (and rounded)."""
+def _hooked_forward(torch, model, forward) -> dict:
+    """The distinct non-parameter storages autograd saves in one forward: their bytes, the same
+    rounded up to 512-byte blocks, and the bytes of those that are parameters cast to another
+    dtype (autocast's bf16 weight copies: a parameter's shape, or its transpose, and not its dtype)."""
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen, keep = {}, []
+    shapes = {s for p in model.parameters() for s in (tuple(p.shape), tuple(p.shape)[::-1])}
+    dtype = next(model.parameters()).dtype
+    seen, copies, keep = {}, {}, []
 
     def pack(t):
         keep.append(t)
         st = t.untyped_storage()
         if st.nbytes() and st.data_ptr() not in params:
             seen.setdefault(st.data_ptr(), st.nbytes())
+            if t.dtype != dtype and tuple(t.shape) in shapes:
+                copies.setdefault(st.data_ptr(), st.nbytes())
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = forward()
     del loss
     keep.clear()
-    return sum(seen.values()), sum(-(-n // BLOCK) * BLOCK for n in seen.values())
+    return {"hooks": sum(seen.values()), "hooks_rounded": sum(map(_rounded, seen.values())),
+            "hooks_weight_copies": sum(copies.values())}
 
 
 def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
@@ -170,13 +182,17 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
         model = model.to(torch.bfloat16)
     model.train()
     if ckpt:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        kw = {"use_reentrant": False}  # transformers >= 5.2x renames gradient_ to activation_checkpointing_enable
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kw)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kw)
     sync()
     params = list(model.parameters())
-    r = {"buffers": _storages(model.buffers()),
+    r = {"buffers": _storages(model.buffers()), "buffers_rounded": _storages(model.buffers(), rounded=True),
          "tensors": {"weights": _storages(params)}, "allocated": {}}
-    if cuda:
-        r["allocated"]["weights"] = alloc() - base - r["buffers"]
+    if cuda:  # the buffers (rotary tables) apart, as they take their 512-byte blocks
+        r["allocated"]["weights"] = alloc() - base - r["buffers_rounded"]
     opt = torch.optim.AdamW(params, lr=1e-4)
     gen = torch.Generator(device=device).manual_seed(0)
     ids = torch.randint(0, cfg.vocab_size, (B, T), device=device, generator=gen)
@@ -187,7 +203,7 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
         with cast():
             return model(input_ids=ids, labels=ids, use_cache=False).loss
 
-    r["hooks"], r["hooks_rounded"] = _hooked_forward(torch, model, forward)
+    r.update(_hooked_forward(torch, model, forward))
     # step 1: warm-up; AdamW creates its state at the first step
     forward().backward()
     sync()
@@ -204,8 +220,8 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     sync()
     static = alloc()
     if cuda:  # anything else step 1 left allocated (a workspace, a cache): reported, in no part
-        r["allocated_other"] = static - base - r["buffers"] - r["allocated"]["weights"] - r["allocated"]["optimizer"]
-    if cuda:
+        a = r["allocated"]
+        r["allocated_other"] = static - base - r["buffers_rounded"] - a["weights"] - a["optimizer"]
         torch.cuda.reset_peak_memory_stats()
     loss = forward()
     sync()
@@ -220,15 +236,8 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     opt.zero_grad(set_to_none=True)
     sync()
     if cuda:
-        r["allocated"]["total"] = torch.cuda.max_memory_allocated() - base - r["buffers"]
+        r["allocated"]["total"] = torch.cuda.max_memory_allocated() - base - r["buffers_rounded"]
     return r
-
-
-def measured_part(r: dict, part: str):
-    """The measured bytes of PART: the allocator's (CUDA) or else the tensors' own / the hook count."""
-    if part in r["allocated"]:
-        return r["allocated"][part]
-    return r["hooks"] if part == "activations" else r["tensors"].get(part)
 
 
 def expected(name: str) -> list[str]:
@@ -254,30 +263,33 @@ def run(out: Path, dry_run: bool, only=None) -> dict:
             del w, b
         torch.cuda.synchronize()
         env["workspace_bytes"] = torch.cuda.memory_allocated()
-    results = {}
+    doc = {"environment": env, "settings": {}}
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in (only or SETTINGS):
-            config = write_config(SETTINGS[name][0], size, tmp)
-            pred = predict(name, config, B, T)
-            r = measure(name, size, B, T, device)
+            pred = predict(name, write_config(SETTINGS[name][0], size, tmp), B, T)
+            s = doc["settings"][name] = {"options": options(name), "cli": cli_args(name), "predicted": pred,
+                                         "expected_differences": expected(name)}
+            try:
+                r = s["measured"] = measure(name, size, B, T, device)
+            except Exception as e:  # noqa: BLE001 -- one failed setting (OOM, an API change) keeps the others
+                s["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+                r = None
             gc.collect()  # a model's reference cycles (checkpointing partials) hold its memory
             if not dry_run:
                 torch.cuda.empty_cache()
-            rows = {}
+            s["parts"] = {}
             for p in PARTS:
-                got = measured_part(r, p)
+                got = None if r is None else r["allocated"][p] if p in r["allocated"] else \
+                    r["hooks"] if p == "activations" else r["tensors"].get(p)
                 diff = None if got is None else got - pred[p]
-                rows[p] = {"predicted": pred[p], "measured": got, "difference": diff,
-                           "relative": None if diff is None else f"{diff / pred[p]:+.4%}"}
-            results[name] = {"options": options(name), "cli": cli_args(name), "predicted": pred,
-                             "parts": rows, "measured": r, "expected_differences": expected(name)}
-            print(f"{name}: done", file=sys.stderr, flush=True)
-    doc = {"environment": env, "settings": results}
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "gpu_memory.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    table = markdown(doc)
-    write_atomic(out / "gpu_memory.md", table)
-    print(table)
+                s["parts"][p] = {"predicted": pred[p], "measured": got, "difference": diff,
+                                 "relative": None if diff is None else f"{diff / pred[p]:+.4%}"}
+            print(f"{name}: {s.get('error', 'done')}", file=sys.stderr, flush=True)
+            # written after every setting: a run cut short still leaves what it measured
+            write_atomic(out / "gpu_memory.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
+            write_atomic(out / "gpu_memory.md", markdown(doc))
+    print(markdown(doc))
     return doc
 
 
@@ -296,17 +308,19 @@ def markdown(doc: dict) -> str:
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, s in doc["settings"].items():
         for p, row in s["parts"].items():
-            hooks = (_n(s["measured"]["hooks"]), _n(s["measured"]["hooks_rounded"])) if p == "activations" \
-                else ("", "")
+            m = s.get("measured", {})
+            hooks = (_n(m.get("hooks")), _n(m.get("hooks_rounded"))) if p == "activations" else ("", "")
             lines.append(f"| {name} | {p} | {_n(row['predicted'])} | {_n(row['measured'])} | "
                          f"{_n(row['difference'])} | {row['relative'] or 'n/a'} | {hooks[0]} | {hooks[1]} |")
     lines += ["", "symgpt options per setting (`symgpt memory CONFIG --set B=.. --set T=.. ARGS`, plus "
               "causal_mask_saved=False); buffers apart from weights:", ""]
     for name, s in doc["settings"].items():
-        lines.append(f"- {name}: `{' '.join(s['cli'])}`; buffers {_n(s['measured']['buffers'])} B; "
-                     f"activations under pytorch-cpu {_n(s['predicted']['activations_pytorch_cpu'])}; "
-                     f"memory.logits {_n(s['predicted']['logits'])}; left allocated after step 1 outside "
-                     f"the parts {_n(s['measured'].get('allocated_other'))} B")
+        m = s.get("measured", {})
+        lines.append(f"- {name}: `{' '.join(s['cli'])}`; activations under pytorch-cpu "
+                     f"{_n(s['predicted']['activations_pytorch_cpu'])}; memory.logits {_n(s['predicted']['logits'])}; "
+                     f"buffers {_n(m.get('buffers'))}; saved weight copies {_n(m.get('hooks_weight_copies'))}; "
+                     f"left allocated after step 1 in no part {_n(m.get('allocated_other'))}"
+                     + (f"; **failed: {s['error']}**" if "error" in s else ""))
     lines += ["", "Expected sources of differences:", ""] + [f"- {k}: {v}" for k, v in EXPECTED.items()]
     return "\n".join(lines) + "\n"
 

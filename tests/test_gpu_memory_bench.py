@@ -89,6 +89,11 @@ def test_dry_run_measures_tiny_models_on_cpu(tmp_path, capsys):
     assert auto["weights"]["measured"] == 2 * auto["weights"]["predicted"] == gpt2["weights"]["measured"]
     assert auto["gradients"]["measured"] == 2 * auto["gradients"]["predicted"]
     assert 3 * auto["optimizer"]["measured"] == 2 * auto["optimizer"]["predicted"]
+    # and autocast saves a bf16 copy of every matmul weight: the tied token table (LM head) and
+    # 12·d² a layer (Conv1D c_attn 3d², c_proj d², c_fc 4d², mlp c_proj 4d²), 2 bytes each
+    V = 256
+    assert doc["settings"]["gpt2-eager-autocast"]["measured"]["hooks_weight_copies"] == 2 * (V * d + L * 12 * d * d)
+    assert m["hooks_weight_copies"] == 0
 
 
 def test_no_cuda_is_one_clear_error(tmp_path, monkeypatch):
@@ -97,3 +102,20 @@ def test_no_cuda_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(SystemExit, match="gpu_memory: error: CUDA is not available"):
         gm.run(tmp_path / "out", dry_run=False)
+
+
+def test_a_failed_setting_is_reported_and_the_others_still_run(tmp_path, monkeypatch):
+    real = gm.measure
+
+    def measure(name, *a):
+        if name == "gpt2-eager-fp32":
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore detail")
+        return real(name, *a)
+
+    monkeypatch.setattr(gm, "measure", measure)
+    doc = gm.run(tmp_path, dry_run=True, only=["gpt2-eager-fp32", "gpt2-eager-fp32-ckpt"])
+    bad, good = doc["settings"]["gpt2-eager-fp32"], doc["settings"]["gpt2-eager-fp32-ckpt"]
+    assert bad["error"] == "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert all(row["measured"] is None for row in bad["parts"].values())
+    assert good["parts"]["weights"]["difference"] == 0 and "error" not in good
+    assert "**failed: RuntimeError: CUDA out of memory" in (tmp_path / "gpu_memory.md").read_text()
