@@ -13,9 +13,10 @@ implementation, a precision, gradient checkpointing on or off) it prints symgpt'
 - gradients   allocated after backward minus before the forward (the saved tensors are freed by then)
 - total       ``max_memory_allocated`` during the second step minus the empty baseline (the peak)
 
-``hooks`` is the independent count of what autograd saves (``saved_tensors_hooks``, distinct
-storages, parameters excluded, as tests/oracles/measure.py) and ``hooks@512`` the same rounded
-up to the CUDA caching allocator's 512-byte blocks. The cuBLAS workspace is allocated by warm-up
+``tensors`` is the independent count from the tensors themselves: the parameters', gradients' and
+AdamW state's own bytes, and for activations what autograd saves (``saved_tensors_hooks``, distinct
+storages, parameters excluded, as tests/oracles/measure.py); ``tensors@512`` the same rounded up
+to the CUDA caching allocator's 512-byte blocks. The cuBLAS workspace is allocated by warm-up
 matmuls before the baseline, so no delta contains it. On ``--dry-run`` (CPU: no allocator
 statistics) weights, gradients and optimizer are the sums of the tensors' own bytes, activations
 the hook count, and the peak is not measured. Writes DIR/gpu_memory.json and DIR/gpu_memory.md.
@@ -69,7 +70,7 @@ SIZES = {  # (B, T) and the configs: full size on CUDA, tiny on --dry-run
 }
 #: where a difference is expected to come from (a measurement, not symgpt, settles it)
 EXPECTED = {
-    "all": "each allocation rounds up to 512 B (hooks@512 - hooks); activations also hold the 0-dim loss "
+    "all": "each allocation rounds up to 512 B (tensors@512 - tensors); activations also hold the 0-dim loss "
            "(one 512-B block); the peak adds transients that are not saved tensors: the logits' and the "
            "log-softmax's gradients (2 x memory.logits), a block's gradient buffers, AdamW's foreach temporaries",
     "autocast": "symgpt's mixed-bf16 is bf16 weights + fp32 master in the optimizer (2+2+12 B/param); autocast "
@@ -160,8 +161,7 @@ def _hooked_forward(torch, model, forward) -> dict:
         loss = forward()
     del loss
     keep.clear()
-    return {"hooks": sum(seen.values()), "hooks_rounded": sum(map(_rounded, seen.values())),
-            "hooks_weight_copies": sum(copies.values())}
+    return sum(seen.values()), sum(map(_rounded, seen.values())), sum(copies.values())
 
 
 def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
@@ -190,7 +190,7 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     sync()
     params = list(model.parameters())
     r = {"buffers": _storages(model.buffers()), "buffers_rounded": _storages(model.buffers(), rounded=True),
-         "tensors": {"weights": _storages(params)}, "allocated": {}}
+         "tensors": {}, "rounded": {}, "allocated": {}}
     if cuda:  # the buffers (rotary tables) apart, as they take their 512-byte blocks
         r["allocated"]["weights"] = alloc() - base - r["buffers_rounded"]
     opt = torch.optim.AdamW(params, lr=1e-4)
@@ -203,7 +203,8 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
         with cast():
             return model(input_ids=ids, labels=ids, use_cache=False).loss
 
-    r.update(_hooked_forward(torch, model, forward))
+    r["tensors"]["activations"], r["rounded"]["activations"], r["weight_copies"] = \
+        _hooked_forward(torch, model, forward)
     # step 1: warm-up; AdamW creates its state at the first step
     forward().backward()
     sync()
@@ -212,9 +213,13 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     sync()
     if cuda:
         r["allocated"]["optimizer"] = alloc() - before
-    r["tensors"]["optimizer"] = _storages(t for s in opt.state.values() for t in s.values()
-                                          if torch.is_tensor(t) and t.dim() > 0)
-    r["tensors"]["gradients"] = _storages(p.grad for p in params if p.grad is not None)
+    state = [t for s in opt.state.values() for t in s.values() if torch.is_tensor(t) and t.dim() > 0]
+    grads = [p.grad for p in params if p.grad is not None]
+    for part, tensors in (("weights", params), ("optimizer", state), ("gradients", grads)):
+        r["tensors"][part], r["rounded"][part] = _storages(tensors), _storages(tensors, rounded=True)
+    del state, grads
+    for d in (r["tensors"], r["rounded"]):  # all four at once: what symgpt's total assumes coexists
+        d["total"] = sum(d.values())
     opt.zero_grad(set_to_none=True)
     # step 2: measured
     sync()
@@ -280,8 +285,7 @@ def run(out: Path, dry_run: bool, only=None) -> dict:
                 torch.cuda.empty_cache()
             s["parts"] = {}
             for p in PARTS:
-                got = None if r is None else r["allocated"][p] if p in r["allocated"] else \
-                    r["hooks"] if p == "activations" else r["tensors"].get(p)
+                got = None if r is None else r["allocated"].get(p, None if p == "total" else r["tensors"][p])
                 diff = None if got is None else got - pred[p]
                 s["parts"][p] = {"predicted": pred[p], "measured": got, "difference": diff,
                                  "relative": None if diff is None else f"{diff / pred[p]:+.4%}"}
@@ -304,12 +308,12 @@ def markdown(doc: dict) -> str:
              "Bytes. measured: `torch.cuda.memory_allocated` deltas (total: `max_memory_allocated`, the peak); "
              "on a dry run the tensors' own bytes and the saved-tensor hooks. cuBLAS workspace "
              f"(excluded): {_n(env.get('workspace_bytes'))}.", "",
-             "| setting | part | symgpt | measured | difference | relative | hooks | hooks@512 |",
+             "| setting | part | symgpt | measured | difference | relative | tensors | tensors@512 |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, s in doc["settings"].items():
         for p, row in s["parts"].items():
             m = s.get("measured", {})
-            hooks = (_n(m.get("hooks")), _n(m.get("hooks_rounded"))) if p == "activations" else ("", "")
+            hooks = (_n(m.get("tensors", {}).get(p)), _n(m.get("rounded", {}).get(p)))
             lines.append(f"| {name} | {p} | {_n(row['predicted'])} | {_n(row['measured'])} | "
                          f"{_n(row['difference'])} | {row['relative'] or 'n/a'} | {hooks[0]} | {hooks[1]} |")
     lines += ["", "symgpt options per setting (`symgpt memory CONFIG --set B=.. --set T=.. ARGS`, plus "
@@ -318,7 +322,7 @@ def markdown(doc: dict) -> str:
         m = s.get("measured", {})
         lines.append(f"- {name}: `{' '.join(s['cli'])}`; activations under pytorch-cpu "
                      f"{_n(s['predicted']['activations_pytorch_cpu'])}; memory.logits {_n(s['predicted']['logits'])}; "
-                     f"buffers {_n(m.get('buffers'))}; saved weight copies {_n(m.get('hooks_weight_copies'))}; "
+                     f"buffers {_n(m.get('buffers'))}; saved weight copies {_n(m.get('weight_copies'))}; "
                      f"left allocated after step 1 in no part {_n(m.get('allocated_other'))}"
                      + (f"; **failed: {s['error']}**" if "error" in s else ""))
     lines += ["", "Expected sources of differences:", ""] + [f"- {k}: {v}" for k, v in EXPECTED.items()]

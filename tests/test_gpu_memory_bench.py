@@ -76,12 +76,13 @@ def test_dry_run_measures_tiny_models_on_cpu(tmp_path, capsys):
         assert gpt2[part]["difference"] == 0, part
     # the hook count rounded to 512-byte blocks is never below the raw count
     m = doc["settings"]["gpt2-eager-fp32"]["measured"]
-    assert m["hooks"] <= m["hooks_rounded"] < m["hooks"] + 512 * 200
+    for part in ("weights", "optimizer", "activations", "gradients"):
+        assert m["tensors"][part] <= m["rounded"][part] < m["tensors"][part] + 512 * 200
     # LLaMA: transformers' unfused RMSNorm also keeps x·rstd, which pytorch-cpu counts and default
     # does not: (2 norms a layer + the final one) · B·T·d fp32 values, by hand
     llama = doc["settings"]["llama-eager-fp32"]
     L, d = 2, 64
-    assert llama["measured"]["hooks"] == llama["predicted"]["activations_pytorch_cpu"]
+    assert llama["measured"]["tensors"]["activations"] == llama["predicted"]["activations_pytorch_cpu"]
     assert llama["parts"]["activations"]["difference"] == (2 * L + 1) * B * T * d * 4
     # autocast: the fp32 model's weights, gradients and AdamW state are 4, 4 and 8 bytes a parameter
     # where symgpt's mixed-bf16 policy says 2, 2 and 12 (bf16 weights, fp32 master in the optimizer)
@@ -92,8 +93,8 @@ def test_dry_run_measures_tiny_models_on_cpu(tmp_path, capsys):
     # and autocast saves a bf16 copy of every matmul weight: the tied token table (LM head) and
     # 12·d² a layer (Conv1D c_attn 3d², c_proj d², c_fc 4d², mlp c_proj 4d²), 2 bytes each
     V = 256
-    assert doc["settings"]["gpt2-eager-autocast"]["measured"]["hooks_weight_copies"] == 2 * (V * d + L * 12 * d * d)
-    assert m["hooks_weight_copies"] == 0
+    assert doc["settings"]["gpt2-eager-autocast"]["measured"]["weight_copies"] == 2 * (V * d + L * 12 * d * d)
+    assert m["weight_copies"] == 0
 
 
 def test_no_cuda_is_one_clear_error(tmp_path, monkeypatch):
