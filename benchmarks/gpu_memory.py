@@ -3,23 +3,13 @@
     python3 benchmarks/gpu_memory.py --out DIR            # CUDA: full-size models (~1-2 min on an H200)
     python3 benchmarks/gpu_memory.py --out DIR --dry-run  # CPU: tiny models, the same code path
 
-For each setting (a transformers model built from a config with random weights, an attention
-implementation, a precision, gradient checkpointing on or off) it prints symgpt's predicted bytes
-(``model.quantity("memory.<part>", ...)``, exact integers) beside the measurement:
-
-- weights     ``memory_allocated`` after building the model minus before (parameters; buffers apart)
-- optimizer   the allocation AdamW's first ``step`` leaves (exp_avg, exp_avg_sq; ``step`` is a CPU scalar)
-- activations the second step: allocated after forward + loss minus allocated before it
-- gradients   allocated after backward minus before the forward (the saved tensors are freed by then)
-- total       ``max_memory_allocated`` during the second step minus the empty baseline (the peak)
-
-``tensors`` is the independent count from the tensors themselves: the parameters', gradients' and
-AdamW state's own bytes, and for activations what autograd saves (``saved_tensors_hooks``, distinct
-storages, parameters excluded, as tests/oracles/measure.py); ``tensors@512`` the same rounded up
-to the CUDA caching allocator's 512-byte blocks. The cuBLAS workspace is allocated by warm-up
-matmuls before the baseline, so no delta contains it. On ``--dry-run`` (CPU: no allocator
-statistics) weights, gradients and optimizer are the sums of the tensors' own bytes, activations
-the hook count, and the peak is not measured. Writes DIR/gpu_memory.json and DIR/gpu_memory.md.
+For each setting (a transformers model from a config, random weights; attention, precision,
+checkpointing) symgpt's predicted bytes per part (exact integers) beside ``memory_allocated``
+deltas of the second training step (weights: after building; optimizer: AdamW's first step;
+total: ``max_memory_allocated``, the peak), and beside the tensors' own bytes (activations: what
+``saved_tensors_hooks`` sees, as tests/oracles/measure.py), raw and in 512-byte allocator blocks.
+On ``--dry-run`` (CPU: no allocator) the tensors' bytes are the measurement and the peak is not
+measured. Writes DIR/gpu_memory.json and DIR/gpu_memory.md; benchmarks/GPU.md explains it all.
 """
 from __future__ import annotations
 
@@ -139,29 +129,25 @@ def _storages(tensors, rounded=False) -> int:
     return sum(map(_rounded, seen.values()) if rounded else seen.values())
 
 
-def _hooked_forward(torch, model, forward) -> dict:
+def _hooked_forward(torch, model, forward) -> tuple[int, int, int]:
     """The distinct non-parameter storages autograd saves in one forward: their bytes, the same
     rounded up to 512-byte blocks, and the bytes of those that are parameters cast to another
     dtype (autocast's bf16 weight copies: a parameter's shape, or its transpose, and not its dtype)."""
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     shapes = {s for p in model.parameters() for s in (tuple(p.shape), tuple(p.shape)[::-1])}
     dtype = next(model.parameters()).dtype
-    seen, copies, keep = {}, {}, []
+    saved = []  # held until counted: no storage is freed and its address reused mid-forward
 
     def pack(t):
-        keep.append(t)
-        st = t.untyped_storage()
-        if st.nbytes() and st.data_ptr() not in params:
-            seen.setdefault(st.data_ptr(), st.nbytes())
-            if t.dtype != dtype and tuple(t.shape) in shapes:
-                copies.setdefault(st.data_ptr(), st.nbytes())
+        if t.untyped_storage().nbytes() and t.untyped_storage().data_ptr() not in params:
+            saved.append(t)
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = forward()
     del loss
-    keep.clear()
-    return sum(seen.values()), sum(map(_rounded, seen.values())), sum(copies.values())
+    copies = [t for t in saved if t.dtype != dtype and tuple(t.shape) in shapes]
+    return _storages(saved), _storages(saved, rounded=True), _storages(copies)
 
 
 def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
@@ -259,7 +245,10 @@ def run(out: Path, dry_run: bool, only=None) -> dict:
         raise SystemExit("gpu_memory: error: CUDA is not available (use --dry-run on a CPU)")
     size = "tiny" if dry_run else "full"
     (B, T) = SIZES[size][0]
+    import transformers
+
     env = {"device": torch.cuda.get_device_name() if not dry_run else "cpu (dry run)", "torch": torch.__version__,
+           "transformers": transformers.__version__,
            "B": B, "T": T, "size": size}
     if not dry_run:  # the cuBLAS/cuBLASLt workspaces are allocated once, before every baseline
         for dt in (torch.float32, torch.bfloat16):
@@ -303,7 +292,7 @@ def _n(v) -> str:
 
 def markdown(doc: dict) -> str:
     env = doc["environment"]
-    lines = [f"# symgpt memory vs a measured training step ({env['device']}, torch {env['torch']}, "
+    lines = [f"# symgpt memory vs a measured training step ({env['device']}, torch {env['torch']}, transformers {env['transformers']}, "
              f"B={env['B']}, T={env['T']})", "",
              "Bytes. measured: `torch.cuda.memory_allocated` deltas (total: `max_memory_allocated`, the peak); "
              "on a dry run the tensors' own bytes and the saved-tensor hooks. cuBLAS workspace "
