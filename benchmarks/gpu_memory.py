@@ -239,17 +239,15 @@ def expected(name: str) -> list[str]:
 
 def run(out: Path, dry_run: bool, only=None) -> dict:
     import torch
+    import transformers
 
     device = "cpu" if dry_run else "cuda"
     if not dry_run and not torch.cuda.is_available():
         raise SystemExit("gpu_memory: error: CUDA is not available (use --dry-run on a CPU)")
     size = "tiny" if dry_run else "full"
-    (B, T) = SIZES[size][0]
-    import transformers
-
-    env = {"device": torch.cuda.get_device_name() if not dry_run else "cpu (dry run)", "torch": torch.__version__,
-           "transformers": transformers.__version__,
-           "B": B, "T": T, "size": size}
+    B, T = SIZES[size][0]
+    env = {"device": "cpu (dry run)" if dry_run else torch.cuda.get_device_name(), "torch": torch.__version__,
+           "transformers": transformers.__version__, "B": B, "T": T, "size": size}
     if not dry_run:  # the cuBLAS/cuBLASLt workspaces are allocated once, before every baseline
         for dt in (torch.float32, torch.bfloat16):
             w, b = (torch.randn(*s, device="cuda", dtype=dt, requires_grad=True) for s in ((64, 64), (64,)))
