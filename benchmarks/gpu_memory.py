@@ -159,6 +159,8 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     alloc = torch.cuda.memory_allocated if cuda else (lambda: None)
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     cfg = hf_config(family, size)
+    gen = torch.Generator(device=device).manual_seed(0)
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device=device, generator=gen)  # before the baseline
     sync()
     base = alloc()
     torch.manual_seed(0)
@@ -180,8 +182,6 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     if cuda:  # the buffers (rotary tables) apart, as they take their 512-byte blocks
         r["allocated"]["weights"] = alloc() - base - r["buffers_rounded"]
     opt = torch.optim.AdamW(params, lr=1e-4)
-    gen = torch.Generator(device=device).manual_seed(0)
-    ids = torch.randint(0, cfg.vocab_size, (B, T), device=device, generator=gen)
     cast = (lambda: torch.autocast(device, dtype=torch.bfloat16)) if precision == "autocast" \
         else contextlib.nullcontext
 
