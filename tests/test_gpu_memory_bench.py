@@ -120,3 +120,10 @@ def test_a_failed_setting_is_reported_and_the_others_still_run(tmp_path, monkeyp
     assert all(row["measured"] is None for row in bad["parts"].values())
     assert good["parts"]["weights"]["difference"] == 0 and "error" not in good
     assert "**failed: RuntimeError: CUDA out of memory" in (tmp_path / "gpu_memory.md").read_text()
+
+
+def test_dry_run_files_are_byte_identical_run_to_run(tmp_path):
+    for folder in ("a", "b"):
+        gm.run(tmp_path / folder, dry_run=True, only=["llama-sdpa-bf16"])
+    for f in ("gpu_memory.json", "gpu_memory.md"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
