@@ -290,8 +290,8 @@ def _n(v) -> str:
 
 def markdown(doc: dict) -> str:
     env = doc["environment"]
-    lines = [f"# symgpt memory vs a measured training step ({env['device']}, torch {env['torch']}, transformers {env['transformers']}, "
-             f"B={env['B']}, T={env['T']})", "",
+    lines = [f"# symgpt memory vs a measured training step ({env['device']}, torch {env['torch']}, "
+             f"transformers {env['transformers']}, B={env['B']}, T={env['T']})", "",
              "Bytes. measured: `torch.cuda.memory_allocated` deltas (total: `max_memory_allocated`, the peak); "
              "on a dry run the tensors' own bytes and the saved-tensor hooks. cuBLAS workspace "
              f"(excluded): {_n(env.get('workspace_bytes'))}.", "",
