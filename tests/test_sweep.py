@@ -181,7 +181,7 @@ def test_grid_object_counts_points():
     g = Grid.parse(["d=512:4096:128", "L=12,24,36"])
     assert (g.shape, g.total) == ((29, 3), 87)
     with pytest.raises(SymgptError, match="at most"):
-        Grid.parse(["d=1:10001", "L=1:10000"])
+        Grid.parse(["d=1:1000001", "L=1:1000000"])  # 10**12 + 10**6 points
 
 
 @pytest.mark.parametrize("options, per_param, divisor", [
