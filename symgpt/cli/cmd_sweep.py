@@ -11,7 +11,9 @@ DESCRIPTION = (
     "the --grid axes), vectorised with NumPy. Example: the largest GPT that fits in 80 GB per "
     "device: symgpt sweep gpt2 --set V=50257 --set T_max=4096 --set T=4096 --set B=1 --set h=64 "
     "--grid L=12:128:4 --grid d=1024:16384:512 --zero 2 --dp 64 "
-    "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total"
+    "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total. "
+    "A grid of 2**24 points or more (up to 10**12) runs on Dask: one local worker process per "
+    "core, --workers N, or the cluster of --scheduler ADDRESS; the output is the same bytes."
 )
 
 #: options passed to the quantities that accept them (as 'symgpt flops' / 'symgpt memory' take them);

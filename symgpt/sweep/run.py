@@ -139,7 +139,9 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
     Where it runs: *workers* = 0 in this process; N > 0 on N local Dask worker processes;
     *scheduler* (an address such as ``"tcp://host:8786"``, or a ``distributed.Client``) on that
     Dask cluster; neither: in this process below PARALLEL_POINTS points, else one local worker
-    process per core. *chunk*: points evaluated at once (memory per worker).
+    process per core. *chunk*: points evaluated at once (memory per worker). Local workers
+    are started the way Python's ``multiprocessing`` spawns processes: a script that sweeps
+    past PARALLEL_POINTS needs the ``if __name__ == "__main__":`` guard (or ``workers=0``).
     """
     plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress, chunk,
                  workers, scheduler)
