@@ -122,8 +122,12 @@ def test_every_mode_matches_in_process_on_a_named_scheduler(scheduler):
         assert there.csv() == here.csv() and here.csv().count("\n") > 1
         assert (there.points, there.matched, there.skipped, there.notes) == \
             (here.points, here.matched, here.skipped, here.notes)
-    rows = sweep(m, ["L=1:30", "d=64:131072:64", "h=1,3"], ["params"], where=["params < 1e10"],
-                 scheduler=scheduler).rows
+    from distributed import Client
+
+    with Client(scheduler, set_as_default=False) as client:  # a client of the caller's, kept open
+        rows = sweep(m, ["L=1:30", "d=64:131072:64", "h=1,3"], ["params"], where=["params < 1e10"],
+                     scheduler=client).rows
+        assert client.status == "running"
     assert rows == [list(r[:4]) for r in loop(10**10)]
 
 
