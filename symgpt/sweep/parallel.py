@@ -49,10 +49,16 @@ class Session:
         from distributed import Client, LocalCluster
 
         if self.workers > 0:
-            self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                        host="127.0.0.1", dashboard_address=None,
-                                        worker_dashboard_address=None, silence_logs=logging.ERROR)
-            self.client = Client(self.cluster, set_as_default=False)
+            try:
+                self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                            host="127.0.0.1", dashboard_address=None,
+                                            worker_dashboard_address=None, silence_logs=logging.ERROR)
+                self.client = Client(self.cluster, set_as_default=False)
+            except Exception as e:  # no process may be started here, no port bound: one line
+                self.__exit__(None, None, None)
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise SymgptError(f"cannot start {self.workers} local Dask worker processes: {why} "
+                                  "(--workers 0 runs in this process)") from None
         elif isinstance(self.scheduler, Client):
             self.client, self.own = self.scheduler, False
         else:
