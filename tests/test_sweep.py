@@ -155,8 +155,8 @@ def test_cli_top_answers_a_design_question(capsys):
     (["--grid", "d=512:4e3:x"], "STEP of d must be a positive integer"),
     (["--grid", "d=0:10"], "START of d must be a positive integer"),
     (["--grid", "width=1:10"], "unknown name 'width'"),
-    (["--grid", "d=1:100000", "--grid", "L=1:10000"], "at most 100,000,000"),
-    (["--grid", "d=1:1000000000"], "at most 100,000,000"),
+    (["--grid", "d=1:10000000", "--grid", "L=1:1000000"], "at most 1,000,000,000,000"),
+    (["--grid", "d=1:10000000000000"], "at most 1,000,000,000,000"),
     (["--grid", "d=1:10", "--grid", "d=2"], "given twice"),
     (["--grid", "d=1,1"], "listed twice"),
     (["--grid", "d"], "--grid expects NAME=START:STOP:STEP"),
@@ -181,7 +181,7 @@ def test_grid_object_counts_points():
     g = Grid.parse(["d=512:4096:128", "L=12,24,36"])
     assert (g.shape, g.total) == ((29, 3), 87)
     with pytest.raises(SymgptError, match="at most"):
-        Grid.parse(["d=1:10001", "L=1:10000"])
+        Grid.parse(["d=1:1000001", "L=1:1000000"])  # 10**12 + 10**6 points
 
 
 @pytest.mark.parametrize("options, per_param, divisor", [

@@ -11,7 +11,9 @@ DESCRIPTION = (
     "the --grid axes), vectorised with NumPy. Example: the largest GPT that fits in 80 GB per "
     "device: symgpt sweep gpt2 --set V=50257 --set T_max=4096 --set T=4096 --set B=1 --set h=64 "
     "--grid L=12:128:4 --grid d=1024:16384:512 --zero 2 --dp 64 "
-    "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total"
+    "--where 'memory.total < 80e9' --top 1 --by params --columns params,memory.total. "
+    "A grid of 2**24 points or more (up to 10**12) runs on Dask: one local worker process per "
+    "core, --workers N, or the cluster of --scheduler ADDRESS; the output is the same bytes."
 )
 
 #: options passed to the quantities that accept them (as 'symgpt flops' / 'symgpt memory' take them);
@@ -60,6 +62,16 @@ def add_arguments(p):
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="any other quantity option (e.g. --option per=token); repeatable")
     p.add_argument("-o", "--output", metavar="FILE.csv", help="write the CSV here (default: stdout)")
+    placement = p.add_mutually_exclusive_group()
+    placement.add_argument("--workers", type=int, metavar="N",
+                     help="evaluate on N local Dask worker processes (0: in this process; default: "
+                     "in this process below 2**24 points, else one worker per core)")
+    placement.add_argument("--scheduler", metavar="ADDRESS",
+                     help="evaluate on the Dask cluster of this scheduler (e.g. tcp://host:8786; "
+                     "its workers need symgpt installed)")
+    p.add_argument("--chunk", type=int, default=1 << 18, metavar="POINTS",
+                   help="points evaluated at once (memory per worker; default 262144); the "
+                   "output does not depend on it")
     progress = p.add_mutually_exclusive_group()
     progress.add_argument("--progress", action="store_true", default=None,
                           help="always show the progress bar on stderr")
@@ -114,14 +126,16 @@ def run(args) -> int:
     grid = Grid.parse(args.grid, model.family.flags)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = Progress(grid.total, sys.stderr, enabled=show)
+    where_to_run = dict(workers=args.workers, scheduler=args.scheduler, chunk=args.chunk)
     if args.top is None and args.by is None:  # rows in grid order: streamed, any number of them
         with open_atomic(args.output or "-") as out:
             result = write_csv(out, model, grid, columns, where=args.where,
-                               options=_options(args), progress=progress)
+                               options=_options(args), progress=progress, **where_to_run)
         rows = result.matched
     else:
         result = sweep(model, grid, columns, where=args.where, top=args.top, by=args.by,
-                       smallest=args.smallest, options=_options(args), progress=progress)
+                       smallest=args.smallest, options=_options(args), progress=progress,
+                       **where_to_run)
         write_atomic(args.output or "-", result.csv())
         rows = len(result.rows)
     for note in result.notes:

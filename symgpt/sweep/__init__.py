@@ -6,6 +6,7 @@
 [[12, 124439808], [24, 209494272]]
 """
 
+from . import parallel
 from .grid import MAX_POINTS, Axis, Grid, parse_axis
 from .run import Progress, SweepResult, quantity_names, sweep, write_csv
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import SymgptError
 
-MAX_POINTS = 10**8          # points of one sweep (symbol axes times flag settings)
+MAX_POINTS = 10**12         # points of one sweep (symbol axes times flag settings)
 INT64_MAX = 2**63 - 1
 CHUNK = 1 << 18             # points evaluated at once
 
@@ -181,23 +181,56 @@ class Grid:
         for combo in product(*(a.values for a in self.flag_axes)):
             yield dict(zip((a.name for a in self.flag_axes), combo))
 
-    def chunks(self, size: int = CHUNK) -> Iterator["Chunk"]:
-        """Rectangular blocks of the grid, each a contiguous run of flat indices: the outer
-        axes fixed, a range of one axis, the inner axes whole (so each axis' values are a short
-        array that NumPy broadcasts, as a hand-written evaluation would)."""
+    def _layout(self, size: int):
+        """How ``chunks`` cuts the grid: (split, j, run, per) -- the outer axes ``< split`` fixed,
+        ``run`` positions of axis *split* (``per`` runs cover it), the axes from *j* whole; None
+        when the whole grid is one chunk."""
         shape = self.shape
         j = len(shape)  # the first axis from which the inner axes fit in one chunk
         while j > 0 and prod(shape[j - 1:]) <= size:
             j -= 1
         if j == 0:
-            yield Chunk(self, (0,) * len(shape), shape)
+            return None
+        run = max(1, size // prod(shape[j:]))
+        return j - 1, j, run, -(-shape[j - 1] // run)
+
+    def chunk_count(self, size: int = CHUNK) -> int:
+        """The number of chunks ``chunks(size)`` yields."""
+        layout = self._layout(size)
+        return 1 if layout is None else prod(self.shape[:layout[0]]) * layout[3]
+
+    def chunk_points(self, size: int = CHUNK, first: int = 0, last: int | None = None) -> int:
+        """The number of points in chunks *first* .. *last* - 1 of ``chunks(size)`` (arithmetic
+        only: no block is built)."""
+        count = self.chunk_count(size)
+        last = count if last is None else min(last, count)
+        layout = self._layout(size)
+        if layout is None:
+            return self.size if first < last else 0
+        split, j, run, per = layout
+        inner = prod(self.shape[j:])
+        return sum(min(run, self.shape[split] - (k % per) * run) for k in range(max(first, 0), last)) * inner
+
+    def chunks(self, size: int = CHUNK, first: int = 0, last: int | None = None) -> Iterator["Chunk"]:
+        """Rectangular blocks of the grid, each a contiguous run of flat indices: the outer
+        axes fixed, a range of one axis, the inner axes whole (so each axis' values are a short
+        array that NumPy broadcasts, as a hand-written evaluation would). Blocks *first* ..
+        *last* - 1 only (in grid order), when given: a task evaluates its blocks from two numbers."""
+        shape = self.shape
+        count = self.chunk_count(size)
+        last = count if last is None else min(last, count)
+        layout = self._layout(size)
+        if layout is None:
+            if first < last:
+                yield Chunk(self, (0,) * len(shape), shape)
             return
-        split, inner = j - 1, prod(shape[j:])
-        run = max(1, size // inner)
-        for outer in np.ndindex(*shape[:split]):
-            for lo in range(0, shape[split], run):
-                n = min(run, shape[split] - lo)
-                yield Chunk(self, (*outer, lo, *(0,) * (len(shape) - j)), (*(1,) * split, n, *shape[j:]))
+        split, j, run, per = layout
+        for k in range(max(first, 0), last):
+            o, r = divmod(k, per)
+            outer = tuple(int(x) for x in np.unravel_index(o, shape[:split])) if split else ()
+            lo = r * run
+            n = min(run, shape[split] - lo)
+            yield Chunk(self, (*outer, lo, *(0,) * (len(shape) - j)), (*(1,) * split, n, *shape[j:]))
 
 
 class Chunk:

@@ -2,29 +2,32 @@
 ``--where`` conditions and the model's own constraints, optionally reduced to the top K.
 
 Each quantity is derived once, symbolically (the derivation does not depend on the sizes), then
-compiled (``compile.Compiled``) and evaluated chunk by chunk over the grid. Rows come out in
-grid order (the first axis slowest), or by ``by`` (largest first; ties in grid order) with
-``top``. Output is deterministic.
+compiled (``compile.Compiled``) into one ``kernel.Kernel`` per flag setting, which evaluates the
+grid chunk by chunk: here, one chunk after the other, or on Dask (``parallel``: local worker
+processes, or a named scheduler's cluster), each task a range of chunks. Rows come out in grid
+order (the first axis slowest), or by ``by`` (largest first; ties in grid order) with ``top``.
+Output is deterministic, and the same bytes whatever the workers, scheduler or chunk size.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import SymgptError
-from .compile import Compiled, Sign, sign, spread
-from .grid import Grid
+from .compile import Compiled, Sign
+from .grid import CHUNK, Grid
+from .kernel import AtMostZero, Divides, Kernel, Part
+from .table import concat, csv_header, csv_rows, top as top_rows
 
 MAX_ROWS = 5_000_000        # rows a sweep may keep without --top
-_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-        "==": np.equal, "!=": np.not_equal}
+PARALLEL_POINTS = 1 << 24   # a grid this large runs on Dask's local processes unless told otherwise
+MAX_WORKERS = 1024
 
 
 @dataclass
@@ -52,37 +55,6 @@ class SweepResult:
     def csv(self) -> str:
         """The rows as CSV (header first; cells quoted where needed; '\\n' line ends)."""
         return csv_header(self.header) + (csv_rows(self.header, self.table) if len(self) else "")
-
-
-def csv_header(header: Sequence[str]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(header)
-    return buf.getvalue()
-
-
-def csv_rows(header: Sequence[str], table: Mapping[str, np.ndarray]) -> str:
-    """The rows of *table* as CSV lines (no header)."""
-    cells = [_cells(table[h]) for h in header]
-    if all(table[h].dtype != object for h in header):  # digits only: no quoting
-        return "\n".join(map(",".join, zip(*cells))) + "\n"
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(zip(*cells))
-    return buf.getvalue()
-
-
-def _cells(column: np.ndarray) -> list[str]:
-    """Column values as text: ints as digits, fractions as p/q, bools as true/false."""
-    if column.dtype != object:
-        return column.astype(str).tolist()
-    return [_cell(v) for v in column.tolist()]
-
-
-def _cell(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return ""
-    return str(v)  # an int, or an exact fraction p/q
 
 
 class Progress:
@@ -154,7 +126,8 @@ def _condition_names(grid: Grid):
 def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Sequence[str] = ("params",),
           where: Sequence[str] = (), top: int | None = None, by: str | None = None,
           smallest: bool = False, options: Mapping[str, object] | None = None,
-          progress: Progress | bool = False) -> SweepResult:
+          progress: Progress | bool = False, workers: int | None = None, scheduler=None,
+          chunk: int = CHUNK) -> SweepResult:
     """Evaluate *columns* (quantity names) of *model* at every point of *grid*.
 
     *model*: a name, path or ``Model`` (its bound sizes are fixed unless gridded). *where*:
@@ -162,43 +135,56 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
     with *by* keeps the K rows with the largest *by* (smallest with ``smallest``). *options* go
     to the quantities that accept them (``zero=2, dp=64``). At most MAX_ROWS rows are kept
     without *top*; ``write_csv`` streams any number.
+
+    Where it runs: *workers* = 0 in this process; N > 0 on N local Dask worker processes;
+    *scheduler* (an address such as ``"tcp://host:8786"``, or a ``distributed.Client``) on that
+    Dask cluster; neither: in this process below PARALLEL_POINTS points, else one local worker
+    process per core. *chunk*: points evaluated at once (memory per worker). Local workers
+    are started the way Python's ``multiprocessing`` spawns processes: a script that sweeps
+    past PARALLEL_POINTS needs the ``if __name__ == "__main__":`` guard (or ``workers=0``).
     """
-    plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress)
+    plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress, chunk,
+                 workers, scheduler)
+    if top is not None:
+        return plan.result(plan.best())
     kept: list[dict[str, np.ndarray]] = []
-    for rows in plan.tables():
-        kept.append(rows)
-        if top is not None:
-            kept = [_top(_concat(kept), by, top, smallest)]
-        elif plan.matched > MAX_ROWS:
+    for part in plan.parts("rows"):
+        if plan.counts.matched > MAX_ROWS:
             raise SymgptError(f"the sweep keeps over {MAX_ROWS:,} rows; narrow it with --where, "
                               "keep the best with --top K --by QUANTITY, or write the CSV "
                               "(streamed: any number of rows)")
-    table = _concat(kept) if kept else {}
-    if table and by is not None and top is None:
-        table = _top(table, by, len(table["#"]), smallest)
+        if part.table is not None:
+            kept.append(part.table)
+    table = concat(kept) if kept else {}
+    if table and by is not None:
+        table = top_rows(table, by, len(table["#"]), smallest)
     return plan.result(table)
 
 
 def write_csv(out, model, grid, columns: Sequence[str] = ("params",), where: Sequence[str] = (),
-              options: Mapping[str, object] | None = None, progress: Progress | bool = False
-              ) -> SweepResult:
-    """Stream the sweep's CSV into the binary file *out*, chunk by chunk (memory stays bounded
-    whatever the number of rows); rows in grid order. Returns the counts (no rows kept)."""
-    plan = _Plan(model, grid, columns, where, None, None, False, options, progress)
-    tables = plan.tables()
-    first = next(tables, None)  # every check runs before the first row: no output on an error
+              options: Mapping[str, object] | None = None, progress: Progress | bool = False,
+              workers: int | None = None, scheduler=None, chunk: int = CHUNK) -> SweepResult:
+    """Stream the sweep's CSV into the binary file *out*, chunk by chunk, in grid order (memory
+    stays bounded whatever the number of rows: on Dask, a few chunks' text at a time, formatted
+    by the workers). *workers*, *scheduler*, *chunk*: as ``sweep``. Returns the counts."""
+    plan = _Plan(model, grid, columns, where, None, None, False, options, progress, chunk,
+                 workers, scheduler)
+    parts = plan.parts("csv")
+    first = next(parts, None)  # a cluster that cannot be reached fails before any output
     out.write(csv_header(plan.header).encode("utf-8"))
-    for rows in ([first] if first is not None else []):
-        out.write(csv_rows(plan.header, rows).encode("utf-8"))
-    for rows in tables:
-        out.write(csv_rows(plan.header, rows).encode("utf-8"))
+    for part in ([first] if first is not None else []):
+        out.write(part.text)
+    for part in parts:
+        out.write(part.text)
     return plan.result({})
 
 
 class _Plan:
-    """A checked sweep request; ``tables()`` yields the matching rows of each chunk."""
+    """A checked sweep request, compiled into one ``Kernel`` per flag setting; ``parts()`` yields
+    what each chunk range gives, in grid order, and ``best()`` the top K of the whole grid."""
 
-    def __init__(self, model, grid, columns, where, top, by, smallest, options, progress):
+    def __init__(self, model, grid, columns, where, top, by, smallest, options, progress, chunk,
+                 workers, scheduler):
         from ..exprparse import parse_condition
         from ..model import load
 
@@ -222,6 +208,10 @@ class _Plan:
                 raise SymgptError(f"--by {by!r} is neither a quantity ({', '.join(known)}) nor a grid name")
             if by in known and by not in columns:
                 columns.append(by)
+        self.workers = _where_to_run(workers, scheduler, grid.total)
+        self.scheduler = scheduler
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= 1 << 26:
+            raise SymgptError(f"--chunk must be an integer from 1 to {1 << 26:,}, got {chunk!r}")
         self.names, self.placeholders = _condition_names(grid)
         self.conditions = [parse_condition(text, self.names) for text in where]
         self.base, self.grid, self.columns, self.where = base, grid, columns, list(where)
@@ -230,108 +220,65 @@ class _Plan:
         self.header = [*grid.order, *columns]
         self.progress = progress if isinstance(progress, Progress) else \
             Progress(grid.total, enabled=bool(progress))
-        self.skipped: dict[str, int] = {}
-        self.matched = 0
-        self.top, self.by, self.smallest = top, by, smallest
-        self.axis_names = [a.name for a in grid.axes]
+        self.top, self.by, self.smallest, self.chunk = top, by, smallest, chunk
+        self.counts = Part()
+        self.kernels = self._kernels()
 
-    def tables(self):
+    def _kernels(self) -> list[Kernel]:
+        """Each flag setting derived and compiled (every check runs here, before any row)."""
         grid, options, used, columns = self.grid, self.options, self.used, self.columns
-        skipped, done = self.skipped, 0
-        self.offset = 0  # flat index of the first point of the current flag setting
-        for setting in grid.flag_settings():
+        kernels = []
+        for i, setting in enumerate(grid.flag_settings()):
             m = self.base.with_(**setting) if setting else self.base
             m = m.free(*(a.name for a in grid.axes))
             exprs = {c: _quantity_expr(m, c, options, used) for c in columns}
             cols = {c: Compiled(_fixed(e, m), grid.axes, c) for c, e in exprs.items()}
-            checks = _constraints(m, grid)
             tests = []
             for text, (left, op, right) in zip(self.where, self.conditions):
                 needed = {q: _quantity_expr(m, q, options, used) if q not in exprs else exprs[q]
                           for q, p in self.placeholders.items() if p in (left - right).free_symbols}
                 diff = (left - right).xreplace({self.placeholders[q]: e for q, e in needed.items()})
                 tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
-            self._check_options()  # before any row: a streamed CSV is never cut short by it
-            for chunk in grid.chunks():
-                mask = np.ones(chunk.shape, dtype=bool)
-                for message, check in checks:
-                    ok = check(chunk)  # shaped like the axes it depends on
-                    if ok.all():
-                        continue
-                    bad = int(np.count_nonzero(mask & ~ok))
-                    if bad:
-                        skipped[message] = skipped.get(message, 0) + bad
-                    mask &= ok
-                for compiled, op in tests:
-                    mask &= np.asarray(_CMP[op](compiled.evaluate(chunk, flat=False), 0), dtype=bool)
-                done += chunk.n
-                self.progress.update(done)
-                if not mask.any():
-                    continue
-                mask = mask.reshape(-1)
-                pick = None if mask.all() else np.flatnonzero(mask)
-                self.matched += chunk.n if pick is None else len(pick)
-                if self.top is not None:
-                    pick = self._candidates(chunk, cols, pick)
-                rows = self._rows(chunk, pick, cols, setting)
-                yield rows
-            self.offset += grid.size
+            kernels.append(Kernel(grid, setting, i * grid.size, cols, _constraints(m, grid), tests,
+                                  self.header, self.top, self.by, self.smallest, self.chunk))
+        self._check_options()
+        return kernels
+
+    def parts(self, mode: str) -> Iterator[Part]:
+        """What each range of chunks gives (``Kernel.part``), in grid order; ``counts`` adds up."""
+        if self.workers == 0:
+            for kernel in self.kernels:
+                for k in range(kernel.chunk_count()):
+                    yield self._count(kernel.part(k, k + 1, mode))
+        else:
+            from .parallel import Session
+
+            with Session(self.workers, self.scheduler) as session:
+                for part in session.ordered(self.kernels, mode):
+                    yield self._count(part)
         self.progress.close()
 
-    def _rows(self, chunk, pick, cols, setting) -> dict[str, np.ndarray]:
-        """The rows of the points at block positions *pick* (None: every point of *chunk*)."""
-        grid = self.grid
-        if pick is None:
-            rows = {"#": chunk.flat}
-            for i, a in enumerate(grid.axes):
-                rows[a.name] = spread(chunk.values(i), chunk)
-            values = {c: compiled.evaluate(chunk) for c, compiled in cols.items()}
-        else:
-            pts = chunk.points(pick)
-            rows = {"#": chunk.start + pick.astype(np.int64)}
-            for i, a in enumerate(grid.axes):
-                rows[a.name] = pts.values(i)
-            values = {c: compiled.evaluate(pts) for c, compiled in cols.items()}
-        rows["#"] = rows["#"] + self.offset
-        for a in grid.flag_axes:
-            rows[a.name] = np.full(len(rows["#"]), setting[a.name], dtype=object)
-        rows.update(values)
-        return rows
+    def best(self) -> dict[str, np.ndarray]:
+        """The top K rows of the whole grid: folded chunk by chunk here, or tree-reduced on Dask."""
+        if self.workers == 0:
+            table = None
+            for part in self.parts("top"):
+                if part.table is not None:
+                    table = part.table if table is None else \
+                        top_rows(concat([table, part.table]), self.by, self.top, self.smallest)
+            return table or {}
+        from .parallel import Session
 
-    def _candidates(self, chunk, cols, pick) -> np.ndarray:
-        """Block positions that may be among the top K of this chunk (a superset: ties at the
-        cut and, past int64, every point the float estimate cannot rule out; the exact ranking
-        of ``_top`` decides)."""
-        k, by, smallest = self.top, self.by, self.smallest
-        if by in cols:
-            compiled = cols[by]
-            est = None
-            if compiled.fits(chunk):
-                key, slack = spread(compiled.evaluate(chunk, flat=False), chunk), 0
-                if key.dtype == object:  # a fraction: rank by D * value (D > 0), still exact
-                    key = spread(compiled.raw(chunk), chunk)
-            else:
-                est = compiled.estimate(chunk)
-                if est is None:
-                    key, slack = spread(compiled.raw(chunk), chunk), 0
-                else:
-                    key, slack = spread(est[0], chunk), 2 * est[1]
-        elif by in self.axis_names:
-            key, slack = spread(chunk.values(self.axis_names.index(by)), chunk), 0
-        else:  # a flag: one value per setting, so grid order decides
-            return (np.arange(chunk.n) if pick is None else pick)[:k]
-        positions = np.arange(chunk.n) if pick is None else pick
-        if len(positions) <= k:
-            return positions
-        sub = key if pick is None else key[pick]
-        if sub.dtype == object:  # sizes past 2**53: no float can rank them
-            cut = sorted(sub.tolist(), reverse=not smallest)[k - 1]
-        elif smallest:
-            cut = np.partition(sub, k - 1)[k - 1]
-        else:
-            cut = np.partition(sub, len(sub) - k)[len(sub) - k]
-        near = (sub <= cut + slack) if smallest else (sub >= cut - slack)
-        return positions[np.flatnonzero(near)]
+        with Session(self.workers, self.scheduler) as session:
+            part = session.top(self.kernels, self.progress.update)
+        self.progress.close()
+        self.counts = part
+        return part.table or {}
+
+    def _count(self, part: Part) -> Part:
+        self.counts.add(part)
+        self.progress.update(self.counts.points)
+        return part
 
     def _check_options(self) -> None:
         for k in self.options:
@@ -341,8 +288,25 @@ class _Plan:
                                   f"{', '.join(self.columns)}{why}")
 
     def result(self, table) -> SweepResult:
-        notes = [f"skipped {n:,} points: {msg}" for msg, n in self.skipped.items()]
-        return SweepResult(self.header, table, self.grid.total, self.matched, self.skipped, notes)
+        order = list(dict.fromkeys(m for kernel in self.kernels for m, _ in kernel.checks))
+        skipped = {m: self.counts.skipped[m] for m in order if m in self.counts.skipped}
+        notes = [f"skipped {n:,} points: {msg}" for msg, n in skipped.items()]
+        return SweepResult(self.header, table, self.grid.total, self.counts.matched, skipped, notes)
+
+
+def _where_to_run(workers, scheduler, points: int) -> int:
+    """How many local Dask workers to start: 0 runs in this process, -1 uses *scheduler*."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or not 0 <= workers <= MAX_WORKERS):
+        raise SymgptError(f"--workers must be an integer from 0 to {MAX_WORKERS}, got {workers!r}")
+    if scheduler is not None:
+        if workers is not None:
+            raise SymgptError("--workers starts local processes and --scheduler names a cluster: give one of them")
+        return -1
+    if workers is not None:
+        return workers
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores if points >= PARALLEL_POINTS and cores > 1 else 0
 
 
 def _fixed(expr, model):
@@ -365,37 +329,8 @@ def _constraints(model, grid: Grid):
             continue  # waived, decided at load time, or not decidable (a symbol left free)
         if c.kind == "integer":
             num, den = sympy.fraction(sympy.together(expr))
-            n = Compiled(num, grid.axes, c.message)
-            d = Compiled(den, grid.axes, c.message)
-
-            def ok(chunk, n=n, d=d):
-                a, b = n.evaluate(chunk, flat=False), d.evaluate(chunk, flat=False)
-                return np.asarray((a % b == 0) & ((a > 0) == (b > 0)) & (a != 0), dtype=bool)
+            check = Divides(Compiled(num, grid.axes, c.message), Compiled(den, grid.axes, c.message))
         else:  # "le": expr <= 0
-            e = Compiled(expr, grid.axes, c.message)
-
-            def ok(chunk, e=e):
-                return np.asarray(sign(e, chunk) <= 0, dtype=bool)
-        out.append((c.message, ok))
+            check = AtMostZero(Compiled(expr, grid.axes, c.message))
+        out.append((c.message, check))
     return out
-
-
-def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    if len(parts) == 1:
-        return parts[0]
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-
-
-def _top(table: dict[str, np.ndarray], by: str, k: int, smallest: bool) -> dict[str, np.ndarray]:
-    """The *k* rows with the largest (smallest) *by*; ties keep grid order."""
-    key, flat = table[by], table["#"]
-    if key.dtype != object:
-        if len(key) > k:  # only the rows at or beyond the k-th value (ties included) compete
-            cut = np.partition(key, k - 1)[k - 1] if smallest else np.partition(key, len(key) - k)[len(key) - k]
-            near = np.flatnonzero(key <= cut if smallest else key >= cut)
-            key, flat, table = key[near], flat[near], {c: v[near] for c, v in table.items()}
-        order = np.lexsort((flat, key if smallest else -key))[:k]
-    else:
-        sign = 1 if smallest else -1
-        order = np.array(sorted(range(len(key)), key=lambda i: (sign * key[i], flat[i]))[:k], dtype=np.int64)
-    return {c: v[order] for c, v in table.items()}
