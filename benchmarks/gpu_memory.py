@@ -189,8 +189,6 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
         with cast():
             return model(input_ids=ids, labels=ids, use_cache=False).loss
 
-    r["tensors"]["activations"], r["rounded"]["activations"], r["weight_copies"] = \
-        _hooked_forward(torch, model, forward)
     # step 1: warm-up; AdamW creates its state at the first step
     forward().backward()
     sync()
@@ -204,8 +202,6 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     for part, tensors in (("weights", params), ("optimizer", state), ("gradients", grads)):
         r["tensors"][part], r["rounded"][part] = _storages(tensors), _storages(tensors, rounded=True)
     del state, grads
-    for d in (r["tensors"], r["rounded"]):  # all four at once: what symgpt's total assumes coexists
-        d["total"] = sum(d.values())
     opt.zero_grad(set_to_none=True)
     # step 2: measured
     sync()
@@ -228,6 +224,13 @@ def measure(name: str, size: str, B: int, T: int, device: str) -> dict:
     sync()
     if cuda:
         r["allocated"]["total"] = torch.cuda.max_memory_allocated() - base - r["buffers_rounded"]
+    # last: the tensors a hooked forward saves (a saved tensor that holds its own grad_fn is a
+    # reference cycle through autograd's C++ graph, which Python's collector cannot free: counted
+    # after the measured step, so that what it keeps cannot enter the step's figures)
+    r["tensors"]["activations"], r["rounded"]["activations"], r["weight_copies"] = \
+        _hooked_forward(torch, model, forward)
+    for d in (r["tensors"], r["rounded"]):  # all four at once: what symgpt's total assumes coexists
+        d["total"] = sum(d.values())
     return r
 
 
