@@ -186,3 +186,28 @@ def zero_volume(model, row: Priced):
         return None
     n = o.get("dp", 1)
     return sympy.Rational(row.dp.value) / (ring(n) * model.params.value * s.bytes.grad)
+
+
+def summary(f: Figures) -> list[dict]:
+    """Per priced strategy, its exact numbers (None where a size is unbound): memory by part and
+    total (bytes), bytes sent by collective and in all, the ZeRO volume, the step time's compute,
+    communication and bubble (seconds) and the sequences per step."""
+    model = f.model
+    out = []
+    for r in f.rows:
+        step = {p: model.value(e) for p, e in r.step.grouped(1)}
+        out.append({"name": r.strategy.name, "short": r.strategy.short, "options": r.strategy.options,
+                    "memory": {p: r.memory[p].value for p in MEMORY}, "memory_total": r.total.value,
+                    "per_param": per_param(model, r),
+                    "comm": {k: model.value(e) for k, e in by_collective(r.comm).items()}, "comm_total": r.comm.value,
+                    "zero_volume": zero_volume(model, r),
+                    "time": {p: step.get(p, sympy.Integer(0)) for p in ("compute", "comm", "bubble")},
+                    "step": r.step.value, "sequences": r.sequences})
+    return out
+
+
+def per_param(model, row: Priced):
+    """The weights, gradients and optimizer states in bytes per parameter, where each is a
+    multiple of the parameter count (else None)."""
+    ratios = [sympy.simplify(row.memory[p].expr / model.params.expr) for p in MEMORY[:3]]
+    return ratios if all(r.is_Rational for r in ratios) else None

@@ -10,7 +10,7 @@ from ..render.cluster_fig import schedule_tikz
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_sci
-from .cluster import DEVICES, MEMORY, OPTIMIZER, PRECISION, by_collective, figures, zero_volume
+from .cluster import DEVICES, MEMORY, OPTIMIZER, PRECISION, figures, summary
 
 #: a bar's colour per memory part (xcolor)
 COLOURS = {"weights": "blue!55", "gradients": "orange!75", "optimizer": "green!55!black", "activations": "violet!55"}
@@ -28,15 +28,7 @@ def _mb(v) -> Tex:
 
 
 def _ms(v) -> Tex:
-    return Tex(tex_fixed(sympy.Rational(v) * 1000, 4)) if v else Tex("0")
-
-
-def _per_param(model, row) -> Tex | None:
-    """The states as bytes per parameter (``2 + 2 + 12``) where each is a multiple of Ψ."""
-    ratios = [sympy.simplify(row.memory[p].expr / model.params.expr) for p in MEMORY[:3]]
-    if not all(r.is_Rational for r in ratios):
-        return None
-    return Tex(" + ".join(str(_frac(r)) for r in ratios))
+    return Tex("--") if v is None else Tex(tex_fixed(sympy.Rational(v) * 1000, 4))
 
 
 def _schedules(f) -> list[dict]:
@@ -73,22 +65,19 @@ def cluster(model, notation, **options) -> dict:
 
     f = figures(model)
     hw, mach = f.hardware, f.machine
-    rows = f.rows
-    kinds = [k for k in COLLECTIVES if any(k in by_collective(r.comm) for r in rows)]
+    rows, numbers = f.rows, summary(f)
+    kinds = [k for k in COLLECTIVES if any(k in r["comm"] for r in numbers)]
     memory_rows, comm_rows, time_rows = [], [], []
-    for r in rows:
-        mem = {p: Tex(tex_bytes(r.memory[p].value)) if r.memory[p].value is not None else Tex("--") for p in MEMORY}
-        memory_rows.append({"name": r.strategy.name, "per_param": _per_param(model, r), **mem,
-                            "total": Tex(tex_bytes(r.total.value)) if r.total.value is not None else Tex("--")})
-        sums = {k: model.value(e) for k, e in by_collective(r.comm).items()}
-        z = zero_volume(model, r)
-        comm_rows.append({"name": r.strategy.name, "cells": [_mb(sums.get(k)) for k in kinds],
-                          "total": _mb(r.comm.value), "zero": _frac(z) if z is not None else None})
-        parts = {p: model.value(e) for p, e in r.step.grouped(1)}
-        time_rows.append({"name": r.strategy.name, "compute": _ms(parts.get("compute")),
-                          "comm": _ms(parts.get("comm")), "bubble": _ms(parts.get("bubble")),
-                          "step": _ms(r.step.value),
-                          "sequences": Tex(tex_int(r.sequences)) if r.sequences.is_Integer else tex_expr(r.sequences, notation)})
+    for r in numbers:
+        mem = {p: Tex(tex_bytes(v)) if v is not None else Tex("--") for p, v in r["memory"].items()}
+        per = r["per_param"]
+        memory_rows.append({"name": r["name"], **mem, "per_param": Tex(" + ".join(map(str, map(_frac, per)))) if per else None,
+                            "total": Tex(tex_bytes(r["memory_total"])) if r["memory_total"] is not None else Tex("--")})
+        comm_rows.append({"name": r["name"], "cells": [_mb(r["comm"].get(k)) for k in kinds], "total": _mb(r["comm_total"]),
+                          "zero": _frac(r["zero_volume"]) if r["zero_volume"] is not None else None})
+        seqs = r["sequences"]
+        time_rows.append({"name": r["name"], **{p: _ms(v) for p, v in r["time"].items()}, "step": _ms(r["step"]),
+                          "sequences": Tex(tex_int(seqs)) if seqs.is_Integer else tex_expr(seqs, notation)})
     bars, top = _bars(rows)
     convention = rows[0].total.notes[-1] if rows else ""
     return {"model": model.name, "devices": DEVICES, "precision": PRECISION, "optimizer": OPTIMIZER,
@@ -98,6 +87,7 @@ def cluster(model, notation, **options) -> dict:
                          "link": Tex(tex_sci(mach["link_bandwidth"])), "node": Tex(tex_sci(mach["node_bandwidth"])),
                          "node_size": mach["node_size"]},
             "bars": bars, "top": top, "parts": [{"name": p, "colour": COLOURS[p]} for p in MEMORY],
-            "memory_rows": memory_rows, "kinds": [k.replace(" + ", " +\n").split("\n") for k in kinds], "comm_rows": comm_rows, "time_rows": time_rows,
+            "memory_rows": memory_rows, "kinds": [k.replace(" + ", " +\n").split("\n") for k in kinds],
+            "comm_rows": comm_rows, "time_rows": time_rows,
             "skipped": [f"{n}: {why}" for n, why in f.skipped],
             "theta": Tex(notation.quantity("params"))}
