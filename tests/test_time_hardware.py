@@ -99,3 +99,12 @@ def test_hfu_counts_the_recomputed_forward():
     assert r.returncode == 0, r.stderr
     row = r.stdout.splitlines()[1].split(",")
     assert int(row[-1]) == int(_exact(hfu["flops.train"]))
+
+
+def test_a_profile_without_a_network_figure_says_which_flag_to_give():
+    """The H100 PCIe datasheet prints no per-GPU network: a cluster step asks for --node-bandwidth."""
+    r = _cli("time", "gpt2-small", *SIZES, "--hardware", "h100-pcie", "--tp", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "h100-pcie's datasheet gives no node-bandwidth: give --node-bandwidth" in r.stderr
+    ok = _json("time", "gpt2-small", *SIZES, "--hardware", "h100-pcie", "--tp", "2", "--node-bandwidth", "25e9")
+    assert ok["machine"]["link_bandwidth"] == {"value": str(300 * 10**9), "source": "h100-pcie"}  # 600 GB/s bridge / 2

@@ -119,13 +119,21 @@ def _machine_lines(mach, memory) -> None:
 
 
 def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
+    from ..errors import SymgptError
     from ..render.cluster_text import cluster_time_text
     from ..render.jsonout import dumps
 
     o = {**opts, **cluster, "peak": peak, "efficiency": mfu}
     o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     names = ["time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"]
-    qs = [m.quantity(n, **o) for n in names]
+    try:
+        qs = [m.quantity(n, **o) for n in names]
+    except SymgptError as e:
+        missing = [k for k in ("link_bandwidth", "node_bandwidth") if k not in o]
+        if mach.profile is None or not missing:
+            raise
+        flags = " and ".join("--" + k.replace("_", "-") for k in missing)
+        raise SymgptError(f"{e}; {mach.profile.name}'s datasheet gives no {flags.replace('--', '')}: give {flags}") from None
     if args.tokens:
         tokens = _number(args.tokens, "--tokens")
         qs += [m.quantity("time.to_train", tokens=tokens, **o), m.quantity("time.device_hours", tokens=tokens, **o)]
