@@ -11,7 +11,6 @@ datasheet's figures typed in; GPT-2 small's 124,439,808 parameters (Radford et a
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -138,18 +137,7 @@ def test_schedule_svg_has_every_op(report):
 
 def test_svgs_render_in_a_browser(report):
     """Chromium lays each drawing out: every bar and box has its size on the page."""
-    from selenium import webdriver  # installed by scripts/setup.sh --test
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    assert chromium and driver, "install chromium and chromium-driver (bash scripts/setup.sh --test)"
-    o = Options()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        o.add_argument(a)
-    o.binary_location = chromium
-    b = webdriver.Chrome(service=Service(driver), options=o)
+    b = helpers.chromium()
     try:
         for name in ("memory.svg", "schedule-1f1b.svg", "schedule-interleaved.svg"):
             b.get((report / name).as_uri())
