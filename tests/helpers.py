@@ -36,3 +36,21 @@ def pdf_words(tex: Path) -> str:
     code, log, text = compile_tex(tex)
     assert code == 0, log[-3000:]
     return re.sub(r"\s+", " ", text)
+
+
+def chromium():
+    """A headless Chromium driven by Selenium (``scripts/setup.sh --test`` installs both); quit it."""
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    assert binary and driver, "install chromium and chromium-driver (bash scripts/setup.sh --test)"
+    o = Options()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        o.add_argument(a)
+    o.binary_location = binary
+    return webdriver.Chrome(service=Service(driver), options=o)

@@ -52,7 +52,7 @@ def _engine():
               "--implementation": tuple(IMPLEMENTATIONS)}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     return {
-        "flops": flops, "time": {**flops, **layout, "--precision": prec}, "memory": memory, "comm": memory,
+        "flops": flops, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names()}, "memory": memory, "comm": memory,
         "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},

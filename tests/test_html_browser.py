@@ -8,18 +8,15 @@ transformers in tests/test_arch_transformers.py), GPT-3-175B's training FLOPs by
 (beyond 2⁵³), and ZeRO-3's Ψ·K/N_d weights per device (an exact fraction on 7 ranks).
 """
 
-import shutil
 from fractions import Fraction
 
 import pytest
 
+import helpers
 import symgpt
 from symgpt.documents.html import html
 from symgpt.render.text import number
 
-from selenium import webdriver  # installed by scripts/setup.sh --test
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -31,14 +28,7 @@ MEMORY_OPTIONS = ("precision", "optimizer", "zero", "dp", "tp")
 
 @pytest.fixture(scope="module")
 def browser():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    assert chromium and driver, "install chromium and chromium-driver (bash scripts/setup.sh --test)"
-    o = Options()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        o.add_argument(a)
-    o.binary_location = chromium
-    b = webdriver.Chrome(service=Service(driver), options=o)
+    b = helpers.chromium()
     b.set_window_size(1280, 1000)
     yield b
     b.quit()

@@ -51,6 +51,10 @@ class _Parser(argparse.ArgumentParser):
             loose = [a for a in message.split(": ", 1)[1].split() if re.fullmatch(r"[A-Za-z_]\w{0,40}=\S+", a)]
             if loose:
                 message += "; did you mean " + " ".join(f"--set {a}" for a in loose) + "?"
+        if re.search(r"(argument --hardware: expected one argument|unrecognized arguments: .*--hardware\b)",
+                     message):
+            message += ("; --hardware NAME names a device profile (symgpt hardware; on time, plan, infer, graph); "
+                        "--hfu counts the recomputed forward (hardware FLOPs)")
         raise SymgptError(message.replace("\n", " "))
 
     def _parse_optional(self, arg_string):

@@ -3,8 +3,8 @@ the KV cache, per device, under a named convention and precision policy."""
 
 from __future__ import annotations
 
-from .common import emit, load_model
-from .costargs import add_convention, add_memory, memory_options, payload, unbound_hint
+from .common import emit
+from .costargs import add_memory_command, memory_quantities, payload, unbound_hint
 
 HELP = "memory of weights, gradients, optimizer state, activations, logits and KV cache"
 
@@ -12,9 +12,7 @@ NAMES = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activ
          "memory.logits", "memory.kv_cache", "memory.total")
 
 
-def add_arguments(p):
-    add_convention(p)
-    add_memory(p)
+add_arguments = add_memory_command
 
 
 def run(args) -> int:
@@ -22,9 +20,7 @@ def run(args) -> int:
     from ..render.costs_text import memory_text
     from ..render.jsonout import dumps, quantity_json
 
-    m = load_model(args)
-    opts = memory_options(args)
-    qs = [m.quantity(n, **opts) for n in NAMES]
+    m, opts, qs = memory_quantities(args, NAMES)
     s = setup(m, **opts)
     estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None
     mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .common import add_json, add_model, emit, load_model
 from .costargs import _positive
+from .machine import add_hardware
 from . import choices
 
 HELP = "the fastest ways to train a model on N devices (parallel strategies ranked by step time)"
@@ -30,9 +31,7 @@ def add_arguments(p):
     add_json(p)
     p.add_argument("--devices", type=_positive, required=True, metavar="N", help="devices in the cluster")
     p.add_argument("--global-batch", type=_positive, required=True, metavar="G", help="sequences per step")
-    p.add_argument("--hardware", type=choices.HARDWARE.parse, metavar="NAME",
-                   help="a device profile (symgpt hardware) that fills --device-memory, --peak (in the "
-                   "precision's dtype), --link-bandwidth, --node-bandwidth and --node-size; given flags win")
+    add_hardware(p, "--device-memory, --peak, --link-bandwidth, --node-bandwidth and --node-size")
     p.add_argument("--device-memory", metavar="BYTES", help="memory of one device (e.g. 80e9)")
     p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
     p.add_argument("--efficiency", default="1", metavar="X", help="fraction of peak the kernels reach (default 1)")
@@ -68,30 +67,17 @@ def _path(text: str) -> str:
 def machine(args) -> dict:
     """The cluster's numbers: the direct flags, and where one is missing, the ``--hardware``
     profile's datasheet figure (the peak in the dtype of the precision's matmuls)."""
-    import sympy
-
     from ..errors import SymgptError
-    from .costargs import _number
+    from . import machine as mach
 
-    profile = {}
-    if args.hardware is not None:
-        from ..hardware import hardware
-
-        hw = hardware(args.hardware)
-        dtype = "fp32" if args.precision == "fp32" else ("fp16" if "fp16" in args.precision else "bf16")
-        profile = {"device_memory": hw.memory, "peak": hw.peak(dtype), "link_bandwidth": hw.link_bandwidth,
-                   "node_bandwidth": hw.node_bandwidth, "node_size": hw.devices_per_node}
-    out = {"node_size": args.node_size or profile.get("node_size") or 8}
-    for key, flag in (("device_memory", "--device-memory"), ("peak", "--peak"),
-                      ("link_bandwidth", "--link-bandwidth"), ("node_bandwidth", "--node-bandwidth")):
-        text = getattr(args, key)
-        if text is not None:
-            out[key] = _number(text, flag)
-        elif profile.get(key) is not None:
-            out[key] = sympy.Integer(profile[key])
-        else:
+    given = mach.machine(args, args.precision).values
+    out = {"node_size": given.get("node_size", 8)}
+    for key in ("device_memory", "peak", "link_bandwidth", "node_bandwidth"):
+        flag = "--" + key.replace("_", "-")
+        if key not in given:
             why = f" ({args.hardware}'s datasheet gives none)" if args.hardware else " (or --hardware NAME)"
             raise SymgptError(f"plan needs {flag}{why}")
+        out[key] = given[key]
     return out
 
 

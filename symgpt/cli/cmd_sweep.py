@@ -35,7 +35,7 @@ _QUANTITY_OPTIONS = (
     ("--tp", "tp", int, "N", "tensor-parallel ranks (memory.*)"),
 )
 _SWITCHES = (
-    ("--hardware", "hardware", "count the recomputed forward in flops.train (hardware FLOPs)"),
+    ("--hfu", "hardware", "count the forward that recomputation reruns in flops.train (hardware FLOPs, as HFU)"),
     ("--causal", "causal_halving", "halve the attention matmuls a causal kernel skips (flops.*)"),
     ("--sp", "sp", "sequence parallelism, with --tp (memory.*)"),
 )

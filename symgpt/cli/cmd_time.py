@@ -9,6 +9,7 @@ from .common import emit, load_model
 from . import choices
 from .costargs import (_number, add_cluster, add_convention, add_flops, add_parallel, cluster_options, flops_options,
                        payload, unbound_hint)
+from .machine import add_hardware
 
 HELP = "step time, tokens/s, MFU, training time for D tokens and the initial loss ln V"
 
@@ -16,22 +17,26 @@ HELP = "step time, tokens/s, MFU, training time for D tokens and the initial los
 def add_arguments(p):
     add_convention(p)
     add_flops(p)
-    p.add_argument("--peak", default="300e12", metavar="FLOP/S",
-                   help="peak FLOP/s of one accelerator (default 300e12, the A100 figure)")
+    p.add_argument("--peak", metavar="FLOP/S",
+                   help="peak FLOP/s of one accelerator (default: the --hardware profile's, else 300e12, "
+                   "the A100's bf16 figure)")
     p.add_argument("--mfu", default="1", metavar="X",
                    help="model FLOPs utilisation in (0, 1] (default 1); on a cluster: the efficiency "
                    "of the compute kernels")
     p.add_argument("--measured", metavar="SECONDS", help="a measured step time: report its MFU")
     p.add_argument("--tokens", metavar="D", help="training tokens D: report the training time")
     p.add_argument("--precision", choices=choices.PRECISIONS,
-                   help="precision policy (the bytes communicated)")
+                   help="precision policy (the bytes communicated; the dtype of a profile's peak)")
     add_parallel(p)
+    add_hardware(p, "--peak, --device-memory, --link-bandwidth, --node-bandwidth and --node-size")
+    p.add_argument("--device-memory", metavar="BYTES",
+                   help="memory of one device (e.g. 80e9): the memory per device is shown against it")
     add_cluster(p)
 
 
-
-
-def _layout(args) -> dict:
+def _layout(args, given: dict) -> dict:
+    """The step-time options of a cluster ({} for one device): the layout flags, and with them
+    (or with a bandwidth flag) the bandwidths and node size, given or the profile's."""
     from .costargs import layout_options
 
     out = {k: v for k, v in (("dp", args.dp), ("tp", args.tp), ("zero", args.zero)) if v not in (1, 0)}
@@ -40,25 +45,31 @@ def _layout(args) -> dict:
     if args.precision:
         out["precision"] = args.precision
     out.update(layout_options(args))
-    out.update(cluster_options(args))
+    flags = any(getattr(args, k) is not None for k in ("link_bandwidth", "node_bandwidth", "node_size"))
+    if out or flags or args.overlap_dp:
+        out.update(cluster_options(args, given))
     return out
 
 
 def run(args) -> int:
+    from ..conventions import convention
+    from ..derive.checks import DEFAULT_PEAK
     from ..render.costs_text import time_text
     from ..render.jsonout import dumps
+    from .machine import machine
 
     m = load_model(args)
     opts = flops_options(args)
     opts.pop("per", None)
-    peak, mfu = _number(args.peak, "--peak"), _number(args.mfu, "--mfu")
-    cluster = _layout(args)
+    mach = machine(args, args.precision or convention(args.convention).precision)
+    peak, mfu = mach.values.get("peak", DEFAULT_PEAK), _number(args.mfu, "--mfu")
+    cluster = _layout(args, mach.values)
     if cluster:
         if args.measured:
             from ..errors import SymgptError
 
             raise SymgptError("--measured gives one device's MFU; on a cluster, time reports MFU and HFU itself")
-        return _cluster(args, m, opts, cluster, peak, mfu)
+        return _cluster(args, m, opts, cluster, peak, mfu, mach)
     qs = [m.quantity("time.step", peak=peak, mfu=mfu, **opts),
           m.quantity("time.throughput", peak=peak, mfu=mfu, **opts)]
     if args.measured:
@@ -66,28 +77,71 @@ def run(args) -> int:
     if args.tokens:
         qs.append(m.quantity("time.training", tokens=_number(args.tokens, "--tokens"), peak=peak, mfu=mfu, **opts))
     qs.append(m.quantity("loss.initial"))
+    memory = _memory(args, m, opts, {}, mach)
     if args.json:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
-        emit(dumps(out))
+        emit(dumps(_with_machine(out, mach, memory)))
         return 0
     emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)), fit=True)
+    _machine_lines(mach, memory)
     return 0
 
 
-def _cluster(args, m, opts, cluster, peak, mfu) -> int:
+def _memory(args, m, opts, cluster, mach):
+    """memory.total per device under the same layout, when the device's memory is known."""
+    if "device_memory" not in mach.values:
+        return None
+    from ..derive.steptime import CLUSTER
+
+    o = {k: v for k, v in {**opts, **cluster}.items() if k not in CLUSTER and k not in ("hardware", "per")}
+    if args.precision:
+        o["precision"] = args.precision
+    return m.quantity("memory.total", **o)
+
+
+def _with_machine(out: dict, mach, memory) -> dict:
+    from ..render.jsonout import quantity_json
+    from .machine import shown
+
+    if mach.values:
+        out["machine"] = shown(mach)
+    if memory is not None:
+        out[memory.name] = quantity_json(memory)
+    return out
+
+
+def _machine_lines(mach, memory) -> None:
+    from ..render.cluster_text import machine_text
+
+    text = machine_text(mach.values, mach.sources, mach.profile, mach.dtype, memory)
+    if text:
+        emit(text)
+
+
+def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
+    from ..errors import SymgptError
     from ..render.cluster_text import cluster_time_text
     from ..render.jsonout import dumps
 
     o = {**opts, **cluster, "peak": peak, "efficiency": mfu}
     o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     names = ["time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"]
-    qs = [m.quantity(n, **o) for n in names]
+    try:
+        qs = [m.quantity(n, **o) for n in names]
+    except SymgptError as e:
+        missing = [k for k in ("link_bandwidth", "node_bandwidth") if k not in o]
+        if mach.profile is None or not missing:
+            raise
+        flags = " and ".join("--" + k.replace("_", "-") for k in missing)
+        raise SymgptError(f"{e}; {mach.profile.name}'s datasheet gives no {flags.replace('--', '')}: give {flags}") from None
     if args.tokens:
         tokens = _number(args.tokens, "--tokens")
         qs += [m.quantity("time.to_train", tokens=tokens, **o), m.quantity("time.device_hours", tokens=tokens, **o)]
+    memory = _memory(args, m, opts, cluster, mach)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in o.items()}
-        emit(dumps(payload(m, qs[0].convention, shown, qs)))
+        emit(dumps(_with_machine(payload(m, qs[0].convention, shown, qs), mach, memory)))
         return 0
     emit(cluster_time_text(m, qs, unbound_hint(m, qs)))
+    _machine_lines(mach, memory)
     return 0

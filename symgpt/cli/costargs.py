@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import choices
-from .common import add_json, add_model
+from .common import add_json, add_model, load_model
 
 
 def add_convention(p) -> None:
@@ -18,8 +18,9 @@ def add_convention(p) -> None:
 def add_flops(p) -> None:
     p.add_argument("--per", choices=choices.PER,
                    help="FLOPs per batch (step), per sequence or per token (default: the convention's)")
-    p.add_argument("--hardware", action="store_true", default=None,
-                   help="count the recomputed forward (hardware FLOPs, HFU) in training FLOPs")
+    p.add_argument("--hfu", action="store_true", default=None,
+                   help="count the forward that recomputation reruns in training FLOPs (hardware FLOPs, "
+                   "as HFU counts them; default: model FLOPs, as MFU counts them)")
     p.add_argument("--causal", action="store_true", default=None,
                    help="halve the attention matmuls a causal kernel skips")
     p.add_argument("--attention", choices=choices.ATTENTION,
@@ -36,6 +37,19 @@ def add_memory(p) -> None:
                    help="whose code the saved tensors follow: fused kernels (the ideal) or transformers' "
                         "eager modules (default: the convention's; pytorch-cpu: hf-eager)")
     add_parallel(p)
+
+
+def add_memory_command(p) -> None:
+    """The options of a per-device memory-layout command (``memory``, ``comm``)."""
+    add_convention(p)
+    add_memory(p)
+
+
+def memory_quantities(args, names):
+    """(model, options, quantities) of a ``add_memory_command`` command: *names* under its options."""
+    m = load_model(args)
+    opts = memory_options(args)
+    return m, opts, [m.quantity(n, **opts) for n in names]
 
 
 def add_parallel(p) -> None:
@@ -84,33 +98,28 @@ def _positive(text: str) -> int:
 
 def flops_options(args) -> dict:
     out = {"convention": args.convention, "recompute": args.recompute, "per": args.per,
-           "hardware": args.hardware, "attention": args.attention}
+           "hardware": args.hfu, "attention": args.attention}
     if getattr(args, "causal", None):
         out["causal_halving"] = True
     return {k: v for k, v in out.items() if v is not None}
 
 
 def add_cluster(p) -> None:
-    """The cluster a step runs on (a hardware profile can fill these)."""
+    """The cluster a step runs on (a ``--hardware NAME`` profile fills what is not given)."""
     p.add_argument("--link-bandwidth", metavar="B/S",
                    help="bytes/s each device sends inside a node (e.g. 450e9 for NVLink 4)")
     p.add_argument("--node-bandwidth", metavar="B/S",
                    help="bytes/s each device sends between nodes (e.g. 50e9 for 400 Gb/s InfiniBand)")
-    p.add_argument("--node-size", type=_positive, default=8, metavar="N", help="devices per node (default 8)")
+    p.add_argument("--node-size", type=_positive, default=None, metavar="N",
+                   help="devices per node (default: the profile's, else 8)")
     p.add_argument("--overlap-dp", action="store_true",
                    help="the data-parallel collectives hide behind backward (not in the step time)")
 
 
-def cluster_options(args) -> dict:
-    """--link-bandwidth, --node-bandwidth, --node-size, --overlap-dp as step-time options.
-    (A --hardware NAME profile fills link_bandwidth, node_bandwidth, node_size and peak here.)"""
-    out = {}
-    if args.link_bandwidth is not None:
-        out["link_bandwidth"] = _number(args.link_bandwidth, "--link-bandwidth")
-    if args.node_bandwidth is not None:
-        out["node_bandwidth"] = _number(args.node_bandwidth, "--node-bandwidth")
-    if args.node_size != 8:
-        out["node_size"] = args.node_size
+def cluster_options(args, given: dict) -> dict:
+    """The step-time options of the cluster: the bandwidths and node size in *given* (the
+    flags, else the profile's: ``machine.machine(...).values``) and --overlap-dp."""
+    out = {k: given[k] for k in ("link_bandwidth", "node_bandwidth", "node_size") if k in given}
     if args.overlap_dp:
         out["overlap_dp"] = True
     return out

@@ -205,3 +205,19 @@ def total(model, **options) -> Quantity:
     s = setup(model, **options)
     parts = [p for dim in DIMS for p in PARTS[dim](s)]
     return _q(s, "comm.total", parts, "all communication")
+
+
+#: the collectives the parts above are named by (``collective`` reads a part's name back)
+COLLECTIVES = ("all-reduce", "reduce-scatter", "all-gather", "all-gather + reduce-scatter", "all-to-all",
+               "point-to-point", "ring exchange")
+
+
+def collective(path: str) -> str:
+    """The collective a part of ``comm.*`` (``dp/gradient all-reduce``, ``pp/blocks activations
+    sent forward``, ...) is sent by: one of ``COLLECTIVES``."""
+    for words, kind in (("all-gather + reduce-scatter", "all-gather + reduce-scatter"), ("all-to-all", "all-to-all"),
+                        ("ring exchange", "ring exchange"), ("reduce-scatter", "reduce-scatter"),
+                        ("all-gather", "all-gather"), ("all-reduce", "all-reduce"), (" sent ", "point-to-point")):
+        if words in path:
+            return kind
+    raise ValueError(f"no collective in {path!r}")

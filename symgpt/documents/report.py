@@ -17,11 +17,11 @@ from ..io import write_atomic
 from ..io_folders import atomic_dir
 from ..render.markdown import index_md
 from . import html
-from .reportparts import core, costs, graph, latex
+from .reportparts import cluster, core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (latex, core, costs, graph, html)  # latex first: its PDF builds while the rest is written
+REPORT_PARTS = (latex, core, costs, cluster, graph, html)  # latex first: its PDF builds while the rest is written
 
 
 def safe_name(name: str) -> str:

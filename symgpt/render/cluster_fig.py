@@ -74,8 +74,10 @@ def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def memory_bars_svg(rows, title: str) -> str:
-    """A stacked bar per strategy: weights, gradients, optimizer, activations (GB, 10⁹ bytes)."""
+def memory_bars_svg(rows, title: str, labels=None,
+                    footer: str = "strategies ranked by step time; labels tp/pp/dp") -> str:
+    """A stacked bar per strategy: weights, gradients, optimizer, activations (GB, 10⁹ bytes);
+    under each its number and *labels* (default tp/pp/dp of the row)."""
     parts = ("weights", "gradients", "optimizer", "activations")
     top = max((sum(float(r["parts"][p]) for p in parts) for r in rows), default=1) or 1
     bar, gap, h = 28, 14, 220
@@ -90,13 +92,13 @@ def memory_bars_svg(rows, title: str) -> str:
             v = float(r["parts"][p]) / top * h
             base -= v
             out.append(f'<rect x="{x}" y="{base:.2f}" width="{bar}" height="{v:.2f}" fill="{_COLOURS[j]}"/>')
-        label = f"{r['tp']}/{r['pp']}/{r['dp']}"
+        label = _esc(labels[i]) if labels else f"{r['tp']}/{r['pp']}/{r['dp']}"
         out.append(f'<text x="{x + bar / 2}" y="{30 + h + 14}" text-anchor="middle">{i + 1}</text>')
         out.append(f'<text x="{x + bar / 2}" y="{30 + h + 26}" text-anchor="middle" font-size="8">{label}</text>')
     lx = _LEFT + len(rows) * (bar + gap) + 10
     for j, p in enumerate(parts):
         out.append(f'<rect x="{lx}" y="{40 + 16 * j}" width="10" height="10" fill="{_COLOURS[j]}"/>')
         out.append(f'<text x="{lx + 14}" y="{49 + 16 * j}">{p}</text>')
-    out.append(f'<text x="{_LEFT}" y="{h + 84}">strategies ranked by step time; labels tp/pp/dp</text>')
+    out.append(f'<text x="{_LEFT}" y="{h + 84}">{_esc(footer)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

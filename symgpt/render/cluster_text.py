@@ -77,6 +77,40 @@ def cluster_time_text(m, qs, hint: str = "") -> str:
     return "\n".join(lines)
 
 
+_MACHINE = (("peak", "peak", "FLOP/s"), ("device_memory", "device memory", "bytes"),
+            ("link_bandwidth", "link inside a node", "bytes/s per device per direction"),
+            ("node_bandwidth", "network between nodes", "bytes/s per device per direction"),
+            ("node_size", "devices per node", ""))
+
+
+def machine_text(values: dict, sources: dict, profile, dtype: str, memory=None) -> str:
+    """The machine's numbers, each with where it came from (a flag, or the profile's datasheet),
+    and the memory per device against the device's ('' when no number was given)."""
+    from .text import sci
+
+    if not values:
+        return ""
+    lines = [""]
+    if profile is not None:
+        lines.append(f"hardware {profile.name} ({profile.title}); datasheet: {profile.source}")
+    for key, what, unit in _MACHINE:
+        if key not in values:
+            continue
+        v, src = values[key], sources[key]
+        shown = str(v) if key == "node_size" else f"{sci(v)} {unit}"
+        if key == "peak" and src != "--peak":
+            shown += f" (dense {dtype}, the precision's matmul dtype)"
+        if key == "device_memory" and profile is not None and src != "--device-memory":
+            shown += f" ({profile.memory_unit} as the datasheet states it)"
+        lines.append(f"  {what}: {shown}  [{'given ' + src if src.startswith('--') else src + ' datasheet'}]")
+    if memory is not None and memory.value is not None and "device_memory" in values:
+        cap = values["device_memory"]
+        verdict = "fits" if memory.value <= cap else "does not fit"
+        lines.append(f"memory per device: memory.total = {bytes_text(memory.value)} of {sci(cap)} bytes: {verdict} "
+                     f"({float(memory.value / cap) * 100:.1f} %)")
+    return "\n".join(lines)
+
+
 def _mb(v) -> str:
     return "(symbolic)" if v is None else f"{float(v) / 2**20:.2f}"
 

@@ -1,0 +1,65 @@
+"""The machine a command prices time on (``symgpt time``, ``symgpt plan``): ``--hardware NAME``,
+a profile of ``symgpt hardware`` (datasheet figures), and the direct flags that override it,
+each number kept with where it came from."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import choices
+
+#: (key, flag) of the numbers a profile fills, in the order they are printed
+KEYS = (("peak", "--peak"), ("device_memory", "--device-memory"), ("link_bandwidth", "--link-bandwidth"),
+        ("node_bandwidth", "--node-bandwidth"), ("node_size", "--node-size"))
+
+
+class Machine(NamedTuple):
+    values: dict        # key -> exact number (SymPy Integer/Rational; node_size an int)
+    sources: dict       # key -> "--flag" or the profile's name
+    profile: object     # the ``hardware.Hardware`` of --hardware, or None
+    dtype: str          # the dtype whose peak the profile gave
+
+
+def add_hardware(p, fills: str) -> None:
+    p.add_argument("--hardware", type=choices.HARDWARE.parse, metavar="NAME",
+                   help=f"a device profile (symgpt hardware) that fills {fills} from its datasheet "
+                   "(the peak in the dtype of the precision's matmuls); given flags win")
+
+
+def dtype(precision: str) -> str:
+    """The dtype of the matmuls under a precision policy (whose peak a profile gives)."""
+    return "fp32" if precision == "fp32" else ("fp16" if "fp16" in precision else "bf16")
+
+
+def machine(args, precision: str) -> Machine:
+    """The numbers given by flag, and where a flag is missing, ``--hardware``'s datasheet figure."""
+    import sympy
+
+    from .costargs import _number
+
+    hw, profile = None, {}
+    if getattr(args, "hardware", None) is not None:
+        from ..hardware import hardware
+
+        hw = hardware(args.hardware)
+        profile = {"device_memory": hw.memory, "peak": hw.peak(dtype(precision)), "link_bandwidth": hw.link_bandwidth,
+                   "node_bandwidth": hw.node_bandwidth, "node_size": hw.devices_per_node}
+    values, sources = {}, {}
+    for key, flag in KEYS:
+        given = getattr(args, key, None)
+        if given is not None:
+            values[key] = given if isinstance(given, int) else _number(given, flag)
+            sources[key] = flag
+        elif profile.get(key) is not None:
+            values[key] = profile[key] if key == "node_size" else sympy.Integer(profile[key])
+            sources[key] = hw.name
+    return Machine(values, sources, hw, dtype(precision))
+
+
+def shown(mach: Machine) -> dict:
+    """The machine for ``--json``: each number as text with its source."""
+    out = {k: {"value": str(v), "source": mach.sources[k]} for k, v in mach.values.items()}
+    if mach.profile is not None:
+        out["profile"] = {"name": mach.profile.name, "title": mach.profile.title, "source": mach.profile.source,
+                          "peak_dtype": mach.dtype}
+    return out
