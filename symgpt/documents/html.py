@@ -40,6 +40,8 @@ from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, a
 
 #: the report file this part writes
 FILE = "html/index.html"
+#: a report runs this part in a forked process, while the other parts are written
+PARALLEL = True
 
 TP = sympy.Symbol("tp", integer=True, positive=True)
 DP = sympy.Symbol("dp", integer=True, positive=True)

@@ -4,7 +4,8 @@ Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) write
 staging folder; the folder then replaces the report whole (``symgpt.io.atomic_dir``). Any error
 leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
 PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
-is registered with ``running`` and stopped if anything fails.
+is registered with ``running`` and stopped if anything fails. A part with ``PARALLEL = True``
+runs in a forked process (``symgpt.documents.forked``), started before the others.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from ..io import atomic_dir, write_atomic
 from ..render.markdown import index_md
 from . import html
+from .forked import start
 from .reportparts import core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
@@ -35,8 +37,9 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     out_dir = Path(out_dir)
     written: list[str] = []
     with atomic_dir(out_dir) as stage, ExitStack() as running:
-        later: list = []  # finish() -> [names], called once every part has written
-        for part in REPORT_PARTS:
+        later: list = [start(part, model, stage, running, **options)  # finish() -> [names], called
+                       for part in REPORT_PARTS if getattr(part, "PARALLEL", False)]  # once every part has written
+        for part in (p for p in REPORT_PARTS if not getattr(p, "PARALLEL", False)):
             deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
             written += part.write(model, stage, **deferred, **options)
         for finish in later:
