@@ -9,9 +9,11 @@ anything else as an internal error carrying the child's traceback. The child die
 parent (Linux) and is killed if the report fails first (registered with *running*, an
 ``ExitStack``). Where ``os.fork`` does not exist the part runs at once, in this process.
 
-The child is forked before anything else starts (TeX, Graphviz): it holds no one else's pipes.
-Its output is the same bytes either way: the part sees the same model, and nothing it does in the
-child reaches the parent but its files and its answer.
+The child inherits what the parent imported and built so far (a report forks the page after the
+LaTeX part, so SymPy's simplify and jinja2 are imported once) and copies of its open files (TeX's
+pipe among them), which it never touches; it leaves with ``os._exit``, running none of the
+parent's clean-ups. Its output is the same bytes either way: the part sees the same model, and
+nothing it does reaches the parent but its files and its answer.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ staging folder; the folder then replaces the report whole (``symgpt.io.atomic_di
 leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
 PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
 is registered with ``running`` and stopped if anything fails. A part with ``PARALLEL = True``
-runs in a forked process (``symgpt.documents.forked``), started before the others.
+is forked at its turn (``symgpt.documents.forked``) and joined with them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from .reportparts import core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (latex, core, costs, graph, html)  # latex first: its PDF builds while the rest is written
+#: latex first: its PDF builds while the rest is written; html next, forked once the LaTeX has
+#: imported (SymPy's simplify, jinja2) and built what the page shares with it
+REPORT_PARTS = (latex, html, core, costs, graph)
 
 
 def safe_name(name: str) -> str:
@@ -37,9 +39,11 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     out_dir = Path(out_dir)
     written: list[str] = []
     with atomic_dir(out_dir) as stage, ExitStack() as running:
-        later: list = [start(part, model, stage, running, **options)  # finish() -> [names], called
-                       for part in REPORT_PARTS if getattr(part, "PARALLEL", False)]  # once every part has written
-        for part in (p for p in REPORT_PARTS if not getattr(p, "PARALLEL", False)):
+        later: list = []  # finish() -> [names], called once every part has written
+        for part in REPORT_PARTS:
+            if getattr(part, "PARALLEL", False):
+                later.append(start(part, model, stage, running, **options))
+                continue
             deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
             written += part.write(model, stage, **deferred, **options)
         for finish in later:
