@@ -46,23 +46,31 @@ def start(part, model, folder, running, **options):
         finally:
             os._exit(0)
     os.close(write)
-    state = {"joined": False}
+    state = {"joined": False, "open": True}
+
+    def close_read() -> None:
+        if state["open"]:
+            state["open"] = False
+            os.close(read)
 
     def stop() -> None:  # the report failed before finish(): the child's work is not wanted
         if not state["joined"]:
             state["joined"] = True
             try:
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
+                os.waitpid(pid, 0)
+            except OSError:  # already reaped
                 pass
-            os.waitpid(pid, 0)
-            os.close(read)
+        close_read()
 
     running.callback(stop)
 
     def finish() -> list[str]:
-        with os.fdopen(read, "rb") as f:
-            data = f.read()
+        try:
+            with os.fdopen(read, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            close_read()
         _, status = os.waitpid(pid, 0)
         state["joined"] = True
         try:
