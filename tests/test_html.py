@@ -82,7 +82,7 @@ def test_fit_refuses_what_is_not_of_its_form():
     from symgpt.quantity import Quantity
 
     with pytest.raises(symgpt.errors.SymgptError, match="not of the form"):
-        fit(lambda tp, dp: Quantity("x", (("a", sympy.Integer(tp * tp)),)))
+        fit(lambda tp, dp: Quantity("x", (("a", tp * tp + dp),)))
 
 
 # --- printers ------------------------------------------------------------------------------------

@@ -9,11 +9,12 @@ Options that change the closed form are handled two ways, both exact:
 * ``precision``, ``optimizer`` and ``zero`` take a few values: the page holds the closed form of
   each memory quantity for every combination of the options that quantity reads (``READS``),
   deduplicated, and picks one as they change;
-* ``dp`` and ``tp`` are any positive integers: they are compiled into the expressions as
-  symbols. Every memory breakdown entry is ``c₀ + c₁/tp + c₂/dp + c₃/(tp·dp)`` (a parameter or a
-  saved tensor is held whole or split tp ways, and dp ways under ZeRO), so the entry is
-  interpolated exactly from four derivations (tp, dp in {1, 2}) and checked against a fifth
-  (tp = 3, dp = 5); a mismatch is an error, never a silently wrong page.
+* ``dp`` and ``tp`` are any positive integers: they enter the derivation as symbols (a
+  ``symgpt.derive.layout`` degree may be a symbol), so each combination is derived once. Every
+  memory breakdown entry must come out as ``c₀ + c₁/tp + c₂/dp + c₃/(tp·dp)`` (a parameter or a
+  saved tensor is held whole or split tp ways, and dp ways under ZeRO); anything else (a Min, a
+  power of tp) is an error, never a silently wrong page, and each quantity is checked against
+  its derivation at tp = 3, dp = 5.
 
 Inference on a hardware profile (``hardware``, a choice among ``symgpt.hardware``'s profiles):
 the prefill and decode step times are derived once with the device's peak ``F_peak`` and memory
@@ -39,6 +40,8 @@ from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, a
 
 #: the report file this part writes
 FILE = "html/index.html"
+#: a report runs this part in a forked process, while the other parts are written
+PARALLEL = True
 
 TP = sympy.Symbol("tp", integer=True, positive=True)
 DP = sympy.Symbol("dp", integer=True, positive=True)
@@ -167,43 +170,55 @@ def _memory(exprs, free, name, reads, values) -> dict:
         opts = dict(zip(reads, combo))
         breakdown = fit(lambda tp, dp: free.quantity(name, **opts, tp=tp, dp=dp))
         _pick(record, "|".join(map(str, combo)), _variant(exprs, breakdown))
+    # the symbolic derivation against a numeric one, at the last combination (the most sharded)
+    check = dict(free.quantity(name, **opts, tp=3, dp=5).breakdown)
+    for path, e in breakdown:
+        if sympy.expand(e.xreplace({TP: 3, DP: 5}) - check.get(path, 0)) != 0:
+            raise SymgptError(f"internal: {name} {path} with tp and dp symbolic differs from tp = 3, dp = 5")
     return record
 
 
 def fit(derive) -> list[tuple[str, sympy.Expr]]:
-    """The breakdown of ``derive(tp, dp)`` with tp and dp as symbols (see the module docstring)."""
-    points = {(t, p): derive(t, p) for t in (1, 2) for p in (1, 2)}
-    paths: list[str] = []
-    for q in points.values():
-        paths += [p for p in q.paths() if p not in paths]
-    u, v = 1 / TP, 1 / DP
-    weight = {1: lambda x: 2 * x - 1, 2: lambda x: 2 - 2 * x}  # Lagrange basis on {1, 1/2}
-    out = []
-    for path in paths:
-        e = sympy.Add(*[dict(q.breakdown).get(path, 0) * weight[t](u) * weight[p](v)
-                        for (t, p), q in points.items()])
-        out.append((path, sympy.expand(e)))
-    check = dict(derive(3, 5).breakdown)
+    """The breakdown of ``derive(tp, dp)`` with tp and dp as symbols, each entry checked to be
+    of the form the page evaluates (see the module docstring)."""
+    out = list(derive(TP, DP).breakdown)
     for path, e in out:
-        if sympy.expand(e.xreplace({TP: 3, DP: 5}) - check.get(path, 0)) != 0:
+        if not _tp_dp_form(e):
             raise SymgptError(f"internal: {path} is not of the form a + b/tp + c/dp + e/(tp·dp)")
     return out
+
+
+def _tp_dp_form(e) -> bool:
+    """True when the expanded *e* is a sum of terms each free of tp and dp but for a factor
+    1/tp, 1/dp or both."""
+    for term in sympy.Add.make_args(sympy.expand(e)):
+        for f in sympy.Mul.make_args(term):
+            base, exp = f.as_base_exp()
+            if base in (TP, DP) and exp != -1 or base not in (TP, DP) and f.has(TP, DP):
+                return False
+    return True
 
 
 def _total(exprs, free, memory, values) -> dict:
     record = {"name": TOTAL, "unit": "bytes", "reads": list(TOTAL_READS), "variants": [], "pick": {}}
 
-    def total_of(name, opts):
+    def pick_of(name, opts) -> int:
         m = memory[name]
-        return m["variants"][m["pick"]["|".join(str(opts[r]) for r in m["reads"])]]
+        return m["pick"]["|".join(str(opts[r]) for r in m["reads"])]
 
+    assembled: dict[tuple, dict] = {}  # the parts' variants -> their sum (assembled once)
     for combo in product(*(values[r] for r in TOTAL_READS)):
         opts = dict(zip(TOTAL_READS, combo))
-        parts = [("weights", exprs.items[total_of("memory.weights", opts)["total"]]),
-                 ("gradients", exprs.items[total_of("memory.gradients", opts)["total"]])]
-        parts += [(p, exprs.items[i]) for p, i in total_of("memory.optimizer", opts)["parts"]]
-        parts.append(("activations", exprs.items[total_of("memory.activations", opts)["total"]]))
-        _pick(record, "|".join(map(str, combo)), _variant(exprs, parts))
+        key = tuple(pick_of(n, opts) for n in ("memory.weights", "memory.gradients", "memory.optimizer",
+                                               "memory.activations"))
+        if key not in assembled:
+            w, g, o, a = (memory[n]["variants"][i] for n, i in zip(
+                ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations"), key))
+            parts = [("weights", exprs.items[w["total"]]), ("gradients", exprs.items[g["total"]])]
+            parts += [(p, exprs.items[i]) for p, i in o["parts"]]
+            parts.append(("activations", exprs.items[a["total"]]))
+            assembled[key] = _variant(exprs, parts)
+        _pick(record, "|".join(map(str, combo)), assembled[key])
     # the assembled total is the derived one (two settings, tp = dp = 2 exercising both symbols)
     for opts in ({"precision": "fp32", "optimizer": "adamw", "zero": 0},
                  {"precision": "mixed-bf16", "optimizer": "adam8bit", "zero": 3}):

@@ -4,7 +4,8 @@ Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) write
 staging folder; the folder then replaces the report whole (``symgpt.io_folders.atomic_dir``). Any
 error leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
 PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
-is registered with ``running`` and stopped if anything fails.
+is registered with ``running`` and stopped if anything fails. A part with ``PARALLEL = True``
+is forked at its turn (``symgpt.documents.forked``) and joined with them.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from ..io import write_atomic
 from ..io_folders import atomic_dir
 from ..render.markdown import index_md
 from . import html
+from .forked import start
 from .reportparts import cluster, core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
 #: the parts of a report, in order: modules with ``write(model, folder, **options) -> [names]``
-REPORT_PARTS = (latex, core, costs, cluster, graph, html)  # latex first: its PDF builds while the rest is written
+#: latex first: its PDF builds while the rest is written; html next, forked once the LaTeX has
+#: imported (SymPy's simplify, jinja2) and built what the page shares with it
+REPORT_PARTS = (latex, html, core, costs, cluster, graph)
 
 
 def safe_name(name: str) -> str:
@@ -38,6 +42,9 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     with atomic_dir(out_dir) as stage, ExitStack() as running:
         later: list = []  # finish() -> [names], called once every part has written
         for part in REPORT_PARTS:
+            if getattr(part, "PARALLEL", False):
+                later.append(start(part, model, stage, running, **options))
+                continue
             deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
             written += part.write(model, stage, **deferred, **options)
         for finish in later:

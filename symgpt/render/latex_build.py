@@ -1,8 +1,14 @@
 """Building a PDF from a generated document with pdflatex (when a TeX engine is installed).
 
-One pass where one suffices: the documents hold no cross-reference, so pdflatex runs once, and
-again only if its log asks for a rerun (at most ``MAX_PASSES``). ``PdfBuild`` starts the build
-at once and is joined later, so a report writes its other parts while TeX works.
+One pass where one suffices: the documents hold no cross-reference, so LaTeX's "Label(s) may
+have changed" is no reason to run again for a document that reads no label back (no ``\\ref``,
+``\\cite``, table of contents); any other request for a rerun is (at most ``MAX_PASSES``). A
+longtable learns its column widths from the ``.aux`` of a previous pass; a document with one is
+first set by a quick widths pass (``widths_source``: the document without its figures and the
+graphics packages they load, in draft mode, no PDF), whose ``.aux`` the one full pass then
+reads: the PDF of two full passes, for the price of one and a fraction. If the widths pass
+fails or its widths differ, the full pass asks for a rerun and gets it. ``PdfBuild`` starts the
+build at once and is joined later, so a report writes its other parts while TeX works.
 
 The build runs in a temporary folder with ``SOURCE_DATE_EPOCH`` fixed and ``TZ=UTC``; the
 documents set ``\\pdfinfoomitdate`` and ``\\pdftrailerid{}``, so the PDF of the same source is
@@ -16,6 +22,7 @@ folder a killed symgpt could not remove is removed by the next build.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,7 +36,14 @@ from ..io import clean_dead
 PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error")
 #: passes at most (a log that still asks for a rerun after these is left as it is)
 MAX_PASSES = 3
-_RERUN = ("Rerun to get", "Label(s) may have changed", "There were undefined references")
+_RERUN = ("Rerun", "There were undefined references")
+#: LaTeX's warning when labels differ from the previous pass: a rerun changes nothing for a
+#: document that reads none back (``_READS_LABELS``)
+_LABELS_CHANGED = "LaTeX Warning: Label(s) may have changed. Rerun to get cross-references right."
+_READS_LABELS = re.compile(r"\\(?:[A-Za-z]*ref|cite[A-Za-z]*|tableofcontents|listof[A-Za-z]+)(?![A-Za-z])")
+#: what a widths pass leaves out: the graphics packages and the figures that use them
+_GRAPHICS = re.compile(r"^\\(?:usepackage(?:\[[^]]*\])?\{(?:tikz|pgfplots)\}|pgfplotsset\{.*\})\s*$", re.M)
+_FIGURE = re.compile(r"\\begin\{figure\}.*?\\end\{figure\}", re.S)
 #: seconds one document may take to build
 TIMEOUT = 300
 
@@ -109,14 +123,23 @@ class PdfBuild:
         self.dir = Path(self._tmp.name)
         try:
             (self.dir / f"{name}.tex").write_text(source, encoding="utf-8")
+            self.source, self.reads_labels = source, bool(_READS_LABELS.search(source))
             self.env = tex_env(self.dir)
-            self.proc: subprocess.Popen | None = self._start()
+            self.proc: subprocess.Popen | None = self._start(first=True)
         except BaseException:
             self._tmp.cleanup()
             raise
 
-    def _start(self) -> subprocess.Popen:
-        return start_group([*PDFLATEX, f"{self.name}.tex"], self.dir, self.env)
+    def _start(self, first: bool = False) -> subprocess.Popen:
+        full = [*PDFLATEX, f"{self.name}.tex"]
+        widths = widths_source(self.source) if first else None
+        if widths is None:
+            return start_group(full, self.dir, self.env)
+        (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
+        # the widths pass, its .aux handed on only if it succeeded; then the full pass (one group)
+        script = ('"$@" -draftmode widths.tex >/dev/null 2>&1 && cp widths.aux "$0.aux"; '
+                  'exec "$@" "$0.tex"')
+        return start_group(["sh", "-c", script, self.name, *PDFLATEX], self.dir, self.env)
 
     def result(self) -> bytes:
         log = self.dir / f"{self.name}.log"
@@ -130,7 +153,7 @@ class PdfBuild:
             if code != 0 or not (self.dir / f"{self.name}.pdf").exists():
                 first = next((line for line in text.splitlines() if line.startswith("!")), "see the log")
                 raise SymgptError(f"LaTeX failed on {self.name}.tex: {first}")
-            if not any(r in text for r in _RERUN):
+            if not asks_rerun(text, self.reads_labels):
                 break
         return (self.dir / f"{self.name}.pdf").read_bytes()
 
@@ -145,6 +168,22 @@ class PdfBuild:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def asks_rerun(log: str, reads_labels: bool) -> bool:
+    """Whether TeX's *log* asks for another pass (labels changed only matter to a document that
+    reads them back)."""
+    if not reads_labels:
+        log = log.replace(_LABELS_CHANGED, "")
+    return any(r in log for r in _RERUN)
+
+
+def widths_source(source: str) -> str | None:
+    """The widths pass of *source* (see the module docstring), or None: no longtable."""
+    if "\\begin{longtable}" not in source or "\\begin{document}" not in source:
+        return None
+    head, body = source.split("\\begin{document}", 1)
+    return _GRAPHICS.sub("", head) + "\\begin{document}" + _FIGURE.sub("", body)
 
 
 def build_pdf(source: str, name: str = "document", timeout: int = TIMEOUT) -> bytes:

@@ -1,0 +1,104 @@
+"""How many pdflatex passes a PDF takes (symgpt.render.latex_build): one full pass where one
+suffices, the longtable's widths from a quick widths pass, a rerun whenever the document reads
+labels back or the widths pass could not help. The oracle: pdflatex run twice by hand on the same
+source in the same environment (what LaTeX's own advice, "rerun", gives), compared byte for byte."""
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import symgpt.render.latex_build as lb
+from symgpt.documents.latex_doc import document
+from symgpt.documents.report import report_model
+from symgpt.notation import notation
+
+import symgpt
+
+
+def by_hand(source: str, passes: int = 2) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "doc.tex").write_text(source, encoding="utf-8")
+        for _ in range(passes):
+            subprocess.run([*lb.PDFLATEX, "doc.tex"], cwd=d, env=lb.tex_env(d), capture_output=True, check=True)
+        return (d / "doc.pdf").read_bytes()
+
+
+def built(source: str, monkeypatch) -> tuple[bytes, list[bool]]:
+    """The PDF and, per full-pass start, whether a widths pass came first."""
+    starts = []
+    real = lb.PdfBuild._start
+
+    def start(self, first=False):
+        starts.append(lb.widths_source(self.source) is not None if first else False)
+        return real(self, first)
+
+    monkeypatch.setattr(lb.PdfBuild, "_start", start)
+    with lb.PdfBuild(source, "doc") as b:
+        return b.result(), starts
+
+
+LONG = r"""\documentclass{article}
+\usepackage{longtable}
+\usepackage{tikz}
+\begin{document}
+\begin{longtable}{lr}
+%s
+\end{longtable}
+\begin{figure}[h]\centering\tikz\draw (0,0) -- (1,1);\caption{a line}\end{figure}
+\end{document}
+"""
+ROWS = "\n".join(rf"row {i} & {i} \\" for i in range(30))
+
+
+@pytest.fixture(scope="module")
+def report_source():
+    return document(report_model(symgpt.load("gpt2-small")), "all", notation("default"))
+
+
+def test_the_report_is_one_full_pass_and_the_two_pass_pdf(monkeypatch, report_source):
+    pdf, starts = built(report_source, monkeypatch)
+    assert starts == [True]  # one full pass, after the widths pass
+    assert pdf == by_hand(report_source)
+    assert by_hand(report_source, 1) != pdf  # one pass alone sets the shapes longtable with other widths
+
+
+def test_a_failed_widths_pass_costs_a_rerun_not_a_wrong_pdf(monkeypatch, report_source):
+    # \tikz outside a figure: the widths pass (no tikz) fails; the full pass asks again
+    source = report_source.replace("\\begin{document}", "\\begin{document}\\tikz\\draw (0,0) -- (1,0);", 1)
+    pdf, starts = built(source, monkeypatch)
+    assert starts == [True, False] and pdf == by_hand(source)
+
+
+def test_a_document_that_reads_labels_back_is_run_again(monkeypatch):
+    source = ("\\documentclass{article}\\begin{document}See section~\\ref{s}.\\section{S}\\label{s}"
+              "\\end{document}\n")
+    pdf, starts = built(source, monkeypatch)
+    assert starts == [False, False] and pdf == by_hand(source)
+
+
+def test_without_cross_references_one_pass_suffices(monkeypatch):
+    source = "\\documentclass{article}\\begin{document}\\section{S}\\label{s}Text.\\end{document}\n"
+    pdf, starts = built(source, monkeypatch)
+    assert starts == [False] and pdf == by_hand(source)
+
+
+@pytest.mark.parametrize("log, reads, asks", [
+    (lb._LABELS_CHANGED, False, False),
+    (lb._LABELS_CHANGED, True, True),
+    ("Package longtable Warning: Table widths have changed. Rerun LaTeX.", False, True),
+    ("LaTeX Warning: There were undefined references.", False, True),
+    ("Output written on doc.pdf (1 page).", True, False),
+])
+def test_asks_rerun(log, reads, asks):
+    assert lb.asks_rerun(log, reads) is asks
+
+
+def test_widths_source_keeps_the_tables_and_drops_the_graphics():
+    source = LONG % ROWS
+    w = lb.widths_source(source)
+    assert "\\usepackage{longtable}" in w and ROWS in w
+    assert "tikz}" not in w and "\\begin{figure}" not in w
+    assert lb.widths_source("\\documentclass{article}\\begin{document}x\\end{document}") is None
