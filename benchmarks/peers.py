@@ -80,6 +80,7 @@ class Peer:
     per_mac: int
     conventions: dict[str, tuple[dict, str]]
     faults: dict[str, list[tuple[Callable[[dict], int], str]]] = field(default_factory=dict)
+    param_faults: dict[str, list[tuple[Callable[[dict], int], str]]] = field(default_factory=dict)
 
 
 MACS = {"flops_per_mac": 1}
@@ -112,7 +113,12 @@ PEERS = (
          {f: ({}, "closed forms: 2 per multiply-add, matmuls and LM head (24·B·T·d² + 4·B·T²·d per layer "
               "for a 4d MLP)") for f in ("gpt2", "llama")},
          {"llama": [(lambda s: 2 * s["B"] * s["T"] * s["L"] * (2 * s["d"] * 32768 - 3 * s["d"] * s["d_ff"]),
-                     "its shipped Llama-2-70B config: a 2-matrix MLP of 32,768, not SwiGLU's three of 28,672")]}),
+                     "its shipped Llama-2-70B config: a 2-matrix MLP of 32,768, not SwiGLU's three of 28,672")]},
+         {"gpt2": [(lambda s: -(s["T_max"] * s["d"] + 11 * s["d"] * s["L"] + s["d"]),
+                    "no position table (T_max·d), no linear biases (9·d per layer), no LayerNorm biases "
+                    "(2·d per layer + d)")],
+          "llama": [(lambda s: -(s["V"] * s["d"] + s["L"] * s["d"] * (3 * s["d_ff"] - 2 * 32768)),
+                     "the untied LM head left out (V·d); a 2-matrix MLP of 32,768 instead of three of 28,672")]}),
 )
 
 
@@ -125,10 +131,22 @@ def parse(line: str) -> dict:
     return out
 
 
+def _int(x) -> int:
+    """A count a tool printed as an int, or as a float (llm-analysis computes in floats): exact
+    only while it is whole and below 2**53, which is checked."""
+    if isinstance(x, float):
+        if not x.is_integer() or abs(x) > 2 ** 53:
+            raise ValueError(f"{x!r} is not an exact integer count")
+        return int(x)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise ValueError(f"{x!r} is not a count")
+    return x
+
+
 def answer(peer: Peer, raw: dict) -> dict:
     """The tool's params, its answer in its own unit, and that answer as FLOPs (2 per MAC)."""
-    value = int(raw[peer.key])
-    return {"params": int(raw["params"]), "value": value, "flops": value * 2 // peer.per_mac}
+    value = _int(raw[peer.key])
+    return {"params": _int(raw["params"]), "value": value, "flops": value * 2 // peer.per_mac}
 
 
 # --- symgpt on the same configurations ---------------------------------------------------------
@@ -210,15 +228,27 @@ def _rel(a: int, b: int) -> str:
     return f"{100 * (a - b) / b:+.3g} %"
 
 
+def _explain(diff: int, faults, sizes: dict) -> tuple[bool, str]:
+    predicted = sum(f(sizes) for f, _ in faults)
+    return bool(faults) and diff == predicted, "; ".join(w for _, w in faults)
+
+
 def compare(peer: Peer, family: str, sym: dict, ans: dict) -> dict:
     """The tool's answer against symgpt's under the matching convention, with the faults that
-    explain the difference (``explained``: True when their predictions add up to it exactly)."""
+    explain the difference (``explained``: True when their predictions add up to it exactly);
+    the same for the parameters (``params_*``)."""
     ours = sym["by_peer"][peer.name]
-    diff = ans["value"] - ours
-    faults = peer.faults.get(family, [])
-    predicted = sum(f(sym["sizes"]) for f, _ in faults)
-    return {"ours": ours, "diff": diff, "explained": bool(faults) and diff == predicted,
-            "why": "; ".join(w for _, w in faults)}
+    diff, pdiff = ans["value"] - ours, ans["params"] - sym["params"]
+    explained, why = _explain(diff, peer.faults.get(family, []), sym["sizes"])
+    p_explained, p_why = _explain(pdiff, peer.param_faults.get(family, []), sym["sizes"])
+    return {"ours": ours, "diff": diff, "explained": explained, "why": why,
+            "params_diff": pdiff, "params_explained": p_explained, "params_why": p_why}
+
+
+def _why(diff: int, explained: bool, why: str) -> str:
+    if not diff or not why:
+        return ""
+    return ("exact: " if explained else "not fully explained: ") + why
 
 
 def section(res, ctx) -> list[str]:
@@ -252,9 +282,9 @@ def section(res, ctx) -> list[str]:
             a = answer(peer, r["raw"])
             cmp = compare(peer, cfg["family"], sym, a)
             unit = "FLOPs" if peer.per_mac == 2 else ("MACs" if peer.key == "macs" else "'flops' (MACs)")
-            why = cmp["why"] if cmp["diff"] else ""
-            if cmp["diff"] and cmp["why"]:
-                why = ("exact: " if cmp["explained"] else "not fully explained: ") + why
+            why = "; ".join(x for x in (
+                _why(cmp["diff"], cmp["explained"], cmp["why"]),
+                _why(cmp["params_diff"], cmp["params_explained"], "params " + cmp["params_why"])) if x)
             note = f" ({r['note']})" if r.get("note") else ""
             out.append(
                 f"| {peer.name} | {secs(med(r['times']))} | {secs(r['imports'])} | {a['params']:,} "
@@ -266,8 +296,10 @@ def section(res, ctx) -> list[str]:
     for peer in PEERS:
         env = res["envs"].get(peer.name, {})
         vers = ", ".join(f"{k} {v}" for k, v in env.items() if k != "env")
-        convs = "; ".join(f"{fam}: {words} (symgpt: {_conv_text(over)})"
-                          for fam, (over, words) in peer.conventions.items())
+        kinds = {(json.dumps(o, sort_keys=True), w) for o, w in peer.conventions.values()}
+        convs = "; ".join((f"{fam}: " if len(kinds) > 1 else "") + f"{words} (symgpt: {_conv_text(over)})"
+                          for fam, (over, words) in peer.conventions.items()
+                          if len(kinds) > 1 or fam == next(iter(peer.conventions)))
         out.append(f"- **{peer.name}** ({env.get('env', 'not built')}{'; ' + vers if vers else ''}): {convs}.")
     out += ["", "Parameters: every torch tool counts the built module's parameters (tied weights once), so "
             "they equal symgpt's; llm-analysis counts from its closed form: one embedding table (no untied "

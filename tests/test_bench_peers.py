@@ -88,3 +88,25 @@ def test_parse_rejects_other_output():
         peers.parse('{"flops": 1}')
     with pytest.raises(ValueError):
         peers.parse("Traceback (most recent call last):")
+
+
+# llm-analysis 0.2.2's answer for GPT-2-small, from a real run of benchmarks/peer_child.py in
+# benchmarks/.envs/llm-analysis (the same day): a closed form evaluated in floats.
+LLM_ANALYSIS = ('{"raw": {"params": 123551232.0, "flops": 291648307200.0}, "text": "", "imports": '
+                '0.8160298390012031, "times": [6.168199979583733e-05]}')
+
+
+def test_llm_analysis_params_fault_is_exact(sym):
+    p = peer("llm-analysis")
+    a = peers.answer(p, peers.parse(LLM_ANALYSIS)["raw"])
+    assert a["flops"] == 2 * MACS
+    c = peers.compare(p, "gpt2", sym, a)
+    # no position table, no linear biases (9d per layer), no LayerNorm biases (2d per layer + d)
+    assert c["params_diff"] == -(T * d + 9 * d * L + 2 * d * L + d) == a["params"] - PARAMS
+    assert c["params_explained"] and c["diff"] == 0
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0 ** 60, "12", True])
+def test_inexact_counts_are_refused(bad):
+    with pytest.raises(ValueError):
+        peers.answer(peer("llm-analysis"), {"params": 1, "flops": bad})
