@@ -43,6 +43,8 @@ def med(xs) -> float:
 
 
 def secs(x: float) -> str:
+    if x < 1e-3:
+        return f"{x * 1e6:.0f} µs"
     return f"{x * 1e3:.1f} ms" if x < 1 else f"{x:.2f} s"
 
 

@@ -225,7 +225,10 @@ def _rel(a: int, b: int) -> str:
     """a against the exact b, as a relative error."""
     if a == b:
         return "exact"
-    return f"{100 * (a - b) / b:+.3g} %"
+    pct = 100 * (a - b) / b
+    if abs(pct) >= 0.001:
+        return f"{pct:+.3g} %"
+    return f"{pct:+.8f}".rstrip("0") + " %"     # no exponent: +0.0000284 %
 
 
 def _explain(diff: int, faults, sizes: dict) -> tuple[bool, str]:
@@ -245,10 +248,10 @@ def compare(peer: Peer, family: str, sym: dict, ans: dict) -> dict:
             "params_diff": pdiff, "params_explained": p_explained, "params_why": p_why}
 
 
-def _why(diff: int, explained: bool, why: str) -> str:
+def _why(what: str, diff: int, explained: bool, why: str) -> str:
     if not diff or not why:
         return ""
-    return ("exact: " if explained else "not fully explained: ") + why
+    return f"{what} {'exactly' if explained else 'not fully'} explained: {why}"
 
 
 def section(res, ctx) -> list[str]:
@@ -283,8 +286,8 @@ def section(res, ctx) -> list[str]:
             cmp = compare(peer, cfg["family"], sym, a)
             unit = "FLOPs" if peer.per_mac == 2 else ("MACs" if peer.key == "macs" else "'flops' (MACs)")
             why = "; ".join(x for x in (
-                _why(cmp["diff"], cmp["explained"], cmp["why"]),
-                _why(cmp["params_diff"], cmp["params_explained"], "params " + cmp["params_why"])) if x)
+                _why("answer", cmp["diff"], cmp["explained"], cmp["why"]),
+                _why("params", cmp["params_diff"], cmp["params_explained"], cmp["params_why"])) if x)
             note = f" ({r['note']})" if r.get("note") else ""
             out.append(
                 f"| {peer.name} | {secs(med(r['times']))} | {secs(r['imports'])} | {a['params']:,} "
