@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from .common import child, med, met, ratio, say, secs
 
-NAME = "derivation"
 MODELS = {"gpt2-small": dict(L=12, d=768, h=12, T=1024), "gpt3-175b": dict(L=96, d=12288, h=96, T=2048)}
 
 DERIVE = """

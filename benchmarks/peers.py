@@ -21,7 +21,6 @@ from typing import Callable
 from . import envs
 from .common import PY, ROOT, child, med, say, secs
 
-NAME = "peers"
 CHILD = Path(__file__).resolve().parent / "peer_child.py"
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .common import PY, med, met, ratio, say, secs, wall
 
-NAME = "report"
 
 
 def measure(opts) -> dict:

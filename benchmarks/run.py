@@ -18,9 +18,10 @@ one module each in this folder, run in the order of ``SECTIONS`` below:
   reused after), on GPT-2-small, GPT-3-175B and LLaMA-2-70B, each answer beside symgpt's exact
   count under the tool's own convention.
 
-A section is a module with ``measure(opts)`` (or ``measure()``) returning JSON-able results and,
-optionally, ``rows(results, ctx)`` (rows of the summary table: measurement, symgpt,
-alternative, ratio, goal, met), ``details(results, ctx)`` (bullets under "Details") and
+A section is a module ``benchmarks/NAME.py``, listed by name in ``SECTIONS``, with
+``measure(opts)`` (or ``measure()``) returning JSON-able results and, optionally,
+``rows(results, ctx)`` (rows of the summary table: measurement, symgpt, alternative, ratio,
+goal, met), ``details(results, ctx)`` (bullets under "Details") and
 ``section(results, ctx)`` (a Markdown section of its own). ``ctx`` holds ``opts``, the
 ``baseline`` timings (``pass``: ``python -c pass``; ``sympy``: ``python -c "import sympy"``,
 measured on every run) and ``results`` (every section's, by name). A section without renderers
@@ -33,6 +34,7 @@ No test asserts a timing; the goals are checked here and reported, not enforced.
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import json
 import os
@@ -44,16 +46,19 @@ if __package__ in (None, ""):  # run as a script: import this folder as the pack
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]  # no top-level `report`, `envs`
     sys.path.insert(0, str(_here.parent))
 
-from benchmarks import derivation, peers, report, startup, sweeps, unroll  # noqa: E402
 from benchmarks.common import PY, ROOT, machine, say, wall  # noqa: E402
 
-# The sections, in the order they run and are written. To add one, import its module above and
-# list it here: that is the whole change.
-SECTIONS = (derivation, sweeps, unroll, report, startup, peers)
+# The sections, in the order they run and are written: the modules benchmarks/NAME.py. Adding
+# one is adding its name here (a module that is missing or fails to import stops the run).
+SECTIONS = ("derivation", "sweeps", "unroll", "report", "startup", "peers")
+
+
+def modules(names=SECTIONS) -> list:
+    return [importlib.import_module(f"benchmarks.{n}") for n in names]
 
 
 def name_of(mod) -> str:
-    return getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
+    return mod.__name__.rsplit(".", 1)[-1]
 
 
 def run_section(mod, opts):
@@ -63,7 +68,7 @@ def run_section(mod, opts):
 
 
 def main(argv=None) -> int:
-    names = [name_of(m) for m in SECTIONS]
+    names = list(SECTIONS)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="runs of the light measurements (default 5)")
     ap.add_argument("--heavy-runs", type=int, default=3, help="runs of meta-device tracing, the peers, the "
@@ -86,9 +91,8 @@ def main(argv=None) -> int:
     say("baseline ...")
     baseline = {"pass": wall([PY, "-c", "pass"], opts.runs), "sympy": wall([PY, "-c", "import sympy"], opts.runs)}
     results = {}
-    for mod in SECTIONS:
-        if name_of(mod) in chosen:
-            results[name_of(mod)] = run_section(mod, opts)
+    for mod in modules([n for n in SECTIONS if n in chosen]):
+        results[name_of(mod)] = run_section(mod, opts)
     info["load_after"] = f"{os.getloadavg()[0]:.2f}"
     ctx = {"opts": opts, "baseline": baseline, "results": results}
     text = render(info, ctx, load_before)
@@ -104,7 +108,7 @@ def main(argv=None) -> int:
 
 def render(info, ctx, load_before) -> str:
     opts, results = ctx["opts"], ctx["results"]
-    mods = [m for m in SECTIONS if name_of(m) in results]
+    mods = modules(list(results))
     rows, details, sections = [], [], []
     for m in mods:
         res = results[name_of(m)]

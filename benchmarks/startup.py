@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .common import PY, ROOT, med, met, ratio, say, secs, wall
 
-NAME = "startup"
 PARAMS = [PY, "-m", "symgpt", "params", "gpt2-small"]
 
 

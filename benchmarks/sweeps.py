@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from .common import PY, child, med, met, ratio, say, secs, wall
 
-NAME = "sweeps"
 
 SWEEP = """
 import json, time

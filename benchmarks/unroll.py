@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .common import PY, child, med, met, ratio, say, secs, wall
 
-NAME = "unroll"
 
 UNROLL = """
 import json, time
