@@ -137,7 +137,7 @@ def render(info, ctx, load_before) -> str:
     if details:
         out += ["## Details", "", *details, ""]
     out += sections
-    raw = {"baseline": ctx["baseline"], **results, "load_before": load_before}
+    raw = {"machine": info, "baseline": ctx["baseline"], **results, "load_before": load_before}
     out += ["Raw results (seconds; counts as integers):", "", "```json", json.dumps(raw, indent=1, default=str),
             "```", ""]
     return "\n".join(out)
