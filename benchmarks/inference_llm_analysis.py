@@ -1,12 +1,10 @@
 """symgpt's inference quantities against llm-analysis (a numeric peer), on the same configs.
 
-    pip install --target /tmp/llm-analysis --no-deps llm-analysis==0.2.2 && \
-        pip install --target /tmp/llm-analysis "fire>=0.5,<0.6"
-    LLM_ANALYSIS=/tmp/llm-analysis python benchmarks/inference_llm_analysis.py [-o benchmarks/INFERENCE.md]
+    python benchmarks/inference_llm_analysis.py [-o benchmarks/INFERENCE.md]
 
-llm-analysis 0.2.2 pins transformers < 5 but its inference path does not import it, so it is
-installed into a folder of its own (``--no-deps``, plus its ``fire``) and put on the path of
-its child process only. Both run on the same configuration (B = 4 sequences, a prompt of 512
+llm-analysis 0.2.2 pins transformers < 5, so it runs in a virtual environment of its own,
+``benchmarks/.envs/llm-analysis``, which ``benchmarks/envs.py`` creates and installs into on
+first use (the same one ``benchmarks/run.py --only peers`` uses). Both run on the same configuration (B = 4 sequences, a prompt of 512
 tokens, 32 new tokens, 16-bit weights and activations, an A100 SXM 80 GB: 312 TFLOP/s, 2,039
 GB/s in both tools' profiles). For each quantity the table gives both values, the relative
 difference and why they differ: each count's difference is predicted from the two tools'
@@ -18,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -96,11 +93,11 @@ def _peer_child(name: str) -> dict:
             "decode_time": float(r["total_decode_latency"])}
 
 
-def _run(kind: str, arg: str, env=None) -> tuple[dict, float]:
+def _run(kind: str, arg: str, python: str = PY) -> tuple[dict, float]:
     code = (f"import sys, json; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
             f"import inference_llm_analysis as b; print(json.dumps(b._{kind}_child({arg!r})))")
     t = time.perf_counter()
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1]), time.perf_counter() - t
 
 
@@ -109,17 +106,17 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("-o", "--output", default=str(ROOT / "benchmarks" / "INFERENCE.md"))
     args = ap.parse_args(argv)
-    peer_path = os.environ.get("LLM_ANALYSIS")
-    if not peer_path:
-        sys.exit("set LLM_ANALYSIS to the folder llm-analysis was installed into (see the docstring)")
-    env = {**os.environ, "PYTHONPATH": peer_path}
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import envs
+
+    peer_python = envs.ensure("llm-analysis", log=lambda *x: print(*x, file=sys.stderr))
     lines = ["# symgpt vs llm-analysis 0.2.2: inference", "",
              f"B = {B}, prompt P = {P}, G = {G} new tokens, 16-bit, A100 SXM 80 GB (312 TFLOP/s, 2,039 GB/s). "
              "Written by `benchmarks/inference_llm_analysis.py`; times are per call in a fresh interpreter "
              f"(imports included), median of {args.runs}.", ""]
     for path, name in CASES:
         ours, t_ours = zip(*[_run("symgpt", path) for _ in range(args.runs)])
-        peer, t_peer = zip(*[_run("peer", name, env) for _ in range(args.runs)])
+        peer, t_peer = zip(*[_run("peer", name, peer_python) for _ in range(args.runs)])
         ours, peer = ours[0], peer[0]
         lines += [f"## {Path(path).stem} (llm-analysis: {name})", "",
                   f"time per call: symgpt {statistics.median(t_ours):.2f} s, llm-analysis "
@@ -137,7 +134,6 @@ def main(argv=None) -> int:
                 why = f"{mark}: {why}"
             lines.append(f"| {label} | {fmt(a)} | {fmt(b)} | {100 * rel:+.3f} % | {why} |")
         lines.append("")
-    sys.path.insert(0, str(ROOT))
     from symgpt.io import write_atomic
 
     write_atomic(args.output, "\n".join(lines) + "\n")

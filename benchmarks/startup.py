@@ -1,109 +1,65 @@
-"""Start-up of ``symgpt params gpt2-small`` against ``python -c "import sympy"``, interleaved.
-
-    python benchmarks/startup.py [--runs 7]
-
-Each round runs, in fresh interpreters and one after the other: ``python -c pass``,
-``python -c "import sympy"``, ``python -c "import sympy, networkx"``, ``symgpt params
-gpt2-small`` with an empty derivation cache (a temporary ``SYMGPT_CACHE_DIR``, cleared before
-each run), ``symgpt params gpt2-small --no-cache`` and ``symgpt --help``. Interleaving the
-commands puts the same background load on each; the medians and their ratios to ``import sympy``
-are printed (the goal: cold ≤ 1.5× ``import sympy``). Also says which heavy modules (networkx,
-numpy, jinja2) the cold command imported. No test asserts a timing.
-
-``--bytecode`` measures with Python's compiled-bytecode cache (``PYTHONPYCACHEPREFIX`` in a
-temporary folder, ``PYTHONDONTWRITEBYTECODE`` unset, one warm-up run first), as an installed
-package runs; without it the environment decides (with ``PYTHONDONTWRITEBYTECODE=1`` and a source
-checkout, every run compiles symgpt's own modules again, while SymPy's come compiled from its
-installation).
-"""
+"""Start-up: ``symgpt --help`` and ``symgpt params gpt2-small`` (derivation cache cold, warm, and
+``--no-cache``) vs a bare ``python -c "import sympy"`` and ``python -c pass`` (the baseline every
+run measures, in ``ctx["baseline"]``)."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
+from .common import PY, ROOT, med, met, ratio, say, secs, wall
 
-#: what a command imported (run in place of ``python -m symgpt``)
-_PROBE = ("import runpy, sys, json\n"
-          "sys.argv = ['symgpt', *sys.argv[1:]]\n"
-          "try:\n    runpy.run_module('symgpt', run_name='__main__')\n"
-          "except SystemExit:\n    pass\n"
-          "print(json.dumps(sorted(m for m in ('networkx', 'numpy', 'jinja2', 'sympy') if m in sys.modules)),"
-          " file=sys.stderr)\n")
+PARAMS = [PY, "-m", "symgpt", "params", "gpt2-small"]
 
 
-def _time(cmd: list[str], env: dict, root: Path = ROOT) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=7, help="rounds (default 7)")
-    ap.add_argument("--bytecode", action="store_true", help="with a bytecode cache (see above)")
-    ap.add_argument("--against", metavar="DIR", help="also time the symgpt commands of another source "
-                    "tree (an older commit, unpacked with 'git archive'), interleaved with these")
-    a = ap.parse_args()
-    cache = Path(tempfile.mkdtemp(prefix="symgpt-startup-"))
-    env = {**os.environ, "SYMGPT_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    pyc = None
-    if a.bytecode:
-        pyc = Path(tempfile.mkdtemp(prefix="symgpt-startup-pyc-"))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(pyc)
-    params = [PY, "-m", "symgpt", "params", "gpt2-small"]
-    cmds = {
-        "python -c pass": [PY, "-c", "pass"],
-        "import sympy": [PY, "-c", "import sympy"],
-        "import sympy, networkx": [PY, "-c", "import sympy, networkx"],
-        "params gpt2-small (cold cache)": params,
-        "params gpt2-small --no-cache": [*params, "--no-cache"],
-        "symgpt --help": [PY, "-m", "symgpt", "--help"],
-    }
-    roots = {name: ROOT for name in cmds}
-    if a.against:
-        other = Path(a.against).resolve()
-        for name in [n for n in cmds if n.startswith(("params", "symgpt"))]:
-            cmds[f"{name} [{other.name}]"] = cmds[name]
-            roots[f"{name} [{other.name}]"] = other
-    times: dict[str, list[float]] = {k: [] for k in cmds}
+def measure(opts) -> dict:
+    say("start-up ...")
+    cache_dir = Path(tempfile.mkdtemp(prefix="symgpt-bench-cache-"))  # never the user's cache
+    old = os.environ.get("SYMGPT_CACHE_DIR")
+    os.environ["SYMGPT_CACHE_DIR"] = str(cache_dir)
     try:
-        if a.bytecode:  # compile once
-            for name, cmd in cmds.items():
-                _time(cmd, {**env, "PYTHONPATH": str(roots[name])}, roots[name])
-        for _ in range(a.runs):
-            for name, cmd in cmds.items():
-                if "cold" in name:
-                    shutil.rmtree(cache, ignore_errors=True)
-                times[name].append(_time(cmd, {**env, "PYTHONPATH": str(roots[name])}, roots[name]))
-        shutil.rmtree(cache, ignore_errors=True)
-        probe = subprocess.run([PY, "-c", _PROBE, "params", "gpt2-small"], cwd=ROOT, env=env,
-                               capture_output=True, text=True, check=True)
-        imported = json.loads(probe.stderr.strip().splitlines()[-1])
+        out = {"symgpt --help": wall([PY, "-m", "symgpt", "--help"], opts.runs),
+               "symgpt params gpt2-small --no-cache": wall([*PARAMS, "--no-cache"], opts.runs),
+               "symgpt params gpt2-small (cold cache)": []}
+        for _ in range(opts.runs):
+            subprocess.run([PY, "-m", "symgpt", "cache", "clear"], capture_output=True, cwd=ROOT, check=True)
+            out["symgpt params gpt2-small (cold cache)"] += wall(PARAMS, 1)
+        out["symgpt params gpt2-small (warm cache)"] = wall(PARAMS, opts.runs)
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        if pyc is not None:
-            shutil.rmtree(pyc, ignore_errors=True)
-    base = statistics.median(times["import sympy"])
-    how = "bytecode cached" if a.bytecode else f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')}"
-    print(f"medians of {a.runs} interleaved runs ({how}; load {os.getloadavg()[0]:.2f}):")
-    for name, ts in times.items():
-        m = statistics.median(ts)
-        print(f"  {name:40s} {m * 1000:7.0f} ms  {m / base:5.2f}x import sympy")
-    print(f"  the cold command imported: {', '.join(imported) or 'none of networkx, numpy, jinja2, sympy'}")
-    return 0
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        if old is None:
+            os.environ.pop("SYMGPT_CACHE_DIR", None)
+        else:
+            os.environ["SYMGPT_CACHE_DIR"] = old
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def rows(res, ctx) -> list[tuple]:
+    sympy_s, pass_s = med(ctx["baseline"]["sympy"]), med(ctx["baseline"]["pass"])
+    helps = med(res["symgpt --help"])
+    p_warm = med(res["symgpt params gpt2-small (warm cache)"])
+    p_cold = med(res["symgpt params gpt2-small (cold cache)"])
+    p_none = med(res["symgpt params gpt2-small --no-cache"])
+    return [
+        ("`symgpt --help`", secs(helps), secs(sympy_s), ratio(helps, sympy_s), "no SymPy import", ""),
+        ("`symgpt params gpt2-small`, warm cache", secs(p_warm), f"{secs(pass_s)} (`python -c pass`)",
+         ratio(p_warm, pass_s), "≤ 4× `python -c pass`", met(p_warm <= 4 * pass_s)),
+        ("`symgpt params gpt2-small`, cold cache", secs(p_cold), secs(sympy_s), ratio(p_cold, sympy_s),
+         "≤ 1.5× `import sympy`", met(p_cold <= 1.5 * sympy_s)),
+        ("`symgpt params gpt2-small --no-cache`", secs(p_none), secs(sympy_s), ratio(p_none, sympy_s), "", ""),
+    ]
+
+
+def details(res, ctx) -> list[str]:
+    base = ctx["baseline"]
+    return [
+        f"- Start-up: `python -c pass` {secs(med(base['pass']))}; `python -c \"import sympy\"` "
+        f"{secs(med(base['sympy']))}; `symgpt --help` {secs(med(res['symgpt --help']))} (imports neither SymPy "
+        "nor networkx); `symgpt params gpt2-small` "
+        f"{secs(med(res['symgpt params gpt2-small --no-cache']))} with `--no-cache` (SymPy + networkx + the "
+        f"derivation), {secs(med(res['symgpt params gpt2-small (cold cache)']))} with an empty cache (the same, "
+        f"and two entries written), {secs(med(res['symgpt params gpt2-small (warm cache)']))} warm (two JSON "
+        "entries read, no SymPy, no networkx; the cache lives in a temporary folder here)."]
