@@ -50,7 +50,7 @@ SPACES = {
 }
 
 
-def run(name: str) -> None:
+def _plan(name: str):
     import symgpt
     from symgpt.sweep.plan import plan
 
@@ -59,7 +59,35 @@ def run(name: str) -> None:
     t0 = time.perf_counter()
     r = plan(m, s["devices"], s["batch"], 80 * 10**9, 989 * 10**12, 450 * 10**9, 50 * 10**9, zero=(0, 1, 2, 3),
              vps=tuple(s["vps"]), microbatch_sizes=tuple(s["microbatch_sizes"]), max_cp=s["max_cp"], top=3)
-    dt = time.perf_counter() - t0
+    return r, time.perf_counter() - t0
+
+
+def measure() -> dict:
+    """Each space once, in this process, in order (the first pays the derivations; later ones
+    reuse what the model caches): strategies priced, fitting, seconds (benchmarks/run.py)."""
+    out = {}
+    for name in SPACES:
+        r, dt = _plan(name)
+        out[name] = {"strategies": r.considered, "fit": r.fitting, "seconds": dt}
+    return out
+
+
+def rows(res: dict, ctx) -> list[tuple]:
+    m = res["million"]
+    return [(f"`plan` GPT-3 175B, {m['strategies']:,} strategies (6,144 devices)", f"{m['seconds']:.1f} s",
+             f"{m['strategies'] / m['seconds']:,.0f} strategies/s", "", "10⁶ strategies in seconds",
+             "yes" if m["strategies"] >= 10**6 and m["seconds"] < 10 else "**no**")]
+
+
+def details(res: dict, ctx) -> list[str]:
+    return ["- `plan` (`benchmarks/plan.py`, GPT-3 175B, T = 2048, 80 GB devices, ZeRO 0-3, 3 recompute "
+            "policies, SP on/off): " + "; ".join(
+                f"{n}: {v['strategies']:,} strategies, {v['fit']:,} fit, {v['seconds']:.1f} s" for n, v in res.items())
+            + " (the first space pays the derivations)."]
+
+
+def run(name: str) -> None:
+    r, dt = _plan(name)
     print(f"{name}: strategies priced: {r.considered:,}; fit in 80 GB: {r.fitting:,}; seconds: {dt:.1f} "
           f"({r.considered / dt:,.0f} strategies/s)")
     if r.rows:

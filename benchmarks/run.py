@@ -19,7 +19,7 @@ one module each in this folder, run in the order of ``SECTIONS`` below:
   count under the tool's own convention.
 
 A section is a module ``benchmarks/NAME.py``, listed by name in ``SECTIONS``, with
-``measure(opts)`` (or ``measure()``) returning JSON-able results and, optionally,
+``measure(opts)`` (or ``measure()``, its defaults) returning JSON-able results and, optionally,
 ``rows(results, ctx)`` (rows of the summary table: measurement, symgpt, alternative, ratio,
 goal, met), ``details(results, ctx)`` (bullets under "Details") and
 ``section(results, ctx)`` (a Markdown section of its own). ``ctx`` holds ``opts``, the
@@ -50,7 +50,7 @@ from benchmarks.common import PY, ROOT, machine, say, wall  # noqa: E402
 
 # The sections, in the order they run and are written: the modules benchmarks/NAME.py. Adding
 # one is adding its name here (a module that is missing or fails to import stops the run).
-SECTIONS = ("derivation", "sweeps", "unroll", "report", "startup", "peers")
+SECTIONS = ("derivation", "sweeps", "unroll", "report", "startup", "plan", "billion", "peers")
 
 
 def modules(names=SECTIONS) -> list:
@@ -64,7 +64,7 @@ def name_of(mod) -> str:
 def run_section(mod, opts):
     """``mod.measure(opts)``, or ``mod.measure()`` for a section that takes no options."""
     params = inspect.signature(mod.measure).parameters
-    return mod.measure(opts) if params else mod.measure()
+    return mod.measure(opts) if "opts" in params else mod.measure()
 
 
 def main(argv=None) -> int:
