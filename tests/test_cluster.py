@@ -257,3 +257,37 @@ def test_embedding_and_head_in_flight_match_the_run(p, m, v):
     first, last = layout(pp=p, vp=v, microbatches=m), layout(pp=p, vp=v, microbatches=m, stage="last")
     assert first.in_flight("pre") == peak_in_flight(p, m, v, device=0, chunk=0)
     assert last.in_flight("post") == peak_in_flight(p, m, v, device=p - 1, chunk=v - 1) == 1
+
+
+def test_mfu_and_time_to_train_use_the_slower_pipeline_stage():
+    """A pipeline's step ends with its slowest stage. GPT-2 small's last stage carries the LM head
+    (2·B·T·d·V FLOPs, about 4.5 layers' worth), so on 4 stages the last is the slower: the MFU
+    and the time to train are the same whichever stage is priced, and equal the model FLOPs over
+    devices · peak · the last stage's step (the definition: Narayanan et al. 2021, Sec. 5.1)."""
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    o = dict(pp=4, dp=2, microbatches=8, peak=989 * 10**12, link_bandwidth=450 * 10**9,
+             node_bandwidth=50 * 10**9, precision="mixed-bf16")
+    first, last = (m.quantity("time.step", stage=s, **o).value for s in ("first", "last"))
+    assert last > first
+    model_flops = m.quantity("flops.train", per="batch", hardware=False).value * 8 * 2   # m · dp batches
+    for stage in ("first", "last"):
+        assert m.quantity("time.mfu_cluster", stage=stage, **o).value == model_flops / (8 * 989 * 10**12 * last)
+        tokens = 10**9
+        steps = sympy.Rational(tokens, 8 * 8 * 2 * 1024)
+        assert m.quantity("time.to_train", tokens=tokens, stage=stage, **o).value == steps * last
+    one = dict(o, pp=1)                                             # no pipeline: the one stage
+    assert m.quantity("time.mfu_cluster", **one).value == model_flops / (2 * 989 * 10**12 *
+                                                                         m.quantity("time.step", **one).value)
+
+
+def test_slower_stage_decided_symbolically():
+    """With every size a positive symbol the last stage of GPT-2 is still provably the slower
+    (it holds the layers' share and the head; the first stage the layers' share and a lookup of
+    no FLOPs): the MFU of the first stage's pricing is the last stage's, symbol for symbol."""
+    m = symgpt.load("gpt2")
+    o = dict(pp=2, microbatches=4, peak=10**15, link_bandwidth=10**11, node_bandwidth=10**10)
+    first, last = (m.quantity("time.mfu_cluster", stage=s, **o).expr for s in ("first", "last"))
+    assert not first.has(sympy.Max) and sympy.simplify(first - last) == 0
+    step_last = m.quantity("time.step", stage="last", **o).expr
+    flops = m.quantity("flops.train", per="batch", hardware=False).expr * 4
+    assert sympy.simplify(first - flops / (2 * 10**15 * step_last)) == 0

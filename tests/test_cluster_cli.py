@@ -25,9 +25,17 @@ def test_time_cluster_json_adds_up():
     parts = [exact(f"time.{n}") for n in ("compute", "comm", "bubble")]
     assert exact("time.step") == sum(parts)
     assert parts[2] == parts[0] * sympy.Rational(3, 8)        # bubble (p - 1)/m
+    # the pipeline's step is its slower stage's (the last: it holds the head): price that one too
+    r2 = _cli("time", "gpt3-1.3b", "--set", "B=1", "--set", "T=2048", "--precision", "mixed-bf16", "--tp", "2",
+              "--pp", "4", "--dp", "2", "--microbatches", "8", "--peak", "312e12", "--link-bandwidth", "300e9",
+              "--node-bandwidth", "25e9", "--tokens", "1e9", "--json", "--stage", "last")
+    assert r2.returncode == 0, r2.stderr
+    last = json.loads(r2.stdout)["time.step"]
+    slower = max(sum(parts), sympy.Rational(last.get("exact_value", last["value"])))
+    assert slower > sum(parts)
     steps = sympy.Rational(10**9, 1 * 8 * 2 * 2048)            # D / (B·m·dp·T)
-    assert exact("time.to_train") == steps * sum(parts)
-    assert exact("time.device_hours") == steps * sum(parts) * 16 / 3600
+    assert exact("time.to_train") == steps * slower
+    assert exact("time.device_hours") == steps * slower * 16 / 3600
 
 
 def test_time_without_bandwidth_is_one_line():

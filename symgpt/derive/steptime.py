@@ -168,15 +168,34 @@ def step(model, **options) -> Quantity:
 
 def _utilisation(model, hardware, **options) -> Quantity:
     c = _build(model, options)
-    st = sympy.Add(*[e for _, e in step_parts(c)])
+    st = sympy.Add(*[e for _, e in pipeline_step_parts(model, c, options)])
     u = c.step_flops(hardware) / (c.lay.devices * c.peak * st)
     name = "time.hfu" if hardware else "time.mfu_cluster"
     return c.quantity(name, [("utilisation", u)],
-                      f"{'hardware' if hardware else 'model'} FLOPs of the step / (devices · peak · step time)", "")
+                      f"{'hardware' if hardware else 'model'} FLOPs of the step / (devices · peak · step time "
+                      "of the slower pipeline stage)", "")
 
 
 def step_parts(c: Cluster):
     return c.compute() + c.comm() + c.bubble()
+
+
+def pipeline_step_parts(model, c: Cluster, options) -> list:
+    """The step parts of the pipeline as a whole: a step ends when its slowest stage does, and
+    only the first and the last stage carry more than their layers (the embedding; the head),
+    so the slower of those two. Whichever stage *c* prices, the MFU and the time to train are
+    the pipeline's. Where the sizes leave the slower stage open, one part, Max(first, last)."""
+    parts = step_parts(c)
+    if c.lay.pp == 1:
+        return parts
+    other = step_parts(_build(model, {**options, "stage": "last" if c.lay.stage == "first" else "first"}))
+    here, there = sympy.Add(*[e for _, e in parts]), sympy.Add(*[e for _, e in other])
+    gap = sympy.expand(there - here)
+    if gap.is_nonpositive:
+        return parts
+    if gap.is_nonnegative:
+        return other
+    return [("step (the slower of the first and last stage)", sympy.Max(here, there))]
 
 
 def mfu(model, **options) -> Quantity:
@@ -194,8 +213,9 @@ def to_train(model, tokens, **options) -> Quantity:
     from ..symbols import B
 
     steps = tokens / (B * lay.microbatches * lay.dp * T)
-    return c.quantity("time.to_train", [(p, e * steps) for p, e in step_parts(c)],
-                      f"seconds to train on D = {tokens} tokens: D / (B·m·dp·T) steps × step time")
+    return c.quantity("time.to_train", [(p, e * steps) for p, e in pipeline_step_parts(model, c, options)],
+                      f"seconds to train on D = {tokens} tokens: D / (B·m·dp·T) steps × step time "
+                      "(of the slower pipeline stage)")
 
 
 def device_hours(model, tokens, **options) -> Quantity:
