@@ -6,7 +6,8 @@ starts with ``# symgpt report:``): ``symgpt report -o ~`` must never wipe a home
 also lists the files symgpt wrote into it (``MANIFEST``); anything else found there is the
 user's and is carried over into the new folder (hard links), and a user's file where the new
 folder puts one of its own is refused, never overwritten. A previous folder caught mid-swap by a
-kill is put back the next time the same path is written (``io._clean_up``).
+kill is put back the next time the same path is written (``io._clean_up``). The files of a
+staged folder are synced to disk all at once (``io.sync_tree``) before the swap, not one by one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import SymgptError, printable
-from .io import _clean_up, _fail, _prefix, _umask, read_bounded, write_atomic
+from .io import _STAGED, _clean_up, _fail, _prefix, _umask, read_bounded, sync_tree, write_atomic
 
 #: (file, first-line prefix) that marks a folder as a symgpt report (and so replaceable whole)
 REPORT_SIGNATURE = ("index.md", "# symgpt report:")
@@ -155,9 +156,12 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700
     except OSError as e:
         raise _fail(path, e) from None
+    staged = os.path.abspath(stage)
+    _STAGED.add(staged)  # its files are synced together, before the swap
     try:
         yield stage
     except BaseException:
+        _STAGED.discard(staged)
         shutil.rmtree(stage, ignore_errors=True)
         raise
     old = None
@@ -168,12 +172,15 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
         if not _replaceable(path, signature):  # it changed while we wrote
             raise SymgptError(f"cannot write {path}: it appeared while the report was written")
         _write_manifest(stage)
+        _STAGED.discard(staged)
+        sync_tree(stage)  # every file on disk before the folder is published
         if path.exists():
             _carry_over(path, stage, signature)
             old = Path(tempfile.mkdtemp(prefix=_prefix(path, "old"), dir=path.parent))
             os.replace(path, old / "x")
         os.replace(stage, path)
     except BaseException as e:
+        _STAGED.discard(staged)
         shutil.rmtree(stage, ignore_errors=True)
         if old is not None:
             if (old / "x").exists() and not path.exists():

@@ -64,6 +64,7 @@ class Figures:
     schedules: list = field(default_factory=list)
     rows: list = field(default_factory=list)        # Priced, in the order of ``strategies``
     skipped: list = field(default_factory=list)     # (strategy name, why)
+    numbers: list | None = None                     # ``summary``'s rows, computed once
 
 
 def _fits(model, **options) -> bool:
@@ -191,7 +192,9 @@ def zero_volume(model, row: Priced):
 def summary(f: Figures) -> list[dict]:
     """Per priced strategy, its exact numbers (None where a size is unbound): memory by part and
     total (bytes), bytes sent by collective and in all, the ZeRO volume, the step time's compute,
-    communication and bubble (seconds) and the sequences per step."""
+    communication and bubble (seconds) and the sequences per step (computed once per figures)."""
+    if f.numbers is not None:
+        return f.numbers
     model = f.model
     out = []
     for r in f.rows:
@@ -203,11 +206,13 @@ def summary(f: Figures) -> list[dict]:
                     "zero_volume": zero_volume(model, r),
                     "time": {p: step.get(p, sympy.Integer(0)) for p in ("compute", "comm", "bubble")},
                     "step": r.step.value, "sequences": r.sequences})
+    f.numbers = out
     return out
 
 
 def per_param(model, row: Priced):
     """The weights, gradients and optimizer states in bytes per parameter, where each is a
-    multiple of the parameter count (else None)."""
-    ratios = [sympy.simplify(row.memory[p].expr / model.params.expr) for p in MEMORY[:3]]
+    multiple of the parameter count (else None). ``cancel`` decides it: both are polynomials in
+    the sizes, so a ratio that is a number is one after cancelling their common factors."""
+    ratios = [sympy.cancel(row.memory[p].expr / model.params.expr) for p in MEMORY[:3]]
     return ratios if all(r.is_Rational for r in ratios) else None
