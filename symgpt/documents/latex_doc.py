@@ -119,9 +119,19 @@ def document(model, what="all", notation=None, title: str | None = None, **optio
                          "intro": Tex(str(intro(ctx)).strip()) if intro else None, "body": Tex(body)})
     if not sections:
         raise SymgptError("nothing to typeset: none of the requested sections is available")
+    return _document(model, title, sections)
+
+
+def _document(model, title: str | None, sections: list) -> str:
     shown = Tex(tex_escape(title)) if title else Tex(tex_texttt(model.name) + ": parameters, shapes and costs")
     return render("document.tex", title=shown,
                   model=model.name, sections=sections, preamble=Tex(preamble()))
+
+
+def document_head(model, title: str | None = None) -> str:
+    """What ``document(model, ..., title=title)`` says before ``\\begin{document}`` (its preamble
+    and title), known before any section is computed: TeX can load it while they are."""
+    return _document(model, title, []).split("\\begin{document}", 1)[0]
 
 
 class Rendered(str):

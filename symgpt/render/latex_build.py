@@ -8,7 +8,11 @@ first set by a quick widths pass (``widths_source``: the document without its fi
 graphics packages they load, in draft mode, no PDF), whose ``.aux`` the one full pass then
 reads: the PDF of two full passes, for the price of one and a fraction. If the widths pass
 fails or its widths differ, the full pass asks for a rerun and gets it. ``PdfBuild`` starts the
-build at once and is joined later, so a report writes its other parts while TeX works.
+build at once and is joined later, so a report writes its other parts while TeX works. Given
+only the document's *head* (what comes before ``\\begin{document}``), it starts the full pass
+at once on a named pipe: TeX loads the preamble while the document is still being computed, and
+``feed(source)`` hands it the rest once the widths pass is done (a source that does not start
+with the head is built from the start instead).
 
 The build runs in a temporary folder with ``SOURCE_DATE_EPOCH`` fixed and ``TZ=UTC``; the
 documents set ``\\pdfinfoomitdate`` and ``\\pdftrailerid{}``, so the PDF of the same source is
@@ -21,12 +25,15 @@ folder a killed symgpt could not remove is removed by the next build.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -113,7 +120,8 @@ class PdfBuild:
     ``close()`` (or leaving a ``with`` block) kills whatever still runs and removes the
     temporary folder."""
 
-    def __init__(self, source: str, name: str = "document", timeout: int = TIMEOUT):
+    def __init__(self, source: str | None, name: str = "document", timeout: int = TIMEOUT,
+                 head: str | None = None):
         if not tex_available():
             raise SymgptError("no TeX engine: install pdflatex (scripts/setup.sh does)")
         self.name, self.deadline = name, time.monotonic() + timeout
@@ -121,14 +129,85 @@ class PdfBuild:
         clean_dead(tempfile.gettempdir(), "symgpt-tex-")  # what a killed build left behind
         self._tmp = tempfile.TemporaryDirectory(prefix=f"symgpt-tex-{os.getpid()}-")
         self.dir = Path(self._tmp.name)
+        self._writer = self._widths = self.proc = None
+        self._closed = False
         try:
+            self.env = tex_env(self.dir)
+            if source is None:  # streamed: the preamble now, the rest with feed()
+                self.head, self.source, self._body = head or "", None, None
+                self._fed = threading.Event()
+                os.mkfifo(self.dir / f"{name}.tex")
+                self.proc = start_group([PDFLATEX[0], "-no-parse-first-line", *PDFLATEX[1:], f"{name}.tex"],
+                                        self.dir, self.env)
+                self._writer = threading.Thread(target=self._stream, daemon=True)
+                self._writer.start()
+                return
             (self.dir / f"{name}.tex").write_text(source, encoding="utf-8")
             self.source, self.reads_labels = source, bool(_READS_LABELS.search(source))
-            self.env = tex_env(self.dir)
-            self.proc: subprocess.Popen | None = self._start(first=True)
+            self.proc = self._start(first=True)
         except BaseException:
-            self._tmp.cleanup()
+            self.close()
             raise
+
+    def feed(self, source: str) -> None:
+        """The whole document of a streamed build (see the module docstring)."""
+        self.source, self.reads_labels = source, bool(_READS_LABELS.search(source))
+        if source.startswith(self.head):
+            self._body = source[len(self.head):]
+            self._fed.set()
+            return
+        self._stop_stream()  # another head: build it from the start
+        (self.dir / f"{self.name}.tex").write_text(source, encoding="utf-8")
+        self.proc = self._start(first=True)
+
+    def _stream(self) -> None:
+        """The writer of a streamed build: the head into TeX's pipe, then (once fed) the widths
+        pass and the rest. Ends quietly if TeX stops: ``result`` reports TeX's failure."""
+        proc, fd = self.proc, None
+        try:
+            while fd is None:  # opening a pipe no one reads yet fails at once (ENXIO)
+                try:
+                    fd = os.open(self.dir / f"{self.name}.tex", os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as e:
+                    if e.errno != errno.ENXIO or proc.poll() is not None or self._closed:
+                        return
+                    time.sleep(0.002)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            with os.fdopen(fd, "w", encoding="utf-8") as pipe:
+                fd = None
+                pipe.write(self.head)
+                pipe.flush()
+                self._fed.wait()
+                if self._body is None or self._closed:
+                    return
+                widths = widths_source(self.source)
+                if widths is not None:
+                    (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
+                    self._widths = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
+                    code, _ = wait_group(self._widths, max(1.0, self.deadline - time.monotonic()), "the widths pass")
+                    if code == 0 and not self._closed:  # its .aux handed on only if it succeeded
+                        shutil.copyfile(self.dir / "widths.aux", self.dir / f"{self.name}.aux")
+                pipe.write(self._body)
+        except (OSError, SymgptError):
+            pass
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _stop_stream(self) -> None:
+        """Stop a streamed build's TeX and writer; its source becomes an ordinary file."""
+        if self._writer is None:
+            return
+        if self.proc is not None:
+            _kill_group(self.proc)
+            self.proc = None
+        self._body = None if not self._fed.is_set() else self._body
+        self._fed.set()
+        if self._widths is not None:
+            _kill_group(self._widths)
+        self._writer.join()
+        self._writer = None
+        (self.dir / f"{self.name}.tex").unlink(missing_ok=True)
 
     def _start(self, first: bool = False) -> subprocess.Popen:
         full = [*PDFLATEX, f"{self.name}.tex"]
@@ -149,6 +228,11 @@ class PdfBuild:
             code, out = wait_group(proc, max(1.0, self.deadline - time.monotonic()),
                                    f"pdflatex on {self.name}.tex (its {self.timeout} s)")
             self.proc = None
+            if self._writer is not None:  # a streamed pass: its source, a file for any rerun
+                self._writer.join()
+                self._writer = None
+                (self.dir / f"{self.name}.tex").unlink(missing_ok=True)
+                (self.dir / f"{self.name}.tex").write_text(self.source, encoding="utf-8")
             text = log.read_text(errors="replace") if log.exists() else out
             if code != 0 or not (self.dir / f"{self.name}.pdf").exists():
                 first = next((line for line in text.splitlines() if line.startswith("!")), "see the log")
@@ -158,6 +242,9 @@ class PdfBuild:
         return (self.dir / f"{self.name}.pdf").read_bytes()
 
     def close(self) -> None:
+        self._closed = True
+        if self._writer is not None:
+            self._stop_stream()
         if self.proc is not None:
             _kill_group(self.proc)
             self.proc = None

@@ -16,7 +16,7 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
     from ...notation import notation
     from ...render.latex import render
     from ...render.latex_build import PdfBuild, tex_available
-    from ..latex_doc import ALIASES, SECTIONS, context, document, preamble
+    from ..latex_doc import ALIASES, SECTIONS, context, document, document_head, preamble
 
     nota = notation("default")
     out = folder / FOLDER
@@ -26,13 +26,15 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
         write_atomic(out / name, data)
         files.append(f"{FOLDER}/{name}")
 
-    doc = document(model, "all", nota)
     build = None
-    if pdf and tex_available():
-        build = PdfBuild(doc, "report")
+    if pdf and tex_available():  # TeX loads the preamble while the sections are computed
+        build = PdfBuild(None, "report", head=document_head(model))
         if running is not None:
             running.enter_context(build)
     try:
+        doc = document(model, "all", nota)
+        if build is not None:
+            build.feed(doc)
         put("report.tex", doc)
         put("preamble.tex", preamble())
         for name in ALIASES["all"]:
