@@ -102,3 +102,47 @@ def test_widths_source_keeps_the_tables_and_drops_the_graphics():
     assert "\\usepackage{longtable}" in w and ROWS in w
     assert "tikz}" not in w and "\\begin{figure}" not in w
     assert lb.widths_source("\\documentclass{article}\\begin{document}x\\end{document}") is None
+
+
+# --- a streamed build: TeX loads the head (the preamble) from a pipe before the rest exists ----
+def streamed(head: str, source: str) -> bytes:
+    with lb.PdfBuild(None, "doc", head=head) as b:
+        b.feed(source)
+        return b.result()
+
+
+def head_of(source: str) -> str:
+    return source.split("\\begin{document}", 1)[0]
+
+
+def test_a_streamed_report_is_the_two_pass_pdf(report_source):
+    # the oracle: pdflatex twice by hand on the whole file
+    assert streamed(head_of(report_source), report_source) == by_hand(report_source)
+
+
+def test_the_reports_head_is_known_before_its_sections(report_source):
+    from symgpt.documents.latex_doc import document_head
+
+    head = document_head(report_model(symgpt.load("gpt2-small")))
+    assert head == head_of(report_source) and "\\documentclass" in head
+
+
+def test_a_source_with_another_head_is_built_from_the_start(monkeypatch):
+    source = LONG % ROWS
+    pdf = streamed("\\documentclass{report}\n", source)  # not the source's head
+    assert pdf == by_hand(source)
+
+
+def test_a_streamed_failed_widths_pass_costs_a_rerun(monkeypatch, report_source):
+    source = report_source.replace("\\begin{document}", "\\begin{document}\\tikz\\draw (0,0) -- (1,0);", 1)
+    assert streamed(head_of(source), source) == by_hand(source)
+
+
+def test_a_streamed_error_is_one_line_and_an_unfed_build_stops(tmp_path):
+    source = "\\documentclass{article}\n\\undefinedmacro\n\\begin{document}x\\end{document}\n"
+    with pytest.raises(lb.SymgptError, match="LaTeX failed on doc.tex: ! Undefined control sequence"):
+        streamed(head_of(source), source)
+    b = lb.PdfBuild(None, "doc", head="\\documentclass{article}\n")
+    proc, folder = b.proc, b.dir
+    b.close()  # never fed: TeX, waiting on the pipe, is killed and the folder removed
+    assert proc.poll() is not None and not folder.exists()
