@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import os
 import re
 import signal
@@ -228,4 +229,8 @@ def _internal(e: BaseException) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    # speed only: the objects left are freed at exit without the cycle collector walking them all
+    # once more (SymPy's caches: a tenth of a report's time); nothing is left out of the clean-ups
+    gc.freeze()
+    sys.exit(code)
