@@ -41,6 +41,8 @@ from ..errors import SymgptError
 from ..io import clean_dead
 
 PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error")
+#: pdflatex reading a named pipe: the first line is read once, as TeX's input, not parsed for %&
+_STREAMED = (PDFLATEX[0], "-no-parse-first-line", *PDFLATEX[1:])
 #: passes at most (a log that still asks for a rerun after these is left as it is)
 MAX_PASSES = 3
 _RERUN = ("Rerun", "There were undefined references")
@@ -133,13 +135,14 @@ class PdfBuild:
         self._closed = False
         try:
             self.env = tex_env(self.dir)
-            if source is None:  # streamed: the preamble now, the rest with feed()
+            if source is None:  # streamed: the preambles now (the widths pass's too), the rest with feed()
                 self.head, self.source, self._body = head or "", None, None
                 self._fed = threading.Event()
                 os.mkfifo(self.dir / f"{name}.tex")
-                self.proc = start_group([PDFLATEX[0], "-no-parse-first-line", *PDFLATEX[1:], f"{name}.tex"],
-                                        self.dir, self.env)
-                self._writer = threading.Thread(target=self._stream, daemon=True)
+                os.mkfifo(self.dir / "widths.tex")
+                self.proc = start_group([*_STREAMED, f"{name}.tex"], self.dir, self.env)
+                self._widths = start_group([*_STREAMED, "-draftmode", "widths.tex"], self.dir, self.env)
+                self._writer = threading.Thread(target=self._stream, args=(self.proc, self._widths), daemon=True)
                 self._writer.start()
                 return
             (self.dir / f"{name}.tex").write_text(source, encoding="utf-8")
@@ -160,39 +163,61 @@ class PdfBuild:
         (self.dir / f"{self.name}.tex").write_text(source, encoding="utf-8")
         self.proc = self._start(first=True)
 
-    def _stream(self) -> None:
-        """The writer of a streamed build: the head into TeX's pipe, then (once fed) the widths
-        pass and the rest. Ends quietly if TeX stops: ``result`` reports TeX's failure."""
-        proc, fd = self.proc, None
-        try:
-            while fd is None:  # opening a pipe no one reads yet fails at once (ENXIO)
-                try:
-                    fd = os.open(self.dir / f"{self.name}.tex", os.O_WRONLY | os.O_NONBLOCK)
-                except OSError as e:
-                    if e.errno != errno.ENXIO or proc.poll() is not None or self._closed:
-                        return
-                    time.sleep(0.002)
+    def _open(self, name: str, proc: subprocess.Popen) -> int | None:
+        """A descriptor writing into the pipe *name* once *proc* reads it (None if it stopped)."""
+        while True:  # opening a pipe no one reads yet fails at once (ENXIO)
+            try:
+                fd = os.open(self.dir / name, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO or proc.poll() is not None or self._closed:
+                    return None
+                time.sleep(0.002)
+                continue
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-            with os.fdopen(fd, "w", encoding="utf-8") as pipe:
-                fd = None
-                pipe.write(self.head)
-                pipe.flush()
-                self._fed.wait()
-                if self._body is None or self._closed:
+            return fd
+
+    def _stream(self, proc: subprocess.Popen, wproc: subprocess.Popen) -> None:
+        """The writer of a streamed build: the heads into TeX's pipes; once fed, the rest of the
+        widths pass, its .aux handed on if it succeeded, then the rest of the document. Ends
+        quietly if TeX stops: ``result`` reports TeX's failure."""
+        try:
+            whead = _GRAPHICS.sub("", self.head)
+            wfd = self._open("widths.tex", wproc)
+            with os.fdopen(wfd, "w", encoding="utf-8") if wfd is not None else open(os.devnull, "w") as wpipe:
+                wpipe.write(whead)
+                wpipe.flush()
+                fd = self._open(f"{self.name}.tex", proc)
+                if fd is None:
                     return
-                widths = widths_source(self.source)
-                if widths is not None:
-                    (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
-                    self._widths = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
-                    code, _ = wait_group(self._widths, max(1.0, self.deadline - time.monotonic()), "the widths pass")
-                    if code == 0 and not self._closed:  # its .aux handed on only if it succeeded
-                        shutil.copyfile(self.dir / "widths.aux", self.dir / f"{self.name}.aux")
-                pipe.write(self._body)
+                with os.fdopen(fd, "w", encoding="utf-8") as pipe:
+                    pipe.write(self.head)
+                    pipe.flush()
+                    self._fed.wait()
+                    if self._body is None or self._closed:
+                        return
+                    widths = widths_source(self.source)
+                    if widths is not None and widths.startswith(whead) and wfd is not None:
+                        wpipe.write(widths[len(whead):])
+                        wpipe.close()
+                        self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
+                    elif widths is not None:  # another head: a widths pass from the file
+                        _kill_group(wproc)
+                        (self.dir / "widths.tex").unlink()
+                        (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
+                        self._widths = wproc = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
+                        self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
+                    pipe.write(self._body)
         except (OSError, SymgptError):
             pass
         finally:
-            if fd is not None:
-                os.close(fd)
+            _kill_group(wproc)  # done, or not wanted (no longtable, TeX stopped)
+
+    def _left(self) -> float:
+        return max(1.0, self.deadline - time.monotonic())
+
+    def _handed(self, code: int) -> None:
+        if code == 0 and not self._closed:  # the widths pass's .aux, handed on only if it succeeded
+            shutil.copyfile(self.dir / "widths.aux", self.dir / f"{self.name}.aux")
 
     def _stop_stream(self) -> None:
         """Stop a streamed build's TeX and writer; its source becomes an ordinary file."""
@@ -207,7 +232,8 @@ class PdfBuild:
             _kill_group(self._widths)
         self._writer.join()
         self._writer = None
-        (self.dir / f"{self.name}.tex").unlink(missing_ok=True)
+        for pipe in (f"{self.name}.tex", "widths.tex"):
+            (self.dir / pipe).unlink(missing_ok=True)
 
     def _start(self, first: bool = False) -> subprocess.Popen:
         full = [*PDFLATEX, f"{self.name}.tex"]
