@@ -212,7 +212,14 @@ def summary(f: Figures) -> list[dict]:
 
 def per_param(model, row: Priced):
     """The weights, gradients and optimizer states in bytes per parameter, where each is a
-    multiple of the parameter count (else None). ``cancel`` decides it: both are polynomials in
-    the sizes, so a ratio that is a number is one after cancelling their common factors."""
-    ratios = [sympy.cancel(row.memory[p].expr / model.params.expr) for p in MEMORY[:3]]
-    return ratios if all(r.is_Rational for r in ratios) else None
+    multiple of the parameter count (else None): expanded, a multiple c of the count has the
+    count's terms, each c times the count's coefficient."""
+    count = sympy.expand(model.params.expr).as_coefficients_dict()
+    ratios = []
+    for part in MEMORY[:3]:
+        terms = sympy.expand(row.memory[part].expr).as_coefficients_dict()
+        found = {terms[t] / c for t, c in count.items()} if terms.keys() == count.keys() else ()
+        if len(found) != 1:
+            return None
+        ratios.append(sympy.Rational(found.pop()))
+    return ratios
