@@ -277,3 +277,55 @@ def test_temporaries_of_live_writers_are_left_alone(tmp_path):
     with io_folders.atomic_dir(tmp_path / "rep") as stage:
         (stage / "index.md").write_text("# symgpt report: test\n")
     assert live.exists()
+
+
+# --- a staged folder's files reach the disk together, before the folder is published -----------
+def _recording_fsync(monkeypatch, fail=False):
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+        if fail:
+            raise OSError(5, "Input/output error")
+        return real(fd)
+
+    monkeypatch.setattr(sio.os, "fsync", fsync)
+    return synced
+
+
+def test_a_staged_folder_syncs_every_file_before_the_swap(tmp_path, monkeypatch):
+    synced = _recording_fsync(monkeypatch)
+    published = []
+    real_replace = os.replace
+
+    def replace(a, b):
+        if Path(b) == out:
+            published.append(sorted(synced))  # what was on disk when the folder was swapped in
+        return real_replace(a, b)
+
+    monkeypatch.setattr(sio.os, "replace", replace)
+    out = tmp_path / "rep"
+    with io_folders.atomic_dir(out) as stage:
+        sio.write_atomic(stage / "index.md", "# symgpt report: x\n")
+        sio.write_atomic(stage / "a" / "b.txt", "b")
+        assert synced == []  # inside the stage: not one file at a time
+        staged = os.path.realpath(stage)
+    expected = sorted([os.path.join(staged, n) for n in ("index.md", "a/b.txt", io_folders.MANIFEST)]
+                      + [staged, os.path.join(staged, "a")])
+    assert published == [expected]
+    sio.write_atomic(tmp_path / "alone.txt", "x")  # outside any stage: synced on its own
+    assert os.path.basename(synced[-1]).startswith(".alone.txt.tmp-")  # its temporary, before the rename
+
+
+def test_a_failed_sync_keeps_the_previous_folder(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    with io_folders.atomic_dir(out) as stage:
+        sio.write_atomic(stage / "index.md", "# symgpt report: old\n")
+    before = tree(out)
+    _recording_fsync(monkeypatch, fail=True)
+    with pytest.raises(SymgptError, match="cannot write .*Input/output error"):
+        with io_folders.atomic_dir(out) as stage:
+            sio.write_atomic(stage / "index.md", "# symgpt report: new\n")
+    assert tree(out) == before and siblings(tmp_path) == ["rep"]
+    assert sio._STAGED == set()
