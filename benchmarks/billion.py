@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -66,24 +65,26 @@ def _loop(Ls, ds, Vs):
     return [row for _, _, row in sorted(best)[:K]]
 
 
-def _run(args: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, the peak of the summed resident sets of the process tree, and stdout."""
+def _run(args: list[str]) -> tuple[float, tuple[int, int], str]:
+    """Wall seconds, the peaks of the summed resident sets of the process tree and of its largest
+    process (sampled every 0.1 s: ``RUSAGE_CHILDREN`` would count every earlier child of this
+    process, such as benchmarks/run.py's other sections), and stdout."""
     import psutil
 
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "symgpt", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak, stop = [0], threading.Event()
+    peak, one, stop = [0], [0], threading.Event()
 
     def sample() -> None:
         root = psutil.Process(proc.pid)
         while not stop.is_set():
             try:
-                total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+                sizes = [p.memory_info().rss for p in [root, *root.children(recursive=True)]]
             except psutil.Error:
-                total = 0
-            peak[0] = max(peak[0], total)
+                sizes = [0]
+            peak[0], one[0] = max(peak[0], sum(sizes)), max(one[0], *sizes)
             stop.wait(0.1)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -94,7 +95,7 @@ def _run(args: list[str]) -> tuple[float, int, str]:
     thread.join()
     if proc.returncode:
         raise RuntimeError(f"symgpt sweep failed: {err.decode()[-2000:]}")
-    return wall, peak[0], out.decode()
+    return wall, (peak[0], one[0]), out.decode()
 
 
 def measure(points: int = 10**9, workers: int | None = None) -> dict:
@@ -102,8 +103,7 @@ def measure(points: int = 10**9, workers: int | None = None) -> dict:
     symgpt's default, one per core) and the loop on a 10**6-point sample; the figures."""
     vs = max(1, points // 10**6)
     points = 10**6 * vs
-    wall, peak, out = _run(_args(vs, workers))
-    biggest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # kB on Linux
+    wall, (peak, biggest), out = _run(_args(vs, workers))
     rows = [[int(x) for x in line.split(",")] for line in out.splitlines()[1:]]
     # the loop, on the sample V = V0 (10**6 points: every L and d), extrapolated
     Ls, ds = range(1, 1001), range(64, 64001, 64)

@@ -27,6 +27,11 @@ goal, met), ``details(results, ctx)`` (bullets under "Details") and
 measured on every run) and ``results`` (every section's, by name). A section without renderers
 still has its results in the raw JSON at the end.
 
+Children run as an installed package does: with compiled bytecode (``PYTHONPYCACHEPREFIX``, a
+temporary folder; ``PYTHONDONTWRITEBYTECODE`` unset; one warm-up run compiles symgpt's modules),
+as SymPy's own come compiled from its installation -- otherwise every run would recompile
+symgpt's sources where the environment sets ``PYTHONDONTWRITEBYTECODE=1``.
+
 Timings are wall-clock on a shared machine: other jobs add noise (the load average is recorded).
 No test asserts a timing; the goals are checked here and reported, not enforced.
 """
@@ -38,7 +43,9 @@ import importlib
 import inspect
 import json
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: import this folder as the package ``benchmarks``
@@ -88,6 +95,10 @@ def main(argv=None) -> int:
 
     info = machine()
     load_before = os.getloadavg()[0]
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)      # children: compiled bytecode, as installed
+    os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="symgpt-bench-pyc-")
+    for warm in (["-m", "symgpt", "params", "gpt2-small", "--no-cache"], ["-m", "symgpt", "--help"]):
+        subprocess.run([PY, *warm], capture_output=True, cwd=ROOT, check=True)
     say("baseline ...")
     baseline = {"pass": wall([PY, "-c", "pass"], opts.runs), "sympy": wall([PY, "-c", "import sympy"], opts.runs)}
     results = {}

@@ -1,6 +1,6 @@
 """Start-up: ``symgpt --help`` and ``symgpt params gpt2-small`` (derivation cache cold, warm, and
-``--no-cache``) vs a bare ``python -c "import sympy"`` and ``python -c pass`` (the baseline every
-run measures, in ``ctx["baseline"]``)."""
+``--no-cache``) vs a bare ``python -c "import sympy"`` and ``python -c pass`` , in interleaved rounds (each
+round runs every command once, so background load falls on all of them alike)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from .common import PY, ROOT, med, met, ratio, say, secs, wall
 
 PARAMS = [PY, "-m", "symgpt", "params", "gpt2-small"]
+SYMPY = 'python -c "import sympy"'
 
 
 def measure(opts) -> dict:
@@ -21,13 +22,18 @@ def measure(opts) -> dict:
     old = os.environ.get("SYMGPT_CACHE_DIR")
     os.environ["SYMGPT_CACHE_DIR"] = str(cache_dir)
     try:
-        out = {"symgpt --help": wall([PY, "-m", "symgpt", "--help"], opts.runs),
-               "symgpt params gpt2-small --no-cache": wall([*PARAMS, "--no-cache"], opts.runs),
-               "symgpt params gpt2-small (cold cache)": []}
-        for _ in range(opts.runs):
+        names = ("python -c pass", "python -c \"import sympy\"", "symgpt --help",
+                 "symgpt params gpt2-small --no-cache", "symgpt params gpt2-small (cold cache)",
+                 "symgpt params gpt2-small (warm cache)")
+        out = {n: [] for n in names}
+        for _ in range(opts.runs):        # interleaved: each round puts the same load on every command
+            out["python -c pass"] += wall([PY, "-c", "pass"], 1)
+            out["python -c \"import sympy\""] += wall([PY, "-c", "import sympy"], 1)
+            out["symgpt --help"] += wall([PY, "-m", "symgpt", "--help"], 1)
+            out["symgpt params gpt2-small --no-cache"] += wall([*PARAMS, "--no-cache"], 1)
             subprocess.run([PY, "-m", "symgpt", "cache", "clear"], capture_output=True, cwd=ROOT, check=True)
             out["symgpt params gpt2-small (cold cache)"] += wall(PARAMS, 1)
-        out["symgpt params gpt2-small (warm cache)"] = wall(PARAMS, opts.runs)
+            out["symgpt params gpt2-small (warm cache)"] += wall(PARAMS, 1)
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
         if old is None:
@@ -38,7 +44,7 @@ def measure(opts) -> dict:
 
 
 def rows(res, ctx) -> list[tuple]:
-    sympy_s, pass_s = med(ctx["baseline"]["sympy"]), med(ctx["baseline"]["pass"])
+    sympy_s, pass_s = med(res[SYMPY]), med(res["python -c pass"])
     helps = med(res["symgpt --help"])
     p_warm = med(res["symgpt params gpt2-small (warm cache)"])
     p_cold = med(res["symgpt params gpt2-small (cold cache)"])
@@ -54,12 +60,12 @@ def rows(res, ctx) -> list[tuple]:
 
 
 def details(res, ctx) -> list[str]:
-    base = ctx["baseline"]
     return [
-        f"- Start-up: `python -c pass` {secs(med(base['pass']))}; `python -c \"import sympy\"` "
-        f"{secs(med(base['sympy']))}; `symgpt --help` {secs(med(res['symgpt --help']))} (imports neither SymPy "
+        f"- Start-up, interleaved rounds (the ratios above are to these): `python -c pass` "
+        f"{secs(med(res['python -c pass']))}; `python -c \"import sympy\"` "
+        f"{secs(med(res[SYMPY]))}; `symgpt --help` {secs(med(res['symgpt --help']))} (imports neither SymPy "
         "nor networkx); `symgpt params gpt2-small` "
-        f"{secs(med(res['symgpt params gpt2-small --no-cache']))} with `--no-cache` (SymPy + networkx + the "
-        f"derivation), {secs(med(res['symgpt params gpt2-small (cold cache)']))} with an empty cache (the same, "
+        f"{secs(med(res['symgpt params gpt2-small --no-cache']))} with `--no-cache` (SymPy and the "
+        f"derivation; not networkx), {secs(med(res['symgpt params gpt2-small (cold cache)']))} with an empty cache (the same, "
         f"and two entries written), {secs(med(res['symgpt params gpt2-small (warm cache)']))} warm (two JSON "
         "entries read, no SymPy, no networkx; the cache lives in a temporary folder here)."]

@@ -75,12 +75,19 @@ def test_every_number_is_the_engines(model, rows):
     peak, link, node = sympy.Integer(9895) * 10**11, 450 * 10**9, 50 * 10**9   # the H100 SXM datasheet
     for r in rows.values():
         o = {"precision": "mixed-bf16", "optimizer": "adamw", **r["options"]}
-        parts = [model.quantity(f"memory.{p}", **o).value for p in MEMORY]
+        machine = dict(peak=peak, link_bandwidth=link, node_bandwidth=node, node_size=8)
+        # a pipeline: the busier stage's memory, the slower stage's time and bytes (first or last)
+        stages = [{"stage": "first"}, {"stage": "last"}] if o.get("pp", 1) > 1 else [{}]
+        mem = max(stages, key=lambda st: model.quantity("memory.total", **o, **st).value)
+        slow = max(stages, key=lambda st: model.quantity("time.step", **o, **st, **machine).value)
+        parts = [model.quantity(f"memory.{p}", **o, **mem).value for p in MEMORY]
         assert list(r["memory"].values()) == parts
-        assert r["memory_total"] == model.quantity("memory.total", **o).value == sum(parts)
-        assert r["comm_total"] == model.quantity("comm.total", **o).value == sum(r["comm"].values())
-        step = model.quantity("time.step", **o, peak=peak, link_bandwidth=link, node_bandwidth=node, node_size=8)
+        assert r["memory_total"] == model.quantity("memory.total", **o, **mem).value == sum(parts)
+        assert r["comm_total"] == model.quantity("comm.total", **o, **slow).value == sum(r["comm"].values())
+        step = model.quantity("time.step", **o, **slow, **machine)
         assert r["step"] == step.value == sum(r["time"].values())
+        if o.get("pp", 1) > 1:   # GPT-2 small: the first stage holds more in flight, the last the head
+            assert mem == {"stage": "first"} and slow == {"stage": "last"}
         assert r["sequences"] == 8 * o.get("microbatches", 1) * o.get("dp", 1)
 
 

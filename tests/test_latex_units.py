@@ -165,3 +165,18 @@ def test_other_families_render(name, needles):
     tex = document(report_model(symgpt.load(name)))
     for n in needles:
         assert n in tex, n
+
+
+def test_a_value_that_rounds_into_the_next_unit_moves_up():
+    """999,776,258 bytes (GPT-2 small's activations on 8 devices with full recomputation) is
+    0.9998 GB: three significant digits round it to 1.00 GB, never "1.000 MB" or "1e+03 MB"."""
+    from symgpt.render.latex_numbers import tex_bytes
+    from symgpt.render.units import scaled
+
+    assert tex_bytes(999_776_258) == r"1.00\,\mathrm{GB}"
+    assert tex_bytes(999_400_000) == r"999\,\mathrm{MB}"           # rounds down: stays in MB
+    assert tex_bytes(2**30 - 2**19, binary=True) == r"1{,}020\,\mathrm{MiB}"   # 1023.5 MiB: 1020 < 1024
+    assert tex_bytes(2**30 - 2**10, digits=4, binary=True) == r"1.000\,\mathrm{GiB}"   # 1024 MiB = 1 GiB
+    assert tex_bytes(999_999) == r"1.00\,\mathrm{MB}"
+    assert scaled(999_776_258) == "1 GB" and scaled(999_400_000) == "999 MB"
+    assert scaled(999_999_999_999) == "1 TB" and scaled(999.7) == "1 kB" and scaled(12) == "12 B"

@@ -132,11 +132,17 @@ def _price(model, s: Strategy, machine: dict) -> Priced:
     from ..symbols import B
 
     o = {"precision": PRECISION, "optimizer": OPTIMIZER, **s.options}
-    memory = {part: model.quantity(f"memory.{part}", **o) for part in MEMORY}
+    # a pipeline is as big as its busier stage and as slow as its slower one: the first stage
+    # holds the most micro-batches in flight, the last the head (plan ranks strategies the same way)
+    stages = ("first", "last") if o.get("pp", 1) > 1 else (None,)
+    at = lambda stage: {**o, "stage": stage} if stage else o  # noqa: E731
+    mem_stage = max(stages, key=lambda st: model.quantity("memory.total", **at(st)).value)
+    time_stage = max(stages, key=lambda st: model.quantity("time.step", **at(st), **machine).value)
+    memory = {part: model.quantity(f"memory.{part}", **at(mem_stage)) for part in MEMORY}
     seqs = B * o.get("microbatches", 1) * o.get("dp", 1)
-    return Priced(s, memory, model.quantity("memory.total", **o), model.quantity("comm.total", **o),
-                  model.quantity("comm.dp", **o), model.quantity("time.step", **o, **machine),
-                  seqs.subs(model.bindings))
+    return Priced(s, memory, model.quantity("memory.total", **at(mem_stage)),
+                  model.quantity("comm.total", **at(time_stage)), model.quantity("comm.dp", **at(time_stage)),
+                  model.quantity("time.step", **at(time_stage), **machine), seqs.subs(model.bindings))
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

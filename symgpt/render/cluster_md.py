@@ -34,7 +34,7 @@ def cluster_md(model, schedules, rows, kinds, hardware, machine, precision: str,
              for t, p, m, v, b, f, paper in schedules]
     lines += [md_table(["schedule", "p", "m", "v", "bubble (run)", "paper's formula", ""], srows, "lrrrrll"), ""]
     lines += ["## Memory per device (GB = 10⁹ bytes)", "",
-              "Weights, gradients, optimizer states and saved activations of one device (the first pipeline stage); "
+              "Weights, gradients, optimizer states and saved activations of one device (of a pipeline, its busier stage: the first holds the most micro-batches in flight, the last the head); "
               "states in bytes per parameter Ψ where they are a multiple of it: ZeRO's (2 + 2 + K)Ψ with K = 12 "
               "(Rajbhandari et al. 2019), sharded over the data-parallel ranks by stage (`memory.svg`).", ""]
     mrows = [[md_escape(r["name"]), " + ".join(map(str, r["per_param"])) if r["per_param"] else "-",
@@ -53,7 +53,8 @@ def cluster_md(model, schedules, rows, kinds, hardware, machine, precision: str,
               f"Compute: this device's FLOPs (recomputation counted) / (peak {sci(machine['peak'])} FLOP/s dense bf16 "
               f"· efficiency {machine['efficiency']}); communication: bytes / {sci(machine['link_bandwidth'])} bytes/s "
               f"inside a node of {machine['node_size']}, else {sci(machine['node_bandwidth'])} bytes/s, nothing "
-              "overlapped; bubble (p − 1)/(v·m) of the compute. Datasheet: " + md_escape(hardware.source) + ".", ""]
+              "overlapped; bubble (p − 1)/(v·m) of the compute; of a pipeline, its slower stage (a step ends with it; "
+              "the bytes sent above are that stage's too). Datasheet: " + md_escape(hardware.source) + ".", ""]
     trows = [[md_escape(r["name"]), str(r["sequences"]), *[_ms(v) for v in r["time"].values()], _ms(r["step"])]
              for r in rows]
     lines += [md_table(["strategy", "sequences per step", "compute", "communication", "bubble", "step"], trows,

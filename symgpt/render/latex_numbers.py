@@ -91,8 +91,11 @@ def tex_short(v, digits: int = 4, units=_SHORT) -> str:
 def tex_bytes(v, digits: int = 3, binary: bool = False) -> str:
     """Bytes in decimal units (``5.84\\,\\mathrm{GB}``, GB = 10^9) or binary (GiB = 2^30)."""
     v = _exact(v)
-    for scale, suffix in (_IBYTES if binary else _BYTES):
+    units = _IBYTES if binary else _BYTES
+    for i, (scale, suffix) in enumerate(units):
         if abs(v) >= scale:
+            if i and abs(_decimal(v / scale, digits)) * scale >= units[i - 1][0]:
+                scale, suffix = units[i - 1]   # rounds up into the next unit: 999,776,258 B is 1.00 GB
             return rf"{tex_fixed(v / scale, digits)}\,\mathrm{{{suffix}}}"
     return rf"{tex_int(v)}\,\mathrm{{B}}"
 

@@ -29,10 +29,14 @@ def scaled(n, digits: int = 3) -> str:
     if n is None:
         return "-"
     f = float(n)
-    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if abs(f) >= size:
-            return f"{f / size:.{digits}g} {unit}"
-    return f"{f:.{digits}g} B"
+    units = (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3), ("B", 1))
+    for i, (unit, size) in enumerate(units):
+        if abs(f) >= size or unit == "B":
+            shown = f"{f / size:.{digits}g}"
+            if i and abs(float(shown)) >= 1000:          # 999,776,258 B: 1.00 GB, not "1e+03 MB"
+                unit, size = units[i - 1]
+                shown = f"{f / size:.{digits}g}"
+            return f"{shown} {unit}"
 
 
 def bytes_text(n) -> str:
