@@ -146,3 +146,9 @@ def test_a_streamed_error_is_one_line_and_an_unfed_build_stops(tmp_path):
     proc, folder = b.proc, b.dir
     b.close()  # never fed: TeX, waiting on the pipe, is killed and the folder removed
     assert proc.poll() is not None and not folder.exists()
+
+
+def test_without_named_pipes_a_streamed_build_starts_when_fed(monkeypatch):
+    source = LONG % ROWS
+    monkeypatch.delattr(lb.os, "mkfifo")  # as on Windows
+    assert streamed(head_of(source), source) == by_hand(source)

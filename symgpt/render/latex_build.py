@@ -138,6 +138,8 @@ class PdfBuild:
             if source is None:  # streamed: the preambles now (the widths pass's too), the rest with feed()
                 self.head, self.source, self._body = head or "", None, None
                 self._fed = threading.Event()
+                if not hasattr(os, "mkfifo"):  # no named pipes (Windows): it starts when fed
+                    return
                 os.mkfifo(self.dir / f"{name}.tex")
                 os.mkfifo(self.dir / "widths.tex")
                 self.proc = start_group([*_STREAMED, f"{name}.tex"], self.dir, self.env)
@@ -155,11 +157,11 @@ class PdfBuild:
     def feed(self, source: str) -> None:
         """The whole document of a streamed build (see the module docstring)."""
         self.source, self.reads_labels = source, bool(_READS_LABELS.search(source))
-        if source.startswith(self.head):
+        if self._writer is not None and source.startswith(self.head):
             self._body = source[len(self.head):]
             self._fed.set()
             return
-        self._stop_stream()  # another head: build it from the start
+        self._stop_stream()  # another head (or no pipes): build it from the start
         (self.dir / f"{self.name}.tex").write_text(source, encoding="utf-8")
         self.proc = self._start(first=True)
 
