@@ -128,6 +128,18 @@ def _machine(hw) -> dict:
             "node_size": hw.devices_per_node}
 
 
+def _larger(stages: tuple, quantities: list):
+    """The stage whose quantity is larger: by value where the sizes are bound, else where the
+    difference of the closed forms has a sign for every positive size; left open, the first."""
+    if len(stages) == 1:
+        return stages[0]
+    a, b = quantities
+    if a.value is not None and b.value is not None:
+        return stages[1] if b.value > a.value else stages[0]
+    gap = sympy.expand(b.expr - a.expr)
+    return stages[1] if gap.is_positive else stages[0]
+
+
 def _price(model, s: Strategy, machine: dict) -> Priced:
     from ..symbols import B
 
@@ -136,8 +148,8 @@ def _price(model, s: Strategy, machine: dict) -> Priced:
     # holds the most micro-batches in flight, the last the head (plan ranks strategies the same way)
     stages = ("first", "last") if o.get("pp", 1) > 1 else (None,)
     at = lambda stage: {**o, "stage": stage} if stage else o  # noqa: E731
-    mem_stage = max(stages, key=lambda st: model.quantity("memory.total", **at(st)).value)
-    time_stage = max(stages, key=lambda st: model.quantity("time.step", **at(st), **machine).value)
+    mem_stage = _larger(stages, [model.quantity("memory.total", **at(st)) for st in stages])
+    time_stage = _larger(stages, [model.quantity("time.step", **at(st), **machine) for st in stages])
     memory = {part: model.quantity(f"memory.{part}", **at(mem_stage)) for part in MEMORY}
     seqs = B * o.get("microbatches", 1) * o.get("dp", 1)
     return Priced(s, memory, model.quantity("memory.total", **at(mem_stage)),
