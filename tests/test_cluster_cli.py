@@ -105,3 +105,22 @@ def test_plan_with_a_hardware_profile_equals_the_datasheet_typed_in():
     assert json.loads(by_profile.stdout) == json.loads(typed.stdout)
     r = _cli("plan", "gpt2-small", "--devices", "8", "--global-batch", "8", "--hardware", "h100-pcie")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--node-bandwidth" in r.stderr
+
+
+def test_time_on_a_pipeline_names_both_stages_and_the_slower():
+    """The text output prices one stage; a note gives both end stages' steps (as --json gives
+    them with --stage) and says the MFU uses the slower: GPT-2 small's last stage, with the head."""
+    base = ["time", "gpt2-small", "--set", "B=8", "--set", "T=1024", "--hardware", "h100-sxm",
+            "--precision", "mixed-bf16", "--pp", "4", "--dp", "2", "--microbatches", "8"]
+    steps = {}
+    for stage in ("first", "last"):
+        r = _cli(*base, "--stage", stage, "--json")
+        assert r.returncode == 0, r.stderr
+        q = json.loads(r.stdout)["time.step"]
+        steps[stage] = sympy.Rational(q.get("exact_value", q["value"]))
+    r = _cli(*base)
+    assert r.returncode == 0, r.stderr
+    note = [ln for ln in r.stdout.splitlines() if "slower stage" in ln]
+    assert len(note) == 1 and steps["last"] > steps["first"]
+    assert f"first {float(steps['first']) * 1000:.4g} ms" in note[0]
+    assert f"last {float(steps['last']) * 1000:.4g} ms" in note[0] and "use the last stage's" in note[0]
