@@ -42,12 +42,17 @@ def resolve(name=None, **overrides) -> Convention:
     return conv.with_(**changes) if changes else conv
 
 
+#: choices shown under the name of their command-line flag (``--hfu``; ``--hardware NAME`` is a
+#: device profile, so a label saying ``hardware=True`` would read as one)
+_SHOWN = {"hardware": "hfu"}
+
+
 def label(conv: Convention, base: str) -> str:
     """``kaplan`` or ``kaplan (per=batch, recompute=full)`` when choices were overridden."""
     ref = convention(base) if isinstance(base, str) else conv
     if conv == ref:  # the common case, without printing every choice twice
         return conv.name
-    diff = [f"{k}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
+    diff = [f"{_SHOWN.get(k, k)}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
     return conv.name + (f" ({', '.join(diff)})" if diff else "")
 
 
