@@ -135,6 +135,10 @@ def test_every_mode_matches_in_process_on_a_named_scheduler(scheduler):
     ("tcp://127.0.0.1:1", "cannot use the Dask scheduler at tcp://127.0.0.1:1"),
     ("not an address!", "--scheduler expects a Dask scheduler address"),
     ("", "--scheduler expects a Dask scheduler address"),
+    ("d", "--scheduler expects a Dask scheduler address with its port"),   # was: 10 s, then "AssertionError"
+    ("True", "--scheduler expects a Dask scheduler address with its port"),
+    ("tcp://host", "--scheduler expects a Dask scheduler address with its port"),
+    ("inproc://x", "--scheduler expects a Dask scheduler address"),
 ])
 def test_a_bad_scheduler_is_one_line_and_exit_2(address, says, capsys, monkeypatch):
     monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 1)

@@ -23,7 +23,10 @@ from .kernel import Kernel, Part, merge
 CONNECT_TIMEOUT = 10        # seconds to reach a named scheduler and see a worker
 TASK_POINTS = 1 << 22       # points one --top task evaluates at most (then its top K goes up)
 FAN = 8                     # parts merged by one reduction task
-_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx|inproc)://)?[A-Za-z0-9._\-\[\]:/]{1,200}")
+#: a scheduler's address: an optional protocol, a host (a name, an IPv4 or a bracketed IPv6
+#: address) and a port -- without the port Dask would try for the whole timeout and fail unclearly
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:[A-Za-z0-9][A-Za-z0-9.\-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])"
+                      r":[0-9]{1,5}")
 
 
 def _evaluate(kernel: Kernel, first: int, last: int, mode: str) -> Part:
@@ -64,7 +67,7 @@ class Session:
         else:
             address = self.scheduler
             if not isinstance(address, str) or not _ADDRESS.fullmatch(address):
-                raise SymgptError(f"--scheduler expects a Dask scheduler address such as "
+                raise SymgptError(f"--scheduler expects a Dask scheduler address with its port, such as "
                                   f"tcp://host:8786, got {address!r}")
             try:
                 self.client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
