@@ -291,3 +291,13 @@ def test_slower_stage_decided_symbolically():
     step_last = m.quantity("time.step", stage="last", **o).expr
     flops = m.quantity("flops.train", per="batch", hardware=False).expr * 4
     assert sympy.simplify(first - flops / (2 * 10**15 * step_last)) == 0
+
+
+def test_larger_stage_decides_by_value_or_by_sign():
+    """One decision for the busier/slower end stage (plan, time, the report's figures use it)."""
+    from symgpt.derive.layout import larger_stage
+
+    assert larger_stage(3, 5) == "last" and larger_stage(5, 3) == "first" and larger_stage(4, 4) == "first"
+    assert larger_stage(d, d + V) == "last"           # the head on the last stage: positive for all sizes
+    assert larger_stage(L * d, L * d) == "first"
+    assert larger_stage(d, T) is None                 # which is larger depends on the sizes

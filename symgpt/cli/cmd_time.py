@@ -152,11 +152,12 @@ def _stages_note(m, o, step) -> None:
     """On a pipeline, both end stages' steps: the MFU and the time to train use the slower."""
     if o.get("pp", 1) == 1 or step.value is None:
         return
+    from ..derive.layout import larger_stage
+
     here = o.get("stage", "first")
     other = "last" if here == "first" else "first"
-    there = m.quantity("time.step", **{**o, "stage": other}).value
-    steps = {here: step.value, other: there}
-    slower = max(("first", "last"), key=lambda s: steps[s])
+    steps = {here: step.value, other: m.quantity("time.step", **{**o, "stage": other}).value}
+    slower = larger_stage(steps["first"], steps["last"])
     emit(f"note: a pipeline's step ends with its slower stage: first {float(steps['first']) * 1000:.4g} ms, "
          f"last {float(steps['last']) * 1000:.4g} ms; time.mfu_cluster, time.hfu and time.to_train use the "
          f"{slower} stage's" + ("" if slower == here else f" (--stage {slower} prints its parts)"))

@@ -198,3 +198,18 @@ def check_model(lay: Layout, model) -> None:
     T = sizes.get("T")
     if known(lay.cp) and lay.cp > 1 and T is not None and T % lay.cp:
         raise SymgptError(f"cp={lay.cp} must divide the sequence length T={T}")
+
+
+def larger_stage(first, last) -> str | None:
+    """Which end stage of a pipeline has the larger *first* / *last* value or closed form (the
+    busier stage's memory, the slower stage's step): ``"last"`` when the difference is positive
+    for every positive size, ``"first"`` when it is never positive (ties: the first), None where
+    its sign depends on the sizes. The middle stages hold only their layers, which both ends
+    hold too, so one of the two ends is the pipeline's."""
+    gap = sympy.expand(sympy.sympify(last) - sympy.sympify(first))
+    if gap.is_positive:
+        return "last"
+    if gap.is_nonpositive:
+        return "first"
+    return None
+

@@ -32,6 +32,7 @@ from ..quantity import Quantity
 from ..symbols import T
 from .comm import DIMS, PARTS
 from .flops import label
+from .layout import larger_stage
 from .memory import setup
 from .parallel import place
 
@@ -188,14 +189,13 @@ def pipeline_step_parts(model, c: Cluster, options) -> list:
     parts = step_parts(c)
     if c.lay.pp == 1:
         return parts
-    other = step_parts(_build(model, {**options, "stage": "last" if c.lay.stage == "first" else "first"}))
-    here, there = sympy.Add(*[e for _, e in parts]), sympy.Add(*[e for _, e in other])
-    gap = sympy.expand(there - here)
-    if gap.is_nonpositive:
-        return parts
-    if gap.is_nonnegative:
-        return other
-    return [("step (the slower of the first and last stage)", sympy.Max(here, there))]
+    other = "last" if c.lay.stage == "first" else "first"
+    by_stage = {c.lay.stage: parts, other: step_parts(_build(model, {**options, "stage": other}))}
+    total = {st: sympy.Add(*[e for _, e in ps]) for st, ps in by_stage.items()}
+    slower = larger_stage(total["first"], total["last"])
+    if slower is None:
+        return [("step (the slower of the first and last stage)", sympy.Max(total["first"], total["last"]))]
+    return by_stage[slower]
 
 
 def mfu(model, **options) -> Quantity:

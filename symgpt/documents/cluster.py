@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from ..derive.layout import larger_stage
 from ..errors import SymgptError
 
 PRECISION, OPTIMIZER = "mixed-bf16", "adamw"
@@ -129,15 +130,12 @@ def _machine(hw) -> dict:
 
 
 def _larger(stages: tuple, quantities: list):
-    """The stage whose quantity is larger: by value where the sizes are bound, else where the
-    difference of the closed forms has a sign for every positive size; left open, the first."""
+    """The stage of ``derive.layout.larger_stage`` (by value where the sizes are bound, else by
+    the sign of the closed forms' difference); where that sign is left open, the first."""
     if len(stages) == 1:
         return stages[0]
-    a, b = quantities
-    if a.value is not None and b.value is not None:
-        return stages[1] if b.value > a.value else stages[0]
-    gap = sympy.expand(b.expr - a.expr)
-    return stages[1] if gap.is_positive else stages[0]
+    first, last = (q.value if q.value is not None else q.expr for q in quantities)
+    return larger_stage(first, last) or "first"
 
 
 def _price(model, s: Strategy, machine: dict) -> Priced:
