@@ -25,6 +25,7 @@ from functools import lru_cache
 import sympy
 
 from ..errors import SymgptError
+from ..symbols import as_expr
 
 STAGES = ("first", "last")
 #: pipeline schedules (interleaved is 1f1b with vp > 1)
@@ -206,7 +207,7 @@ def larger_stage(first, last) -> str | None:
     for every positive size, ``"first"`` when it is never positive (ties: the first), None where
     its sign depends on the sizes. The middle stages hold only their layers, which both ends
     hold too, so one of the two ends is the pipeline's."""
-    gap = sympy.expand(sympy.sympify(last) - sympy.sympify(first))
+    gap = sympy.expand(as_expr(last) - as_expr(first))
     if gap.is_positive:
         return "last"
     if gap.is_nonpositive:
