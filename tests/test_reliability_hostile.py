@@ -20,7 +20,7 @@ from typing import Callable
 
 import pytest
 
-from attacks import check_measured, run_measured, sandbox, snapshot, touched
+from harness import check_measured, run_measured, sandbox, snapshot, touched
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "tests" / "configs" / "llama-2-7b.json"
@@ -301,7 +301,7 @@ def test_stdout_full_or_closed(tmp_path, how):
         import subprocess
         import sys
 
-        from attacks import sandbox_env
+        from harness import sandbox_env
 
         p = subprocess.run([sys.executable, "-m", "symgpt", "params", "gpt2-small"],
                            cwd=dirs["work"], env=sandbox_env(dirs), stdout=None,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks import (check_cli, run_cli, run_measured, sandbox, sandbox_env, snapshot, symgpt_pid,
-                     touched)
+from attacks import check_cli, run_cli
+from harness import run_measured, sandbox, sandbox_env, snapshot, symgpt_pid, touched
 
 
 def _ours(root: Path) -> list[tuple[int, str]]:
