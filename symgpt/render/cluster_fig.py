@@ -52,16 +52,25 @@ def schedule_svg(slots, title: str) -> str:
 
 
 def schedule_tikz(slots, title: str) -> str:
+    """The schedule as a tikzpicture. Each slot is ``\\slot{colour}{start}{device}{length}{centre}{n}``:
+    a box drawn with pgf's basic layer and its micro-batch number set with ``\\pgftext`` (a TikZ
+    node per slot made TeX spend about 1.5 ms a slot: a third of a report's PDF for a few hundred
+    slots); it looks the same as a filled, drawn rectangle with a white node at its middle."""
     devices = max(s.device for s in slots) + 1
     end = max(s.end for s in slots)
-    out = ["% " + title.replace("%", r"\%"), r"\begin{tikzpicture}[x=0.4cm, y=-0.5cm, font=\scriptsize]"]
+    out = ["% " + title.replace("%", r"\%"), r"\begin{tikzpicture}[x=0.4cm, y=-0.5cm, font=\scriptsize]",
+           r"% \slot{fill}{start}{device}{length}{centre}{micro-batch}: one box of the schedule",
+           r"\def\slot#1#2#3#4#5#6{\pgfsetfillcolor{#1}\pgfpathrectangle{\pgfpointxy{#2}{#3}}"
+           r"{\pgfpointxy{#4}{0.8}}\pgfusepath{fill,stroke}"
+           r"\pgftext[at={\pgfpointxy{#5}{#3+0.4}}]{\color{white}\scriptsize #6}}"]
     for r in range(devices):
         out.append(rf"\node[anchor=east] at (0, {r} + 0.4) {{device {r}}};")
         out.append(rf"\draw[gray!50] (0, {r}) rectangle ({_num(end)}, {r} + 0.8);")
+    out.append(r"\pgfsetstrokecolor{black!70}")
     for s in sorted(slots, key=lambda s: (s.device, s.start)):
         colour = ("blue!" + str(60 - 15 * (s.chunk % 3))) if s.kind == "F" else "red!60"
-        out.append(rf"\filldraw[fill={colour}, draw=black!70] ({_num(s.start)}, {s.device}) rectangle "
-                   rf"({_num(s.end)}, {s.device} + 0.8) node[midway, white] {{{s.microbatch + 1}}};")
+        out.append(rf"\slot{{{colour}}}{{{_num(s.start)}}}{{{s.device}}}{{{_num(s.end - s.start)}}}"
+                   rf"{{{_num((s.start + s.end) / 2)}}}{{{s.microbatch + 1}}}")
     out.append(r"\end{tikzpicture}")
     return "\n".join(out) + "\n"
 
