@@ -152,3 +152,72 @@ def test_without_named_pipes_a_streamed_build_starts_when_fed(monkeypatch):
     source = LONG % ROWS
     monkeypatch.delattr(lb.os, "mkfifo")  # as on Windows
     assert streamed(head_of(source), source) == by_hand(source)
+
+
+# --- streamed a section at a time: TeX sets the first sections while the later are computed -----
+def test_a_report_streamed_section_by_section_is_the_two_pass_pdf(monkeypatch):
+    model = report_model(symgpt.load("gpt2-small"))
+    from symgpt.documents.latex_doc import document_head
+
+    widths_at = []
+    real = lb.PdfBuild._widths_pass
+
+    def widths_pass(self, source, *a):
+        widths_at.append(source)
+        return real(self, source, *a)
+
+    monkeypatch.setattr(lb.PdfBuild, "_widths_pass", widths_pass)
+    prefixes = []
+    with lb.PdfBuild(None, "doc", head=document_head(model)) as b:
+        def progress(prefix, complete):
+            prefixes.append((prefix, complete))
+            b.extend(prefix, complete)
+
+        source = document(model, "all", notation("default"), progress=progress)
+        b.feed(source)
+        pdf = b.result()
+    assert pdf == by_hand(source)  # the oracle: two full passes by hand on the whole file
+    assert all(source.startswith(p) for p, _ in prefixes) and len(prefixes) >= 10
+    # the widths pass ran once, on the document as far as its last longtable (the shapes section)
+    assert len(widths_at) == 1 and len(widths_at[0]) < len(source) // 3
+    assert "\\begin{longtable}" in widths_at[0] and widths_at[0].endswith("\\end{document}\n")
+
+
+TWO_LONG = r"""\documentclass{article}
+\usepackage{longtable}
+\begin{document}
+\section{One}
+\begin{longtable}{lr}
+%s
+\end{longtable}
+\section{Two}
+\begin{longtable}{rl}
+%s
+\end{longtable}
+\end{document}
+""" % (ROWS, "\n".join(rf"{i} & a much wider cell, row {i} \\" for i in range(30)))
+
+
+def test_a_longtable_after_a_prefix_said_to_hold_them_all_costs_a_rerun_not_a_wrong_pdf():
+    prefix = TWO_LONG[:TWO_LONG.index("\\section{Two}")]
+    with lb.PdfBuild(None, "doc", head=head_of(TWO_LONG)) as b:
+        b.extend(prefix, widths_complete=True)  # wrong: a second longtable follows
+        b.feed(TWO_LONG)
+        assert b.result() == by_hand(TWO_LONG)
+
+
+def test_a_prefix_the_source_does_not_continue_means_a_build_from_the_start():
+    head = head_of(TWO_LONG)
+    with lb.PdfBuild(None, "doc", head=head) as b:
+        b.extend(head + "\\begin{document}\n\\section{Something else}\n", widths_complete=True)
+        b.extend(head + "\\begin{document}\n\\section{Not a continuation}\n")  # ignored
+        b.feed(TWO_LONG)
+        assert b.result() == by_hand(TWO_LONG)
+
+
+def test_a_prefix_without_a_longtable_runs_no_widths_pass(monkeypatch):
+    source = "\\documentclass{article}\n\\begin{document}\n\\section{S}Text.\n\\section{T}More.\n\\end{document}\n"
+    with lb.PdfBuild(None, "doc", head=head_of(source)) as b:
+        b.extend(source[:source.index("\\section{T}")], widths_complete=True)
+        b.feed(source)
+        assert b.result() == by_hand(source)

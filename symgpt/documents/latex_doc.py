@@ -12,6 +12,7 @@ standalone article that compiles with pdflatex.
 from __future__ import annotations
 
 import weakref
+from functools import lru_cache
 from typing import Callable, NamedTuple
 
 from ..errors import SymgptError
@@ -106,20 +107,33 @@ def fragment(model, what, notation=None, **options) -> str:
     return "\n".join(parts)
 
 
-def document(model, what="all", notation=None, title: str | None = None, **options) -> str:
-    """A standalone ``article`` with the sections in *what*."""
+def document(model, what="all", notation=None, title: str | None = None, progress=None, **options) -> str:
+    """A standalone ``article`` with the sections in *what*. *progress*, if given, is called as
+    each section is done with ``(prefix, widths_complete)``: the document so far (the final one
+    starts with it) and whether no longtable can follow (a PDF build streams it to TeX)."""
     nota = get_notation(notation)
     intros = environment().get_template("intros.tex").module
-    sections = []
-    for name in expand(what):
+    names, sections = expand(what), []
+    for i, name in enumerate(names):
         ctx = context(name, model, nota, placement="H", **options.get(name, {}))
         body = "\n".join(render(t, **ctx) for t in SECTIONS[name].templates)
         intro = getattr(intros, name, None)
         sections.append({"name": name, "title": SECTIONS[name].title,
                          "intro": Tex(str(intro(ctx)).strip()) if intro else None, "body": Tex(body)})
+        if progress is not None:
+            so_far = _document(model, title, sections)
+            progress(so_far[:so_far.rindex("\\end{document}")],
+                     not any(_has_longtable(n) for n in names[i + 1:]))
     if not sections:
         raise SymgptError("nothing to typeset: none of the requested sections is available")
     return _document(model, title, sections)
+
+
+@lru_cache(maxsize=None)
+def _has_longtable(name: str) -> bool:
+    """Whether section *name*'s templates can set a longtable (their source says so)."""
+    env = environment()
+    return any("longtable" in env.loader.get_source(env, t)[0] for t in SECTIONS[name].templates)
 
 
 def _document(model, title: str | None, sections: list) -> str:

@@ -10,9 +10,13 @@ reads: the PDF of two full passes, for the price of one and a fraction. If the w
 fails or its widths differ, the full pass asks for a rerun and gets it. ``PdfBuild`` starts the
 build at once and is joined later, so a report writes its other parts while TeX works. Given
 only the document's *head* (what comes before ``\\begin{document}``), it starts the full pass
-at once on a named pipe: TeX loads the preamble while the document is still being computed, and
-``feed(source)`` hands it the rest once the widths pass is done (a source that does not start
-with the head is built from the start instead).
+at once on a named pipe: TeX loads the preamble while the document is still being computed.
+``extend(prefix)`` hands it the document as far as it is known (a section at a time), so TeX
+sets the first sections while the later ones are computed; the widths pass runs as soon as a
+prefix holds every longtable (``widths_complete``), and the full pass reads nothing past its
+preamble until that pass is done. ``feed(source)`` gives the whole document: a source that does
+not start with what was streamed (or with the head) is built from the start instead, and a
+longtable after a prefix said to hold them all costs a rerun, never a wrong PDF.
 
 The build runs in a temporary folder with ``SOURCE_DATE_EPOCH`` fixed and ``TZ=UTC``; the
 documents set ``\\pdfinfoomitdate`` and ``\\pdftrailerid{}``, so the PDF of the same source is
@@ -28,6 +32,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import queue
 import re
 import shutil
 import signal
@@ -53,6 +58,8 @@ _READS_LABELS = re.compile(r"\\(?:[A-Za-z]*ref|cite[A-Za-z]*|tableofcontents|lis
 #: what a widths pass leaves out: the graphics packages and the figures that use them
 _GRAPHICS = re.compile(r"^\\(?:usepackage(?:\[[^]]*\])?\{(?:tikz|pgfplots)\}|pgfplotsset\{.*\})\s*$", re.M)
 _FIGURE = re.compile(r"\\begin\{figure\}.*?\\end\{figure\}", re.S)
+#: how a document ends (after its streamed prefix)
+_END = "\\end{document}\n"
 #: seconds one document may take to build
 TIMEOUT = 300
 
@@ -135,9 +142,10 @@ class PdfBuild:
         self._closed = False
         try:
             self.env = tex_env(self.dir)
-            if source is None:  # streamed: the preambles now (the widths pass's too), the rest with feed()
-                self.head, self.source, self._body = head or "", None, None
-                self._fed = threading.Event()
+            if source is None:  # streamed: the preambles now (the widths pass's too), the rest with extend/feed
+                self.head, self.source = head or "", None
+                self._promised = self.head  # what the writer may have sent to TeX: the source starts with it
+                self._queue: queue.SimpleQueue = queue.SimpleQueue()
                 if not hasattr(os, "mkfifo"):  # no named pipes (Windows): it starts when fed
                     return
                 os.mkfifo(self.dir / f"{name}.tex")
@@ -154,14 +162,22 @@ class PdfBuild:
             self.close()
             raise
 
+    def extend(self, prefix: str, widths_complete: bool = False) -> None:
+        """The document (streamed) starts with *prefix*: the document so far, cut where a section
+        ends (before its ``\\end{document}``). With *widths_complete*, no longtable comes after
+        it. A prefix that does not continue the last one is ignored."""
+        if self._writer is None or not prefix.startswith(self._promised):
+            return
+        self._promised = prefix
+        self._queue.put(("part", prefix, widths_complete))
+
     def feed(self, source: str) -> None:
         """The whole document of a streamed build (see the module docstring)."""
         self.source, self.reads_labels = source, bool(_READS_LABELS.search(source))
-        if self._writer is not None and source.startswith(self.head):
-            self._body = source[len(self.head):]
-            self._fed.set()
+        if self._writer is not None and source.startswith(self._promised):
+            self._queue.put(("end", source, True))
             return
-        self._stop_stream()  # another head (or no pipes): build it from the start
+        self._stop_stream()  # another head, another prefix (or no pipes): build it from the start
         (self.dir / f"{self.name}.tex").write_text(source, encoding="utf-8")
         self.proc = self._start(first=True)
 
@@ -179,9 +195,10 @@ class PdfBuild:
             return fd
 
     def _stream(self, proc: subprocess.Popen, wproc: subprocess.Popen) -> None:
-        """The writer of a streamed build: the heads into TeX's pipes; once fed, the rest of the
-        widths pass, its .aux handed on if it succeeded, then the rest of the document. Ends
-        quietly if TeX stops: ``result`` reports TeX's failure."""
+        """The writer of a streamed build: the heads into TeX's pipes; then, from the queue, the
+        widths pass's rest once a prefix holds every longtable (its .aux handed on if it
+        succeeded), then the document as far as it is known, part after part. Ends quietly if
+        TeX stops: ``result`` reports TeX's failure."""
         try:
             whead = _GRAPHICS.sub("", self.head)
             wfd = self._open("widths.tex", wproc)
@@ -194,25 +211,42 @@ class PdfBuild:
                 with os.fdopen(fd, "w", encoding="utf-8") as pipe:
                     pipe.write(self.head)
                     pipe.flush()
-                    self._fed.wait()
-                    if self._body is None or self._closed:
-                        return
-                    widths = widths_source(self.source)
-                    if widths is not None and widths.startswith(whead) and wfd is not None:
-                        wpipe.write(widths[len(whead):])
-                        wpipe.close()
-                        self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
-                    elif widths is not None:  # another head: a widths pass from the file
-                        _kill_group(wproc)
-                        (self.dir / "widths.tex").unlink()
-                        (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
-                        self._widths = wproc = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
-                        self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
-                    pipe.write(self._body)
+                    sent, widths_done = len(self.head), False
+                    while True:
+                        kind, text, complete = self._queue.get()
+                        if kind == "stop" or self._closed:
+                            return
+                        if not widths_done and complete:
+                            widths_done = True
+                            wproc = self._widths_pass(text if kind == "end" else text + _END, whead, wpipe,
+                                                      wfd is not None, wproc)
+                        if widths_done and len(text) > sent:
+                            pipe.write(text[sent:])
+                            pipe.flush()
+                            sent = len(text)
+                        if kind == "end":
+                            return
         except (OSError, SymgptError):
             pass
         finally:
             _kill_group(wproc)  # done, or not wanted (no longtable, TeX stopped)
+
+    def _widths_pass(self, source: str, whead: str, wpipe, piped: bool, wproc: subprocess.Popen) -> subprocess.Popen:
+        """Run the widths pass of *source* (its head already in *wpipe*); returns its process."""
+        widths = widths_source(source)
+        if widths is not None and widths.startswith(whead) and piped:
+            wpipe.write(widths[len(whead):])
+            wpipe.close()
+            self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
+        elif widths is not None:  # another head: a widths pass from the file
+            _kill_group(wproc)
+            (self.dir / "widths.tex").unlink()
+            (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
+            self._widths = wproc = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
+            self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
+        else:  # no longtable: no widths pass
+            _kill_group(wproc)
+        return wproc
 
     def _left(self) -> float:
         return max(1.0, self.deadline - time.monotonic())
@@ -228,8 +262,7 @@ class PdfBuild:
         if self.proc is not None:
             _kill_group(self.proc)
             self.proc = None
-        self._body = None if not self._fed.is_set() else self._body
-        self._fed.set()
+        self._queue.put(("stop", "", False))
         if self._widths is not None:
             _kill_group(self._widths)
         self._writer.join()

@@ -27,12 +27,12 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
         files.append(f"{FOLDER}/{name}")
 
     build = None
-    if pdf and tex_available():  # TeX loads the preamble while the sections are computed
+    if pdf and tex_available():  # TeX loads the preamble and sets each section while the next are computed
         build = PdfBuild(None, "report", head=document_head(model))
         if running is not None:
             running.enter_context(build)
     try:
-        doc = document(model, "all", nota)
+        doc = document(model, "all", nota, progress=build.extend if build is not None else None)
         if build is not None:
             build.feed(doc)
         put("report.tex", doc)
