@@ -54,10 +54,15 @@ def presentation(expr) -> str:
     try:
         text = _p(expr)
     except _Unsupported:
-        from sympy.printing.mathml import mathml
-
-        return mathml(expr, **SETTINGS)
+        return sympy_presentation(expr)
     return text if text.isascii() else text.encode("ascii", "xmlcharrefreplace").decode()
+
+
+def sympy_presentation(expr) -> str:
+    """SymPy's own printer with the same settings: the fallback, and the tests' oracle."""
+    from sympy.printing.mathml import mathml
+
+    return mathml(expr, **SETTINGS)
 
 
 def _p(e) -> str:
