@@ -157,7 +157,8 @@ def _tracked(e, calls):
 
 # --- symbol names: subscripts, digits, superscripts, Greek letters ----------------------------------
 names = st.from_regex(r"[A-Za-z]{1,6}([_^][A-Za-z0-9]{1,4}){0,3}[0-9]{0,2}", fullmatch=True) | st.sampled_from(
-    ["alpha", "Psi_kv", "beta2", "x__1", "lambda_max^2", "T_max_mem", "d_ff2", "sigma^2_x"])
+    ["alpha", "Psi_kv", "beta2", "x__1", "lambda_max^2", "T_max_mem", "d_ff2", "sigma^2_x", "", "x_", "_x", "x^",
+     "a b", "x<y", "a&b", "\u00e9t\u00e9_2", "2x"])
 
 
 @settings(max_examples=200, deadline=None)

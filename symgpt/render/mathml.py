@@ -174,6 +174,11 @@ def _gen_key(g):
     return (1, _sort_key(g))
 
 
+def _symbol_first(g):
+    """``_gen_key`` where at most one generator is not symbolic: it sorts last, whatever its key."""
+    return _gen_key(g) if _symbolic(g) else (1,)
+
+
 # --- sums -----------------------------------------------------------------------------------------
 def _add(e) -> str:
     out = ["<mrow>"]
@@ -214,8 +219,8 @@ def _grlex(terms) -> list:
                     raise _Unsupported("constant factor")
         monomials.append(m)
         gens.update(m)
-    order = sorted(gens, key=_gen_key) if sum(not _symbolic(g) for g in gens) > 1 else \
-        sorted(gens, key=lambda g: _gen_key(g) if _symbolic(g) else (1,))
+    # a sum's or a max's sort key is costly the first time: taken only when two must be compared
+    order = sorted(gens, key=_gen_key if sum(not _symbolic(g) for g in gens) > 1 else _symbol_first)
     keys = []
     for m in monomials:
         v = tuple(-m.get(g, 0) for g in order)
