@@ -11,7 +11,8 @@ so the page prints the digits the command line prints, far past 2⁵³.
 >>> js_expr(12*L*d**2 + d/7)
 'A(M(Q(1n,7n),s.d),M(Q(12n),s.L,P(s.d,2)))'
 
-MathML is SymPy's presentation printer (``mathml_expr``), wrapped in ``<math>``.
+MathML is SymPy's presentation printer's markup (``mathml_expr``; written by ``symgpt.render.mathml``,
+which reproduces it byte for byte, faster), wrapped in ``<math>``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sympy
 
 from ..errors import SymgptError
 from ..symbols import as_expr
+from .mathml import presentation
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -60,7 +62,4 @@ def _ordered(args):
 
 def mathml_expr(expr) -> str:
     """Presentation MathML of *expr* (terms in graded order, products with a centred dot)."""
-    from sympy.printing.mathml import mathml
-
-    body = mathml(as_expr(expr), printer="presentation", order="grlex", mul_symbol="dot")
-    return f'<math display="inline">{body}</math>'
+    return f'<math display="inline">{presentation(as_expr(expr))}</math>'
