@@ -198,6 +198,14 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
             "T": Tex(notation.symbol("T")), "T_max": Tex(notation.symbol("T_max"))}
 
 
+def _ratio(expr: sympy.Expr, by: sympy.Expr) -> sympy.Expr:
+    """``expr / by``, a number where the two are proportional (bytes per parameter): by
+    ``cancel``, which shows that for polynomials, else by ``simplify`` (whose first call imports
+    ``sympy.physics.units``, a tenth of a second a report need not spend)."""
+    ratio = sympy.cancel(expr / by)
+    return ratio if ratio.is_number else sympy.simplify(expr / by)
+
+
 def memory(model, notation, **policy) -> dict:
     """The training-memory budget, exact, under the usual mixed-precision policy,
     with the textbook three-term activation estimate beside the full count of saved tensors."""
@@ -210,7 +218,7 @@ def memory(model, notation, **policy) -> dict:
     for name, label in (("memory.weights", "Parameters"), ("memory.gradients", "Gradients"),
                         ("memory.optimizer", "Optimizer state")):
         q = model.quantity(name, **opts)
-        ratio = sympy.simplify(q.expr / pexpr)
+        ratio = _ratio(q.expr, pexpr)
         formula = Tex(f"{tex_int(ratio)}\\,{theta}") if ratio.is_number else tex_expr(q.expr, notation)
         rows.append({"label": label, "formula": formula, "bytes": _num(q.value),
                      "size": Tex(tex_bytes(q.value)) if q.value is not None else None,

@@ -66,11 +66,51 @@ def _roots(diff: sympy.Expr, s: sympy.Symbol) -> tuple:
     num, _ = sympy.fraction(sympy.together(diff.xreplace({s: t})))
     if not num.has(t):
         return None
+    root = _linear_root(num, t)
+    return (root,) if root is not None else _solved_roots(num, t)
+
+
+def _solved_roots(num: sympy.Expr, t: sympy.Dummy) -> tuple:
+    """The roots of ``num = 0`` by ``sympy.solve`` (which keeps those not shown negative for the
+    positive *t*), each simplified and expanded: the general way, and the oracle of the quick one."""
     try:
         roots = sympy.solve(num, t)
     except NotImplementedError:
         return ()
     return tuple(sympy.expand(sympy.simplify(r)) for r in roots)
+
+
+def _linear_root(num: sympy.Expr, t: sympy.Dummy) -> sympy.Expr | None:
+    """The one root of ``num = t^k·(a·t + b)`` when it is a polynomial (or a polynomial over one
+    monomial) in the other symbols and provably positive -- the usual crossover, ``T = 6·d`` --
+    expanded; None for anything else (``_solved_roots`` decides those).
+
+    Such a root is what ``_solved_roots`` gives, in the same form: ``sympy.solve`` keeps it (a
+    positive value is never shown negative), drops ``t = 0`` (not positive), and any form of a
+    Laurent polynomial expands to the same sum of terms. It is found with two polynomial
+    coefficients and one ``cancel``, without ``solve`` and ``simplify`` (whose first call imports
+    ``sympy.physics.units``)."""
+    others = sorted(num.free_symbols - {t}, key=sympy.default_sort_key)
+    try:
+        poly = sympy.Poly(num, t, *others)
+    except sympy.PolynomialError:
+        return None
+    if not (poly.domain.is_ZZ or poly.domain.is_QQ):
+        return None
+    degrees = {m[0] for m in poly.monoms()}
+    low, high = min(degrees), max(degrees)
+    if high - low != 1:
+        return None
+    a = sympy.Add(*[c * sympy.Mul(*[g ** e for g, e in zip(others, m[1:])])
+                    for m, c in poly.terms() if m[0] == high])
+    b = sympy.Add(*[c * sympy.Mul(*[g ** e for g, e in zip(others, m[1:])])
+                    for m, c in poly.terms() if m[0] == low])
+    root = sympy.cancel(-b / a)
+    den = sympy.fraction(root)[1]
+    if others and len(sympy.Poly(den, *others).terms()) != 1:
+        return None  # a rational function: its expanded form depends on how it was written
+    root = sympy.expand(root)
+    return root if root.is_positive is True else None
 
 
 def solve_crossover(fast: sympy.Expr, slow: sympy.Expr, s: sympy.Symbol, bindings=None):
