@@ -7,6 +7,8 @@ Every expression and value comes from the derivations (``model.quantity``) and t
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy
 
 from .. import roles as R
@@ -152,6 +154,33 @@ def _fmt(v) -> str:
     return f"{float(v):.6g}"
 
 
+def _ceil_log2(v) -> int:
+    """``ceiling(log2(v))`` of a positive number: for a Rational by exact integer arithmetic (the
+    smallest k with 2^k >= v), else by SymPy."""
+    if not v.is_Rational:
+        return int(sympy.ceiling(sympy.log(v, 2)))
+    p, q = int(v.p), int(v.q)
+    k = p.bit_length() - q.bit_length()  # 2^(k-1) < p/q < 2^(k+1)
+    while Fraction(2) ** k < Fraction(p, q):
+        k += 1
+    while Fraction(2) ** (k - 1) >= Fraction(p, q):
+        k -= 1
+    return k
+
+
+def _at_T(bindings):
+    """``at(expr, x)``: *expr*'s exact value at *bindings* and ``T = x`` (None while a symbol is
+    unbound) -- ``evaluate(expr, {**bindings, T: x})``, with the bindings substituted once per
+    expression rather than once per point."""
+    bound = {}
+
+    def at(expr, x):
+        if expr not in bound:
+            bound[expr] = expr.xreplace(dict(bindings))
+        return evaluate(bound[expr], {T: x if isinstance(x, sympy.Basic) else sympy.Integer(x)})
+    return at
+
+
 def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | None:
     """Forward FLOPs per token against T: the attention matmuls, the dense matmuls and the
     total with the head, on log axes, with the crossover T = 6d marked."""
@@ -165,22 +194,23 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
         return None
     b = {k: v for k, v in unbind(per_tok, [T]).bindings.items()}
     x_cross = cross.value
-    lo, hi = 128, max(32768, 2 ** int(sympy.ceiling(sympy.log(x_cross * 4, 2))))
+    lo, hi = 128, max(32768, 2 ** _ceil_log2(x_cross * 4))
     xs = []
     t = lo
     while t <= hi:
         xs.append(t)
         t *= 2
+    at = _at_T(b)  # each series' T-free part substituted once, then T point by point
     series = []
     for key, expr, style, label in (
             ("dense", cross.slow, "blue!70!black, thick", f"dense matmuls ${tex_expr(cross.slow, notation)}$"),
             ("attention", cross.fast, "red!75!black, thick", f"attention matmuls ${tex_expr(cross.fast, notation)}$"),
             ("total", per_tok.expr, "black, densely dashed", "all forward FLOPs (with the head)")):
-        pts = [(x, evaluate(expr, {**b, T: sympy.Integer(x)})) for x in xs]
+        pts = [(x, at(expr, x)) for x in xs]
         series.append({"key": key, "style": Tex(style), "label": Tex(_tex_label(label)),
                        "coords": Tex(" ".join(f"({x},{_fmt(v)})" for x, v in pts))})
-    y_cross = evaluate(cross.fast, {**b, T: x_cross})
-    ys = [evaluate(e, {**b, T: sympy.Integer(x)}) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
+    y_cross = at(cross.fast, x_cross)
+    ys = [at(e, x) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
     tmax = model.sizes.get("T_max")
     return {"xmin": Tex(str(lo)), "xmax": Tex(str(hi)), "series": series,
             "xticks": Tex(",".join(str(x) for x in xs)),
