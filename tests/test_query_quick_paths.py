@@ -248,3 +248,18 @@ def test_bytes_per_parameter_equal_simplify():
             e = m.quantity(what, **latex_costs.MEMORY_POLICY).expr
             quick, slow = latex_costs._ratio(e, m.params.expr), sympy.simplify(e / m.params.expr)
             assert quick == slow and quick.is_number == slow.is_number, (name, what)
+
+
+def test_per_step_quantity_without_per_is_the_same_quantity():
+    """The FLOPs section asks for the per-step quantities without ``per="batch"`` where the
+    convention counts per step already: the same Quantity as with it (breakdown, label, notes)."""
+    from symgpt.conventions import CONVENTIONS
+
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    batch = [c for c in CONVENTIONS.values() if c.per == "batch"]
+    assert len(batch) >= 5
+    for c in batch:
+        for name in ("flops.forward", "flops.train", "flops.backward"):
+            plain = m.quantity(name, convention=c.name)
+            assert plain == m.quantity(name, convention=c.name, per="batch"), (c.name, name)
+    assert m.quantity("flops.forward") == m.quantity("flops.forward", per="batch")

@@ -80,16 +80,21 @@ def _part_label(model, path) -> str:
 def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
     """forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
+    from ..conventions import convention as get_convention
     from ..query import by_role, compare, crossover, select
     from ..query.selection import entry_stack, unbind
 
     def _sci(v) -> Tex | None:  # a value in the style asked for (sci by default)
         return None if v is None else Tex(tex_number(v, numbers, digits))
 
+    conv = get_convention(convention)
     opts = {"convention": convention} if convention else {}
-    fwd = model.quantity("flops.forward", per="batch", **opts)      # per step, whatever the convention
-    train = model.quantity("flops.train", per="batch", **opts)
-    back = model.quantity("flops.backward", per="batch", **opts)
+    # per step, whatever the convention; per="batch" is left out where the convention counts per
+    # step already (the same quantity, derived once under one key for every section)
+    step = opts if conv.per == "batch" else {**opts, "per": "batch"}
+    fwd = model.quantity("flops.forward", **step)
+    train = model.quantity("flops.train", **step)
+    back = model.quantity("flops.backward", **step)
     stacks = model.arch.stacks()
     if not stacks:
         raise SymgptError(f"{model.name} has no stack of layers to count the FLOPs of one block of")
@@ -98,7 +103,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     b = model.bindings
     blocks_q = by_role(fwd, model, [first.name])
     rows = []
-    total = fwd.value
+    total, train_v, block_v, params_v = fwd.value, train.value, block.value, model.params.value  # each once
     for path, expr in fwd.breakdown:
         v = evaluate(expr, b)
         rows.append({"label": Tex(_tex_label(_part_label(model, path))), "formula": tex_expr(expr, notation),
@@ -114,26 +119,23 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
                for p, e in fwd.breakdown if entry_stack(model.arch, p) is None]
     n = model.params.expr
     six = compare(train, "6*N*B*T", names={"N": n}, model=model.name)
-    ratio = (train.value / fwd.value) if (train.value is not None and fwd.value) else None
-    from ..conventions import convention as get_convention
-
-    conv = get_convention(convention)
+    ratio = (train_v / total) if (train_v is not None and total) else None
     ctx = {**header(model, notation), "convention": conv.name, "summary": conv.summary,
            "source": conv.source,
            "block_formula": tex_expr(block.expr, notation),
-           "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
+           "block_substituted": tex_substituted(block.expr, b) if block_v is not None else None,
            "block_terms": tex_term_values(block.expr, b, numbers, digits),
-           "block_value": _sci(block.value),
+           "block_value": _sci(block_v),
            "repeat": tex_expr(B * first.repeat, notation),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
-           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(fwd.value),
-           "backward_value": _sci(back.value), "train_value": _sci(train.value),
+           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),
+           "backward_value": _sci(back.value), "train_value": _sci(train_v),
            "ratio": Tex(tex_number(ratio, "short", 3)) if ratio is not None else None,
            "sixnd_formula": Tex(f"6\\,{notation.quantity('params')}\\,{notation.symbol('B')}{notation.symbol('T')}"),
            "sixnd_value": _sci(evaluate(six.formula, b)), "sixnd_error": _pct(six.relative_error),
-           "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(model.params.value))
-           if model.params.value is not None else None}
+           "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(params_v))
+           if params_v is not None else None}
     try:
         ctx["figure"] = _flops_figure(model, notation, opts, unbind, crossover, select)
     except SymgptError:  # no crossover to mark (e.g. a sliding window: Min(T, W) terms)
