@@ -7,6 +7,8 @@ Every expression and value comes from the derivations (``model.quantity``) and t
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy
 
 from .. import roles as R
@@ -78,16 +80,21 @@ def _part_label(model, path) -> str:
 def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
     """forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
+    from ..conventions import convention as get_convention
     from ..query import by_role, compare, crossover, select
     from ..query.selection import entry_stack, unbind
 
     def _sci(v) -> Tex | None:  # a value in the style asked for (sci by default)
         return None if v is None else Tex(tex_number(v, numbers, digits))
 
+    conv = get_convention(convention)
     opts = {"convention": convention} if convention else {}
-    fwd = model.quantity("flops.forward", per="batch", **opts)      # per step, whatever the convention
-    train = model.quantity("flops.train", per="batch", **opts)
-    back = model.quantity("flops.backward", per="batch", **opts)
+    # per step, whatever the convention; per="batch" is left out where the convention counts per
+    # step already (the same quantity, derived once under one key for every section)
+    step = opts if conv.per == "batch" else {**opts, "per": "batch"}
+    fwd = model.quantity("flops.forward", **step)
+    train = model.quantity("flops.train", **step)
+    back = model.quantity("flops.backward", **step)
     stacks = model.arch.stacks()
     if not stacks:
         raise SymgptError(f"{model.name} has no stack of layers to count the FLOPs of one block of")
@@ -96,7 +103,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     b = model.bindings
     blocks_q = by_role(fwd, model, [first.name])
     rows = []
-    total = fwd.value
+    total, train_v, block_v, params_v = fwd.value, train.value, block.value, model.params.value  # each once
     for path, expr in fwd.breakdown:
         v = evaluate(expr, b)
         rows.append({"label": Tex(_tex_label(_part_label(model, path))), "formula": tex_expr(expr, notation),
@@ -112,26 +119,23 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
                for p, e in fwd.breakdown if entry_stack(model.arch, p) is None]
     n = model.params.expr
     six = compare(train, "6*N*B*T", names={"N": n}, model=model.name)
-    ratio = (train.value / fwd.value) if (train.value is not None and fwd.value) else None
-    from ..conventions import convention as get_convention
-
-    conv = get_convention(convention)
+    ratio = (train_v / total) if (train_v is not None and total) else None
     ctx = {**header(model, notation), "convention": conv.name, "summary": conv.summary,
            "source": conv.source,
            "block_formula": tex_expr(block.expr, notation),
-           "block_substituted": tex_substituted(block.expr, b) if block.value is not None else None,
+           "block_substituted": tex_substituted(block.expr, b) if block_v is not None else None,
            "block_terms": tex_term_values(block.expr, b, numbers, digits),
-           "block_value": _sci(block.value),
+           "block_value": _sci(block_v),
            "repeat": tex_expr(B * first.repeat, notation),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
-           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(fwd.value),
-           "backward_value": _sci(back.value), "train_value": _sci(train.value),
+           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),
+           "backward_value": _sci(back.value), "train_value": _sci(train_v),
            "ratio": Tex(tex_number(ratio, "short", 3)) if ratio is not None else None,
            "sixnd_formula": Tex(f"6\\,{notation.quantity('params')}\\,{notation.symbol('B')}{notation.symbol('T')}"),
            "sixnd_value": _sci(evaluate(six.formula, b)), "sixnd_error": _pct(six.relative_error),
-           "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(model.params.value))
-           if model.params.value is not None else None}
+           "theta": Tex(notation.quantity("params")), "theta_short": Tex(tex_short(params_v))
+           if params_v is not None else None}
     try:
         ctx["figure"] = _flops_figure(model, notation, opts, unbind, crossover, select)
     except SymgptError:  # no crossover to mark (e.g. a sliding window: Min(T, W) terms)
@@ -152,6 +156,33 @@ def _fmt(v) -> str:
     return f"{float(v):.6g}"
 
 
+def _ceil_log2(v) -> int:
+    """``ceiling(log2(v))`` of a positive number: for a Rational by exact integer arithmetic (the
+    smallest k with 2^k >= v), else by SymPy."""
+    if not v.is_Rational:
+        return int(sympy.ceiling(sympy.log(v, 2)))
+    p, q = int(v.p), int(v.q)
+    k = p.bit_length() - q.bit_length()  # 2^(k-1) < p/q < 2^(k+1)
+    while Fraction(2) ** k < Fraction(p, q):
+        k += 1
+    while Fraction(2) ** (k - 1) >= Fraction(p, q):
+        k -= 1
+    return k
+
+
+def _at_T(bindings):
+    """``at(expr, x)``: *expr*'s exact value at *bindings* and ``T = x`` (None while a symbol is
+    unbound) -- ``evaluate(expr, {**bindings, T: x})``, with the bindings substituted once per
+    expression rather than once per point."""
+    bound = {}
+
+    def at(expr, x):
+        if expr not in bound:
+            bound[expr] = expr.xreplace(dict(bindings))
+        return evaluate(bound[expr], {T: x if isinstance(x, sympy.Basic) else sympy.Integer(x)})
+    return at
+
+
 def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | None:
     """Forward FLOPs per token against T: the attention matmuls, the dense matmuls and the
     total with the head, on log axes, with the crossover T = 6d marked."""
@@ -165,22 +196,23 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
         return None
     b = {k: v for k, v in unbind(per_tok, [T]).bindings.items()}
     x_cross = cross.value
-    lo, hi = 128, max(32768, 2 ** int(sympy.ceiling(sympy.log(x_cross * 4, 2))))
+    lo, hi = 128, max(32768, 2 ** _ceil_log2(x_cross * 4))
     xs = []
     t = lo
     while t <= hi:
         xs.append(t)
         t *= 2
+    at = _at_T(b)  # each series' T-free part substituted once, then T point by point
     series = []
     for key, expr, style, label in (
             ("dense", cross.slow, "blue!70!black, thick", f"dense matmuls ${tex_expr(cross.slow, notation)}$"),
             ("attention", cross.fast, "red!75!black, thick", f"attention matmuls ${tex_expr(cross.fast, notation)}$"),
             ("total", per_tok.expr, "black, densely dashed", "all forward FLOPs (with the head)")):
-        pts = [(x, evaluate(expr, {**b, T: sympy.Integer(x)})) for x in xs]
+        pts = [(x, at(expr, x)) for x in xs]
         series.append({"key": key, "style": Tex(style), "label": Tex(_tex_label(label)),
                        "coords": Tex(" ".join(f"({x},{_fmt(v)})" for x, v in pts))})
-    y_cross = evaluate(cross.fast, {**b, T: x_cross})
-    ys = [evaluate(e, {**b, T: sympy.Integer(x)}) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
+    y_cross = at(cross.fast, x_cross)
+    ys = [at(e, x) for e in (cross.fast, cross.slow, per_tok.expr) for x in (lo, hi)]
     tmax = model.sizes.get("T_max")
     return {"xmin": Tex(str(lo)), "xmax": Tex(str(hi)), "series": series,
             "xticks": Tex(",".join(str(x) for x in xs)),
@@ -198,6 +230,14 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
             "T": Tex(notation.symbol("T")), "T_max": Tex(notation.symbol("T_max"))}
 
 
+def _ratio(expr: sympy.Expr, by: sympy.Expr) -> sympy.Expr:
+    """``expr / by``, a number where the two are proportional (bytes per parameter): by
+    ``cancel``, which shows that for polynomials, else by ``simplify`` (whose first call imports
+    ``sympy.physics.units``, a tenth of a second a report need not spend)."""
+    ratio = sympy.cancel(expr / by)
+    return ratio if ratio.is_number else sympy.simplify(expr / by)
+
+
 def memory(model, notation, **policy) -> dict:
     """The training-memory budget, exact, under the usual mixed-precision policy,
     with the textbook three-term activation estimate beside the full count of saved tensors."""
@@ -210,7 +250,7 @@ def memory(model, notation, **policy) -> dict:
     for name, label in (("memory.weights", "Parameters"), ("memory.gradients", "Gradients"),
                         ("memory.optimizer", "Optimizer state")):
         q = model.quantity(name, **opts)
-        ratio = sympy.simplify(q.expr / pexpr)
+        ratio = _ratio(q.expr, pexpr)
         formula = Tex(f"{tex_int(ratio)}\\,{theta}") if ratio.is_number else tex_expr(q.expr, notation)
         rows.append({"label": label, "formula": formula, "bytes": _num(q.value),
                      "size": Tex(tex_bytes(q.value)) if q.value is not None else None,

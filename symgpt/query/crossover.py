@@ -66,11 +66,70 @@ def _roots(diff: sympy.Expr, s: sympy.Symbol) -> tuple:
     num, _ = sympy.fraction(sympy.together(diff.xreplace({s: t})))
     if not num.has(t):
         return None
+    root = _linear_root(num, t)
+    return (root,) if root is not None else _solved_roots(num, t)
+
+
+def _solved_roots(num: sympy.Expr, t: sympy.Dummy) -> tuple:
+    """The roots of ``num = 0`` by ``sympy.solve`` (which keeps those not shown negative for the
+    positive *t*), each simplified and expanded: the general way, and the oracle of the quick one."""
     try:
         roots = sympy.solve(num, t)
     except NotImplementedError:
         return ()
     return tuple(sympy.expand(sympy.simplify(r)) for r in roots)
+
+
+def _linear_root(num: sympy.Expr, t: sympy.Dummy) -> sympy.Expr | None:
+    """The one root of ``num = t^k·(a·t + b)`` -- the usual crossover, ``T = 6·d`` -- when *num* is
+    a polynomial with rational coefficients, the root a polynomial in the other symbols (or one
+    over a monomial) and surely positive, expanded; None for anything else (``_solved_roots``
+    decides those).
+
+    Such a root is what ``_solved_roots`` gives, in the same form: ``sympy.solve`` keeps it (a
+    positive value is never shown negative), drops ``t = 0`` (not positive), and any form of a
+    Laurent polynomial expands to the same sum of terms. It is found by sorting the terms of
+    *num* by their power of *t*, without ``solve`` and ``simplify`` (whose first call imports
+    ``sympy.physics.units``)."""
+    by_power: dict[int, list] = {}
+    for term in sympy.Add.make_args(sympy.expand(num)):
+        mono = _monomial(term)
+        if mono is None or any(e < 0 for e in mono[1].values()):
+            return None
+        by_power.setdefault(mono[1].get(t, 0), []).append(term)
+    if len(by_power) != 2:
+        return None
+    low, high = sorted(by_power)
+    if high != low + 1:
+        return None
+    a = sympy.Add(*[term / t ** high for term in by_power[high]])
+    b = sympy.Add(*[term / t ** low for term in by_power[low]])
+    if a.is_Add:  # one root over a sum: a polynomial if a divides b, else not handled here
+        root = sympy.cancel(-b / a)
+        if sympy.fraction(root)[1].is_Add:
+            return None  # a rational function: its expanded form depends on how it was written
+        root = sympy.expand(root)
+    else:
+        root = sympy.Add(*[-term / a for term in sympy.Add.make_args(b)])
+    monos = [_monomial(term) for term in sympy.Add.make_args(root)]
+    if any(m is None or m[0] <= 0 for m in monos) or not all(s.is_positive for s in root.free_symbols):
+        return None  # not surely positive: solve's own check decides
+    return root
+
+
+def _monomial(term: sympy.Expr) -> tuple | None:
+    """``(coefficient, {symbol: power})`` of a rational multiple of a product of integer powers of
+    symbols, else None."""
+    coeff, rest = term.as_coeff_Mul()
+    if not coeff.is_Rational:
+        return None
+    powers = {}
+    for f in (() if rest == 1 else sympy.Mul.make_args(rest)):
+        base, e = f.as_base_exp()
+        if not (base.is_Symbol and e.is_Integer):
+            return None
+        powers[base] = int(e)
+    return coeff, powers
 
 
 def solve_crossover(fast: sympy.Expr, slow: sympy.Expr, s: sympy.Symbol, bindings=None):

@@ -165,6 +165,32 @@ def _poly_lead(part: sympy.Expr, what: sympy.Expr) -> tuple[int, sympy.Expr]:
     return poly.degree(), poly.LC()
 
 
+def _monomial_order(expr: sympy.Expr, regime: Regime) -> tuple | None:
+    """``order(expr, regime)`` of a sum of distinct monomials (a rational times integer powers of
+    symbols -- an expanded count): each term grows as the sum of its growing symbols' powers times
+    their rates, the order is the largest, the leading form the sum of the terms of that order (a
+    sum of distinct monomials never cancels). The same answer as the general way (numerator and
+    denominator as polynomials in λ), without building them; None for anything else."""
+    rates = dict(regime.rates)
+    best, top = None, []
+    for term in sympy.Add.make_args(expr):
+        coeff, rest = term.as_coeff_Mul()
+        if not coeff.is_Rational:
+            return None
+        grows = sympy.Integer(0)
+        for f in (() if rest == 1 else sympy.Mul.make_args(rest)):
+            base, e = f.as_base_exp()
+            if not (base.is_Symbol and e.is_Integer):
+                return None
+            if base in rates:
+                grows += rates[base] * e
+        if best is None or grows > best:
+            best, top = grows, [term]
+        elif grows == best:
+            top.append(term)
+    return best, sympy.Add(*top)
+
+
 @lru_cache(maxsize=8192)  # the same terms are ordered many times in a report
 def order(expr: sympy.Expr, regime: Regime) -> tuple[sympy.Rational | None, sympy.Expr]:
     """``(order, leading form)`` of *expr*: expr ~ leading form · λ^order.
@@ -177,6 +203,13 @@ def order(expr: sympy.Expr, regime: Regime) -> tuple[sympy.Rational | None, symp
         raise SymgptError(f"expected a SymPy expression, got {type(expr).__name__}")
     if expr == 0:
         return None, sympy.Integer(0)
+    quick = _monomial_order(expr, regime)
+    return quick if quick is not None else _general_order(expr, regime)
+
+
+def _general_order(expr: sympy.Expr, regime: Regime) -> tuple[sympy.Rational | None, sympy.Expr]:
+    """``order`` of any rational function of the growing symbols: numerator and denominator of
+    *expr* scaled by λ, as polynomials in λ."""
     scaled, q = _scaled(expr, regime)
     num, den = sympy.fraction(sympy.together(scaled))
     dn, cn = _poly_lead(num, expr)
