@@ -45,21 +45,36 @@ class Ctx:
 
 
 def share_of(part, total):
-    """The exact share part/total when it is a number (symbols may cancel), else None."""
+    """The exact share part/total when it is a number (symbols may cancel), else None. *part*
+    and *total* are expanded (as ``at_bindings`` and ``Measure.total`` give them)."""
     if total == 0:
         return None
     r = part / total
-    if not r.is_Rational:  # a number already (both bound) is what cancelling would give
-        r = sympy.cancel(r)
+    if r.is_Rational:  # both bound: the number cancelling would give
+        return r
+    if part.is_polynomial() and total.is_polynomial():
+        # expanded polynomials: a number c exactly where part's terms are c times total's
+        terms, of = part.as_coefficients_dict(), total.as_coefficients_dict()
+        ratios = {terms[t] / c for t, c in of.items()} if terms.keys() == of.keys() else ()
+        return ratios.pop() if len(ratios) == 1 else None
+    r = sympy.cancel(r)
     return r if r.is_number else None
 
 
 def at_bindings(e, b):
-    """``expand(cancel(e).xreplace(b))``: *e* at the bindings *b*, exact. Where every symbol of
-    *e* is bound the value is a rational number, the same whatever form *e* is in, so the
-    cancelling (most of a diagram's time) is skipped."""
+    """``expand(cancel(e).xreplace(b))``: *e* at the bindings *b*, exact, cancelled and expanded.
+
+    Cancelling is most of a diagram's time, and mostly needless: where every symbol of *e* is
+    bound the value is a rational number, the same whatever form *e* is in; where *e* expands
+    to a polynomial (a per-layer count over the layers that divide it), the expanded polynomial
+    is the one form of it, which cancelling first would reach too. Only the rest is cancelled."""
     v = e.xreplace(b)
-    return v if v.is_Rational else sympy.expand(sympy.cancel(e).xreplace(b))
+    if v.is_Rational:
+        return v
+    p = sympy.expand(v)
+    if p.is_polynomial():
+        return p
+    return sympy.expand(sympy.cancel(e).xreplace(b))
 
 
 def _q(text: str) -> str:
