@@ -52,6 +52,15 @@ class Quantity:
     @property
     def value(self):
         """The exact total at the bindings (Integer or Rational), or None if not fully bound."""
+        if "expr" not in self.__dict__:  # not expanded yet: where every entry is a rational number
+            b, total = dict(self.bindings), sympy.Integer(0)  # at the bindings, their sum is the total's
+            for _, e in self.breakdown:
+                v = e.xreplace(b) if isinstance(e, sympy.Basic) else sympy.Integer(e)
+                if not v.is_Rational:
+                    break
+                total += v
+            else:
+                return total
         return evaluate(self.expr, self.bindings)
 
     def values(self) -> dict[str, object]:

@@ -52,7 +52,8 @@ def label(conv: Convention, base: str) -> str:
     ref = convention(base) if isinstance(base, str) else conv
     if conv == ref:  # the common case, without printing every choice twice
         return conv.name
-    diff = [f"{_SHOWN.get(k, k)}={v}" for k, v in conv.choices().items() if ref.choices().get(k) != v]
+    theirs = ref.choices()
+    diff = [f"{_SHOWN.get(k, k)}={v}" for k, v in conv.choices().items() if theirs.get(k) != v]
     return conv.name + (f" ({', '.join(diff)})" if diff else "")
 
 

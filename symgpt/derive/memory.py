@@ -42,8 +42,10 @@ __all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "act
 
 def total(model, **options) -> Quantity:
     s = setup(model, **options)
-    parts = [("weights", weights(model, **options).expr), ("gradients", gradients(model, **options).expr)]
-    parts += list(optimizer(model, **options).breakdown)
-    parts.append(("activations", activations(model, **options).expr))
+    # the parts as the model derives them (once per options: a report asks for them too)
+    part = lambda name: model.quantity(f"memory.{name}", **options)  # noqa: E731
+    parts = [("weights", part("weights").expr), ("gradients", part("gradients").expr)]
+    parts += list(part("optimizer").breakdown)
+    parts.append(("activations", part("activations").expr))
     return _q(s, "memory.total", parts, "training memory: weights + gradients + optimizer + activations "
               "(transient buffers such as the logits themselves not counted)")

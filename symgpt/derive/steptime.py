@@ -118,8 +118,11 @@ class Cluster:
 
     # --- time -------------------------------------------------------------------------------
     def compute(self):
-        rate = self.peak * self.efficiency
-        return [(p, e / rate) for p, e in self.device_flops()]
+        """(op, seconds) of this device's compute (made once: the bubble is a share of it)."""
+        if "_compute" not in self.__dict__:
+            rate = self.peak * self.efficiency
+            self._compute = [(p, e / rate) for p, e in self.device_flops()]
+        return list(self._compute)
 
     def comm(self):
         out = []

@@ -178,15 +178,36 @@ def figures(model) -> Figures:
 
 def by_collective(q) -> dict:
     """A ``comm.*`` quantity's bytes summed by collective (``derive.comm.COLLECTIVES`` order)."""
-    from ..derive.comm import COLLECTIVES, collective
-
     sums: dict = {}
-    for path, e in q.breakdown:
-        if path == "none":
-            continue
-        kind = collective(path)
+    for kind, e in _collectives(q):
         sums[kind] = sums.get(kind, 0) + e
-    return {k: sums[k] for k in COLLECTIVES if k in sums}
+    return _in_order(sums)
+
+
+def _collectives(q) -> list:
+    """(collective, bytes) of each entry of a ``comm.*`` quantity."""
+    from ..derive.comm import collective
+
+    return [(collective(path), e) for path, e in q.breakdown if path != "none"]
+
+
+def _in_order(by_kind: dict) -> dict:
+    from ..derive.comm import COLLECTIVES
+
+    return {k: by_kind[k] for k in COLLECTIVES if k in by_kind}
+
+
+def exact_sums(model, pairs) -> dict | None:
+    """{key: the exact value of the sum of its expressions} for (key, expression) *pairs*, at
+    *model*'s sizes: each expression's value added (the number the expanded sum evaluates to,
+    without expanding it); None where an expression's value is not a rational number."""
+    out: dict = {}
+    for key, e in pairs:
+        v = model.value(e)
+        if v is None or not v.is_Rational:
+            return None
+        out[key] = out.get(key, sympy.Integer(0)) + v
+    return out
 
 
 def zero_volume(model, row: Priced):
@@ -212,13 +233,18 @@ def summary(f: Figures) -> list[dict]:
     if f.numbers is not None:
         return f.numbers
     model = f.model
+    count = sympy.expand(model.params.expr).as_coefficients_dict()
     out = []
     for r in f.rows:
-        step = {p: model.value(e) for p, e in r.step.grouped(1)}
+        step = exact_sums(model, [(p.split("/")[0], e) for p, e in r.step.breakdown])
+        if step is None:
+            step = {p: model.value(e) for p, e in r.step.grouped(1)}
+        comm = exact_sums(model, _collectives(r.comm))
+        comm = _in_order(comm) if comm is not None else {k: model.value(e) for k, e in by_collective(r.comm).items()}
         out.append({"name": r.strategy.name, "short": r.strategy.short, "options": r.strategy.options,
                     "memory": {p: r.memory[p].value for p in MEMORY}, "memory_total": r.total.value,
-                    "per_param": per_param(model, r),
-                    "comm": {k: model.value(e) for k, e in by_collective(r.comm).items()}, "comm_total": r.comm.value,
+                    "per_param": per_param(model, r, count),
+                    "comm": comm, "comm_total": r.comm.value,
                     "zero_volume": zero_volume(model, r),
                     "time": {p: step.get(p, sympy.Integer(0)) for p in ("compute", "comm", "bubble")},
                     "step": r.step.value, "sequences": r.sequences})
@@ -226,11 +252,13 @@ def summary(f: Figures) -> list[dict]:
     return out
 
 
-def per_param(model, row: Priced):
+def per_param(model, row: Priced, count=None):
     """The weights, gradients and optimizer states in bytes per parameter, where each is a
     multiple of the parameter count (else None): expanded, a multiple c of the count has the
-    count's terms, each c times the count's coefficient."""
-    count = sympy.expand(model.params.expr).as_coefficients_dict()
+    count's terms, each c times the count's coefficient. (*count*: the count's terms, as
+    ``expand(params).as_coefficients_dict()`` gives them, where the caller has them.)"""
+    if count is None:
+        count = sympy.expand(model.params.expr).as_coefficients_dict()
     ratios = []
     for part in MEMORY[:3]:
         terms = sympy.expand(row.memory[part].expr).as_coefficients_dict()

@@ -42,21 +42,22 @@ def _schedules(f) -> list[dict]:
     return out
 
 
-def _bars(rows) -> tuple[list[dict], Tex | None]:
-    totals = [r.total.value for r in rows]
-    if not rows or any(v is None for v in totals):
+def _bars(numbers) -> tuple[list[dict], Tex | None]:
+    """The stacked bars of memory per device, from ``summary``'s exact numbers."""
+    totals = [r["memory_total"] for r in numbers]
+    if not numbers or any(v is None for v in totals):
         return [], None
     top = max(totals)
     bars = []
-    for i, r in enumerate(rows):
+    for i, r in enumerate(numbers):
         y, segs = sympy.Integer(0), []
         for part in MEMORY:
-            h = r.memory[part].value * _HEIGHT / top
+            h = r["memory"][part] * _HEIGHT / top
             segs.append({"colour": COLOURS[part], "y0": f"{float(y):.3f}", "y1": f"{float(y + h):.3f}"})
             y += h
         bars.append({"x0": f"{1.5 * i:.2f}", "x1": f"{1.5 * i + 1:.2f}", "mid": f"{1.5 * i + 0.5:.2f}",
-                     "top": f"{float(y):.3f}", "segments": segs, "label": r.strategy.short,
-                     "total": Tex(tex_bytes(r.total.value))})
+                     "top": f"{float(y):.3f}", "segments": segs, "label": r["short"],
+                     "total": Tex(tex_bytes(r["memory_total"]))})
     return bars, Tex(tex_bytes(top))
 
 
@@ -78,7 +79,7 @@ def cluster(model, notation, **options) -> dict:
         seqs = r["sequences"]
         time_rows.append({"name": r["name"], **{p: _ms(v) for p, v in r["time"].items()}, "step": _ms(r["step"]),
                           "sequences": Tex(tex_int(seqs)) if seqs.is_Integer else tex_expr(seqs, notation)})
-    bars, top = _bars(rows)
+    bars, top = _bars(numbers)
     convention = rows[0].total.notes[-1] if rows else ""
     return {"model": model.name, "devices": DEVICES, "precision": PRECISION, "optimizer": OPTIMIZER,
             "convention": convention, "schedules": _schedules(f),

@@ -12,8 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import sympy
 
@@ -49,7 +48,21 @@ class Dominance:
     quantity: Quantity
     regime: Regime
     terms: tuple[Term, ...]      # fastest-growing first
-    parts: tuple[PartShare, ...]
+    entries: tuple = ()          # (path, expr): the breakdown, or its entries summed to a depth
+
+    @cached_property
+    def parts(self) -> tuple[PartShare, ...]:
+        """Each entry's growth order, share limit and share (made on first use: ``dominant``
+        and ``share`` need none of them, or a few)."""
+        q, reg = self.quantity, self.regime
+        b, total = q.bindings, q.value
+        parts = []
+        for path, e in self.entries:
+            o, _ = order(e, reg)
+            v = evaluate(e, b)
+            share = v / total if (v is not None and total) else None
+            parts.append(PartShare(path, e, o, share_limit(e, q.expr, reg), v, share))
+        return tuple(parts)
 
     @property
     def dominant(self) -> sympy.Expr:
@@ -58,10 +71,10 @@ class Dominance:
 
     def share(self, prefix: str) -> sympy.Expr:
         """The limit of the share of the entries under *prefix* (summed)."""
-        entries = [p for p in self.parts if is_prefix(prefix, p.path)]
+        entries = [e for p, e in self.entries if is_prefix(prefix, p)]
         if not entries:
             raise SymgptError(f"{self.quantity.name} has no part {prefix[:60]!r}")
-        return sympy.simplify(sympy.Add(*[p.limit for p in entries]))
+        return sympy.simplify(sympy.Add(*[share_limit(e, self.quantity.expr, self.regime) for e in entries]))
 
     def dominant_parts(self) -> list[PartShare]:
         """The parts whose share does not vanish in the limit."""
@@ -92,13 +105,5 @@ def dominance(q: Quantity, regime, depth: int | None = None) -> Dominance:
 
     reg = regime_of(regime)
     q = far_side(q, reg)
-    b, total = q.bindings, q.value
-    terms = tuple(Term(o, e, evaluate(e, b)) for o, e in graded_terms(q.expr, reg))
-    entries = q.grouped(depth) if depth else list(q.breakdown)
-    parts = []
-    for path, e in entries:
-        o, _ = order(e, reg)
-        v = evaluate(e, b)
-        share = v / total if (v is not None and total) else None
-        parts.append(PartShare(path, e, o, share_limit(e, q.expr, reg), v, share))
-    return Dominance(q, reg, terms, tuple(parts))
+    terms = tuple(Term(o, e, evaluate(e, q.bindings)) for o, e in graded_terms(q.expr, reg))
+    return Dominance(q, reg, terms, tuple(q.grouped(depth) if depth else q.breakdown))

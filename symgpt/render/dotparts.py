@@ -45,11 +45,36 @@ class Ctx:
 
 
 def share_of(part, total):
-    """The exact share part/total when it is a number (symbols may cancel), else None."""
+    """The exact share part/total when it is a number (symbols may cancel), else None. *part*
+    and *total* are expanded (as ``at_bindings`` and ``Measure.total`` give them)."""
     if total == 0:
         return None
-    r = sympy.cancel(part / total)
+    r = part / total
+    if r.is_Rational:  # both bound: the number cancelling would give
+        return r
+    if part.is_polynomial() and total.is_polynomial():
+        # expanded polynomials: a number c exactly where part's terms are c times total's
+        terms, of = part.as_coefficients_dict(), total.as_coefficients_dict()
+        ratios = {terms[t] / c for t, c in of.items()} if terms.keys() == of.keys() else ()
+        return ratios.pop() if len(ratios) == 1 else None
+    r = sympy.cancel(r)
     return r if r.is_number else None
+
+
+def at_bindings(e, b):
+    """``expand(cancel(e).xreplace(b))``: *e* at the bindings *b*, exact, cancelled and expanded.
+
+    Cancelling is most of a diagram's time, and mostly needless: where every symbol of *e* is
+    bound the value is a rational number, the same whatever form *e* is in; where *e* expands
+    to a polynomial (a per-layer count over the layers that divide it), the expanded polynomial
+    is the one form of it, which cancelling first would reach too. Only the rest is cancelled."""
+    v = e.xreplace(b)
+    if v.is_Rational:
+        return v
+    p = sympy.expand(v)
+    if p.is_polynomial():
+        return p
+    return sympy.expand(sympy.cancel(e).xreplace(b))
 
 
 def _q(text: str) -> str:
@@ -154,11 +179,11 @@ def _cluster_rows(ctx: Ctx, c) -> list[str]:
         part = sympy.Add(*[e for p, e in m.q.breakdown if is_prefix(c.group, p)])
         if drawn_of_top is not None:
             part = part / count(drawn_of_top)
-        part = sympy.expand(sympy.cancel(part).xreplace(b))
+        part = at_bindings(part, b)
         if part == 0:
             continue
         copies = sympy.Mul(*[count(x) for x in inner])
-        per = sympy.expand(sympy.cancel(part / copies).xreplace(b))
+        per = at_bindings(part / copies, b)
         share = share_of(part, m.total)
         each, in_all = (" each", " in all") if inner else ("", "")
         rows.append(f"{esc(value_text(per))} {unit}{each}" +
@@ -166,22 +191,41 @@ def _cluster_rows(ctx: Ctx, c) -> list[str]:
     return rows
 
 
-def _per_copy(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
-    """(value of one copy at the bindings, share of the total of what the node stands for).
+def _per_copy(ctx: Ctx, m: Measure, path: str):
+    """The value of one copy of op *path* at the bindings (None where *m* has no entry for it);
+    made once per measure and path (a node, rolled or each unrolled copy, shows the same)."""
+    key = ("per", m.key, path)
+    if key not in ctx.memo:
+        entries = ctx.memo.setdefault(("entries", m.key), dict(m.q.breakdown))
+        if path not in entries:
+            ctx.memo[key] = None
+        else:
+            arch = ctx.model.arch
+            chain = arch.group_chain(arch.graph.nodes[path]["group"])
+            count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
+            ctx.memo[key] = at_bindings(entries[path] / sympy.Mul(*[count(g) for g in chain]), ctx.model.bindings)
+    return ctx.memo[key]
+
+
+def _drawn_share(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
+    """The share of *m*'s total of what the node of op *path* stands for (None where unknown).
 
     Rolled, a node stands for all its copies; unrolled, for the copies within one copy of its
-    top-level group (the E experts of one layer).
+    top-level group (the E experts of one layer). Made only where it is shown or coloured by.
     """
-    entries = dict(m.q.breakdown)
-    if path not in entries:
-        return None, None
-    arch, b = ctx.model.arch, ctx.model.bindings
-    chain = arch.group_chain(arch.graph.nodes[path]["group"])
-    count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
-    total = entries[path]
-    per = sympy.expand(sympy.cancel(total / sympy.Mul(*[count(g) for g in chain])).xreplace(b))
-    drawn = total / count(chain[-1]) if (unrolled_copy and chain) else total
-    return per, share_of(sympy.expand(sympy.cancel(drawn).xreplace(b)), m.total)
+    key = ("share", m.key, path, unrolled_copy)
+    if key not in ctx.memo:
+        entries = ctx.memo.setdefault(("entries", m.key), dict(m.q.breakdown))
+        if path not in entries:
+            ctx.memo[key] = None
+        else:
+            arch = ctx.model.arch
+            chain = arch.group_chain(arch.graph.nodes[path]["group"])
+            count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
+            total = entries[path]
+            drawn = total / count(chain[-1]) if (unrolled_copy and chain) else total
+            ctx.memo[key] = share_of(at_bindings(drawn, ctx.model.bindings), m.total)
+    return ctx.memo[key]
 
 
 def node_stmt(ctx: Ctx, n) -> str:
@@ -233,13 +277,14 @@ def _node_attrs(ctx: Ctx, n) -> str:
         m = ctx.measures.get(key)
         if m is None:
             continue
-        per, share = _per_copy(ctx, m, n.path, n.copy is not None)
+        per = _per_copy(ctx, m, n.path)
         if per is not None and per != 0:
-            pct = f" · {percent(share)}" if (m is ctx.colour and share is not None) else ""
+            share = _drawn_share(ctx, m, n.path, n.copy is not None) if m is ctx.colour else None
+            pct = f" · {percent(share)}" if share is not None else ""
             unit = "" if key == "flops" else " " + esc(m.q.unit)
             lines.append(f"{'FLOPs' if key == 'flops' else 'saved'} {esc(value_text(per))}{unit}{pct}")
     if ctx.colour is not None:
-        per, share = _per_copy(ctx, ctx.colour, n.path, n.copy is not None)
+        share = _drawn_share(ctx, ctx.colour, n.path, n.copy is not None)
         cls = color_class(share) if share is not None else 0
     fill = PALETTE[cls]
     point = (ctx.bounds or {}).get(n.path)
@@ -273,9 +318,10 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
         else:
             parts.append(shape)
     m = ctx.measures["params"]
-    per, share = _per_copy(ctx, m, n.path, n.copy is not None)
+    per = _per_copy(ctx, m, n.path)
     if parts and per is not None:
-        pct = f" · {percent(share)}" if (m is ctx.colour and share is not None) else ""
+        share = _drawn_share(ctx, m, n.path, n.copy is not None) if m is ctx.colour else None
+        pct = f" · {percent(share)}" if share is not None else ""
         out.insert(0, f"params {esc(value_text(per))} = {esc(' + '.join(parts))}{pct}")
     return out
 
