@@ -34,6 +34,7 @@ from itertools import product
 
 import sympy
 
+from ..derive.shortcuts import expanded
 from ..errors import SymgptError
 from ..io import write_atomic
 from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, as_expr
@@ -146,7 +147,7 @@ def page(model, **_report_options) -> Page:
 # --- quantities --------------------------------------------------------------------------------
 def _variant(exprs: Exprs, breakdown) -> dict:
     parts = [(p, exprs.add(e)) for p, e in breakdown]
-    total = exprs.add(sympy.expand(sympy.Add(*[e for _, e in breakdown])))
+    total = exprs.add(expanded(sympy.Add(*[e for _, e in breakdown])))
     return {"total": total, "parts": parts}
 
 
@@ -191,7 +192,7 @@ def fit(derive) -> list[tuple[str, sympy.Expr]]:
 def _tp_dp_form(e) -> bool:
     """True when the expanded *e* is a sum of terms each free of tp and dp but for a factor
     1/tp, 1/dp or both."""
-    for term in sympy.Add.make_args(sympy.expand(e)):
+    for term in sympy.Add.make_args(expanded(e)):
         for f in sympy.Mul.make_args(term):
             base, exp = f.as_base_exp()
             if base in (TP, DP) and exp != -1 or base not in (TP, DP) and f.has(TP, DP):
