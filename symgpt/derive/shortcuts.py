@@ -1,14 +1,17 @@
 """Two of SymPy's constructions, the very same trees built without most of their work where the
-outcome is known: ``sympy.expand`` of a sum of monomials (or of monomials times one such sum),
-and ``sympy.Max(a, b)`` of a roofline whose arguments no comparison can order.
+outcome is known: ``sympy.expand`` of what it would leave alone (or of such factors times one
+such sum), and ``sympy.Max(a, b)`` of a roofline whose arguments no comparison can order.
 
 **expand.** ``sympy.expand(e)`` applies each of its hints (mul, multinomial, power_base,
-power_exp, ...) to every node and returns *e* itself when none changes anything. A *monomial*,
-a rational times integer powers of symbols, is left alone by every hint, and so is a sum of
-them: ``expanded`` returns such an *e* as it is. A product of monomials and one such sum is
-distributed exactly as ``Mul._eval_expand_mul`` distributes it (each term times the product of
-the other factors, then one ``Add``), after which every hint is again a no-op. Anything else
-(a Min, a power of a sum, a float, ...) goes to ``sympy.expand``.
+power_exp, log, basic) to every node and returns *e* itself when none changes anything. Every
+hint leaves alone a rational, a symbol and an integer power of a symbol; a product of those
+(``Mul._eval_expand_mul`` distributes over sums only) and a Min or Max (none of the hints is
+defined on them) of arguments that are left alone; and a sum of such terms: ``expanded``
+returns such an *e* as it is. Sums and products of such factors are multiplied out as the mul
+hint does (``Mul._eval_expand_mul``: each choice of one term from each sum times the other
+factors, all in one ``Add``, which collects like terms), which leaves what every hint leaves
+alone. Anything else (a power of a sum, a division by a sum, a float, a function, ...) goes to
+``sympy.expand``.
 
 **Max.** An evaluated ``Max(a, b)`` asks whether a >= b or a <= b (and again of ``factor_terms(a - b)``
 against 0) before it keeps both arguments; over symbolic FLOPs and bytes those questions are most
@@ -23,7 +26,9 @@ integer powers, Min and Max. Otherwise the evaluated Max is built, as before.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from itertools import product
 
 import sympy
 
@@ -36,40 +41,70 @@ _POSITIVE_INTEGER = sympy.Dummy(positive=True, integer=True).assumptions0
 _FAR = 2**20
 
 
+#: the most terms ``expanded`` multiplies out itself (beyond, ``sympy.expand`` does)
+_MAX_TERMS = 4096
+
+
 class _Unknown(Exception):
     """An expression this evaluator does not take (a Float, oo, a function...)."""
 
 
-def is_monomial(e) -> bool:
-    """A rational, or a product of a rational and integer powers of symbols."""
+def is_expanded(e) -> bool:
+    """Whether ``sympy.expand`` leaves *e* as it is: a rational, a symbol, an integer power of a
+    symbol, a product of such factors and of Min or Max, a sum of such terms, or a Min or Max of
+    such arguments."""
     if e.is_Rational or e.is_Symbol:
         return True
     if e.is_Pow:
         return e.base.is_Symbol and e.exp.is_Integer
     if e.is_Mul:
-        return all(f.is_Rational or f.is_Symbol or (f.is_Pow and f.base.is_Symbol and f.exp.is_Integer)
-                   for f in e.args)
+        return all(not f.is_Add and is_expanded(f) for f in e.args)
+    if e.is_Add or isinstance(e, (sympy.Min, sympy.Max)):
+        return all(is_expanded(t) for t in e.args)
     return False
-
-
-def is_monomial_sum(e) -> bool:
-    """A monomial, or a sum of them: a fixed point of ``sympy.expand``."""
-    return all(is_monomial(t) for t in e.args) if e.is_Add else is_monomial(e)
 
 
 def expanded(e) -> sympy.Expr:
     """``sympy.expand(e)``, structurally identical (see the module docstring)."""
     e = sympy.sympify(e)
-    if is_monomial_sum(e):
+    if is_expanded(e):
         return e
-    if e.is_Mul:
-        sums = [f for f in e.args if f.is_Add]
-        if len(sums) == 1 and is_monomial_sum(sums[0]) and all(f.is_Add or is_monomial(f) for f in e.args):
-            plain = sympy.Mul(*[f for f in e.args if not f.is_Add])
-            out = sympy.Add(*[sympy.Mul(plain, t) for t in sums[0].args])
-            if is_monomial_sum(out):
-                return out
+    terms = _terms(e)
+    if terms is not None:
+        out = sympy.Add(*terms)
+        if is_expanded(out):
+            return out
     return sympy.expand(e)
+
+
+def _terms(e):
+    """The terms of *e* multiplied out (a product of sums: each choice of one term of each, times
+    the other factors), or None where *e* is not sums and products of what ``expand`` leaves alone
+    or the terms would pass ``_MAX_TERMS``."""
+    if e.is_Add:
+        out = []
+        for t in e.args:
+            ts = _terms(t)
+            if ts is None:
+                return None
+            out += ts
+        return out
+    if e.is_Mul:
+        plain, sums = [], []
+        for f in e.args:
+            if f.is_Add:
+                ts = _terms(f)
+                if ts is None:
+                    return None
+                sums.append(ts)
+            elif is_expanded(f):
+                plain.append(f)
+            else:
+                return None
+        if math.prod(len(ts) for ts in sums) > _MAX_TERMS:
+            return None
+        return [sympy.Mul(*plain, *chosen) for chosen in product(*sums)]
+    return [e] if is_expanded(e) else None
 
 
 def roofline_max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -83,8 +118,8 @@ def _both_signs(a, b) -> bool:
     if isinstance(a, (sympy.Min, sympy.Max)) or isinstance(b, (sympy.Min, sympy.Max)):
         return False
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
-    if not symbols or not all(_POSITIVE_INTEGER.get(k) == v for s in symbols for k, v in s.assumptions0.items()):
-        return False
+    if not symbols or any(_POSITIVE_INTEGER.get(k) != v for s in symbols for k, v in s.assumptions0.items()):
+        return False  # (a symbol whose assumptions exclude some positive integers)
     signs = set()
     try:
         for point in _points(symbols):
