@@ -117,6 +117,8 @@ def roofline_max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 def _both_signs(a, b) -> bool:
     if isinstance(a, (sympy.Min, sympy.Max)) or isinstance(b, (sympy.Min, sympy.Max)):
         return False
+    if a == 0 or b == 0:
+        return False  # an op that only moves bytes: left to SymPy (which mostly decides it at once)
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
     if not symbols or any(_POSITIVE_INTEGER.get(k) != v for s in symbols for k, v in s.assumptions0.items()):
         return False  # (a symbol whose assumptions exclude some positive integers)
