@@ -31,6 +31,7 @@ from ..symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
+from .shortcuts import expanded
 from .step import VIEWS, OpStep, Step, step
 from .walk import attention_core
 
@@ -136,7 +137,7 @@ def _step(model, phase) -> Step:
 
 
 def _q(s: Setup, name, parts, unit, what) -> Quantity:
-    kept = tuple((p, sympy.expand(e)) if not e.has(sympy.Min, sympy.Max) else (p, e) for p, e in parts)
+    kept = tuple((p, expanded(e)) if not e.has(sympy.Min, sympy.Max) else (p, e) for p, e in parts)
     kept = tuple((p, e) for p, e in kept if e != 0)
     return Quantity(name, kept, s.bindings, unit, s.convention, s.notes(what))
 

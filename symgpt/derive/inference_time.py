@@ -31,6 +31,7 @@ from ..quantity import Quantity
 from ..symbols import B, BW_link, BW_mem, F_peak
 from .inference import _q, book_weight_bytes, kv_cache, phase_flops, priced_ops
 from .inference_setup import setup
+from .shortcuts import expanded, roofline_max
 from .step import generated, step
 
 ALL_REDUCE = (roles.OUT, roles.FFN_DOWN)
@@ -57,9 +58,9 @@ def phase_time(model, phase, **options) -> Quantity:
         flops = phase_flops(model, phase, **options).expr
         wbytes = sympy.Add(*[e for _, e in book_weight_bytes(s, model)])
         parts = [("kv_cache", kv_cache(model, **options).expr / BW_mem),
-                 ("weights", sympy.Max(sympy.expand(flops / F_peak), sympy.expand(wbytes / BW_mem)))]
+                 ("weights", roofline_max(expanded(flops / F_peak), expanded(wbytes / BW_mem)))]
     else:
-        parts = [(o.node, sympy.Max(sympy.expand(f / F_peak), _expand(b / BW_mem)))
+        parts = [(o.node, roofline_max(expanded(f / F_peak), _expand(b / BW_mem)))
                  for o, f, b in priced_ops(s, arch, st)]
     parts += all_reduces(s, model, phase)
     what = {"prefill": "prefill of B prompts of T tokens",
@@ -69,7 +70,7 @@ def phase_time(model, phase, **options) -> Quantity:
 
 
 def _expand(e):
-    return e if e.has(sympy.Min, sympy.Max) else sympy.expand(e)
+    return e if e.has(sympy.Min, sympy.Max) else expanded(e)
 
 
 def intensity(model, **options) -> Quantity:

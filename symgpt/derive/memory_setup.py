@@ -14,6 +14,7 @@ from ..errors import SymgptError
 from ..quantity import Quantity
 from .flops import label, resolve
 from .layout import Layout, check_model, layout
+from .shortcuts import expanded
 
 
 @dataclass(frozen=True)
@@ -121,5 +122,5 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
 
 
 def _q(s: Setup, name: str, breakdown, what: str) -> Quantity:
-    return Quantity(name, tuple((p, sympy.expand(e)) for p, e in breakdown), s.model.bindings, "bytes",
+    return Quantity(name, tuple((p, expanded(e)) for p, e in breakdown), s.model.bindings, "bytes",
                     label(s.conv, s.conv.name), _notes(s, what))

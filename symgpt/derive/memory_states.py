@@ -5,6 +5,8 @@ ZeRO-Offload moves to host memory), per device under tp, pp, ep and ZeRO.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy
 
 from ..ops.base import numel
@@ -17,15 +19,19 @@ def param_bytes(s: Setup, per_param: int, zero_from: int):
     """(owner path, bytes) of every parameter tensor this device holds: its stage's share (pp),
     sharded by tp, experts by ep, and (at ZeRO >= zero_from) over the data-parallel ranks that
     replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage."""
+    return list(_param_bytes(s.model.arch, s.lay, per_param, s.zero >= zero_from))
+
+
+@lru_cache(maxsize=256)  # a report asks the same (model, layout) for every precision and optimizer
+def _param_bytes(arch, lay, per_param, sharded: bool) -> tuple[tuple[str, sympy.Expr], ...]:
     from .params import parameter_list, tied_uses
 
-    arch, lay = s.model.arch, s.lay
     out: dict[str, sympy.Expr] = {}
     for e in parameter_list(arch):
         where, expert = place(arch, e.owner)
         group = lay.expert_dp_group if expert else lay.dp_group
-        shard = divisor_for_param(arch, e.owner, e.local, s.tp) * (lay.ep if expert else 1)
-        if s.zero >= zero_from:
+        shard = divisor_for_param(arch, e.owner, e.local, lay.tp) * (lay.ep if expert else 1)
+        if sharded:
             shard = shard * group
         if lay.share(where) == 0:
             continue  # on another stage
@@ -33,10 +39,10 @@ def param_bytes(s: Setup, per_param: int, zero_from: int):
     for op, local, pnode in tied_uses(arch):
         if place(arch, op)[0] == "post" and lay.share("copy") != 0:
             owner = arch.graph.nodes[pnode]["owner"]
-            shard = divisor_for_param(arch, owner, local, s.tp) * (lay.dp_group if s.zero >= zero_from else 1)
+            shard = divisor_for_param(arch, owner, local, lay.tp) * (lay.dp_group if sharded else 1)
             n = numel(arch.graph.nodes[pnode]["shape"]) * arch.multiplicity(pnode)
             out[f"{op}/tied copy"] = n * per_param * lay.share("copy") / shard
-    return list(out.items())
+    return tuple(out.items())
 
 
 def weights(model, **options) -> Quantity:
@@ -50,10 +56,15 @@ def gradients(model, **options) -> Quantity:
 
 
 def _optimizer_parts(s: Setup):
-    n = sympy.Add(*[e for _, e in param_bytes(s, 1, 1)])  # sharded parameter count
+    n = _parameter_count(s.model.arch, s.lay, s.zero >= 1)  # sharded parameter count
     parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
     parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
     return parts or [("optimizer", sympy.Integer(0))]
+
+
+@lru_cache(maxsize=256)
+def _parameter_count(arch, lay, sharded: bool) -> sympy.Expr:
+    return sympy.Add(*[e for _, e in _param_bytes(arch, lay, 1, sharded)])
 
 
 def optimizer(model, **options) -> Quantity:

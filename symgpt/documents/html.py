@@ -30,10 +30,12 @@ defines it; each assembled total is checked against the derived one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 import sympy
 
+from ..derive.shortcuts import expanded
 from ..errors import SymgptError
 from ..io import write_atomic
 from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, as_expr
@@ -65,6 +67,7 @@ class Exprs:
 
     items: list = field(default_factory=list)
     index: dict = field(default_factory=dict)
+    variants: dict = field(default_factory=dict)  # breakdown -> its variant (see _variant)
 
     def add(self, e) -> int:
         e = as_expr(e)
@@ -145,9 +148,14 @@ def page(model, **_report_options) -> Page:
 
 # --- quantities --------------------------------------------------------------------------------
 def _variant(exprs: Exprs, breakdown) -> dict:
-    parts = [(p, exprs.add(e)) for p, e in breakdown]
-    total = exprs.add(sympy.expand(sympy.Add(*[e for _, e in breakdown])))
-    return {"total": total, "parts": parts}
+    """The parts and the expanded total of *breakdown*, by index (a breakdown equal to one seen
+    before -- the same trees -- has the same indices: assembled once)."""
+    key = tuple(breakdown)
+    if key not in exprs.variants:
+        parts = [(p, exprs.add(e)) for p, e in breakdown]
+        exprs.variants[key] = (exprs.add(expanded(sympy.Add(*[e for _, e in breakdown]))), parts)
+    total, parts = exprs.variants[key]
+    return {"total": total, "parts": list(parts)}
 
 
 def _fixed(exprs, q, name, unit) -> dict:
@@ -188,10 +196,11 @@ def fit(derive) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
+@lru_cache(maxsize=4096)  # the same entries recur over the options' combinations
 def _tp_dp_form(e) -> bool:
     """True when the expanded *e* is a sum of terms each free of tp and dp but for a factor
     1/tp, 1/dp or both."""
-    for term in sympy.Add.make_args(sympy.expand(e)):
+    for term in sympy.Add.make_args(expanded(e)):
         for f in sympy.Mul.make_args(term):
             base, exp = f.as_base_exp()
             if base in (TP, DP) and exp != -1 or base not in (TP, DP) and f.has(TP, DP):
