@@ -88,7 +88,7 @@ def crossing(draw):
     return sympy.expand(poly / per)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(crossing())
 def test_roots_equal_solve_on_random_polynomials(diff):
     new = ROOTS(diff, T)
@@ -143,7 +143,7 @@ def test_report_crossovers_equal_solve(monkeypatch):
         assert quick_root(diff, s) is not None, diff  # the report's crossovers take the quick path
 
 
-@pytest.mark.parametrize("name", ["gpt2-small", "llama-7b", "mixtral-8x7b", "t5-small"])
+@pytest.mark.parametrize("name", ["gpt2-small", "llama-7b", "t5-small"])  # MoE: in the report test
 def test_cli_crossovers_equal_solve(monkeypatch, name):
     calls = _captured(monkeypatch)
     m = symgpt.load(name, B=8, **PRESETS.get(name, {}))
