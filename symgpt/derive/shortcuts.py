@@ -66,7 +66,8 @@ def is_expanded(e) -> bool:
 
 def expanded(e) -> sympy.Expr:
     """``sympy.expand(e)``, structurally identical (see the module docstring)."""
-    e = sympy.sympify(e)
+    if not isinstance(e, sympy.Basic):
+        return sympy.expand(e)  # (an int: as before)
     if is_expanded(e):
         return e
     terms = _terms(e)
