@@ -90,7 +90,8 @@ def scheduler():
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                      host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+                      host="127.0.0.1", dashboard_address=None, worker_dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
         yield cluster.scheduler_address
 
 
