@@ -191,19 +191,23 @@ def _cluster_rows(ctx: Ctx, c) -> list[str]:
     return rows
 
 
+def _entry(ctx: Ctx, m: Measure, path: str):
+    """(*m*'s entry for op *path*, its groups' counts innermost last), or None without an entry."""
+    entries = ctx.memo.setdefault(("entries", m.key), dict(m.q.breakdown))
+    if path not in entries:
+        return None
+    arch = ctx.model.arch
+    chain = arch.group_chain(arch.graph.nodes[path]["group"])
+    return entries[path], [g.repeat if m.per == "multiplicity" else g.active for g in chain]
+
+
 def _per_copy(ctx: Ctx, m: Measure, path: str):
     """The value of one copy of op *path* at the bindings (None where *m* has no entry for it);
     made once per measure and path (a node, rolled or each unrolled copy, shows the same)."""
     key = ("per", m.key, path)
     if key not in ctx.memo:
-        entries = ctx.memo.setdefault(("entries", m.key), dict(m.q.breakdown))
-        if path not in entries:
-            ctx.memo[key] = None
-        else:
-            arch = ctx.model.arch
-            chain = arch.group_chain(arch.graph.nodes[path]["group"])
-            count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
-            ctx.memo[key] = at_bindings(entries[path] / sympy.Mul(*[count(g) for g in chain]), ctx.model.bindings)
+        found = _entry(ctx, m, path)
+        ctx.memo[key] = None if found is None else at_bindings(found[0] / sympy.Mul(*found[1]), ctx.model.bindings)
     return ctx.memo[key]
 
 
@@ -215,15 +219,12 @@ def _drawn_share(ctx: Ctx, m: Measure, path: str, unrolled_copy: bool):
     """
     key = ("share", m.key, path, unrolled_copy)
     if key not in ctx.memo:
-        entries = ctx.memo.setdefault(("entries", m.key), dict(m.q.breakdown))
-        if path not in entries:
+        found = _entry(ctx, m, path)
+        if found is None:
             ctx.memo[key] = None
         else:
-            arch = ctx.model.arch
-            chain = arch.group_chain(arch.graph.nodes[path]["group"])
-            count = (lambda g: g.repeat) if m.per == "multiplicity" else (lambda g: g.active)
-            total = entries[path]
-            drawn = total / count(chain[-1]) if (unrolled_copy and chain) else total
+            total, counts = found
+            drawn = total / counts[-1] if (unrolled_copy and counts) else total
             ctx.memo[key] = share_of(at_bindings(drawn, ctx.model.bindings), m.total)
     return ctx.memo[key]
 
