@@ -15,9 +15,10 @@ all-reduce of M bytes takes 2·(N-1)/N · M / BW_link, added to the step (not ov
 
 A generation of G new tokens after a prompt of P: the prefill (which yields the first token)
 plus G - 1 decode steps whose cache holds P, P + 1, ..., P + G - 2 tokens, summed in closed form
-(a Max whose arguments cross inside the range is split at the crossing). TTFT is the prefill;
-the time per output token the mean decode step, (generate - TTFT) / (G - 1); tokens/s B·G over
-the generation.
+(a Min or Max whose arguments cross inside the range -- a roofline's Max, a sliding window's
+Min(W, t + 1) -- is split at each crossing). TTFT is the prefill; the time per output token the
+mean decode step, (generate - TTFT) / (G - 1); tokens/s B·G over the generation. A bidirectional
+encoder (BERT, ViT) caches nothing and generates nothing: its generation is a SymgptError.
 """
 
 from __future__ import annotations
