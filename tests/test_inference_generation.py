@@ -114,3 +114,21 @@ def test_every_preset_gives_every_inference_quantity_or_one_error(preset):
             assert "\n" not in str(e)
             continue
         assert q.value is not None, (preset, name)
+
+
+def test_a_decode_step_under_a_sliding_window_reads_the_window_only():
+    # transformers' sliding-window cache layers keep the last W - 1 keys and values: a decode step
+    # attends to Min(T + 1, W) of them. By hand, mistral (h_kv = 8 of h = 32 heads, d = 4096, bf16),
+    # W = 8, B = 1, per layer: Q·Kᵀ reads the query (d) and K (W · d·h_kv/h), writes h·W scores
+    m = symgpt.load("mistral-7b", B=1, W=8)
+    L, d, h, hkv, W = 32, 4096, 32, 8, 8
+    for t in (7, 100, 1000):
+        got = m.with_(T=t).quantity("inference.decode.bytes")
+        assert got.values()["blocks/attention/scores"] == L * 2 * (d + W * d * hkv // h + h * W)
+        assert got.value == m.with_(T=7).quantity("inference.decode.bytes").value
+    # below the window the cache holds T keys and the new one: T + 1
+    got = m.with_(T=5).quantity("inference.decode.bytes").values()["blocks/attention/scores"]
+    assert got == L * 2 * (d + 6 * d * hkv // h + h * 6)
+    # without a window (llama-7b) every cached key is read
+    ll = symgpt.load("llama-7b", B=1, T=100).quantity("inference.decode.bytes").values()["blocks/attention/scores"]
+    assert ll == L * 2 * (d + 101 * d + h * 101)
