@@ -132,3 +132,11 @@ def test_a_decode_step_under_a_sliding_window_reads_the_window_only():
     # without a window (llama-7b) every cached key is read
     ll = symgpt.load("llama-7b", B=1, T=100).quantity("inference.decode.bytes").values()["blocks/attention/scores"]
     assert ll == L * 2 * (d + 101 * d + h * 101)
+
+
+def test_alternating_window_generation_equals_the_loop():
+    # gemma-2: every other layer under a window of 4096, the rest global; P = 4000, G = 150 crosses it
+    m = symgpt.load("gemma-2-9b", B=2)
+    opts = dict(hardware="h100-sxm")
+    pre, steps = _loop(m, 4000, 150, **opts)
+    assert m.quantity("inference.generate.time", prompt=4000, generate=150, **opts).value == pre + sum(steps)
