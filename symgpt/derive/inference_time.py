@@ -15,9 +15,10 @@ all-reduce of M bytes takes 2·(N-1)/N · M / BW_link, added to the step (not ov
 
 A generation of G new tokens after a prompt of P: the prefill (which yields the first token)
 plus G - 1 decode steps whose cache holds P, P + 1, ..., P + G - 2 tokens, summed in closed form
-(a Max whose arguments cross inside the range is split at the crossing). TTFT is the prefill;
-the time per output token the mean decode step, (generate - TTFT) / (G - 1); tokens/s B·G over
-the generation.
+(a Min or Max whose arguments cross inside the range -- a roofline's Max, a sliding window's
+Min(W, t + 1) -- is split at each crossing). TTFT is the prefill; the time per output token the
+mean decode step, (generate - TTFT) / (G - 1); tokens/s B·G over the generation. A bidirectional
+encoder (BERT, ViT) caches nothing and generates nothing: its generation is a SymgptError.
 """
 
 from __future__ import annotations
@@ -119,36 +120,77 @@ def critical_batch(model, **options) -> Quantity:
 
 # --- a whole generation ------------------------------------------------------------------------
 def _linear(e, t):
-    p = sympy.Poly(sympy.expand(e), t)
-    if p.degree() > 1:
+    """(slope, constant) of *e* = slope·t + constant with numbers for both, or None."""
+    e = sympy.expand(e)
+    if e.has(sympy.Min, sympy.Max) and any(m.has(t) for m in e.atoms(sympy.Min, sympy.Max)):
         return None
-    c = p.all_coeffs()
-    return (c[0], c[1]) if len(c) == 2 else (sympy.Integer(0), c[0])
+    slope = e.diff(t)
+    if slope.has(t) or not slope.is_number:
+        return None
+    const = sympy.expand(e - slope * t)
+    return (slope, const) if const.is_number else None
+
+
+def _innermost(term, t):
+    """A Min or Max of *term* that depends on t and holds no other such Min or Max, or None."""
+    for m in sympy.preorder_traversal(term):
+        if isinstance(m, (sympy.Min, sympy.Max)) and m.has(t) and not any(
+                a.has(t) and a.has(sympy.Min, sympy.Max) for a in m.args):
+            return m
+    return None
+
+
+def _extreme(m, pieces, ts):
+    """The argument of the Min or Max *m* that is its value at every t of *ts* (the ends of a
+    range where no two arguments cross: then it is its value on the whole range)."""
+    pick = max if isinstance(m, sympy.Max) else min
+    for a, (slope, const) in zip(m.args, pieces):
+        if all(slope * x + const == pick(s * x + c for s, c in pieces) for x in ts):
+            return a
+    raise AssertionError("no argument is the extreme at both ends")  # (the split guarantees one)
 
 
 def _sum_term(term, t, lo, hi):
-    """sum_{t=lo}^{hi} term, exactly: a Max of two linear functions of t is split where they cross."""
-    maxes = [m for m in term.atoms(sympy.Max) if m.has(t)]
-    if not maxes:
+    """sum_{t=lo}^{hi} term, exactly. A Min or Max of functions linear in t (numbers for every
+    other symbol) is split where two of its arguments cross: on each piece one argument is its
+    value, so the sum is a sum of closed forms (a sliding window's Min(W, t + 1) inside a
+    roofline's Max: split at t = W - 1, then where the Max's arguments cross). Anything else
+    (a symbolic peak or bandwidth, which orders nothing) stays an unevaluated Sum."""
+    if lo > hi:
+        return sympy.Integer(0)
+    m = _innermost(term, t)
+    if m is None:
         return sympy.summation(term, (t, lo, hi))
-    if len(maxes) == 1 and len(maxes[0].args) == 2:
-        m = maxes[0]
-        coeff = sympy.simplify(term / m)
-        a, b = m.args
-        la, lb = _linear(a, t), _linear(b, t)
-        numeric = lo.is_number and hi.is_number and all(v.is_number for v in (*(la or ()), *(lb or ())))
-        if not coeff.has(t) and la and lb and numeric:
-            slope, const = la[0] - lb[0], la[1] - lb[1]      # a - b = slope·t + const
-            if slope == 0:
-                return coeff * sympy.summation(a if const >= 0 else b, (t, lo, hi))
-            cross = -const / slope                             # a >= b for t >= cross when slope > 0
-            first, second = (b, a) if slope > 0 else (a, b)
-            k = min(max(sympy.ceiling(cross), lo), hi + 1)     # first t on the second side
-            return coeff * (sympy.summation(first, (t, lo, k - 1)) + sympy.summation(second, (t, k, hi)))
-    return sympy.Sum(term, (t, lo, hi))
+    pieces = [_linear(a, t) for a in m.args]
+    if not (lo.is_number and hi.is_number) or any(p is None for p in pieces):
+        return sympy.Sum(term, (t, lo, hi))
+    cuts = set()
+    for i, (s1, c1) in enumerate(pieces):
+        for s2, c2 in pieces[i + 1:]:
+            if s1 != s2:
+                k = sympy.floor((c2 - c1) / (s1 - s2)) + 1   # the first integer t past the crossing
+                if lo < k <= hi:
+                    cuts.add(k)
+    bounds = [lo, *sorted(cuts), hi + 1]
+    total = sympy.Integer(0)
+    for a, b in zip(bounds, bounds[1:]):
+        arg = _extreme(m, pieces, (a, b - 1))
+        total += _sum_term(term.xreplace({m: arg}), t, a, b - 1)
+    return total
 
 
-def _generation(model, options):
+def _generating(model, name):
+    """Refuse a generation of a model that generates nothing: a bidirectional encoder (BERT,
+    ViT) caches no keys and values and decodes no token after another."""
+    from .kvcache import cache_tensors
+
+    if not cache_tensors(model.arch) or not isinstance(generated(model.arch), sympy.Symbol):
+        raise SymgptError(f"{name} needs a model that generates tokens (a decoder or an encoder-decoder); "
+                          f"{model.name} is a bidirectional encoder: no KV cache, no token-by-token decoding")
+
+
+def _generation(model, options, name):
+    _generating(model, name)
     prompt, gen = options.get("prompt"), options.get("generate")
     if prompt is None or gen is None:
         raise SymgptError("a generation needs prompt=P and generate=G (--prompt, --generate)")
@@ -178,7 +220,7 @@ def _gen_q(s, name, parts, unit, what):
 
 
 def generate_time(model, **options) -> Quantity:
-    s, ttft, steps, P, G = _generation(model, options)
+    s, ttft, steps, P, G = _generation(model, options, "inference.generate.time")
     parts = [(f"prefill/{p}", e) for p, e in ttft] + [(f"decode/{p}", e) for p, e in steps]
     return _gen_q(s, "inference.generate.time", parts, "s",
                   f"generating G = {G} tokens after a prompt of P = {P}: the prefill (the first token) plus "
@@ -186,12 +228,12 @@ def generate_time(model, **options) -> Quantity:
 
 
 def ttft(model, **options) -> Quantity:
-    s, pre, _, P, G = _generation(model, options)
+    s, pre, _, P, G = _generation(model, options, "inference.ttft")
     return _gen_q(s, "inference.ttft", pre, "s", f"time to first token: the prefill of P = {P} tokens")
 
 
 def tpot(model, **options) -> Quantity:
-    s, _, steps, P, G = _generation(model, options)
+    s, _, steps, P, G = _generation(model, options, "inference.tpot")
     if G < 2:
         raise SymgptError("the time per output token needs generate >= 2 (one decode step at least)")
     return _gen_q(s, "inference.tpot", [(p, e / (G - 1)) for p, e in steps], "s",
@@ -199,7 +241,7 @@ def tpot(model, **options) -> Quantity:
 
 
 def tokens_per_s(model, **options) -> Quantity:
-    s, pre, steps, P, G = _generation(model, options)
+    s, pre, steps, P, G = _generation(model, options, "inference.tokens_per_s")
     total = sympy.Add(*[e for _, e in pre + steps])
     return _gen_q(s, "inference.tokens_per_s", [("tokens", B * G / total)], "tokens/s",
                   f"tokens per second over the generation: B·G / generate time (G = {G}, P = {P})")

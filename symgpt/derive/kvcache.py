@@ -24,10 +24,7 @@ from ..graph import Arch
 from ..ops.base import numel
 from ..quantity import Quantity
 from .memory_setup import _q, setup
-from .step import cache_points, generated
-
-#: the attention matmuls a cached tensor feeds
-_ATTENTION = ("attention_scores", "attention_values")
+from .step import attention_readers, cache_points, cache_window, generated
 
 
 @dataclass(frozen=True)
@@ -37,24 +34,6 @@ class Cached:
     node: str
     elements: sympy.Expr  # every copy (layers), B sequences, Min(T, W) positions under a window
     split: bool           # tensor parallelism splits it by heads (an MLA latent is whole on each rank)
-
-
-def _readers(arch: Arch, node: str) -> list:
-    """The attention matmuls that read *node* (through views, norms, rotations, up-projections)."""
-    g = arch.graph
-    found, seen, frontier = [], {node}, [node]
-    while frontier:
-        n = frontier.pop()
-        for v in g.successors(n):
-            op = g.nodes[v].get("op")
-            if op is None or v in seen:
-                continue
-            seen.add(v)
-            if op.kind == "matmul" and op.tag in _ATTENTION:
-                found.append((v, op))
-            else:
-                frontier.append(v)
-    return found
 
 
 def _generating(arch: Arch, readers) -> bool:
@@ -68,11 +47,11 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
     gen = generated(arch)
     out = []
     for node in cache_points(arch):
-        readers = _readers(arch, node)
+        readers = attention_readers(arch, node)
         if not _generating(arch, readers):
             continue
         n = numel(arch.shape(node)) * arch.multiplicity(node)
-        window = next((op.window for _, op in readers if op.window is not None), None)
+        window = cache_window(readers)
         if window is not None:  # a sliding window keeps its last W positions
             n = n / gen * sympy.Min(gen, window)
         out.append(Cached(node, n, arch.role(node) not in roles.LATENT_CACHE))

@@ -7,6 +7,9 @@ it in two ways, both derived here from the same ops and their shape rules:
 * **decode**: one new token per sequence (query length 1) whose keys and values join a cache
   that already holds T positions: the tensors the cache holds have T + 1 positions, so Q·Kᵀ is
   (1 × T+1) per head and A·V reads T + 1 values -- what a transformers ``DynamicCache`` does.
+  Under a sliding window of W the cache keeps the last W - 1 positions, so a decode step reads
+  Min(T + 1, W) of them (transformers' sliding-window cache layers; the prefill's eager
+  attention still materialises its full T × T masked scores).
 
 Which length grows is the stack length the output is laid out over (``generated``: a decoder's T,
 an encoder--decoder's T_dec); a decode step runs only the ops that read the generated tokens.
@@ -89,6 +92,34 @@ def cache_points(arch: Arch) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: the attention matmuls a cached tensor feeds
+_ATTENTION = ("attention_scores", "attention_values")
+
+
+def attention_readers(arch: Arch, node: str) -> list:
+    """(node, op) of the attention matmuls that read *node* (through views, norms, rotations,
+    up-projections)."""
+    g = arch.graph
+    found, seen, frontier = [], {node}, [node]
+    while frontier:
+        n = frontier.pop()
+        for v in g.successors(n):
+            op = g.nodes[v].get("op")
+            if op is None or v in seen:
+                continue
+            seen.add(v)
+            if op.kind == "matmul" and op.tag in _ATTENTION:
+                found.append((v, op))
+            else:
+                frontier.append(v)
+    return found
+
+
+def cache_window(readers):
+    """The sliding window of the attention that reads a cached tensor (None: no window)."""
+    return next((op.window for _, op in readers if op.window is not None), None)
+
+
 def _read_by_decode(arch: Arch, node: str) -> bool:
     """Whether a decode step reads *node* (an encoder's own keys and values it never does)."""
     once = once_per_request(arch)
@@ -155,6 +186,14 @@ def step(arch: Arch, phase: str) -> Step:
     query, past = (gen, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), gen)
     points = set(cache_points(arch))
     lengths = {gen: q}
+    # a decode step reads what the cache holds: under a sliding window of W the last W positions
+    # (the new one with them), Min(T + 1, W) -- transformers' sliding-window cache layers keep W - 1
+    held = {}
+    if phase == "decode":
+        for n in points:
+            w = cache_window(attention_readers(arch, n))
+            if w is not None:
+                held[n] = sympy.Min(q + past, w)
     g = arch.graph
     shapes: dict[str, Shape] = {}
     computed: dict[str, Shape] = {}
@@ -168,7 +207,7 @@ def step(arch: Arch, phase: str) -> Step:
             ins += (tuple(as_expr(s).xreplace({q: q + past}) for s in ins[0]),)  # keys: the cache too
         out = tuple(as_expr(s) for s in a["op"].shape(ins))
         computed[n] = out
-        shapes[n] = tuple(s.xreplace({q: q + past}) for s in out) if n in points else out
+        shapes[n] = tuple(s.xreplace({q: held.get(n, q + past)}) for s in out) if n in points else out
     fix = {q: query}
 
     def sub(shape):
