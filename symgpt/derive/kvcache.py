@@ -24,6 +24,7 @@ from ..graph import Arch
 from ..ops.base import numel
 from ..quantity import Quantity
 from .memory_setup import _q, setup
+from .parallel import replicated
 from .step import cache_points, generated
 
 #: the attention matmuls a cached tensor feeds
@@ -75,7 +76,7 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
         window = next((op.window for _, op in readers if op.window is not None), None)
         if window is not None:  # a sliding window keeps its last W positions
             n = n / gen * sympy.Min(gen, window)
-        out.append(Cached(node, n, arch.role(node) not in roles.LATENT_CACHE))
+        out.append(Cached(node, n, not replicated(arch, node)))
     return tuple(out)
 
 
