@@ -169,3 +169,19 @@ def test_a_routers_flops_and_weights_are_whole_per_rank():
         w = m.quantity("inference.weights", chips=chips)
         assert sum(m.value(e) for p, e in f.breakdown if p.endswith("ffn/router")) == 2 * 128 * d * E * layers
         assert sum(m.value(e) for p, e in w.breakdown if p.endswith("ffn/router")) == 2 * d * E * layers
+
+
+def test_tensor_parallel_all_reduces_of_an_mla_layer():
+    """comm.tp at tp = 4, by hand (ring all-reduce: 2·(4 − 1)/4 of the tensor from each rank):
+    the backward all-reduces sit at the up-projections' inputs (the normed latents, B·T·r_q and
+    B·T·r_c) and at the shared rotary key (B·T·rope: each rank sums its gradient over its own
+    heads); the block's normed input feeds only replicated down-projections, so needs none."""
+    m = symgpt.load("deepseek-v3", B=1, T=4096, L=4)
+    q = m.quantity("comm.tp", tp=4, precision="bf16")
+    parts = {p: m.value(e) for p, e in q.breakdown}
+    ar = sympy.Rational(2 * 3, 4) * 4096 * 2  # ring share × B·T tokens × 2 bytes
+    for stack, layers in (("dense_blocks", 3), ("blocks", 1)):
+        assert parts[f"tp/{stack}/attention/q_a_layernorm all-reduce (backward)"] == ar * 1536 * layers
+        assert parts[f"tp/{stack}/attention/kv_a_layernorm all-reduce (backward)"] == ar * 512 * layers
+        assert parts[f"tp/{stack}/attention/k_rotary all-reduce (backward)"] == ar * 64 * layers
+        assert f"tp/{stack}/norms/attention all-reduce (backward)" not in parts
