@@ -153,6 +153,20 @@ EXPERTS = "experts"                  # the experts of a mixture (× E, k active)
 PLAIN_CACHE: tuple[str, ...] = (KEY_HEADS, VALUE_HEADS)
 LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 
+#: what tensor parallelism keeps whole on every rank (besides norms, residuals and position
+#: tables): an MLA layer's low-rank down-projections, their slices and latent norms, and the
+#: shared rotary key -- the latent a cache holds and every op that makes it -- a mixture's router
+#: with its scores and top-k, and a shared expert's one-column gate (Qwen2-MoE). vLLM's
+#: DeepseekV2 attention builds q_a_proj and kv_a_proj_with_mqa as ``ReplicatedLinear`` (q_b_proj,
+#: kv_b_proj ``ColumnParallelLinear``, o_proj ``RowParallelLinear``) and its MoE gate unsharded; Megatron-Core's MLA builds
+#: linear_q_down_proj and linear_kv_down_proj with ``parallel_mode="duplicated"``, and its
+#: TopKRouter holds the whole router weight on each rank. Their weights, FLOPs, bytes and saved
+#: tensors count whole per rank; the up-projections, the attention, the output projection and the
+#: experts stay split.
+TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
+    QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT))
+
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(
     v for k, v in dict(globals()).items()

@@ -13,8 +13,10 @@ options as ``memory.*``). A step is ``microbatches`` micro-batches of B sequence
   al. 2019 Sec. 7: 2Ψ and 3Ψ elements at large n);
 * ``comm.tp``: Megatron-LM's tensor parallel (Shoeybi et al. 2019): one all-reduce after each
   row-parallel linear in forward (again when full recomputation reruns it), one per column-parallel
-  input in backward, the vocabulary-parallel embedding's and LM head's, and the three (B·T fp32)
-  of the vocabulary-parallel cross-entropy; with sequence parallelism (Korthikanti et al. 2022
+  input in backward (and per replicated tensor a split op reads: MLA's shared rotary key, whose
+  gradient each rank sums over its own heads only; a replicated MLA down-projection's input needs
+  none), the vocabulary-parallel embedding's and LM head's, and the three (B·T fp32) of the
+  vocabulary-parallel cross-entropy; with sequence parallelism (Korthikanti et al. 2022
   Sec. 4.2.2) each all-reduce is an all-gather + reduce-scatter pair: the same bytes;
 * ``comm.pp``: the activation sent to the next stage in forward and its gradient sent back, per
   micro-batch and chunk boundary (/tp under sequence parallelism: the tensor is split), and a
@@ -36,7 +38,7 @@ from ..quantity import Quantity
 from .flops import label
 from .layout import several
 from .memory import param_bytes, setup
-from .parallel import linear_roles, place
+from .parallel import linear_roles, place, replicated, tp_region
 
 DIMS = ("dp", "tp", "pp", "ep", "cp")
 
@@ -111,6 +113,13 @@ def tp_parts(s):
             seen.add(src)
             size = numel(arch.shape(src)) * arch.activity(src) * act * _share(s, src)
             out.append((f"tp/{src} {kind} (backward)", ar * size))
+    region = tp_region(arch)
+    for node, a in arch.ops():  # a replicated tensor read inside the region (MLA's shared rotary key)
+        if replicated(arch, node) and node not in seen and any(
+                v in region and linear_roles(arch).get(v) != "column" for v in arch.graph.successors(node)):
+            seen.add(node)
+            size = numel(a["shape"]) * arch.activity(node) * act * _share(s, node)
+            out.append((f"tp/{node} {kind} (backward)", ar * size))
     emb, head = arch.first(roles.TOKEN_EMBEDDING), arch.first(roles.HEAD)
     one = ring(t) * m / lay.cp
     if emb is not None:  # vocabulary-parallel lookup: partial rows summed (reduce-scattered with SP)

@@ -31,6 +31,7 @@ from ..symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
+from .parallel import replicated
 from .shortcuts import expanded
 from .step import VIEWS, OpStep, Step, step
 from .walk import attention_core
@@ -41,8 +42,11 @@ _DTYPE_BYTES = {"int64": 8, "int32": 4}
 # --- tensor parallelism ------------------------------------------------------------------------
 def split(arch: Arch, node: str) -> bool:
     """Whether tensor parallelism splits *node* across devices (heads of self- and
-    cross-attention, FFN columns, vocabulary)."""
+    cross-attention, FFN columns, vocabulary); an MLA layer's down-projections, latent norms and
+    shared rotary key are replicated on every device (``parallel.replicated``)."""
     role = arch.role(node)
+    if replicated(arch, node):
+        return False
     return roles.part_of(role) in ("attention", "cross_attention", "ffn", "head") or role == roles.TOKEN_EMBEDDING
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from .. import roles
 from ..conventions import check_choice
 from ..errors import SymgptError
 from ..hardware import Hardware, hardware as get_hardware
@@ -94,6 +95,10 @@ class Setup:
             out.append(f"tensor parallel over {self.chips} devices: attention heads, FFN, LM head and token "
                        "table split; norms, residuals and position tables replicated; values per device (with "
                        "fewer KV heads than devices, engines replicate them: not modelled)")
+            if any(self.model.arch.role(n) in roles.TP_REPLICATED for n in self.model.arch.order):
+                out.append("multi-latent attention: the down-projections, latent norms and shared rotary key "
+                           "replicated on every device, whole (vLLM's ReplicatedLinear, Megatron-Core's "
+                           "duplicated linears); the up-projections, attention and output projection split")
         return tuple(out)
 
 

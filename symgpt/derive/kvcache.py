@@ -24,6 +24,7 @@ from ..graph import Arch
 from ..ops.base import numel
 from ..quantity import Quantity
 from .memory_setup import _q, setup
+from .parallel import replicated
 from .step import attention_readers, cache_points, cache_window, generated
 
 
@@ -54,7 +55,7 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
         window = cache_window(readers)
         if window is not None:  # a sliding window keeps its last W positions
             n = n / gen * sympy.Min(gen, window)
-        out.append(Cached(node, n, arch.role(node) not in roles.LATENT_CACHE))
+        out.append(Cached(node, n, not replicated(arch, node)))
     return tuple(out)
 
 

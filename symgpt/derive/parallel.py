@@ -7,7 +7,10 @@ Roles say which is which; a linear without a role is column-parallel when a norm
 tensors from a column-parallel output up to a row-parallel input form the tensor-parallel region:
 split tp ways (Korthikanti et al. 2022 Sec. 4.2.1). With sequence parallelism the rest of the block (norms,
 dropouts, residuals) is split along the sequence instead (Sec. 4.2.2). Embedding and LM head (the linear whose role is ``roles.HEAD``) are
-vocabulary-parallel.
+vocabulary-parallel. An op whose role is in ``roles.TP_REPLICATED`` (an MLA layer's down-projections,
+latent norms and shared rotary key) is neither: every rank holds its weights and computes it whole
+(vLLM's ``ReplicatedLinear``, Megatron-Core's ``parallel_mode="duplicated"``), so it is outside
+the tensor-parallel region.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ _COLUMN = frozenset({_roles.QKV, _roles.QUERY, _roles.KEY, _roles.VALUE, _roles.
 _ROW = frozenset({_roles.OUT, _roles.CROSS_OUT, _roles.FFN_DOWN})
 
 
+def replicated(arch: Arch, node: str) -> bool:
+    """Whether tensor parallelism keeps op *node* whole on every rank (``roles.TP_REPLICATED``):
+    the one rule the KV cache, inference per device, weights and saved activations share."""
+    return arch.role(node) in _roles.TP_REPLICATED
+
+
 def _linears(arch: Arch):
     for n, a in arch.ops():
         op = a["op"]
@@ -31,11 +40,13 @@ def _linears(arch: Arch):
 
 @lru_cache(maxsize=256)
 def linear_roles(arch: Arch) -> dict[str, str]:
-    """Dense linear node in a block -> ``column`` or ``row``."""
+    """Dense linear node in a block -> ``column`` or ``row`` (a replicated one is neither)."""
     g = arch.graph
     out = {}
     for n, a in _linears(arch):
         role = a.get("role")
+        if role in _roles.TP_REPLICATED:
+            continue
         if role in _COLUMN or role in _ROW:
             out[n] = "column" if role in _COLUMN else "row"
             continue
@@ -58,7 +69,7 @@ def tp_region(arch: Arch) -> frozenset[str]:
             continue
         seen.add(n)
         for nxt in g.successors(n):
-            if g.nodes[nxt]["kind"] == "op" and roles.get(nxt) != "row":
+            if g.nodes[nxt]["kind"] == "op" and roles.get(nxt) != "row" and not replicated(arch, nxt):
                 stack.append(nxt)
     return frozenset(seen)
 
