@@ -115,14 +115,15 @@ PRESETS = {"gpt2-small": {}, "llama-7b": {}, "mixtral-8x7b": {}, "qwen3-30b-a3b"
            "bart-base": {}, "t5-small": {"T_enc": 512, "T_dec": 512}, "vit-base": {}}
 
 
-def _captured(monkeypatch):
+def _captured(monkeypatch, module=CX, name="_roots"):
+    """Every argument tuple *module.name* is called with (it still answers)."""
     calls = []
-    real = CX._roots
+    real = getattr(module, name)
 
-    def spy(diff, s):
-        calls.append((diff, s))
-        return real(diff, s)
-    monkeypatch.setattr(CX, "_roots", spy)
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+    monkeypatch.setattr(module, name, spy)
     return calls
 
 
@@ -188,13 +189,8 @@ def test_report_orders_equal_general_order(monkeypatch):
     """Every order a report's dominance, rules and crossovers ask for."""
     from symgpt.query import regime as reg
 
-    seen = []
     real = reg._monomial_order
-
-    def spy(expr, regime):
-        seen.append((expr, regime))
-        return real(expr, regime)
-    monkeypatch.setattr(reg, "_monomial_order", spy)
+    seen = _captured(monkeypatch, reg, "_monomial_order")
     reg.order.cache_clear()
     notation = get_notation(None)
     for name in ("gpt2-small", "mixtral-8x7b"):
