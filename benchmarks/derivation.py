@@ -10,7 +10,7 @@ MODELS = {"gpt2-small": dict(L=12, d=768, h=12, T=1024), "gpt3-175b": dict(L=96,
 
 DERIVE = """
 import json, time
-import sympy, networkx, numpy, symgpt, symgpt.model, symgpt.ops, symgpt.families
+import sympy, networkx, numpy, symgpt, symgpt.model.model, symgpt.ops, symgpt.families
 symgpt.ops.registered_kinds(), symgpt.families.families()  # every op and family (they load lazily)
 name, T = {name!r}, {T}
 t0 = time.perf_counter()

@@ -29,7 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import symgpt  # noqa: E402
-from symgpt.io import write_atomic  # noqa: E402
+from symgpt.core.io import write_atomic  # noqa: E402
 
 PARTS = ("weights", "optimizer", "activations", "gradients", "total")
 BLOCK = 512  # the CUDA caching allocator rounds every allocation up to a multiple of 512 bytes

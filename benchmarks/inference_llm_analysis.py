@@ -134,7 +134,7 @@ def main(argv=None) -> int:
                 why = f"{mark}: {why}"
             lines.append(f"| {label} | {fmt(a)} | {fmt(b)} | {100 * rel:+.3f} % | {why} |")
         lines.append("")
-    from symgpt.io import write_atomic
+    from symgpt.core.io import write_atomic
 
     write_atomic(args.output, "\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -25,7 +25,7 @@ PARTS = ("_inference", "_memory", "_total", "_plots")
 CHILD = """
 import json, sys, time
 from symgpt.documents import html
-from symgpt.model import load
+from symgpt.model.model import load
 from symgpt.render import dot  # noqa: F401  (imported outside the timers, as in a report)
 times = {}
 def timed(name):

@@ -152,7 +152,7 @@ def answer(peer: Peer, raw: dict) -> dict:
 SYMGPT = """
 import json, time
 t0 = time.perf_counter()
-import sympy, networkx, numpy, symgpt, symgpt.model
+import sympy, networkx, numpy, symgpt, symgpt.model.model
 t1 = time.perf_counter()
 m = symgpt.load({path!r}, B={B}, T={T})
 p, f = m.params.value, m.quantity("flops.forward").value

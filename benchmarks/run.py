@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     text = render(info, ctx, load_before)
     if output:
         sys.path.insert(0, str(ROOT))
-        from symgpt.io import write_atomic
+        from symgpt.core.io import write_atomic
 
         write_atomic(output, text)
         say(f"wrote {output}")

@@ -10,7 +10,7 @@ from .common import PY, child, med, met, ratio, say, secs, wall
 
 SWEEP = """
 import json, time
-import numpy as np, symgpt, symgpt.model
+import numpy as np, symgpt, symgpt.model.model
 from symgpt.sweep import sweep
 B = {B}
 m = symgpt.load("gpt2", V=50257, T_max=1024, h=64, B=B, T=1024)

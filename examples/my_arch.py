@@ -11,8 +11,8 @@ LaTeX table and diagram that the built-in families have.
 import symgpt
 from symgpt import ops
 from symgpt.families import Family, register_family
-from symgpt.graph import Builder
-from symgpt.symbols import B, L, T, T_max, V, d, d_ff, h, h_kv
+from symgpt.graph.arch import Builder
+from symgpt.core.symbols import B, L, T, T_max, V, d, d_ff, h, h_kv
 
 
 def build(flags, bound):

@@ -29,6 +29,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+# a new `python3 -m venv` is seeded with setuptools 65, which cannot build wheels (no bdist_wheel):
+# an editable install without build isolation (tests/test_wheel.py) needs a newer one and `wheel`
+python3 -m pip install -q --upgrade 'setuptools>=68' wheel
 if [ "${1:-}" = "--test" ]; then
   # torch is pinned: 2.13.0 (CPU) installs from a local file; an unpinned torch is a multi-GB CUDA build
   python3 -m pip install -q -e '.[test]' 'torch==2.13.0'

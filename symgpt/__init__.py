@@ -1,7 +1,7 @@
 """symgpt: exact symbolic cost models of Transformers.
 
 >>> import symgpt
->>> from symgpt.symbols import L, d, V, T_max
+>>> from symgpt.core.symbols import L, d, V, T_max
 >>> m = symgpt.load("gpt2-small")
 >>> m.params.value                       # exact, a SymPy Integer
 124439808
@@ -10,22 +10,23 @@ True
 
 The engine (SymPy) is imported on first use of ``load``, ``Model``, ... so that ``import symgpt``
 and ``symgpt --help`` start fast; networkx only when ``Model.graph`` is first asked for (the
-derivations hold the graph in ``symgpt.digraph``).
+derivations hold the graph in ``symgpt.graph.digraph``).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .errors import SymgptError
+from .core.errors import SymgptError
 
 __all__ = ["SymgptError", "Model", "load", "Quantity", "symbols", "quantity_names", "register_quantity",
            "diagram", "fragment", "document", "scaling_table", "write_report"]
 from .version import __version__  # noqa: E402,F401
 
 #: public name -> the module that defines it (imported lazily, on first access)
-_LAZY = {"Model": "model", "load": "model", "quantity_names": "model", "register_quantity": "model",
-         "Quantity": "quantity", "symbols": "symbols", "query": "query",
+_LAZY = {"Model": "model.model", "load": "model.model", "quantity_names": "model.model",
+         "register_quantity": "model.model", "Quantity": "derive.quantity", "symbols": "core.symbols",
+         "query": "query",
          "diagram": "render.dot", "fragment": "documents.latex_doc", "document": "documents.latex_doc",
          "scaling_table": "documents.tables", "write_report": "documents.report"}
 
@@ -34,7 +35,7 @@ def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(f".{_LAZY[name]}", __name__)
-    value = module if name == _LAZY[name] else getattr(module, name)
+    value = module if _LAZY[name].rpartition(".")[2] == name else getattr(module, name)
     globals()[name] = value
     return value
 

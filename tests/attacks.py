@@ -194,7 +194,7 @@ def check_cli(r: Result, allow=(0, 2)) -> None:
 
 def check_api_error(exc: BaseException, what: str) -> None:
     """An API call may fail only with a one-line SymgptError."""
-    from symgpt.errors import SymgptError
+    from symgpt.core.errors import SymgptError
 
     assert isinstance(exc, SymgptError), f"{what}: {type(exc).__name__}: {str(exc)[:300]}"
     assert len(str(exc)) <= MAX_MESSAGE, f"{what}: message of {len(str(exc))} characters: {str(exc)[:150]}"

@@ -15,7 +15,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PY
 # those of a 100-column terminal, whatever terminal runs pytest.
 os.environ["COLUMNS"] = "100"
 
-# The derivation cache (symgpt.cache) of every test process and its subprocesses lives in a
+# The derivation cache (symgpt.core.cache) of every test process and its subprocesses lives in a
 # temporary folder, removed at exit: nothing is written into the user's ~/.cache.
 import atexit  # noqa: E402
 import shutil  # noqa: E402

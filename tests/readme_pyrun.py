@@ -23,7 +23,7 @@ def main() -> int:
             value = eval(compile(ast.Expression(stmt.value), f"README.md:{line}", "eval"), ns)
             want = rb.python_value_comment(comments.get(stmt.end_lineno, ""))
             if want is not None:
-                from symgpt.numtext import expr_text
+                from symgpt.core.numtext import expr_text
 
                 shown = [str(value), repr(value)]
                 try:

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import symgpt
 from symgpt.families import families, family
-from symgpt.symbols import d_ff, h_kv
+from symgpt.core.symbols import d_ff, h_kv
 from oracles.measure import flop_count, param_count
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "my_arch.py"

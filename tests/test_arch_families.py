@@ -9,8 +9,8 @@ from symgpt import SymgptError
 from symgpt.derive.walk import context
 from symgpt.families import families
 from symgpt.families.named import DECODER_FAMILIES
-from symgpt.presets_decoder import ROWS
-from symgpt.symbols import B, E, L, T, V, W, d, d_ff, d_head, h, h_kv, k
+from symgpt.model.presets_decoder import ROWS
+from symgpt.core.symbols import B, E, L, T, V, W, d, d_ff, d_head, h, h_kv, k
 
 FAMILIES = sorted(DECODER_FAMILIES)
 PRESETS = [p.name for p in ROWS]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import symgpt
-from symgpt import io as sio
-from symgpt import io_folders
-from symgpt.errors import SymgptError
+from symgpt.core import io as sio
+from symgpt.core import io_folders
+from symgpt.core.errors import SymgptError
 from symgpt.documents.report import write_report
 from symgpt.documents.reportparts import core as core_part
 
@@ -204,7 +204,7 @@ def test_report_refuses_a_file_and_accepts_an_empty_folder(tmp_path):
 # --- SIGKILL: a real process killed mid-write ----------------------------------------------------
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import symgpt, symgpt.io as sio, symgpt.documents.report
+    import symgpt, symgpt.core.io as sio, symgpt.documents.report
     from symgpt.documents.report import write_report
     import symgpt.documents.reportparts.core as core
     symgpt.documents.report.REPORT_PARTS = (core,)

@@ -18,7 +18,7 @@ from fractions import Fraction
 import pytest
 
 import symgpt
-from symgpt import cache
+from symgpt.core import cache
 from symgpt.cli import main
 
 PRESETS = ["gpt2-small", "gpt3-1.3b", "llama-70b", "mixtral-8x7b", "gemma-2b", "falcon-7b"]
@@ -127,7 +127,7 @@ def test_a_constraint_the_preset_breaks_is_not_answered_from_the_cache(cache_dir
 def test_tree_by_hand_and_exact_values():
     import sympy
 
-    from symgpt.symbols import CANONICAL
+    from symgpt.core.symbols import CANONICAL
 
     L, d, V, T_max = (CANONICAL[k] for k in ("L", "d", "V", "T_max"))
     e = 12 * L * d**2 + 13 * L * d + V * d + T_max * d + 2 * d
@@ -165,7 +165,7 @@ def test_trees_hold_only_data(bad):
 def test_unsupported_nodes_are_not_cached():
     import sympy
 
-    from symgpt.symbols import CANONICAL
+    from symgpt.core.symbols import CANONICAL
 
     with pytest.raises(cache.Unsupported):
         cache.tree(sympy.ceiling(CANONICAL["V"] / 64))

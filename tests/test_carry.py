@@ -4,9 +4,9 @@ import pytest
 
 from symgpt import SymgptError
 from symgpt.derive.walk import loop_invariant
-from symgpt.graph import Builder
+from symgpt.graph.arch import Builder
 from symgpt.ops import Embedding, Linear, Mul
-from symgpt.symbols import B, L, T, V, d
+from symgpt.core.symbols import B, L, T, V, d
 
 
 def _arch(carry: bool):

@@ -14,7 +14,7 @@ import pytest
 import sympy
 
 from symgpt.cli import main
-from symgpt.exprparse import parse_expression
+from symgpt.core.exprparse import parse_expression
 from symgpt.query import LIBRARY, check, check_library, formula
 
 DOCUMENTED = [

@@ -17,7 +17,7 @@ import pytest
 
 from symgpt.cli import COMMANDS, build_parser, main
 from symgpt.cli.choices import EngineChoices
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 
 CLI = Path(__file__).resolve().parent.parent / "symgpt" / "cli"
 
@@ -34,7 +34,7 @@ def test_every_command_module_is_registered_and_complete():
 
 def _engine():
     """(command, option) -> the engine's values, read from the engine itself."""
-    from symgpt.conventions import ATTENTION, IMPLEMENTATIONS, PER, RECOMPUTE
+    from symgpt.core.conventions import ATTENTION, IMPLEMENTATIONS, PER, RECOMPUTE
     from symgpt.derive.layout import SCHEDULES, STAGES
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
     from symgpt.derive.optimal import FITS
@@ -42,7 +42,7 @@ def _engine():
     from symgpt.documents.latex_doc import ALIASES, SECTIONS
     from symgpt.derive.inference_setup import ACT_BITS, BITS, CONVENTIONS as INFER
     from symgpt.derive.step import PHASES
-    from symgpt.hardware import names as hardware_names
+    from symgpt.core.hardware import names as hardware_names
     from symgpt.render import dot, dotfit, latex_numbers, tables
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
@@ -125,7 +125,7 @@ def test_a_bad_choice_is_one_line_and_exit_2(capsys):
 
 
 def test_every_convention_is_accepted(capsys):
-    from symgpt.conventions import CONVENTIONS
+    from symgpt.core.conventions import CONVENTIONS
 
     for name in CONVENTIONS:
         assert main(["flops", "gpt2-small", "--convention", name, "--json"]) == 0, name
@@ -135,8 +135,8 @@ def test_every_convention_is_accepted(capsys):
 
 
 def test_help_texts_name_the_engine_choices(capsys):
-    from symgpt.conventions import CONVENTIONS
-    from symgpt.notation import builtin_names
+    from symgpt.core.conventions import CONVENTIONS
+    from symgpt.core.notation import builtin_names
 
     with pytest.raises(SystemExit):
         main(["latex", "--help"])

@@ -10,7 +10,7 @@ import sympy
 import symgpt
 from symgpt.derive.layout import layout
 from symgpt.derive.pipeline import bubble_fraction, peak_in_flight
-from symgpt.symbols import B, L, T, T_max, V, d, h
+from symgpt.core.symbols import B, L, T, T_max, V, d, h
 
 KORTH = dict(convention="korthikanti", recompute="selective")
 R = sympy.Rational

@@ -23,8 +23,8 @@ from symgpt.derive.memory import activations, gradients, optimizer, weights
 from symgpt.documents.cluster import HARDWARE, MEMORY, _machine, by_collective, figures, per_param, summary
 from symgpt.documents.latex_cluster import _HEIGHT, _bars
 from symgpt.documents.workload import report_model
-from symgpt.hardware import hardware
-from symgpt.quantity import Quantity, evaluate
+from symgpt.core.hardware import hardware
+from symgpt.derive.quantity import Quantity, evaluate
 from symgpt.query import dominance, share_limit
 from symgpt.query.regime import order, regime_of
 

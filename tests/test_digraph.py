@@ -1,4 +1,4 @@
-"""symgpt's own directed graph (``symgpt.digraph.DiGraph``, what an Arch holds) against networkx,
+"""symgpt's own directed graph (``symgpt.graph.digraph.DiGraph``, what an Arch holds) against networkx,
 its independent oracle: for every family and every preset, ``to_networkx()`` has the same nodes,
 edges, attributes and orders, and ancestors, descendants, breadth-first distances, degrees and
 the DAG check agree with networkx's own algorithms -- on the real graphs and on random graphs
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import symgpt
-from symgpt.digraph import DiGraph
+from symgpt.graph.digraph import DiGraph
 from symgpt.families import families
-from symgpt.presets import PRESETS
+from symgpt.model.presets import PRESETS
 
 
 def _same_structure(g: DiGraph, n: nx.DiGraph) -> None:

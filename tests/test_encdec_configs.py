@@ -10,7 +10,7 @@ import pytest
 import symgpt
 from symgpt import SymgptError
 from symgpt.cli import main
-from symgpt.model import from_config as from_dict
+from symgpt.model.model import from_config as from_dict
 
 from oracles.hf_encdec import build, params
 

@@ -14,13 +14,13 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt import roles
+from symgpt.graph import roles
 from symgpt.cli import main
 from symgpt.query import compare, crossover, dominance, rule
 from symgpt.render.dot import dot_text
 from symgpt.documents.latex_doc import fragment, label_key
 from symgpt.render.latex_numbers import tex_int
-from symgpt.symbols import T_dec, T_enc
+from symgpt.core.symbols import T_dec, T_enc
 
 B_, T_, TE, TD = 2, 8, 8, 5
 #: family -> (preset, lengths bound on load)

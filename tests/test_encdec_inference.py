@@ -66,7 +66,7 @@ def test_decode_runs_no_encoder_and_reads_both_caches():
     Q, K, V, O of self-attention (4 d·h·d_head), Q and O of cross-attention (2 d·h·d_head), the
     FFN (2 d·d_ff), Q·Kᵀ and A·V over T_dec + 1 cached positions and over the T_enc cached
     encoder outputs -- and the LM head; 2 FLOPs per multiply-add. The cache: K and V of both."""
-    from symgpt.symbols import B, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
+    from symgpt.core.symbols import B, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
 
     m = symgpt.load("t5")
     per_layer = 6 * d * h * d_head + 2 * d * d_ff + 2 * h * d_head * (T_dec + 1) + 2 * h * d_head * T_enc

@@ -138,7 +138,7 @@ def test_full_recompute_keeps_block_inputs_and_the_encoder_output_once():
     """Under full recomputation each stack keeps one input per layer (the residual stream), and
     a tensor every decoder layer reads unchanged -- the encoder's output, each stack's relative
     position bias -- once: by hand, for T5 in fp32."""
-    from symgpt.symbols import B as B_, L, L_dec, T_dec, T_enc, d, h
+    from symgpt.core.symbols import B as B_, L, L_dec, T_dec, T_enc, d, h
 
     m = symgpt.load("t5")
     full = m.quantity("memory.activations", precision="fp32", recompute="full")

@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from symgpt import ops
 from symgpt.ops.base import Context, numel
-from symgpt.symbols import B, C_img, P_patch, S_img, T, T_dec, T_enc, d, h
+from symgpt.core.symbols import B, C_img, P_patch, S_img, T, T_dec, T_enc, d, h
 
 I = sympy.Integer
 

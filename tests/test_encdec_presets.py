@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.presets import PRESETS
+from symgpt.model.presets import PRESETS
 
 CONFIGS = Path(__file__).parent / "configs" / "encdec"
 

@@ -5,8 +5,8 @@ encoder's output, the relative position bias and the class token are outside the
 import pytest
 
 import symgpt
-from symgpt import roles
-from symgpt.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
+from symgpt.graph import roles
+from symgpt.core.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
 
 ENCODERS = ("bert", "roberta", "distilbert")
 ENCDEC = ("t5", "bart", "transformer")

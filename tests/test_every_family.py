@@ -28,7 +28,7 @@ from symgpt.render.dot import diagram, dot_text
 from symgpt.documents.latex_doc import fragment, label_key, preamble
 from symgpt.render.latex_escape import tex_escape
 from symgpt.render.latex_numbers import tex_int
-from symgpt.symbols import T
+from symgpt.core.symbols import T
 
 B_, T_ = 2, 8
 #: family -> (model, sizes bound on load); presets are rows of symgpt/presets*.py

@@ -1,4 +1,4 @@
-"""Tests of symgpt.exprparse: the safe text -> SymPy parser."""
+"""Tests of symgpt.core.exprparse: the safe text -> SymPy parser."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from symgpt.errors import SymgptError
-from symgpt.exprparse import parse_assignment, parse_condition, parse_expression, parse_value
-from symgpt.symbols import CANONICAL, B, E, L, T, T_max, V, W, d, d_ff, d_head, h, h_kv, k
+from symgpt.core.errors import SymgptError
+from symgpt.core.exprparse import parse_assignment, parse_condition, parse_expression, parse_value
+from symgpt.core.symbols import CANONICAL, B, E, L, T, T_max, V, W, d, d_ff, d_head, h, h_kv, k
 
 PWNED = "/tmp/pwned_symgpt"
 

@@ -6,8 +6,8 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
-from symgpt.symbols import B, L, T, d
+from symgpt.core.errors import SymgptError
+from symgpt.core.symbols import B, L, T, d
 
 from oracles.measure import flop_count
 from oracles.torch_gpt2 import GPTConfig, build
@@ -125,7 +125,7 @@ def test_macs_and_causal_halving():
 def test_elementwise_prices_count_elements():
     g = symgpt.load("gpt2", bias=False)
     q = g.quantity("flops.forward", softmax=3)
-    from symgpt.symbols import h
+    from symgpt.core.symbols import h
     assert sympy.expand(q.expr - g.quantity("flops.forward").expr - 3 * B * L * h * T**2) == 0
 
 

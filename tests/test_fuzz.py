@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import symgpt
 import symgpt.documents.report
 import symgpt.documents.reportparts.core
-from symgpt import exprparse
-from symgpt.errors import SymgptError
+from symgpt.core import exprparse
+from symgpt.core.errors import SymgptError
 
 from attacks import (INERT, base_argv, check_api_error, check_cli, code_guard, commands,
                      marker_files, memory_cap, payloads, run_cli)
@@ -141,7 +141,7 @@ def test_fuzz_config_objects(model_type, fields):
     import signal
 
     from attacks import Hang, _on_alarm
-    from symgpt.model import from_config as from_dict
+    from symgpt.model.model import from_config as from_dict
 
     cfg = {"model_type": model_type, **fields}
     previous = signal.signal(signal.SIGALRM, _on_alarm)

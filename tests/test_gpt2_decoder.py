@@ -5,10 +5,10 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.families import family
 from symgpt.families.named import gpt2_flags
-from symgpt.symbols import L, T_max, V, d, d_ff
+from symgpt.core.symbols import L, T_max, V, d, d_ff
 
 
 def test_gpt2_keeps_its_own_flags():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import symgpt
-from symgpt import roles
+from symgpt.graph import roles
 from clirun import run as run_cli
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ import re
 import pytest
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.families import family
-from symgpt.model import Model
+from symgpt.model.model import Model
 from symgpt.render.dot import diagram, dot_text
 
 NODE = re.compile(r'^\s*"([^"]+)" \[label=<(.*)>, (.*)\];$')

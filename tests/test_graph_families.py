@@ -11,12 +11,12 @@ import symgpt
 from symgpt import ops
 from symgpt.families import families
 from symgpt.families.base import Family
-from symgpt.graph import Builder
-from symgpt.model import Model
-from symgpt.presets import PRESETS
+from symgpt.graph.arch import Builder
+from symgpt.model.model import Model
+from symgpt.model.presets import PRESETS
 from symgpt.render.dot import diagram, dot_text
 from symgpt.render.dotview import build_view
-from symgpt.symbols import B, E, L, T, V, d, d_ff, k
+from symgpt.core.symbols import B, E, L, T, V, d, d_ff, k
 
 from test_graph import parse
 from test_graph_svg import groups

@@ -39,7 +39,7 @@ def forms(name):
 
 def measures(m):
     out = [("params", m.params, "multiplicity"), ("flops", m.quantity("flops.forward", per="batch"), "activity")]
-    if "memory.activations" in symgpt.model.quantity_names():
+    if "memory.activations" in symgpt.model.model.quantity_names():
         out.append(("memory", m.quantity("memory.activations"), "activity"))
     return out
 

@@ -12,9 +12,9 @@ import pytest
 
 import symgpt
 from symgpt.cli import main
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.families import family
-from symgpt.model import Model
+from symgpt.model.model import Model
 from symgpt.render.dot import diagram
 
 NS = {"s": "http://www.w3.org/2000/svg"}

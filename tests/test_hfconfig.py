@@ -9,8 +9,8 @@ import pytest
 import symgpt
 from symgpt import SymgptError
 from symgpt.cli import main
-from symgpt.hfconfig import READERS
-from symgpt.model import from_config as from_dict
+from symgpt.model.hfconfig import READERS
+from symgpt.model.model import from_config as from_dict
 
 from oracles.measure import hf_param_count
 
@@ -46,7 +46,7 @@ def test_missing_fields_take_transformers_defaults(model_type):
 
 
 def test_every_model_type_has_a_default_case():
-    from symgpt.hfreaders_encdec import READERS as ENCDEC  # defaults: tests/test_encdec_configs.py
+    from symgpt.model.hfreaders_encdec import READERS as ENCDEC  # defaults: tests/test_encdec_configs.py
 
     assert set(SMALL) | set(ENCDEC) == set(READERS)
 
@@ -223,7 +223,7 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
 # --- fields that change no parameter count, against transformers' parsed config ---------------
 def _transformers_view(cfg):
     from transformers import AutoConfig
-    from symgpt.hfconfig import ACTIVATIONS
+    from symgpt.model.hfconfig import ACTIVATIONS
 
     c = AutoConfig.for_model(**cfg)
     rope = getattr(c, "rope_parameters", None) or {}

@@ -17,7 +17,7 @@ from symgpt.cli import main
 from symgpt.documents.html import DP, READS, TP, fit, html, option_values, page
 from symgpt.render.html import interactive_svg
 from symgpt.render.html_js import js_expr, mathml_expr
-from symgpt.symbols import L, T, V, d, h
+from symgpt.core.symbols import L, T, V, d, h
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +79,9 @@ def test_reads_lists_every_option_a_memory_quantity_reads():
 
 
 def test_fit_refuses_what_is_not_of_its_form():
-    from symgpt.quantity import Quantity
+    from symgpt.derive.quantity import Quantity
 
-    with pytest.raises(symgpt.errors.SymgptError, match="not of the form"):
+    with pytest.raises(symgpt.core.errors.SymgptError, match="not of the form"):
         fit(lambda tp, dp: Quantity("x", (("a", tp * tp + dp),)))
 
 
@@ -91,7 +91,7 @@ def test_js_printer_is_exact_and_covers_the_functions_symgpt_uses():
     assert js_expr(sympy.ceiling(V / 64)) == "C(M(Q(1n,64n),s.V))"
     assert js_expr(sympy.Min(T, 4096)) == "N(Q(4096n),s.T)"
     assert js_expr(sympy.Integer(2) ** 70) == f"Q({2**70}n)"
-    with pytest.raises(symgpt.errors.SymgptError, match="cannot compile"):
+    with pytest.raises(symgpt.core.errors.SymgptError, match="cannot compile"):
         js_expr(sympy.sqrt(h))
 
 
@@ -145,7 +145,7 @@ def test_page_has_an_input_for_every_size_and_option(gpt2_html):
     assert {"inference.decode.time", "inference.prefill.time", "inference.kv_cache",
             "inference.decode.tokens_per_s"} <= shown
     profiles = [a["value"] for a in doc.attrs if "value" in a and "title" in a and "data-symbol" not in a]
-    from symgpt.hardware import names
+    from symgpt.core.hardware import names
     assert profiles == list(names())   # every profile symgpt knows, in its order
 
 

@@ -11,8 +11,8 @@ import sympy
 
 import symgpt
 from symgpt.derive.roofline import roofline_points
-from symgpt.hardware import PROFILES, hardware
-from symgpt.symbols import BW_mem, F_peak
+from symgpt.core.hardware import PROFILES, hardware
+from symgpt.core.symbols import BW_mem, F_peak
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 

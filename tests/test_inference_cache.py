@@ -6,9 +6,9 @@ import sympy
 
 from symgpt import ops
 from symgpt.families import Family
-from symgpt.graph import Builder
-from symgpt.model import Model
-from symgpt.symbols import B, L, T, V, d, h
+from symgpt.graph.arch import Builder
+from symgpt.model.model import Model
+from symgpt.core.symbols import B, L, T, V, d, h
 
 R = 64  # the latent width (a number: the canonical symbols hold no latent size)
 

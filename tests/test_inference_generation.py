@@ -13,9 +13,9 @@ import sympy
 import symgpt
 from symgpt import SymgptError
 from symgpt.derive.inference_time import _sum_term
-from symgpt.model import quantity_names
-from symgpt.presets import PRESETS
-from symgpt.symbols import T
+from symgpt.model.model import quantity_names
+from symgpt.model.presets import PRESETS
+from symgpt.core.symbols import T
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GENERATION = ("inference.generate.time", "inference.ttft", "inference.tpot", "inference.tokens_per_s")

@@ -91,7 +91,7 @@ def test_encoder_decoders_cache_self_and_cross_attention(family, cfg, cls, sizes
 def test_encoder_decoder_cross_attention_is_split_like_self_attention():
     """At a decode step on 2 chips, each cross-attention op's FLOPs are half its 1-chip FLOPs
     (Megatron splits cross-attention's heads as it splits self-attention's)."""
-    from symgpt import roles
+    from symgpt.graph import roles
 
     m = symgpt.load("t5-small", B=B, T_enc=T_ENC, T_dec=T_DEC)
     one = m.quantity("inference.decode.flops").values()

@@ -12,7 +12,7 @@ import pytest
 import symgpt.render.latex_build as lb
 from symgpt.documents.latex_doc import document
 from symgpt.documents.report import report_model
-from symgpt.notation import notation
+from symgpt.core.notation import notation
 
 import symgpt
 

@@ -18,9 +18,9 @@ import pytest
 
 import symgpt
 from helpers import pdf_words
-from symgpt import roles
+from symgpt.graph import roles
 from symgpt.cli import main
-from symgpt.notation import notation
+from symgpt.core.notation import notation
 from symgpt.documents.latex_doc import document, fragment
 from symgpt.documents.latex_steps import steps
 

@@ -7,12 +7,12 @@ import json
 import pytest
 import sympy
 
-from symgpt.errors import SymgptError
-from symgpt.notation import builtin_names, load_profile, notation
+from symgpt.core.errors import SymgptError
+from symgpt.core.notation import builtin_names, load_profile, notation
 from symgpt.render.latex import tex_expr, tex_shape
 from symgpt.render.latex_escape import csv_cell, tex_escape, tex_texttt
 from symgpt.render.latex_numbers import plain_number, tex_bytes, tex_int, tex_percent, tex_sci, tex_short
-from symgpt.symbols import L, T, T_max, V, d, h
+from symgpt.core.symbols import L, T, T_max, V, d, h
 
 
 # --- numbers: the issue's three forms, and the seeds' rounding ------------------------------

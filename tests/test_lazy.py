@@ -1,5 +1,5 @@
-"""Families and quantity providers are imported on first use (``symgpt.lazy.Ref``), from explicit
-tables: ``symgpt.families.MODULES`` (family -> module) and ``symgpt.model.QUANTITIES`` (quantity ->
+"""Families and quantity providers are imported on first use (``symgpt.core.lazy.Ref``), from explicit
+tables: ``symgpt.families.MODULES`` (family -> module) and ``symgpt.model.model.QUANTITIES`` (quantity ->
 provider). Oracles: what each family module registers when imported alone, ``comm.DIMS``, and
 ``sys.modules`` of fresh interpreters (what a command imported; no timings)."""
 
@@ -14,11 +14,11 @@ import pytest
 
 import symgpt
 import symgpt.cli
-from symgpt import model as model_mod
-from symgpt.errors import SymgptError
+from symgpt.model import model as model_mod
+from symgpt.core.errors import SymgptError
 from symgpt.families import MODULES, families
 from symgpt.families.base import Family
-from symgpt.lazy import Ref
+from symgpt.core.lazy import Ref
 
 
 def _fresh(code: str, tmp_path) -> object:
@@ -50,7 +50,7 @@ def test_a_family_imports_its_own_module_only(tmp_path):
 
 def test_a_users_family_cannot_take_a_built_in_name_even_before_it_is_loaded(tmp_path):
     code = ("import json\nfrom symgpt.families import register_family, Family\n"
-            "from symgpt.errors import SymgptError\n"
+            "from symgpt.core.errors import SymgptError\n"
             "try:\n    register_family(Family('t5', 'mine', {}, (), build=lambda f, b: None))\n"
             "except SymgptError as e:\n    print(json.dumps(str(e)))")
     assert _fresh(code, tmp_path) == "family 't5' is registered twice"
@@ -102,7 +102,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families
 
 def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
-    assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.families.base",
+    assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.derive.quantity", "symgpt.families.base",
                      "symgpt.families.decoder", "symgpt.families.decoder_flags",
                      "symgpt.families.decoder_layers", "symgpt.families.layers", "symgpt.families.named",
                      "symgpt.families.stacks"]
@@ -148,7 +148,7 @@ def test_gpt2_imports_the_ops_it_uses_only(tmp_path):
 
 def test_a_users_op_cannot_take_a_catalog_kind_even_before_it_is_loaded(tmp_path):
     code = ("import json\nfrom dataclasses import dataclass\nfrom symgpt.ops import register, Op\n"
-            "from symgpt.errors import SymgptError\n"
+            "from symgpt.core.errors import SymgptError\n"
             "@dataclass(frozen=True)\nclass Mine(Op):\n    kind = 'conv2d'\n"
             "try:\n    register(Mine)\nexcept SymgptError as e:\n    print(json.dumps(str(e)))")
     assert _fresh(code, tmp_path) == "op kind 'conv2d' is registered twice"

@@ -13,7 +13,7 @@ import symgpt
 from symgpt.documents.html import DP, TP, page
 from symgpt.render import mathml
 from symgpt.render.html_js import mathml_expr
-from symgpt.symbols import CANONICAL, HARDWARE_SYMBOLS
+from symgpt.core.symbols import CANONICAL, HARDWARE_SYMBOLS
 
 ORACLE = mathml.sympy_presentation
 

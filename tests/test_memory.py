@@ -6,9 +6,9 @@ import torch
 
 import symgpt
 from symgpt.derive.memory import three_term_estimate
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.render.units import bytes_text, in_gb, in_gib
-from symgpt.symbols import B, L, T, d
+from symgpt.core.symbols import B, L, T, d
 
 from oracles.measure import saved_tensors
 from oracles.torch_gpt2 import GPTConfig, build
@@ -115,7 +115,7 @@ def test_default_convention_is_pytorch_on_cuda():
     cpu = m.quantity("memory.activations", convention="pytorch-cpu", precision="bf16").expr
     cuda = m.quantity("memory.activations", precision="bf16").expr
     # per block: 2 norms × 2 stats × (4 - 2) bytes; 3 dropout masks (2 of B·T·d, 1 of B·h·T²) × (1 - 2)
-    from symgpt.symbols import h
+    from symgpt.core.symbols import h
     embedding_mask, final_norm = -B * T * d, 2 * 2 * B * T
     # pytorch-cpu follows transformers' eager GPT-2, whose gelu_new also keeps tanh(·), x/2 and
     # 1 + tanh(·) (3 tensors of B·T·4d, 2 bytes) a block; the default keeps x alone
@@ -160,7 +160,7 @@ def test_units_never_confused():
 
 def test_dropout_option_rebuilds_the_graph_with_dropout():
     # one mask per dropout: embeddings, attention probabilities, attention output, FFN output
-    from symgpt.symbols import h
+    from symgpt.core.symbols import h
     g = symgpt.load("gpt2")
     off = g.quantity("memory.activations").expr
     on = g.quantity("memory.activations", dropout=True).expr
@@ -173,7 +173,7 @@ def test_dropout_option_rebuilds_the_graph_with_dropout():
 def test_tensor_parallel_splits_the_block_weights():
     # Megatron: QKV and FFN-up column-parallel (weight and bias split), projections row-parallel
     # (weight split, bias replicated), embedding vocabulary-parallel, norms and positions replicated
-    from symgpt.symbols import T_max, V
+    from symgpt.core.symbols import T_max, V
     q = symgpt.load("gpt2").quantity("memory.weights", tp=4, precision="bf16")
     per_block = 2 * ((12 * d**2 + 3 * d + 4 * d) / 4 + d + d + 4 * d)
     assert sympy.expand(q.expr - (L * per_block + 2 * (V * d / 4 + T_max * d + 2 * d))) == 0

@@ -128,7 +128,7 @@ def test_falcon_list_indices_kept_under_hf_eager(tmp_path):
 
 def test_gemma3_sliding_layers_have_rotary_tables_of_their_own():
     arch = symgpt.load("gemma3_text").arch
-    from symgpt import roles
+    from symgpt.graph import roles
 
     tables = arch.find(roles.ROTARY_TABLE)
     assert len(tables) == 2

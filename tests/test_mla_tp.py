@@ -22,7 +22,7 @@ import sympy
 
 import symgpt
 from oracles.measure import _hf_model
-from symgpt import roles
+from symgpt.graph import roles
 from symgpt.derive.memory_activations import saved_list
 from symgpt.derive.parallel import replicated, tp_region
 

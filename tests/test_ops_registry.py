@@ -6,9 +6,9 @@ import pytest
 import sympy
 
 from symgpt import SymgptError
-from symgpt.graph import Builder
+from symgpt.graph.arch import Builder
 from symgpt.ops import Linear, MissingRule, Op, register, registered_kinds
-from symgpt.symbols import B, T, d
+from symgpt.core.symbols import B, T, d
 
 
 def test_registering_a_kind_twice_raises():

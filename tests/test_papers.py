@@ -6,7 +6,7 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.symbols import B, L, T, T_max, V, d, d_ff, h
+from symgpt.core.symbols import B, L, T, T_max, V, d, d_ff, h
 
 
 

@@ -5,7 +5,7 @@ import sympy
 
 import symgpt
 from symgpt.derive.params import parameter_list
-from symgpt.symbols import L, T_max, V, d
+from symgpt.core.symbols import L, T_max, V, d
 
 from oracles.measure import hf_param_count, param_count
 from oracles.torch_gpt2 import GPTConfig, build

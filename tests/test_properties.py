@@ -17,10 +17,10 @@ import symgpt
 from attacks import check_cli, run_cli
 from oracles.torch_gpt2 import GPTConfig, build
 from symgpt.families import families
-from symgpt.presets import PRESETS
+from symgpt.model.presets import PRESETS
 
 FAMILY_NAMES = frozenset(families())  # a family's name is a model too (all sizes symbolic)
-from symgpt.symbols import CANONICAL
+from symgpt.core.symbols import CANONICAL
 
 
 @st.composite

@@ -10,9 +10,9 @@ import sympy
 
 import symgpt
 from attacks import code_guard  # tests/attacks.py (issue 8's harness)
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.query import check_formula, compare, holds
-from symgpt.symbols import L, T_max, V, d
+from symgpt.core.symbols import L, T_max, V, d
 
 PWNED = Path("/tmp/pwned_symgpt_query")
 

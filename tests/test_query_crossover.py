@@ -10,9 +10,9 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.query import crossover, outside, per_block, restrict, select, shift, solve_crossover
-from symgpt.symbols import B, L, T, V, d
+from symgpt.core.symbols import B, L, T, V, d
 
 ATTENTION = "blocks/attention/scores,blocks/attention/values"
 DENSE = "blocks/attention/qkv,blocks/attention/proj,blocks/ffn"

@@ -9,9 +9,9 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.query import dominance, rank_terms, ranking, select
-from symgpt.symbols import L, T_max, V, d
+from symgpt.core.symbols import L, T_max, V, d
 
 
 def seed000_total(L: int, d: int, V: int, T_max: int) -> int:
@@ -99,7 +99,7 @@ def test_self_test_d_attention_scores_are_the_largest_activation():
 
 
 def test_activations_grow_as_h_T_squared():
-    from symgpt.symbols import B, T, h
+    from symgpt.core.symbols import B, T, h
 
     dm = dominance(ACT.quantity("memory.activations"), "T")
     assert dm.terms[0].order == 2 and all(t.order < 2 for t in dm.terms[1:])
@@ -114,7 +114,7 @@ def test_activations_grow_as_h_T_squared():
 
 def test_korthikanti_activations_dominated_by_5as2b():
     """conventions.md §4: per layer sbh(34 + 5as/h): the 5·a·s²·b term dominates as s grows."""
-    from symgpt.symbols import B, T, h
+    from symgpt.core.symbols import B, T, h
 
     dm = dominance(ACT.quantity("memory.activations", convention="korthikanti"), "T")
     assert sympy.expand(dm.dominant - 5 * h * T**2 * B * L) == 0

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import symgpt
 from symgpt.documents import latex_costs
 from symgpt.documents.workload import report_model
-from symgpt.errors import SymgptError
-from symgpt.notation import notation as get_notation
+from symgpt.core.errors import SymgptError
+from symgpt.core.notation import notation as get_notation
 from symgpt.query import select
 from symgpt.query.regime import Regime, _general_order, _monomial_order, order
-from symgpt.symbols import B, L, T, V, d, h
+from symgpt.core.symbols import B, L, T, V, d, h
 
 CX = importlib.import_module("symgpt.query.crossover")  # the module (the package exports the function)
 SYMS = (d, L, V, h, B)
@@ -223,7 +223,7 @@ def test_ceil_log2_at_powers_of_two(k):
 
 
 def test_points_equal_evaluate():
-    from symgpt.quantity import evaluate
+    from symgpt.derive.quantity import evaluate
     from symgpt.query.selection import unbind
 
     m = report_model(symgpt.load("gpt2-small"))
@@ -236,7 +236,7 @@ def test_points_equal_evaluate():
 
 
 def test_bytes_per_parameter_equal_simplify():
-    from symgpt.presets import PRESETS as ALL
+    from symgpt.model.presets import PRESETS as ALL
 
     for name in ALL:
         m = symgpt.load(name)
@@ -249,7 +249,7 @@ def test_bytes_per_parameter_equal_simplify():
 def test_per_step_quantity_without_per_is_the_same_quantity():
     """The FLOPs section asks for the per-step quantities without ``per="batch"`` where the
     convention counts per step already: the same Quantity as with it (breakdown, label, notes)."""
-    from symgpt.conventions import CONVENTIONS
+    from symgpt.core.conventions import CONVENTIONS
 
     m = symgpt.load("gpt2-small", B=8, T=1024)
     batch = [c for c in CONVENTIONS.values() if c.per == "batch"]

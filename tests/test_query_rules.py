@@ -12,9 +12,9 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.query import Regime, order, parse_regime, rewrite, rule, select
-from symgpt.symbols import L, T, T_max, V, d, h
+from symgpt.core.symbols import L, T, T_max, V, d, h
 
 N = sympy.Symbol("N", positive=True)
 

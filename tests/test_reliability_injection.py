@@ -13,7 +13,7 @@ import pytest
 import symgpt
 import symgpt.documents.report
 import symgpt.documents.reportparts.core
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 
 from attacks import (INERT, base_argv, check_api_error, check_cli, code_guard, commands,
                      marker_files, memory_cap, payloads, run_cli, variants)
@@ -115,13 +115,13 @@ def _api_calls(a):
     yield "params.part(a)", lambda: m.params.part(a)
     yield "params[a]", lambda: m.params[a]
     yield "params.at(**{a: 1})", lambda: m.params.at(**{a: 1})
-    from symgpt import exprparse
+    from symgpt.core import exprparse
 
     yield "parse_expression", lambda: exprparse.parse_expression(a)
     yield "parse_condition", lambda: exprparse.parse_condition(a, None)
     yield "parse_value", lambda: exprparse.parse_value(a)
     yield "parse_assignment", lambda: exprparse.parse_assignment(a)
-    from symgpt.symbols import symbol
+    from symgpt.core.symbols import symbol
 
     yield "symbol", lambda: symbol(a)
     from symgpt import query
@@ -139,7 +139,7 @@ def _api_calls(a):
     yield "formula(a)", lambda: query.formula(a)
     yield "check_library(match=a)", lambda: query.check_library(match=a)
     yield "parse_regime(a)", lambda: query.parse_regime(a)
-    from symgpt.notation import notation
+    from symgpt.core.notation import notation
 
     yield "notation(a)", lambda: notation(a)
 
@@ -163,7 +163,7 @@ def test_attacks_through_the_api(sandbox):
 
 
 def test_attacks_in_notation_profile_files(sandbox):
-    from symgpt.notation import notation
+    from symgpt.core.notation import notation
 
     failures = []
     with code_guard():
@@ -190,7 +190,7 @@ def test_attacks_in_notation_profile_files(sandbox):
 #: (file, function called, source of the first argument)
 AUDITED: dict = {
     # none today: symgpt builds SymPy objects directly (sympy.Integer, symbols.CANONICAL) and
-    # parses user text with symgpt.exprparse only. A new entry needs a reason, e.g.
+    # parses user text with symgpt.core.exprparse only. A new entry needs a reason, e.g.
     # ("symgpt/x.py", "sympify", "value"): "value is an int derived by symgpt, never text",
 }
 RISKY_OWNERS = {"eval": None, "exec": None, "compile": None, "__import__": None, "sympify": None,

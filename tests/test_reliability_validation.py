@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 
 from attacks import check_cli, memory_cap, run_cli
 

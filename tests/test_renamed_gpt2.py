@@ -12,14 +12,14 @@ import sympy
 
 import symgpt
 from symgpt import ops
-from symgpt import roles as R
+from symgpt.graph import roles as R
 from symgpt.families.base import Family
-from symgpt.graph import Builder
-from symgpt.model import Model
-from symgpt.notation import notation
+from symgpt.graph.arch import Builder
+from symgpt.model.model import Model
+from symgpt.core.notation import notation
 from symgpt.query import by_role, check_library, crossover, per_block, rule, select
 from symgpt.documents.latex_doc import fragment
-from symgpt.symbols import B, L, T, T_max, V, d, h
+from symgpt.core.symbols import B, L, T, T_max, V, d, h
 
 #: GPT-2's path -> the Hugging Face module name used here (the LaTeX shows paths in \texttt)
 RENAMED = {

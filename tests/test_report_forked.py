@@ -15,7 +15,7 @@ import symgpt.documents.report
 from symgpt.documents import html as html_part
 from symgpt.documents.report import write_report
 from symgpt.documents.reportparts import core as core_part
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 
 def part(write):
     return types.SimpleNamespace(__name__="tests.fake", PARALLEL=True, write=write)

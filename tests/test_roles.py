@@ -4,12 +4,12 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt import roles
-from symgpt.errors import SymgptError
+from symgpt.graph import roles
+from symgpt.core.errors import SymgptError
 from symgpt.families import families
-from symgpt.graph import Builder
+from symgpt.graph.arch import Builder
 from symgpt import ops
-from symgpt.symbols import B, L, T, d, V
+from symgpt.core.symbols import B, L, T, d, V
 
 
 #: the encoder, encoder-decoder and vision families: tests/test_encdec_roles.py

@@ -147,7 +147,7 @@ def test_matches_a_real_pytorch_forward(cfg, B, T):
 
 
 def test_symbolic_trace_uses_canonical_symbols():
-    from symgpt.symbols import B, T, d, h
+    from symgpt.core.symbols import B, T, d, h
     t = {x.name: x.shape for x in symgpt.load("gpt2").shapes()}
     assert t["blocks/attention/scores"] == (B, h, T, T)
     assert t["blocks/attention/q_heads"] == (B, h, T, d / h)

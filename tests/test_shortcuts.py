@@ -16,7 +16,7 @@ import symgpt
 from symgpt.derive import inference_time, memory_states
 from symgpt.derive.memory import setup as memory_setup
 from symgpt.derive.shortcuts import _both_signs, expanded, is_expanded, roofline_max
-from symgpt.symbols import BW_mem, F_peak, B, E, L, T, d, k
+from symgpt.core.symbols import BW_mem, F_peak, B, E, L, T, d, k
 
 TP = sympy.Symbol("tp", integer=True, positive=True)
 DP = sympy.Symbol("dp", integer=True, positive=True)

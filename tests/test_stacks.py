@@ -9,15 +9,15 @@ import sympy
 import pytest
 
 from symgpt import ops
-from symgpt import roles as R
+from symgpt.graph import roles as R
 from symgpt.families.base import Family
-from symgpt.graph import Builder
-from symgpt.model import Model
-from symgpt.notation import notation
+from symgpt.graph.arch import Builder
+from symgpt.model.model import Model
+from symgpt.core.notation import notation
 from symgpt.query import by_role, crossover, dominance, per_block, rule, select
 from symgpt.render.dot import diagram
 from symgpt.documents.latex_doc import fragment
-from symgpt.symbols import B, L, T, V, d, d_ff, h
+from symgpt.core.symbols import B, L, T, V, d, d_ff, h
 
 #: the source length: a stack's own sequence length (not a canonical symbol: it stays free)
 S = sympy.Symbol("S", integer=True, positive=True)
@@ -200,7 +200,7 @@ def test_diagram():
 
 def test_selection_by_role_in_a_mixture():
     import symgpt
-    from symgpt.errors import SymgptError
+    from symgpt.core.errors import SymgptError
 
     m = symgpt.load("mixtral-8x7b")
     # 32 layers × 8 experts × 3 matrices of 4096 × 14336; the router: 32 × 4096 × 8
@@ -213,7 +213,7 @@ def test_selection_by_role_in_a_mixture():
 
 
 def test_one_stack_must_be_picked():
-    from symgpt.errors import SymgptError
+    from symgpt.core.errors import SymgptError
     from symgpt.query import only_stack
 
     m = model()

@@ -15,7 +15,7 @@ import pytest
 
 import symgpt
 from symgpt.cli import main
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 from symgpt.sweep import Grid, sweep
 
 

@@ -98,7 +98,7 @@ def test_one_large_corner_leaves_the_other_chunks_in_int64():
     """Overflow is judged per chunk: with d up to 10⁷ only the chunks holding large d leave int64."""
     import sympy
 
-    from symgpt.symbols import CANONICAL
+    from symgpt.core.symbols import CANONICAL
 
     L, d = CANONICAL["L"], CANONICAL["d"]
     axes = [Axis("L", 1, 1, 4), Axis("d", 1, 1, 10**7)]
@@ -118,7 +118,7 @@ def test_sign_past_int64_is_exact_at_the_boundary():
     cannot decide there, the exact re-check does."""
     import sympy
 
-    from symgpt.symbols import CANONICAL
+    from symgpt.core.symbols import CANONICAL
 
     d, L = CANONICAL["d"], CANONICAL["L"]
     n0 = 3037000499 * 10**4

@@ -6,7 +6,7 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.errors import SymgptError
+from symgpt.core.errors import SymgptError
 
 PEAK = 300 * 10**12  # seed 000 (c): "an A100 GPU at ~300 TFLOPs/s fp16"
 

@@ -14,8 +14,8 @@ import re
 import signal
 import sys
 
-from ..errors import SymgptError
-from ..lazy import Ref
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
 
 #: digits Python may convert between int and str in one number (its default, 4,300, is less
 #: than exact answers can have: 12·L·d² with L and d near 10¹⁰⁰⁰); past this, a one-line error
@@ -25,7 +25,7 @@ MAX_DIGITS = 100_000
 _EXPRESSION = re.compile(r"-[\s\d.(]|-[^=]*[*/^()+<>!×·\s]")
 
 #: command name -> its module (``cmd_<name>``), in the order ``--help`` lists them: an explicit
-#: table of lazy references (``symgpt.lazy.Ref``). ``symgpt --help`` imports every module (for its
+#: table of lazy references (``symgpt.core.lazy.Ref``). ``symgpt --help`` imports every module (for its
 #: one-line HELP; their top levels import no engine); running a command imports its module alone.
 COMMANDS = {
     "models": Ref("symgpt.cli.cmd_models"), "params": Ref("symgpt.cli.cmd_params"),
@@ -116,7 +116,7 @@ def _command(argv: list[str]) -> str:
 
 
 def _say(message: str) -> None:
-    from ..errors import tame
+    from ..core.errors import tame
     from .common import terminal_safe
 
     text = terminal_safe(tame(" ".join(str(message).split())))  # one short line, whatever the message held

@@ -50,7 +50,7 @@ _REPEATED = ("options", "lets", "regime", "settings")
 
 def check_text_args(args) -> None:
     """Every text argument is text (argparse turns a value of ``--`` into an empty list)."""
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     for dest, value in vars(args).items():
         if dest.startswith("_") or value is None or isinstance(value, (bool, int)):
@@ -63,8 +63,8 @@ def check_text_args(args) -> None:
 
 
 def _word(text: str):
-    from ..errors import SymgptError
-    from ..exprparse import parse_value
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_value
 
     try:
         return parse_value(text)
@@ -77,7 +77,7 @@ def _word(text: str):
 
 def options(args) -> dict:
     """Provider options from --convention, --per and --option KEY=VALUE."""
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     check_text_args(args)
     out = {}
@@ -108,9 +108,9 @@ def quantity(args, model):
 def lets(args, model) -> dict:
     """--let NAME=EXPR as {name: expression}; EXPR may name the model's parameter counts
     (``params``, ``params.blocks``, ``params.embedding``, ...)."""
-    from ..errors import SymgptError
-    from ..exprparse import parse_expression
-    from ..symbols import CANONICAL
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_expression
+    from ..core.symbols import CANONICAL
 
     check_text_args(args)
     names = dict(CANONICAL)

@@ -1,4 +1,4 @@
-"""Answers from the derivation cache (``symgpt.cache``) for ``symgpt params PRESET``: the preset
+"""Answers from the derivation cache (``symgpt.core.cache``) for ``symgpt params PRESET``: the preset
 table, two cache entries and the standard library, without SymPy or networkx.
 
 Two entries per answer: the family's default flags (keyed by the family) and the derivation
@@ -11,7 +11,7 @@ anything unexpected: no answer here, and the command derives as usual (and store
 
 from __future__ import annotations
 
-from .. import cache
+from ..core import cache
 
 
 def _family_key(family: str) -> dict:
@@ -26,7 +26,7 @@ def _key(family: str, flags: dict, sizes, quantity: str) -> dict:
 
 def params_answer(name: str) -> str | None:
     """The text of ``symgpt params NAME`` from the cache, or None."""
-    from ..presets import PRESETS
+    from ..model.presets import PRESETS
 
     preset = PRESETS.get(name) if isinstance(name, str) else None
     if preset is None:

@@ -46,31 +46,31 @@ class EngineChoices:
 
 
 def _conventions():
-    from ..conventions import CONVENTIONS
+    from ..core.conventions import CONVENTIONS
 
     return tuple(CONVENTIONS)
 
 
 def _recompute():
-    from ..conventions import RECOMPUTE
+    from ..core.conventions import RECOMPUTE
 
     return RECOMPUTE
 
 
 def _per():
-    from ..conventions import PER
+    from ..core.conventions import PER
 
     return PER
 
 
 def _attention():
-    from ..conventions import ATTENTION
+    from ..core.conventions import ATTENTION
 
     return ATTENTION
 
 
 def _implementations():
-    from ..conventions import IMPLEMENTATIONS
+    from ..core.conventions import IMPLEMENTATIONS
 
     return IMPLEMENTATIONS
 
@@ -94,7 +94,7 @@ def _zero_stages():
 
 
 def _notations():
-    from ..notation import builtin_names
+    from ..core.notation import builtin_names
 
     return tuple(builtin_names())
 
@@ -166,7 +166,7 @@ def _infer_conventions():
 
 
 def _hardware():
-    from ..hardware import names
+    from ..core.hardware import names
 
     return names()
 
@@ -190,7 +190,7 @@ def _phases():
 
 
 def _quantities():
-    from ..model import quantity_names
+    from ..model.model import quantity_names
 
     return ("params", *quantity_names())
 

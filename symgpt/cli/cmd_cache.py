@@ -1,4 +1,4 @@
-"""symgpt cache clear|path: the derivation cache (``symgpt.cache``)."""
+"""symgpt cache clear|path: the derivation cache (``symgpt.core.cache``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from .. import cache
-    from ..errors import SymgptError
+    from ..core import cache
+    from ..core.errors import SymgptError
 
     if args.action not in ("clear", "path"):
         raise SymgptError(f"symgpt cache takes clear or path, got {args.action!r}")

@@ -48,7 +48,7 @@ def add_arguments(p):
 def run(args) -> int:
     from pathlib import Path
 
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.dot import diagram, format_for
 
     m = load_model(args)

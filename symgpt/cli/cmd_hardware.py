@@ -13,7 +13,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ..hardware import PROFILES
+    from ..core.hardware import PROFILES
     from ..render.inference_text import hardware_text
     from ..render.jsonout import dumps
 

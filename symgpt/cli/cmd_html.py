@@ -23,7 +23,7 @@ def add_arguments(p):
 
 def run(args) -> int:
     from ..documents.html import html
-    from ..io import write_atomic
+    from ..core.io import write_atomic
 
     text = html(load_model(args))
     if args.output:

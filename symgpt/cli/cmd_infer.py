@@ -42,8 +42,8 @@ def add_arguments(p):
 
 
 def _int(text, what):
-    from ..errors import SymgptError
-    from ..exprparse import parse_value
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_value
 
     try:
         v = parse_value(text)
@@ -55,7 +55,7 @@ def _int(text, what):
 
 
 def options(args) -> dict:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from .cmd_time import _number
 
     out = {"convention": args.convention, "weight_bits": args.weight_bits, "act_bits": args.act_bits,
@@ -94,7 +94,7 @@ GENERATION = ("inference.generate.time", "inference.ttft", "inference.tpot", "in
 
 def run(args) -> int:
     from ..derive.roofline import roofline_points
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.inference_text import infer_text
     from ..render.jsonout import dumps
     from .costargs import payload
@@ -149,8 +149,8 @@ def _figure(m, path, options) -> None:
     from pathlib import Path
 
     from ..derive.roofline import roofline
-    from ..errors import SymgptError
-    from ..io import write_atomic
+    from ..core.errors import SymgptError
+    from ..core.io import write_atomic
     from ..render.roofline import roofline_svg, roofline_tex
 
     suffix = Path(path).suffix.lower()

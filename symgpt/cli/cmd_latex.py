@@ -36,15 +36,15 @@ def add_arguments(p):
 def run(args) -> int:
     from pathlib import Path
 
-    from ..io import write_atomic
-    from ..notation import notation
+    from ..core.io import write_atomic
+    from ..core.notation import notation
     from ..documents.latex_doc import document, fragment, preamble
     from ..documents.report import report_model
 
     if args.preamble:
         text = preamble()
     elif args.model is None:
-        from ..errors import SymgptError
+        from ..core.errors import SymgptError
 
         raise SymgptError("the following arguments are required: MODEL (only --preamble needs none)")
     else:
@@ -54,7 +54,7 @@ def run(args) -> int:
         if "T_max" in m.sizes or "T" in m.sizes:
             m = report_model(m)
         if not 1 <= args.digits <= 12:
-            from ..errors import SymgptError
+            from ..core.errors import SymgptError
 
             raise SymgptError(f"--digits must be 1..12, got {args.digits}")
         opts = {"flops": {"numbers": args.numbers, "digits": args.digits, "convention": args.convention}}

@@ -13,8 +13,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ..model import load
-    from ..presets import PRESETS
+    from ..model.model import load
+    from ..model.presets import PRESETS
     from ..render.jsonout import dumps
     from ..render.text import number, table
 

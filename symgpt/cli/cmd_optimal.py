@@ -28,7 +28,7 @@ def add_arguments(p):
 
 def run(args) -> int:
     from ..derive.optimal import fit, for_model, optimal
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.jsonout import dumps
     from .cmd_time import _number
     from .common import load_model

@@ -18,7 +18,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     if args.depth < 0:
         raise SymgptError(f"--depth must be 0 (every op) or a number of path components, got {args.depth}")

@@ -57,7 +57,7 @@ def add_arguments(p):
 
 
 def _path(text: str) -> str:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     if "\x00" in text or not text.strip():
         raise SymgptError("the output file name is empty or holds a NUL character")
@@ -67,7 +67,7 @@ def _path(text: str) -> str:
 def machine(args) -> dict:
     """The cluster's numbers: the direct flags, and where one is missing, the ``--hardware``
     profile's datasheet figure (the peak in the dtype of the precision's matmuls)."""
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from . import machine as mach
 
     given = mach.machine(args, args.precision).values
@@ -82,7 +82,7 @@ def machine(args) -> dict:
 
 
 def run(args) -> int:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.cluster_text import plan_text
     from ..render.jsonout import dumps
     from ..sweep.plan import plan
@@ -98,7 +98,7 @@ def run(args) -> int:
              tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
              args.precision, args.optimizer, top=args.top, parts=bool(args.output))
     if args.output:
-        from ..io import write_atomic
+        from ..core.io import write_atomic
         from ..render.cluster_fig import memory_bars_svg
 
         write_atomic(_path(args.output), memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))

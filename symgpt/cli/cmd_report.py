@@ -23,7 +23,7 @@ def run(args) -> int:
     import sys
 
     from ..documents.report import safe_name, write_report
-    from ..io_folders import foreign_files, owned_files
+    from ..core.io_folders import foreign_files, owned_files
 
     m = load_model(args)
     out = Path(args.output) if args.output else Path("output") / safe_name(m.name)

@@ -26,7 +26,7 @@ def run(args) -> int:
     import sympy
 
     from ..derive.pipeline import bubble_fraction, schedule
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.cluster_fig import schedule_svg, schedule_tikz
 
     p, m, v = args.pp, args.microbatches, args.vp
@@ -43,7 +43,7 @@ def run(args) -> int:
         return 0
     text = schedule_svg(slots, title) if args.format == "svg" else schedule_tikz(slots, title)
     if args.output:
-        from ..io import write_atomic
+        from ..core.io import write_atomic
 
         from .cmd_plan import _path
 

@@ -82,8 +82,8 @@ def add_arguments(p):
 def _options(args) -> dict:
     import re
 
-    from ..errors import SymgptError
-    from ..exprparse import parse_value
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_value
 
     out = {}
     for dest in [o[1] for o in _QUANTITY_OPTIONS] + [o[1] for o in _SWITCHES]:
@@ -111,8 +111,8 @@ def _options(args) -> dict:
 def run(args) -> int:
     import sys
 
-    from ..errors import SymgptError
-    from ..io import open_atomic, write_atomic
+    from ..core.errors import SymgptError
+    from ..core.io import open_atomic, write_atomic
     from ..sweep import Grid, Progress, sweep, write_csv
     from .common import load_model, settings
 

@@ -31,8 +31,8 @@ def add_arguments(p):
 def run(args) -> int:
     from pathlib import Path
 
-    from ..io import write_atomic
-    from ..model import load
+    from ..core.io import write_atomic
+    from ..model.model import load
     from ..documents.tables import scaling_table
 
     over = settings(args)

@@ -52,7 +52,7 @@ def _layout(args, given: dict) -> dict:
 
 
 def run(args) -> int:
-    from ..conventions import convention
+    from ..core.conventions import convention
     from ..derive.checks import DEFAULT_PEAK
     from ..render.costs_text import time_text
     from ..render.jsonout import dumps
@@ -66,7 +66,7 @@ def run(args) -> int:
     cluster = _layout(args, mach.values)
     if cluster:
         if args.measured:
-            from ..errors import SymgptError
+            from ..core.errors import SymgptError
 
             raise SymgptError("--measured gives one device's MFU; on a cluster, time reports MFU and HFU itself")
         return _cluster(args, m, opts, cluster, peak, mfu, mach)
@@ -119,7 +119,7 @@ def _machine_lines(mach, memory) -> None:
 
 
 def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
     from ..render.cluster_text import cluster_time_text
     from ..render.jsonout import dumps
 

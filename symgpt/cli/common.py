@@ -25,10 +25,10 @@ def add_json(p: argparse.ArgumentParser) -> None:
 
 
 def settings(args) -> dict:
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     if args.settings:  # the safe parser only when there is something to parse (start-up)
-        from ..exprparse import parse_assignment
+        from ..core.exprparse import parse_assignment
     word = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
     out = {}
     for text in args.settings:
@@ -53,14 +53,14 @@ def settings(args) -> dict:
 
 def load_model(args, name: str | None = None):
     """The model named on the command line with its --set overrides applied."""
-    from ..model import load
+    from ..model.model import load
 
     return load(name if name is not None else args.model, **settings(args))
 
 
 def terminal_safe(text: str) -> str:
-    """*text* with control characters shown as escapes (``symgpt.errors.visible``)."""
-    from ..errors import visible
+    """*text* with control characters shown as escapes (``symgpt.core.errors.visible``)."""
+    from ..core.errors import visible
 
     return visible(text)
 
@@ -68,7 +68,7 @@ def terminal_safe(text: str) -> str:
 def emit(text: str, fit: bool = False) -> None:
     """Print *text* (one newline at the end) on stdout, control characters escaped; *fit*:
     human-readable text, wrapped to the terminal's width (never JSON, LaTeX, DOT, CSV or SVG)."""
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     if sys.stdout is None:
         raise SymgptError("cannot write to standard output: it is closed")
@@ -83,7 +83,7 @@ def emit(text: str, fit: bool = False) -> None:
 def wrote(path) -> None:
     """Say that *path* was written, unless it was a stream (``-``, ``/dev/stdout``, a FIFO):
     the message would land in the output itself."""
-    from ..io import is_stream
+    from ..core.io import is_stream
 
     if not is_stream(path):
         emit(f"wrote {path}")

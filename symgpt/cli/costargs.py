@@ -84,8 +84,8 @@ def add_layout(p) -> None:
 def _positive(text: str) -> int:
     import argparse
 
-    from ..errors import SymgptError
-    from ..exprparse import parse_value
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_value
 
     try:
         v = parse_value(text)
@@ -161,8 +161,8 @@ def payload(m, conv_label: str, options: dict, quantities) -> dict:
 
 
 def _number(text, what):
-    from ..errors import SymgptError
-    from ..exprparse import parse_expression
+    from ..core.errors import SymgptError
+    from ..core.exprparse import parse_expression
 
     v = parse_expression(text, names={})
     if not v.is_Rational or v <= 0:

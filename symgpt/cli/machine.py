@@ -39,7 +39,7 @@ def machine(args, precision: str) -> Machine:
 
     hw, profile = None, {}
     if getattr(args, "hardware", None) is not None:
-        from ..hardware import hardware
+        from ..core.hardware import hardware
 
         hw = hardware(args.hardware)
         profile = {"device_memory": hw.memory, "peak": hw.peak(dtype(precision)), "link_bandwidth": hw.link_bandwidth,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..graph import Arch
-from ..quantity import Quantity
+from ..graph.arch import Arch
+from .quantity import Quantity
 from .params import parameter_list
 
 
@@ -23,7 +23,7 @@ def active_breakdown(arch: Arch) -> tuple[tuple[str, sympy.Expr], ...]:
 
 def active(model, **options) -> Quantity:
     if options:
-        from ..errors import SymgptError
+        from ..core.errors import SymgptError
 
         raise SymgptError(f"params.active takes no options, got {', '.join(options)}")
     arch = model.arch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 #: an A100's dense bf16/fp16 peak, 312 TFLOP/s (NVIDIA A100 datasheet), rounded to 300
 DEFAULT_PEAK = sympy.Integer(300) * 10**12

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles
+from ..graph import roles
 from ..ops.base import numel
-from ..quantity import Quantity
+from .quantity import Quantity
 from .flops import label
 from .layout import several
 from .memory import param_bytes, setup

@@ -1,7 +1,7 @@
 """FLOPs, derived by walking the op graph under a counting convention.
 
 For every op node: its ``forward`` (and ``backward``, given which inputs need gradients) Work
-items, priced by the convention (``symgpt.conventions``), times ``arch.activity(node)`` (the
+items, priced by the convention (``symgpt.core.conventions``), times ``arch.activity(node)`` (the
 copies that run: L for a block, k of E for experts). Training = forward + backward, plus the
 recomputed forward of the ops a recompute policy recomputes when hardware FLOPs are asked for.
 
@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles as _roles
-from ..conventions import Convention, check_choice, convention, PER, RECOMPUTE
-from ..errors import SymgptError
-from ..graph import Arch
+from ..graph import roles as _roles
+from ..core.conventions import Convention, check_choice, convention, PER, RECOMPUTE
+from ..core.errors import SymgptError
+from ..graph.arch import Arch
 from ..ops.base import Work
-from ..quantity import Quantity
-from ..symbols import B
+from .quantity import Quantity
+from ..core.symbols import B
 from .walk import context, needs_grad, recomputed, tokens
 
 _ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")

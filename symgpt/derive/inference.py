@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles
-from ..graph import Arch
+from ..graph import roles
+from ..graph.arch import Arch
 from ..ops.base import numel
-from ..quantity import Quantity
-from ..symbols import B
+from .quantity import Quantity
+from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors

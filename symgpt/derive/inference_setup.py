@@ -11,7 +11,7 @@ Options (keyword arguments of every ``inference.*`` quantity; ``--option`` on th
   16-bit scale per group of that many weights, int8/int4 schemes), ``kv_bits`` 32|16|8|4
   (default: the activations'), ``act_bits`` 32|16|8 (8: int8 activations, the int8 peak),
   ``fp8`` (weights and activations in fp8, the fp8 peak);
-* ``hardware`` (a profile of ``symgpt.hardware``), or ``peak`` (FLOP/s), ``bandwidth``
+* ``hardware`` (a profile of ``symgpt.core.hardware``), or ``peak`` (FLOP/s), ``bandwidth``
   (bytes/s), ``device_memory`` (bytes) given directly -- left out, the times stay symbolic in
   F_peak and BW_mem; ``chips`` (tensor parallelism), ``link_bandwidth`` (bytes/s per
   direction; default the profile's);
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from .. import roles
-from ..conventions import check_choice
-from ..errors import SymgptError
-from ..hardware import Hardware, hardware as get_hardware
-from ..symbols import BW_link, BW_mem, F_peak
+from ..graph import roles
+from ..core.conventions import check_choice
+from ..core.errors import SymgptError
+from ..core.hardware import Hardware, hardware as get_hardware
+from ..core.symbols import BW_link, BW_mem, F_peak
 
 CONVENTIONS = {
     "default": ("a roofline per op: each op of the step reads its weights and inputs and writes its "

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles
-from ..errors import SymgptError
+from ..graph import roles
+from ..core.errors import SymgptError
 from ..ops.base import numel
-from ..quantity import Quantity
-from ..symbols import B, BW_link, BW_mem, F_peak
+from .quantity import Quantity
+from ..core.symbols import B, BW_link, BW_mem, F_peak
 from .inference import _q, book_weight_bytes, kv_cache, phase_flops, priced_ops
 from .inference_setup import setup
 from .shortcuts import expanded, roofline_max

@@ -19,10 +19,10 @@ from functools import lru_cache
 
 import sympy
 
-from .. import roles
-from ..graph import Arch
+from ..graph import roles
+from ..graph.arch import Arch
 from ..ops.base import numel
-from ..quantity import Quantity
+from .quantity import Quantity
 from .memory_setup import _q, setup
 from .parallel import replicated
 from .step import attention_readers, cache_points, cache_window, generated

@@ -24,8 +24,8 @@ from functools import lru_cache
 
 import sympy
 
-from ..errors import SymgptError
-from ..symbols import as_expr
+from ..core.errors import SymgptError
+from ..core.symbols import as_expr
 
 STAGES = ("first", "last")
 #: pipeline schedules (interleaved is 1f1b with vp > 1)
@@ -146,7 +146,7 @@ class Layout:
 def layout(dp=1, tp=1, pp=1, vp=1, cp=1, ep=1, microbatches=1, sp=False, stage="first",
            schedule="1f1b") -> Layout:
     """A checked :class:`Layout` (model-independent checks; the model's are in memory.setup)."""
-    from ..conventions import check_choice
+    from ..core.conventions import check_choice
 
     vals = {n: degree(n, v) for n, v in (("dp", dp), ("tp", tp), ("pp", pp), ("vp", vp), ("cp", cp),
                                           ("ep", ep), ("microbatches", microbatches))}
@@ -171,7 +171,7 @@ def layout(dp=1, tp=1, pp=1, vp=1, cp=1, ep=1, microbatches=1, sp=False, stage="
 def check_model(lay: Layout, model) -> None:
     """The checks that need the model: whole heads per tensor-parallel rank, whole layers per
     stage, whole experts per expert-parallel rank, whole tokens per context-parallel rank."""
-    from .. import roles
+    from ..graph import roles
 
     sizes = model.sizes
     h = sizes.get("h")

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles
-from ..quantity import Quantity
-from ..symbols import B, T, V, d, d_ff, h, h_kv, d_head
+from ..graph import roles
+from .quantity import Quantity
+from ..core.symbols import B, T, V, d, d_ff, h, h_kv, d_head
 from .layout import Layout
 
 MB = 2**20

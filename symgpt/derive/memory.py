@@ -2,7 +2,7 @@
 
 Bytes are exact integers (SymPy). ``symgpt.derive.units`` prints them in GB (10⁹) or GiB (2³⁰).
 
-Options shared by every ``memory.*`` quantity: ``convention`` (``symgpt.conventions``),
+Options shared by every ``memory.*`` quantity: ``convention`` (``symgpt.core.conventions``),
 ``precision`` (fp32 | bf16 | fp16 | mixed-bf16 | mixed-fp16), ``optimizer`` (sgd | momentum |
 adam | adamw | adam8bit), ``attention`` (eager | flash), ``dropout`` (bool), ``recompute``
 (none | selective | full), ``zero`` (0-3) with ``dp`` (data-parallel ranks), ``tp`` (tensor-
@@ -29,7 +29,7 @@ the training total.
 
 from __future__ import annotations
 
-from ..quantity import Quantity
+from .quantity import Quantity
 from .kvcache import kv_cache
 from .memory_activations import activations, logits, saved_list, stage_factor, three_term_estimate
 from .memory_setup import OPTIMIZERS, PRECISIONS, ZERO_STAGES, Precision, Setup, _q, setup

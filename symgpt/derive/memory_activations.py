@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sympy
 
-from ..conventions import check_choice
+from ..core.conventions import check_choice
 from ..ops.base import numel
-from ..quantity import Quantity
+from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, _q, setup
 from .parallel import place, tp_region
 from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
@@ -121,7 +121,7 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
     from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
-    from ..symbols import B, as_expr
+    from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
     if matmul:
@@ -169,7 +169,7 @@ def three_term_estimate(model, precision="mixed-fp16") -> Quantity:
     """The textbook three-term activation estimate per block, × L, at the policy's activation
     bytes: the block input B·T·d, the attention scores B·h·T², the FFN hidden B·T·d_ff (4BTd).
     Not a derivation from the graph: the textbook estimate, to show beside the exact count."""
-    from ..symbols import B, L, T, d, d_ff, h
+    from ..core.symbols import B, L, T, d, d_ff, h
 
     check_choice("precision", precision, tuple(PRECISIONS))
     act = PRECISIONS[precision].act

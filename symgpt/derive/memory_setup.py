@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..conventions import Convention, check_choice
-from ..errors import SymgptError
-from ..quantity import Quantity
+from ..core.conventions import Convention, check_choice
+from ..core.errors import SymgptError
+from .quantity import Quantity
 from .flops import label, resolve
 from .layout import Layout, check_model, layout
 from .shortcuts import expanded

@@ -10,7 +10,7 @@ from functools import lru_cache
 import sympy
 
 from ..ops.base import numel
-from ..quantity import Quantity
+from .quantity import Quantity
 from .memory_setup import OPTIMIZERS, Setup, _q, setup
 from .parallel import divisor_for_param, place
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
-from ..quantity import Quantity
+from ..core.errors import SymgptError
+from .quantity import Quantity
 
 R = sympy.Rational
 DIGITS = 30

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import roles as _roles
-from ..graph import Arch
+from ..graph import roles as _roles
+from ..graph.arch import Arch
 
 _COLUMN = frozenset({_roles.QKV, _roles.QUERY, _roles.KEY, _roles.VALUE, _roles.CROSS_QUERY,
                      _roles.CROSS_KEY, _roles.CROSS_VALUE, _roles.FFN_UP, _roles.FFN_GATE, _roles.FFN_GATE_UP})
@@ -98,7 +98,7 @@ def _first_stack_index(arch: Arch) -> int:
 def place(arch: Arch, node: str) -> tuple[str, bool]:
     """Where a pipeline puts op *node*: ``stack`` (split over the stages), ``pre`` (before the
     first stack: the first stage) or ``post`` (the last stage); and whether it is an expert's."""
-    from .. import roles
+    from ..graph import roles
 
     expert = any(g.role == roles.EXPERTS for g in arch.group_chain(arch.graph.nodes[node].get("group")))
     if arch.stack_of(node) is not None:

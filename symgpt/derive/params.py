@@ -12,9 +12,9 @@ from functools import lru_cache
 
 import sympy
 
-from ..graph import Arch
+from ..graph.arch import Arch
 from ..ops.base import Shape, numel
-from ..quantity import Quantity
+from .quantity import Quantity
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
-from ..symbols import BW_mem, F_peak
+from ..core.errors import SymgptError
+from ..core.symbols import BW_mem, F_peak
 from .inference import priced_ops
 from .inference_setup import setup
 from .step import PHASES, step
@@ -30,7 +30,7 @@ class RooflinePoint:
 def roofline_points(model, phase, **options) -> list[RooflinePoint]:
     """Each op of a step with its FLOPs, bytes, intensity and what bounds it on the device
     (memory when bytes / BW_mem exceed FLOPs / F_peak)."""
-    from ..quantity import evaluate
+    from .quantity import evaluate
 
     s = setup(model, **options)
     arch = model.arch

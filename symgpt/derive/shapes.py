@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import Arch
+from ..graph.arch import Arch
 from ..ops.base import Shape
 
 

@@ -35,10 +35,10 @@ from functools import lru_cache
 
 import sympy
 
-from .. import roles
-from ..graph import Arch
+from ..graph import roles
+from ..graph.arch import Arch
 from ..ops.base import Op, Shape, numel
-from ..symbols import T, as_expr
+from ..core.symbols import T, as_expr
 
 #: the steps of inference
 PHASES = ("prefill", "decode")
@@ -151,7 +151,7 @@ def generated(arch: Arch) -> sympy.Expr:
         return found.pop()
     if len(lengths) == 1:
         return next(iter(lengths))
-    from ..errors import SymgptError
+    from ..core.errors import SymgptError
 
     raise SymgptError(f"{arch.name}: cannot tell which sequence length grows in decoding")
 
@@ -178,7 +178,7 @@ def once_per_request(arch: Arch) -> frozenset:
 def step(arch: Arch, phase: str) -> Step:
     """The ops of a prefill (``phase="prefill"``) or of one decode step (``"decode"``)."""
     if phase not in PHASES:
-        from ..errors import SymgptError
+        from ..core.errors import SymgptError
 
         raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
     q = sympy.Dummy("q", positive=True, integer=True)

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .checks import DEFAULT_PEAK, positive
-from ..quantity import Quantity
-from ..symbols import T
+from .quantity import Quantity
+from ..core.symbols import T
 from .comm import DIMS, PARTS
 from .flops import label
 from .layout import larger_stage
@@ -83,7 +83,7 @@ class Cluster:
         return sympy.Piecewise((self.link, self.extent(dim) <= self.node_size), (self.node, True))
 
     def notes(self, what: str) -> tuple[str, ...]:
-        from ..numtext import sci
+        from ..core.numtext import sci
 
         bw = "" if self.link is None else (f"; link {sci(self.link)} B/s inside a node of {self.node_size}, "
                                            f"{sci(self.node)} B/s between nodes")
@@ -213,7 +213,7 @@ def to_train(model, tokens, **options) -> Quantity:
     c = _build(model, options)
     tokens = positive("tokens", tokens)
     lay = c.lay
-    from ..symbols import B
+    from ..core.symbols import B
 
     steps = tokens / (B * lay.microbatches * lay.dp * T)
     return c.quantity("time.to_train", [(p, e * steps) for p, e in pipeline_step_parts(model, c, options)],

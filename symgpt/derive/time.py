@@ -20,9 +20,9 @@ from __future__ import annotations
 import sympy
 
 from .checks import DEFAULT_PEAK, positive as _positive  # noqa: F401  (DEFAULT_PEAK: part of this API)
-from ..quantity import Quantity
-from ..numtext import sci
-from ..symbols import B, T, V
+from .quantity import Quantity
+from ..core.numtext import sci
+from ..core.symbols import B, T, V
 from .walk import tokens
 
 

@@ -17,9 +17,9 @@ from functools import lru_cache
 
 import sympy
 
-from ..graph import Arch
+from ..graph.arch import Arch
 from ..ops.base import Context
-from ..symbols import B, T
+from ..core.symbols import B, T
 
 
 @lru_cache(maxsize=256)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from ..derive.layout import larger_stage
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 PRECISION, OPTIMIZER = "mixed-bf16", "adamw"
 #: the device profile the step times are priced on (a node of its ``devices_per_node``)
@@ -139,7 +139,7 @@ def _larger(stages: tuple, quantities: list):
 
 
 def _price(model, s: Strategy, machine: dict) -> Priced:
-    from ..symbols import B
+    from ..core.symbols import B
 
     o = {"precision": PRECISION, "optimizer": OPTIMIZER, **s.options}
     # a pipeline is as big as its busier stage and as slow as its slower one: the first stage
@@ -162,7 +162,7 @@ def figures(model) -> Figures:
     """The schedules and the priced strategies of *model* (computed once per model)."""
     if model in _CACHE:
         return _CACHE[model]
-    from ..hardware import hardware
+    from ..core.hardware import hardware
 
     hw = hardware(HARDWARE)
     pipeline = split(model)

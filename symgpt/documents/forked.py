@@ -23,7 +23,7 @@ import os
 import signal
 import traceback
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from ..render.latex_build import _die_with_parent
 
 #: exceptions a child's failure is raised as in the parent (by name); anything else is internal

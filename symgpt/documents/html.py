@@ -16,7 +16,7 @@ Options that change the closed form are handled two ways, both exact:
   power of tp) is an error, never a silently wrong page, and each quantity is checked against
   its derivation at tp = 3, dp = 5.
 
-Inference on a hardware profile (``hardware``, a choice among ``symgpt.hardware``'s profiles):
+Inference on a hardware profile (``hardware``, a choice among ``symgpt.core.hardware``'s profiles):
 the prefill and decode step times are derived once with the device's peak ``F_peak`` and memory
 bandwidth ``BW_mem`` left symbolic (sums of max(FLOPs / F_peak, bytes / BW_mem)); the page holds
 each profile's two numbers, as ``symgpt.derive.inference_setup.setup`` binds them (16-bit weights
@@ -36,9 +36,9 @@ from itertools import product
 import sympy
 
 from ..derive.shortcuts import expanded
-from ..errors import SymgptError
-from ..io import write_atomic
-from ..symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, as_expr
+from ..core.errors import SymgptError
+from ..core.io import write_atomic
+from ..core.symbols import BW_mem, CANONICAL, F_peak, HARDWARE_SYMBOLS, MEANING, B, as_expr
 
 #: the report file this part writes
 FILE = "html/index.html"
@@ -90,7 +90,7 @@ class Page:
     ops: list                  # [{path, label, kind, describe, inputs, output, repeat}]
     constraints: list          # [{kind, expr, message}]
     plots: dict
-    convention: object         # the counting convention (symgpt.conventions.Convention)
+    convention: object         # the counting convention (symgpt.core.conventions.Convention)
     notes: list
     svg: str                   # the compute graph (Graphviz SVG, sizes symbolic)
     hardware: dict | None = None  # {profile: {"title", "values": {F_peak, BW_mem}}}; None: no inference
@@ -105,7 +105,7 @@ def option_values():
 def page(model, **_report_options) -> Page:
     """The page of *model* (a loaded ``Model``), every closed form derived once. (Options a
     report passes to every part, such as ``pdf``, do not concern the page.)"""
-    from ..conventions import CONVENTIONS
+    from ..core.conventions import CONVENTIONS
     from ..render.dot import diagram
     from .workload import report_model
 
@@ -242,7 +242,7 @@ def _inference(exprs, free, quantities) -> dict | None:
     """Append the inference quantities (F_peak, BW_mem symbolic) to *quantities*; return each
     hardware profile's values of the two, or None for a model the inference costs do not cover."""
     from ..derive.inference_setup import setup
-    from ..hardware import names
+    from ..core.hardware import names
 
     try:
         qs = [free.quantity(name) for name in INFERENCE]
@@ -289,7 +289,7 @@ def _ops(arch, exprs) -> list[dict]:
 
 def _plots(free, exprs) -> dict:
     from ..query.crossover import crossover
-    from ..symbols import T
+    from ..core.symbols import T
 
     fwd = free.quantity("flops.forward")
     cx = None  # no plot against T for a model without one sequence length T (T_enc, T_dec; ViT)

@@ -11,11 +11,11 @@ from fractions import Fraction
 
 import sympy
 
-from .. import roles as R
-from ..errors import SymgptError
-from ..exprparse import parse_expression
-from ..quantity import evaluate
-from ..symbols import B, T
+from ..graph import roles as R
+from ..core.errors import SymgptError
+from ..core.exprparse import parse_expression
+from ..derive.quantity import evaluate
+from ..core.symbols import B, T
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_escape
 from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
@@ -80,7 +80,7 @@ def _part_label(model, path) -> str:
 def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 4) -> dict:
     """forward FLOPs of one block per sequence, of the blocks and the head
     per batch, the total, the training step, and 6ND; plus the per-token figure."""
-    from ..conventions import convention as get_convention
+    from ..core.conventions import convention as get_convention
     from ..query import by_role, compare, crossover, select
     from ..query.selection import entry_stack, unbind
 

@@ -15,8 +15,8 @@ import weakref
 from functools import lru_cache
 from typing import Callable, NamedTuple
 
-from ..errors import SymgptError
-from ..notation import notation as get_notation
+from ..core.errors import SymgptError
+from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
 from . import latex_cluster, latex_costs, latex_sections, latex_selftest, latex_steps, tables

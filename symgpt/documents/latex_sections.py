@@ -11,10 +11,10 @@ import re
 
 import sympy
 
-from ..symbols import as_expr
+from ..core.symbols import as_expr
 
 from ..derive.params import parameter_list, tied_uses
-from ..symbols import CANONICAL
+from ..core.symbols import CANONICAL
 from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from ..render.latex_escape import tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
@@ -55,7 +55,7 @@ def header(model, notation) -> dict:
 
 
 def _meaning(name):
-    from ..symbols import MEANING
+    from ..core.symbols import MEANING
 
     return MEANING[name]
 

@@ -3,7 +3,7 @@ or a quantity of symgpt, printed; the questions' own sizes are data here, as the
 
 from __future__ import annotations
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
@@ -33,8 +33,8 @@ def _t(s) -> Tex:
 
 
 def selftest(model, notation) -> dict:
-    from .. import roles as R
-    from ..model import load
+    from ..graph import roles as R
+    from ..model.model import load
     from ..query import by_role, dominance, rank_terms, ranking, rule
     from .latex_costs import MEMORY_POLICY
     from ..render.latex_names import tensor_name

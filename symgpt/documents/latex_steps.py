@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import sympy
 
-from .. import roles as R
+from ..graph import roles as R
 from ..derive.shapes import trace
-from ..symbols import B as B_, T as T_, as_expr
+from ..core.symbols import B as B_, T as T_, as_expr
 from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from ..render.latex_escape import tex_escape
 from ..render.latex_numbers import tex_int

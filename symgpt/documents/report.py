@@ -1,7 +1,7 @@
 """``symgpt report``: everything symgpt can produce for a model, written into one folder.
 
 Each part (``symgpt.documents.reportparts.*``, listed in ``REPORT_PARTS``) writes its files into a
-staging folder; the folder then replaces the report whole (``symgpt.io_folders.atomic_dir``). Any
+staging folder; the folder then replaces the report whole (``symgpt.core.io_folders.atomic_dir``). Any
 error leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
 PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
 is registered with ``running`` and stopped if anything fails. A part with ``PARALLEL = True``
@@ -14,8 +14,8 @@ import re
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..io import write_atomic
-from ..io_folders import atomic_dir
+from ..core.io import write_atomic
+from ..core.io_folders import atomic_dir
 from ..render.markdown import index_md
 from . import html
 from .forked import start

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from ..render.latex_numbers import STYLES
 from ..render.tables import FORMATS, Column, Table, column
 
@@ -22,12 +22,12 @@ def size_value(model, name: str):
     if name in model.sizes:
         return model.sizes[name]
     if name == "d_head":
-        from ..symbols import d, h
+        from ..core.symbols import d, h
 
         v = model.value(d / h)
         return v if v is not None and v.is_Integer else None
     if name == "d_ff":
-        from .. import roles as R
+        from ..graph import roles as R
 
         arch = model.arch
         for n in sorted(arch.find(R.FFN_UP) + arch.find(R.FFN_GATE), key=arch.order.index):
@@ -49,8 +49,8 @@ def quantity_options(name: str, options: dict) -> dict:
 def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "short",
                   options: dict | None = None, caption: str = "") -> Table:
     """One row per model, one column per size or quantity."""
-    from ..model import load
-    from ..notation import notation as get_notation
+    from ..model.model import load
+    from ..core.notation import notation as get_notation
     from .workload import report_model
 
     nota = get_notation(notation)
@@ -85,7 +85,7 @@ def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "
 def family_scaling(model, notation, columns=DEFAULT_COLUMNS) -> dict:
     """The scaling table of every preset of *model*'s family, as a context for
     ``templates/scaling.tex``."""
-    from ..presets import PRESETS
+    from ..model.presets import PRESETS
 
     names = [p.name for p in PRESETS.values() if p.family == model.family.name]
     names += [n for n in SCALING_REFERENCE if n in PRESETS and n not in names]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 #: the workload a report assumes unless B and T are set (the usual B = 8, T = T_max)
 DEFAULT_B = 8
@@ -11,7 +11,7 @@ DEFAULT_B = 8
 def report_model(model):
     """The model with B and its sequence lengths bound for a report (B = 8, each length -- T, or
     an encoder--decoder's T_enc and T_dec -- = T_max unless set)."""
-    from ..symbols import LENGTHS
+    from ..core.symbols import LENGTHS
 
     extra = {}
     if "B" not in model.sizes:

@@ -6,8 +6,8 @@ imports the encoders), ``families()`` imports every module of the table. ``MODUL
 table, explicit: a module missing or failing to import raises.
 """
 
-from ..errors import SymgptError
-from ..lazy import Ref
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
 from . import base as _base
 from .base import Family  # noqa: F401
 

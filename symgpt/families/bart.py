@@ -17,9 +17,9 @@ from __future__ import annotations
 import sympy
 
 from .. import ops
-from .. import roles as R
-from ..graph import Builder
-from ..symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
+from ..graph import roles as R
+from ..graph.arch import Builder
+from ..core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
 from .base import Family, register_family
 from .layers import attention, ffn, lm_head
 

@@ -1,7 +1,7 @@
 """What a family of architectures is: its flags, its sizes, and a function that builds its graph.
 
 A family is data plus one build function that declares the graph on the op catalog
-(``symgpt.graph.Builder``). The registry is loud: a second family of the same name raises.
+(``symgpt.graph.arch.Builder``). The registry is loud: a second family of the same name raises.
 Look families up with ``symgpt.families.family``, which imports a built-in family's module first.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from ..errors import SymgptError
-from ..graph import Arch
+from ..core.errors import SymgptError
+from ..graph.arch import Arch
 
 
 @dataclass(frozen=True, eq=False)

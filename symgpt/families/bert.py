@@ -16,9 +16,9 @@ from functools import partial
 import sympy
 
 from .. import ops
-from .. import roles as R
-from ..graph import Builder
-from ..symbols import B, L, T, T_max, V, d, d_ff, h
+from ..graph import roles as R
+from ..graph.arch import Builder
+from ..core.symbols import B, L, T, T_max, V, d, d_ff, h
 from .base import Family, register_family
 from .layers import activation, attention, ffn
 
@@ -116,7 +116,7 @@ def build(flags, bound, name="bert"):
         loss = g.op("loss", ops.CrossEntropy(), out, role=R.LOSS, label="loss")
     elif head == "pooler":
         if N["pooler"] is None:
-            from ..errors import SymgptError
+            from ..core.errors import SymgptError
 
             raise SymgptError(f"{name} has no pooler (DistilBertModel returns the hidden states): "
                               "choose head=mlm or head=none")

@@ -23,10 +23,10 @@ from __future__ import annotations
 import sympy
 
 from .. import ops
-from .. import roles
-from ..errors import SymgptError
-from ..graph import Builder
-from ..symbols import B, L, T, T_max, d, d_head, h, h_kv
+from ..graph import roles
+from ..core.errors import SymgptError
+from ..graph.arch import Builder
+from ..core.symbols import B, L, T, T_max, d, d_head, h, h_kv
 from .decoder_flags import (CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, _Sizes,  # noqa: F401  (the flag tables:
                             padded, require_experts)                           # re-exported)
 from .decoder_layers import _attention, _ffn, _norm

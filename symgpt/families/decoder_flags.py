@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SymgptError
-from ..symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
+from ..core.errors import SymgptError
+from ..core.symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
 
 
 def padded(vocab, multiple):

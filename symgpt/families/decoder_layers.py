@@ -9,9 +9,9 @@ from __future__ import annotations
 import sympy
 
 from .. import ops
-from .. import roles
-from ..errors import SymgptError
-from ..symbols import E, d, h, k
+from ..graph import roles
+from ..core.errors import SymgptError
+from ..core.symbols import E, d, h, k
 from .layers import activation
 
 

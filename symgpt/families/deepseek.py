@@ -28,10 +28,11 @@ from functools import partial
 
 import sympy
 
-from .. import ops, roles
-from ..errors import SymgptError
-from ..graph import Builder
-from ..symbols import d, h
+from .. import ops
+from ..graph import roles
+from ..core.errors import SymgptError
+from ..graph.arch import Builder
+from ..core.symbols import d, h
 from .base import Family, register_family
 from .decoder import _embeddings
 from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, _Sizes, require_experts

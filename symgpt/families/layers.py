@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import sympy
 
 from .. import ops
-from .. import roles as R
-from ..symbols import V, d
+from ..graph import roles as R
+from ..core.symbols import V, d
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import sympy
 
 from .. import ops
-from .. import roles as R
-from ..graph import Builder
-from ..symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
+from ..graph import roles as R
+from ..graph.arch import Builder
+from ..core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
 from .base import Family, register_family
 from .layers import attention, ffn, lm_head
 

@@ -14,9 +14,9 @@ trained with transformers' single-label cross-entropy over the N_cls logits),
 from __future__ import annotations
 
 from .. import ops
-from .. import roles as R
-from ..graph import Builder
-from ..symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
+from ..graph import roles as R
+from ..graph.arch import Builder
+from ..core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
 from .base import Family, register_family
 from .layers import attention, ffn
 

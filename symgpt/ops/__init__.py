@@ -3,7 +3,7 @@ is imported the first time one of its ops is named (``ops.Rotary``, ``from symgp
 Conv2d``): a GPT-2 never imports the vision, mixture-of-experts or rotary ops. ``CATALOG`` is the
 explicit table of every op definition; ``registered_kinds()`` and ``op_class()`` import it all."""
 
-from ..lazy import Ref
+from ..core.lazy import Ref
 from . import base as _base
 from .base import (  # noqa: F401
     Context,

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 Shape = tuple  # tuple[sympy.Expr, ...]
 
@@ -123,7 +123,7 @@ class Context:
     the T x T probabilities, ``"flash"`` a per-row statistic); ``dropout`` whether dropout
     is active (masks are saved). ``implementation`` is whose code the saved tensors follow:
     ``"fused"`` (one kernel per op, the ideal) or ``"hf-eager"`` (transformers' eager modules,
-    where some ops are written as several PyTorch ops and keep more; see ``symgpt.conventions.IMPLEMENTATIONS``).
+    where some ops are written as several PyTorch ops and keep more; see ``symgpt.core.conventions.IMPLEMENTATIONS``).
     """
 
     needs_grad: tuple = ()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .base import Op, register
 from .elementwise import broadcast
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .base import Op, ParamSpec, Pointwise, Saved, Work, numel, register
 
 

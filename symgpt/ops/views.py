@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .base import Op, Saved, register
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .base import Context, Op, ParamSpec, Saved, Work, numel, register
 from .views import _Free
 

@@ -10,7 +10,7 @@
 >>> bool(holds(m, "params", "12*L*d^2 + 13*L*d + V*d + T_max*d + 2*d"))
 True
 
-Every query takes a :class:`~symgpt.quantity.Quantity` (``model.params``,
+Every query takes a :class:`~symgpt.derive.quantity.Quantity` (``model.params``,
 ``model.quantity("flops.forward", ...)``); ``select`` builds one from a
 model, a quantity name, a part (path prefixes, comma-separated, as users type them), roles
 (``roles=[roles.STACK]``: what code asks for, whatever a family names its nodes) and

@@ -1,8 +1,8 @@
 """Anyone's formula against the derivation: equal, or off by an exact expression.
 
 A formula is text over the canonical symbols (``"12*L*d^2 + 13*L*d + V*d + T_max*d + 2*d"``),
-read by the safe parser :func:`symgpt.exprparse.parse_expression` -- never by ``sympify`` or
-``eval`` -- or a SymPy expression built from :mod:`symgpt.symbols`. A formula without symbols
+read by the safe parser :func:`symgpt.core.exprparse.parse_expression` -- never by ``sympify`` or
+``eval`` -- or a SymPy expression built from :mod:`symgpt.core.symbols`. A formula without symbols
 (``"124439808"``) is compared with the value at the configuration.
 
 ``difference`` is ``formula - derived``: what the formula has too much (positive) or too little
@@ -26,11 +26,11 @@ from typing import Mapping
 
 import sympy
 
-from ..errors import SymgptError
-from ..exprparse import parse_expression
-from ..quantity import Quantity, evaluate
-from ..numtext import expr_text, number
-from ..symbols import CANONICAL, HARDWARE_SYMBOLS
+from ..core.errors import SymgptError
+from ..core.exprparse import parse_expression
+from ..derive.quantity import Quantity, evaluate
+from ..core.numtext import expr_text, number
+from ..core.symbols import CANONICAL, HARDWARE_SYMBOLS
 from .rules import relative_error
 from .selection import load_model, select
 
@@ -59,7 +59,7 @@ def as_formula(formula, names: Mapping[str, sympy.Expr] | None = None) -> sympy.
         odd = sorted(str(s) for s in formula.free_symbols if s not in known)
         if odd:
             raise SymgptError(f"formula {formula} uses symbols that are not symgpt's: "
-                              f"{', '.join(odd)} (import them from symgpt.symbols)")
+                              f"{', '.join(odd)} (import them from symgpt.core.symbols)")
         return formula
     raise SymgptError(f"a formula is text, an integer or a SymPy expression, "
                       f"got {type(formula).__name__}")

@@ -24,9 +24,9 @@ from functools import lru_cache
 
 import sympy
 
-from ..errors import SymgptError
-from ..quantity import Quantity, evaluate
-from ..symbols import symbol as canonical
+from ..core.errors import SymgptError
+from ..derive.quantity import Quantity, evaluate
+from ..core.symbols import symbol as canonical
 from .regime import Regime, graded_terms
 from .selection import restrict, unbind
 
@@ -212,7 +212,7 @@ def crossover(q: Quantity, symbol, part=None, against=None) -> Crossover:
 def _roofline(q: Quantity, s: sympy.Symbol):
     """(compute side, memory side) of a roofline quantity -- entries Max(FLOPs / F_peak,
     bytes / BW_mem), the inference times -- or None for any other quantity."""
-    from ..symbols import BW_mem, F_peak
+    from ..core.symbols import BW_mem, F_peak
 
     compute, memory, found = sympy.Integer(0), sympy.Integer(0), False
     for _, e in q.breakdown:

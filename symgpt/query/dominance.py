@@ -16,8 +16,8 @@ from functools import cached_property, lru_cache
 
 import sympy
 
-from ..errors import SymgptError
-from ..quantity import Quantity, evaluate, is_prefix
+from ..core.errors import SymgptError
+from ..derive.quantity import Quantity, evaluate, is_prefix
 from .regime import Regime, far_side, order, regime_of
 
 

@@ -17,7 +17,7 @@ class Formula:
     settings: Mapping[str, object] = field(default_factory=dict)  # flags and sizes
     options: Mapping[str, object] = field(default_factory=dict)   # provider options
     part: str | None = None         # a breakdown prefix, or several joined by commas
-    roles: tuple[str, ...] = ()     # the entries with these roles (symgpt.roles; STACK: a stack)
+    roles: tuple[str, ...] = ()     # the entries with these roles (symgpt.graph.roles; STACK: a stack)
     per_block: bool = False         # divided by the number of blocks
     regime: str | None = None       # a rule: compared at leading order as these grow
     names: Mapping[str, str] = field(default_factory=dict)        # N -> "12*L*d^2"

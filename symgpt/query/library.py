@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
-from ..exprparse import parse_expression
+from ..core.errors import SymgptError
+from ..core.exprparse import parse_expression
 from .compare import Comparison, compare
 from .formula import Formula
 from .published import LIBRARY

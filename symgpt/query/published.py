@@ -7,7 +7,7 @@ symgpt's canonical ones and says so.
 
 from __future__ import annotations
 
-from .. import roles as R
+from ..graph import roles as R
 from .formula import Formula
 
 # --- the library -------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
-from ..quantity import Quantity, evaluate
+from ..core.errors import SymgptError
+from ..derive.quantity import Quantity, evaluate
 
 
 @dataclass(frozen=True)

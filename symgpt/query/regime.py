@@ -21,9 +21,9 @@ from typing import Iterable
 
 import sympy
 
-from ..errors import SymgptError
-from ..exprparse import parse_expression
-from ..symbols import CANONICAL, symbol
+from ..core.errors import SymgptError
+from ..core.exprparse import parse_expression
+from ..core.symbols import CANONICAL, symbol
 
 _LAMBDA = sympy.Symbol("lambda_growth", positive=True)  # internal: never reaches the user
 MAX_RATE = 16     # rates p/q with 0 < p/q <= 16 and q <= 16
@@ -247,7 +247,7 @@ def far_side(q, regime: Regime):
     unchanged. Leading forms, dominance and rules of a time are those of that far regime."""
     import dataclasses
 
-    from ..quantity import evaluate
+    from ..derive.quantity import evaluate
 
     maxes = {m for _, e in q.breakdown for m in e.atoms(sympy.Max)}
     if not maxes:

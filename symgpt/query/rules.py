@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import SymgptError
-from ..quantity import Quantity, evaluate
+from ..core.errors import SymgptError
+from ..derive.quantity import Quantity, evaluate
 from .regime import Regime, far_side, order, regime_of, step_notes
 
 

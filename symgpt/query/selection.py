@@ -2,7 +2,7 @@
 
 ``select(model, "flops.forward", roles=[roles.STACK], per_block_=True, per="sequence")`` is the
 forward FLOPs of one layer. Code picks entries by *role* (``roles.HEAD``, ``roles.STACK``: every
-entry inside a stack of layers; see ``symgpt.roles``), so it works whatever a family names its
+entry inside a stack of layers; see ``symgpt.graph.roles``), so it works whatever a family names its
 nodes. Users pick a *part*: a path prefix of the breakdown as the family names it (GPT-2:
 ``blocks``, ``blocks/attention``, ``lm_head``) or several joined by commas
 (``blocks/attention/scores,blocks/attention/values``): the sum of the entries under any of them.
@@ -14,9 +14,9 @@ from typing import Iterable
 
 import sympy
 
-from .. import roles as _roles
-from ..errors import SymgptError
-from ..quantity import Quantity, is_prefix
+from ..graph import roles as _roles
+from ..core.errors import SymgptError
+from ..derive.quantity import Quantity, is_prefix
 
 
 def short(text, limit: int = 60) -> str:
@@ -27,7 +27,7 @@ def short(text, limit: int = 60) -> str:
 
 def load_model(model, **overrides):
     """A Model from a Model or anything ``symgpt.load`` takes."""
-    from ..model import Model, load
+    from ..model.model import Model, load
 
     if isinstance(model, Model) and not overrides:
         return model

@@ -10,7 +10,7 @@ from .units import bytes_text, scaled
 
 
 def _value(q, e):
-    from ..quantity import evaluate
+    from ..derive.quantity import evaluate
 
     return evaluate(e, q.bindings)
 

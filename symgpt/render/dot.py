@@ -24,7 +24,7 @@ from pathlib import Path
 
 import sympy
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .dotlabels import FONT
 from .dotparts import Ctx, Measure, cluster_label, edge_stmt, labelled_crossing, node_stmt, title_label
 from .dotview import build_view
@@ -60,7 +60,7 @@ class Diagram:
 
     def save(self, path, fmt: str | None = None) -> Path:
         """Write the diagram atomically; the format defaults to the file's suffix."""
-        from ..io import write_atomic
+        from ..core.io import write_atomic
 
         path = Path(path)
         fmt = fmt or format_for(path)
@@ -92,7 +92,7 @@ def diagram(model, color_by: str = "params", unroll: bool = False, convention: s
 
     *color_by* is ``params``, ``flops``, ``memory`` or ``none``; *unroll* draws every copy of
     the repeated block (its count must be bound, at most 64); *convention* names the FLOP and
-    memory counting convention (``symgpt.conventions``; the default one when None). *step*
+    memory counting convention (``symgpt.core.conventions``; the default one when None). *step*
     draws an inference step instead of the forward pass (``symgpt.derive.roofline.step_view``:
     its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op); *fit*
     (``slide`` or ``page``) draws the compact form sized for a 16:9 slide or an A4 page
@@ -106,7 +106,7 @@ def diagram(model, color_by: str = "params", unroll: bool = False, convention: s
 
 # --- measures: a quantity's values per node --------------------------------------------------
 def _measure(model, key: str, required: bool, convention=None) -> Measure | None:
-    from ..model import quantity_names
+    from ..model.model import quantity_names
 
     name, per = _SOURCES[key]
     if name != "params" and name not in quantity_names():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import roles as R
+from ..graph import roles as R
 from .dotview import DrawnEdge, DrawnNode, View
 
 #: fit -> (rankdir, box width and height in inches, smallest text in pt once scaled into it)

@@ -11,7 +11,7 @@ import re
 
 import sympy
 
-from ..errors import SymgptError, visible
+from ..core.errors import SymgptError, visible
 from .text import expr_text, number
 
 FONT = "Helvetica"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from ..errors import visible
-from ..quantity import is_prefix
+from ..core.errors import visible
+from ..derive.quantity import is_prefix
 from .dotlabels import (DARK_FROM, PALETTE, color_class, esc, legend_rows, matrix_text, op_text,
                         percent, shape_text, value_text)
 from .dotview import View
@@ -370,7 +370,7 @@ def _path_of(ctx: Ctx, node_id: str) -> str:
 
 def _heads_text(ctx: Ctx) -> str:
     """``h = 12 heads`` for a folded attention node."""
-    from ..symbols import h
+    from ..core.symbols import h
 
     v = h.xreplace(ctx.model.bindings)
     return f"h = {value_text(v)} heads" if v != h else "h heads"

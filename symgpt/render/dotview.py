@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..symbols import as_expr
+from ..core.symbols import as_expr
 
-from ..errors import SymgptError
-from ..graph import Arch
+from ..core.errors import SymgptError
+from ..graph.arch import Arch
 
 #: the most copies ``--unroll`` draws per group (the diagram becomes unreadable and slow beyond)
 MAX_UNROLL = 64

@@ -7,7 +7,7 @@ makes a rational, ``C``/``F`` take the ceiling/floor, ``N``/``X`` the min/max. A
 reads ``s.d``, the page's current (exact) value of that input. No floating point is involved,
 so the page prints the digits the command line prints, far past 2⁵³.
 
->>> from symgpt.symbols import L, d
+>>> from symgpt.core.symbols import L, d
 >>> js_expr(12*L*d**2 + d/7)
 'A(M(Q(1n,7n),s.d),M(Q(12n),s.L,P(s.d,2)))'
 
@@ -21,8 +21,8 @@ import re
 
 import sympy
 
-from ..errors import SymgptError
-from ..symbols import as_expr
+from ..core.errors import SymgptError
+from ..core.symbols import as_expr
 from .mathml import presentation
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -18,9 +18,9 @@ from pathlib import Path
 import jinja2
 import sympy
 
-from ..symbols import as_expr
+from ..core.symbols import as_expr
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .latex_escape import tex_escape
 
 

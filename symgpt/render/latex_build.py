@@ -42,8 +42,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import SymgptError
-from ..io import clean_dead
+from ..core.errors import SymgptError
+from ..core.io import clean_dead
 
 PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error")
 #: pdflatex reading a named pipe: the first line is read once, as TeX's input, not parsed for %&

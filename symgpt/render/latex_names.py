@@ -1,14 +1,14 @@
 """How the parts of a model are named in lecture notes: parameter tensors as math symbols
 (``W_{\\mathrm{attn}}``, ``\\gamma_1``), ops as words, breakdown categories as labels.
 
-This is presentation data, keyed by *role* (``symgpt.roles``: what an op is, whatever its family
+This is presentation data, keyed by *role* (``symgpt.graph.roles``: what an op is, whatever its family
 names it) and falling back to the op kind and the raw path, so a family without an entry still
 prints something correct (the path in typewriter type).
 """
 
 from __future__ import annotations
 
-from .. import roles as R
+from ..graph import roles as R
 
 #: role -> (description, {local parameter: LaTeX symbol})
 TENSORS = {

@@ -9,10 +9,10 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 import sympy
 
-from ..symbols import as_expr
+from ..core.symbols import as_expr
 
-from ..errors import SymgptError
-from ..numtext import group
+from ..core.errors import SymgptError
+from ..core.numtext import group
 
 STYLES = ("exact", "short", "sci")
 _SHORT = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k"))

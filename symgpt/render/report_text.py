@@ -19,7 +19,7 @@ def model_header(m) -> str:
 
 
 def quantity_text(m, q, depth: int = 0) -> str:
-    from ..symbols import as_expr
+    from ..core.symbols import as_expr
 
     entries = q.grouped(depth) if depth else list(q.breakdown)
     rows = []

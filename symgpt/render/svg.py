@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 #: seconds Graphviz may take to lay out one diagram (a backstop: MAX_BOXES keeps it to seconds)
 TIMEOUT = 60

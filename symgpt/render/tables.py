@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import SymgptError
-from ..symbols import CANONICAL
+from ..core.errors import SymgptError
+from ..core.symbols import CANONICAL
 from .latex import Tex, preamble, render
 from .latex_escape import csv_cell, csv_row, tex_escape
 from .latex_numbers import plain_number, tex_number
@@ -127,7 +127,7 @@ def column(name: str, notation) -> Column:
     name = name.strip()
     if name in CANONICAL:
         return Column(name, "symbol", f"${notation.symbol(name)}$", name)
-    from ..model import quantity_names
+    from ..model.model import quantity_names
 
     known = ["params", *quantity_names()]
     if name not in known:

@@ -3,7 +3,7 @@ aligned tables. Printers format; they never derive."""
 
 from __future__ import annotations
 
-from ..numtext import expr_text, number, sci  # noqa: F401  (printers import them from here too)
+from ..core.numtext import expr_text, number, sci  # noqa: F401  (printers import them from here too)
 
 
 def group_marks(arch, group: str | None) -> str:

@@ -28,9 +28,9 @@ from math import lcm, prod
 import numpy as np
 import sympy
 
-from ..symbols import as_expr
+from ..core.symbols import as_expr
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .grid import INT64_MAX, Chunk
 from .gridexact import Unsupported, on_grid
 
@@ -52,7 +52,7 @@ class Compiled:
     """
 
     def __init__(self, expr: sympy.Expr, axes, what: str, symbols=None):
-        from ..symbols import CANONICAL
+        from ..core.symbols import CANONICAL
 
         self.what = what
         symbols = symbols or CANONICAL  # name -> symbol (``plan`` adds its parallel degrees)

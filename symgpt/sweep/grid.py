@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 
 MAX_POINTS = 10**12         # points of one sweep (symbol axes times flag settings)
 INT64_MAX = 2**63 - 1
@@ -76,7 +76,7 @@ def _show(v) -> str:
 
 
 def _value(text: str, name: str, what: str, spec: str):
-    from ..exprparse import parse_value
+    from ..core.exprparse import parse_value
 
     try:
         return parse_value(text)
@@ -85,7 +85,7 @@ def _value(text: str, name: str, what: str, spec: str):
 
 
 def _size(text: str, name: str, what: str, spec: str) -> int:
-    from ..exprparse import parse_value
+    from ..core.exprparse import parse_value
 
     try:
         v = parse_value(text)
@@ -99,7 +99,7 @@ def _size(text: str, name: str, what: str, spec: str) -> int:
 def parse_axis(spec: str, flags: Mapping[str, object] | None = None) -> Axis:
     """One ``NAME=START:STOP:STEP`` or ``NAME=V1,V2,...`` axis; *flags* are the family's flags
     with their defaults (a flag may be gridded over a value list)."""
-    from ..symbols import CANONICAL
+    from ..core.symbols import CANONICAL
 
     if not isinstance(spec, str) or spec.count("=") != 1 or len(spec) > 2000:
         raise SymgptError(f"--grid expects NAME=START:STOP:STEP or NAME=V1,V2,..., got {spec!r}")

@@ -17,7 +17,7 @@ from collections import deque
 from itertools import islice
 from typing import Callable, Iterator
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .kernel import Kernel, Part, merge
 
 CONNECT_TIMEOUT = 10        # seconds to reach a named scheduler and see a worker

@@ -23,8 +23,8 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from ..errors import SymgptError
-from ..symbols import CANONICAL
+from ..core.errors import SymgptError
+from ..core.symbols import CANONICAL
 from .plan_price import (DIMS, SYMBOLS, Forms, add, bubble_factor, exact_values, interval, mul, vp_class)
 from .plan_space import Points, axes_of, strategies
 

@@ -35,7 +35,7 @@ from itertools import product
 import numpy as np
 import sympy
 
-from ..symbols import CANONICAL
+from ..core.symbols import CANONICAL
 from .compile import Compiled, spread
 
 DEGREES = ("tp", "pp", "dp", "cp", "ep", "microbatches")

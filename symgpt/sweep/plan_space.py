@@ -37,8 +37,8 @@ def _keep(cols: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.ndarray
 def strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: int) -> dict[str, np.ndarray]:
     """The dividing strategies as int64 columns (``COLUMNS``), in the order of nested loops over
     tp, pp, cp, ep, B, vp."""
-    from .. import roles
-    from ..errors import SymgptError
+    from ..graph import roles
+    from ..core.errors import SymgptError
 
     if any(int(v) < 1 for v in (*microbatch_sizes, *vps)) or devices < 1 or batch < 1 or max_cp < 1:
         raise SymgptError("devices, the global batch, micro-batch sizes, vp and max cp must be positive integers")

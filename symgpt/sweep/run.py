@@ -19,7 +19,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import SymgptError
+from ..core.errors import SymgptError
 from .compile import Compiled, Sign
 from .grid import CHUNK, Grid
 from .kernel import AtMostZero, Divides, Kernel, Part
@@ -108,7 +108,7 @@ def _quantity_expr(model, name: str, options: Mapping, used: dict):
 
 
 def quantity_names() -> list[str]:
-    from ..model import quantity_names as provided
+    from ..model.model import quantity_names as provided
 
     return ["params", *[n for n in provided() if n != "params"]]
 
@@ -117,7 +117,7 @@ def _condition_names(grid: Grid):
     """Names a --where condition may use: every canonical symbol and every quantity."""
     import sympy
 
-    from ..symbols import CANONICAL
+    from ..core.symbols import CANONICAL
 
     placeholders = {q: sympy.Dummy(q) for q in quantity_names()}
     return {**CANONICAL, **placeholders}, placeholders
@@ -185,8 +185,8 @@ class _Plan:
 
     def __init__(self, model, grid, columns, where, top, by, smallest, options, progress, chunk,
                  workers, scheduler):
-        from ..exprparse import parse_condition
-        from ..model import load
+        from ..core.exprparse import parse_condition
+        from ..model.model import load
 
         base = load(model)
         if not isinstance(grid, Grid):
@@ -318,7 +318,7 @@ def _constraints(model, grid: Grid):
     """(message, chunk -> ok mask) for each of the architecture's constraints not waived."""
     import sympy
 
-    from ..symbols import CANONICAL
+    from ..core.symbols import CANONICAL
 
     waive = model.preset.waive if model.preset else ()
     gridded = {CANONICAL[a.name] for a in grid.axes}

@@ -4,7 +4,7 @@ across strategies (a stacked bar, SVG), and the tables of memory, communication 
 
 from __future__ import annotations
 
-from ...io import write_atomic
+from ...core.io import write_atomic
 
 FOLDER = "cluster"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...io import write_atomic
+from ...core.io import write_atomic
 from ...render.jsonout import dumps, json_value, model_json, quantity_json
 from ...render.markdown import params_md, shapes_md
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy
 
-from ...io import write_atomic
+from ...core.io import write_atomic
 from ...render.jsonout import dumps, model_json, quantity_json
 
 PEAK = sympy.Integer(300) * 10**12  # the A100 figure
@@ -15,7 +15,7 @@ MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.acti
 
 
 def write(model, folder, **options) -> list[str]:
-    from ...conventions import CONVENTIONS
+    from ...core.conventions import CONVENTIONS
     from ...derive.memory import three_term_estimate
     from ...render.costs_md import flops_md, memory_md, time_md
     from ...render.text import sci
@@ -63,6 +63,6 @@ def write(model, folder, **options) -> list[str]:
 def _shown(q, fmt, unit: str) -> str:
     """A value in its unit where every size is bound; else the formula (a family name leaves
     sizes symbolic: ``symgpt report gpt2 --set T=2048``)."""
-    from ...numtext import expr_text
+    from ...core.numtext import expr_text
 
     return fmt(q.value) if q.value is not None else f"{expr_text(q.expr.subs(q.bindings))} {unit}"

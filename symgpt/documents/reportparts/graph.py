@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...io import write_atomic
+from ...core.io import write_atomic
 
 
 def write(model, folder, **options) -> list[str]:
-    from ...model import quantity_names
+    from ...model.model import quantity_names
     from ...render.dot import diagram
 
     color_by = options.get("graph_color_by") or ("flops" if "flops.forward" in quantity_names() else "params")

@@ -3,7 +3,7 @@ the preamble they need, and the PDF when a TeX engine is installed and ``pdf`` i
 
 from __future__ import annotations
 
-from ...io import write_atomic
+from ...core.io import write_atomic
 
 FOLDER = "latex"
 #: ``write`` takes ``running`` and ``later`` (the PDF is joined after the other parts)
@@ -13,7 +13,7 @@ DEFERS = True
 def write(model, folder, pdf: bool = False, running=None, later=None, **options) -> list[str]:
     """The LaTeX files; with *pdf*, the PDF is started at once and, given *running* (an
     ``ExitStack`` that stops it on failure) and *later*, joined after the other parts."""
-    from ...notation import notation
+    from ...core.notation import notation
     from ...render.latex import render
     from ...render.latex_build import PdfBuild, tex_available
     from ..latex_doc import ALIASES, SECTIONS, context, document, document_head, preamble

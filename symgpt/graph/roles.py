@@ -265,7 +265,7 @@ def infer(path: str, groups: list[str]) -> str | None:
 
 def check(role: str | None, *, group: bool = False) -> str | None:
     """*role* itself, or a clear error for a name that is not a role."""
-    from .errors import SymgptError
+    from ..core.errors import SymgptError
 
     if role is None:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import SymgptError
+from ..core.errors import SymgptError
 
 if TYPE_CHECKING:
     from .hfconfig import Fields

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable
 
-from .errors import SymgptError
+from ..core.errors import SymgptError
 from .hfreaders import _heads, _llama_like, _rotary_pct, _window
 
 if TYPE_CHECKING:

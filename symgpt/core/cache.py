@@ -43,7 +43,7 @@ def folder() -> Path:
 
 
 def _version() -> str:
-    from .version import __version__
+    from ..version import __version__
 
     return __version__
 

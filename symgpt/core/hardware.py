@@ -11,7 +11,7 @@ figure; a TPU's is one torus axis, two neighbours' links one way each (2 × the 
 figure). ``node_bandwidth`` is the scale-out network per device (one NIC per GPU in the vendor's
 reference system), None where no per-device figure is published.
 
->>> from symgpt.hardware import hardware
+>>> from symgpt.core.hardware import hardware
 >>> h = hardware("h100-sxm")
 >>> h.peak("bf16"), h.hbm_bandwidth
 (989500000000000, 3350000000000)

@@ -16,21 +16,21 @@ from typing import Mapping
 
 import sympy
 
-from .errors import SymgptError
-from .families import family as get_family, families
-from .families.base import Family
-from .graph import Arch
+from ..core.errors import SymgptError
+from ..families import family as get_family, families
+from ..families.base import Family
+from ..graph.arch import Arch
 from .presets import Preset, PRESETS, preset as get_preset
-from .derive.params import params as _params
-from .lazy import Ref
-from .quantity import Quantity, evaluate
-from .symbols import CANONICAL, LENGTHS, MEANING
+from ..derive.params import params as _params
+from ..core.lazy import Ref
+from ..derive.quantity import Quantity, evaluate
+from ..core.symbols import CANONICAL, LENGTHS, MEANING
 
 #: the parallel dimensions ``comm.DIMS`` prices (``tests/test_lazy.py`` checks they agree)
 COMM_DIMS = ("dp", "tp", "pp", "ep", "cp")
 
 #: quantity name -> its ``provider(model, **options) -> Quantity``, in the order they are listed
-#: (``params`` is ``Model.params``). An explicit table of lazy references (``symgpt.lazy.Ref``):
+#: (``params`` is ``Model.params``). An explicit table of lazy references (``symgpt.core.lazy.Ref``):
 #: a provider's module is imported the first time the quantity is asked for, and a provider
 #: that is missing raises then (``tests/test_lazy.py`` resolves every one).
 QUANTITIES = {
@@ -205,7 +205,7 @@ class Model:
     @property
     def graph(self):
         """The op graph, a ``networkx.DiGraph`` (built on first use; the derivations use
-        ``arch.graph``, the same graph held without networkx: see ``symgpt.digraph``)."""
+        ``arch.graph``, the same graph held without networkx: see ``symgpt.graph.digraph``)."""
         return self.arch.networkx()
 
     @property
@@ -262,7 +262,7 @@ class Model:
         """The shape trace, symbolic; concrete where sizes (and ``B``, ``T`` given here) are bound."""
         m = self.with_(**values) if values else self
         m._check_constraints(strict=True)
-        from .derive.shapes import TensorShape, trace
+        from ..derive.shapes import TensorShape, trace
 
         b = m.bindings
         return [TensorShape(t.name, t.label, t.op, tuple(s.xreplace(b) for s in t.shape), t.group)

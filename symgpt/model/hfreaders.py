@@ -1,6 +1,6 @@
 """What each ``model_type``'s config.json fields mean: one reader per family.
 
-A reader takes :class:`symgpt.hfconfig.Fields` (typed access with defaults, remembering what
+A reader takes :class:`symgpt.model.hfconfig.Fields` (typed access with defaults, remembering what
 was read) and returns ``(family name, flags, sizes)``. Defaults are transformers' (its
 configuration classes' ``__init__`` defaults, transformers 5.x), so a missing field means what it
 means there.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable
 
-from .errors import SymgptError
+from ..core.errors import SymgptError
 
 if TYPE_CHECKING:
     from .hfconfig import Fields

@@ -2,12 +2,12 @@
 
 ``symgpt params gpt2-small`` needs one family and one derivation; importing every family and
 every derivation module would double the time symgpt itself adds to importing SymPy. So the
-registries that name them (``symgpt.families.MODULES``, ``symgpt.model.QUANTITIES``) hold
+registries that name them (``symgpt.families.MODULES``, ``symgpt.model.model.QUANTITIES``) hold
 :class:`Ref` objects: ``Ref("symgpt.derive.flops", "forward").get()`` imports the module the
 first time and returns the object. Nothing is swallowed: a missing module or name raises as a
 plain import would. The tables stay explicit, and ``tests/test_layers.py`` reads every
 ``Ref("symgpt....")`` written in the source as an import of that module, so lazy references
-obey the layers (``symgpt.layers``) like plain imports.
+obey the layers (``symgpt.core.import_layers``) like plain imports.
 """
 
 from __future__ import annotations

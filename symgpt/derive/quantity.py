@@ -12,7 +12,7 @@ from typing import Mapping
 
 import sympy
 
-from .errors import SymgptError
+from ..core.errors import SymgptError
 
 
 def evaluate(expr, bindings: Mapping[sympy.Symbol, sympy.Integer]):
@@ -105,7 +105,7 @@ class Quantity:
 
     def at(self, /, **values: int) -> "Quantity":
         """The same quantity with more symbols bound (by canonical name)."""
-        from .symbols import symbol
+        from ..core.symbols import symbol
 
         b = dict(self.bindings)
         for name, v in values.items():
@@ -143,8 +143,8 @@ class Quantity:
     def _repr_latex_(self) -> str:
         """Rendered math in notebooks: the expression in the default notation and, when bound,
         its exact value (``... = 124{,}439{,}808``)."""
-        from .notation import notation
-        from .numtext import group
+        from ..core.notation import notation
+        from ..core.numtext import group
 
         nota = notation()
         body = nota.latex(self.expr)

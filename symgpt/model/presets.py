@@ -6,7 +6,7 @@ says so in ``note`` instead of silently picking.
 
 from __future__ import annotations
 
-from .errors import SymgptError
+from ..core.errors import SymgptError
 from .preset import Preset
 from .presets_decoder import ROWS as DECODER_ROWS
 from .presets_recent import ROWS as RECENT_ROWS

@@ -1,4 +1,4 @@
-"""The directed graph an :class:`~symgpt.graph.Arch` holds: a small class of symgpt's own.
+"""The directed graph an :class:`~symgpt.graph.arch.Arch` holds: a small class of symgpt's own.
 
 It offers the part of ``networkx.DiGraph``'s interface the derivations use, with the same
 meaning and the same iteration orders (nodes in insertion order; edges by source node, then by

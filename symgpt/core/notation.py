@@ -1,6 +1,6 @@
 """Notation profiles: how the canonical symbols are *shown* in LaTeX, in the reader's notation.
 
->>> from symgpt.notation import notation
+>>> from symgpt.core.notation import notation
 >>> notation("raschka").symbol("L"), notation("raschka").symbol("T_max")
 ('N', 'L')
 

@@ -2,7 +2,7 @@
 
 ``read_config(cfg, name)`` reads the JSON object, picks the family by ``model_type`` and reads
 the fields that family uses, with transformers' defaults for missing ones (taken from
-transformers' configuration classes); ``symgpt.model.from_config`` makes the Model of it. A field
+transformers' configuration classes); ``symgpt.model.model.from_config`` makes the Model of it. A field
 it does not understand is named in the notes, never guessed at; fields that do not change any
 count (token ids, dtypes, epsilons, RoPE bases) stay silent. Faults are
 one-line :class:`SymgptError` messages.
@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import SymgptError, printable
+from ..core.errors import SymgptError, printable
 from .hfreaders import READERS as _READERS
 from .hfreaders_decoders import READERS as _DECODER_READERS
 
@@ -138,7 +138,7 @@ def _no_constant(name: str):
 def read_json(path: Path) -> dict:
     """The JSON object in *path*; a one-line error for anything else (a FIFO or a device is
     refused, at most MAX_BYTES are read, NaN/Infinity and integers past MAX_DIGITS refused)."""
-    from .io import read_bounded
+    from ..core.io import read_bounded
 
     shown = printable(str(path))
     try:
@@ -176,7 +176,7 @@ def _json_kind(value) -> str:
 
 class ConfigModel(NamedTuple):
     """What a config.json says: the family, its flags and sizes, and notes on what was not
-    understood. ``symgpt.model.from_config`` turns it into a Model."""
+    understood. ``symgpt.model.model.from_config`` turns it into a Model."""
 
     family: str
     flags: dict
@@ -186,7 +186,7 @@ class ConfigModel(NamedTuple):
 
 def read_config(cfg: dict, name: str, source: str = "") -> ConfigModel:
     """The family, flags, sizes and notes of an already parsed config object."""
-    from .families import family as get_family
+    from ..families import family as get_family
 
     where = printable(source or name)
     if not isinstance(cfg, dict):

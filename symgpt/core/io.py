@@ -4,7 +4,7 @@ Files are written to a temporary sibling and renamed over the target. Temporarie
 writer's process id (``.NAME.new-PID-xxxx``), so whatever a killed writer left behind is cleaned up -- and a
 previous folder caught mid-swap is put back -- the next time the same path is written.
 
-Folders (``atomic_dir``) and which files in them symgpt wrote are ``symgpt.io_folders``.
+Folders (``atomic_dir``) and which files in them symgpt wrote are ``symgpt.core.io_folders``.
 
 Special targets: ``-`` is standard output; a device file, a FIFO or ``/dev/stdout`` (anything
 reached through ``/proc`` or ``/dev/fd``) is written into directly (``/dev/null`` discards); a

@@ -1,6 +1,6 @@
 """Architectures as graphs of symbolic ops.
 
-An :class:`Arch` holds a directed graph (:class:`symgpt.digraph.DiGraph`, the part of
+An :class:`Arch` holds a directed graph (:class:`symgpt.graph.digraph.DiGraph`, the part of
 ``networkx.DiGraph`` the derivations use; ``Arch.networkx()`` is the same graph in networkx)
 with three kinds of node:
 
@@ -27,9 +27,9 @@ import sympy
 
 from . import roles as _roles
 from .digraph import DiGraph
-from .errors import SymgptError
-from .symbols import T, as_expr  # noqa: F401  (re-exported)
-from .ops.base import Op, ParamSpec, Shape, check_registered, numel
+from ..core.errors import SymgptError
+from ..core.symbols import T, as_expr  # noqa: F401  (re-exported)
+from ..ops.base import Op, ParamSpec, Shape, check_registered, numel
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class Arch:
     def input_shapes(self, name: str) -> tuple[Shape, ...]:
         return tuple(self.shape(i) for i in self.inputs_of(name))
 
-    # --- roles: what each node is (see symgpt.roles) ----------------------------------------
+    # --- roles: what each node is (see symgpt.graph.roles) ----------------------------------------
     def role(self, name: str) -> str | None:
         """The role of node *name* (``attention.q``, ``head``, ...), or None."""
         return self.node(name).get("role")
