@@ -166,7 +166,6 @@ def main(argv=None) -> int:
 
     hf_logging.set_verbosity_error()
     warnings.filterwarnings("ignore")
-    torch.manual_seed(0)
     signal.signal(signal.SIGALRM, _on_alarm)
 
     version = transformers.__version__
