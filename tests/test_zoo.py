@@ -102,3 +102,18 @@ def test_forward_flops_of_the_exact_types(rows):
     bad = [r for r in rows if r.flops_status in ("wrong", "crash")]
     assert not bad, markdown(bad)
     assert flops_counts(rows).get("exact", 0) >= FLOPS_EXACT_FLOOR
+
+
+def test_the_classification_catches_a_wrong_number(table, tmp_path):
+    # the measure itself: an oracle off by one parameter or one FLOP is a wrong number; a type
+    # symgpt has no reader for is refused with its one line
+    from zoo_coverage import classify_one
+
+    fw = {"B": table["forward"]["B"], "T": table["forward"]["T"]}
+    llama = {**table["types"]["llama"], **fw}
+    assert classify_one("llama", llama).status == "exact"
+    assert classify_one("llama", {**llama, "params": llama["params"] + 1}).status == "wrong"
+    assert classify_one("llama", {**llama, "flops_forward": llama["flops_forward"] + 1}).flops_status == "wrong"
+    (tmp_path / "nonesuch.json").write_text(json.dumps({"model_type": "nonesuch", "hidden_size": 64}))
+    row = classify_one("nonesuch", {"class": "NonesuchForCausalLM", "params": 1, **fw}, config_dir=tmp_path)
+    assert row.status == "refused" and "nonesuch" in row.reason and "\n" not in row.reason
