@@ -56,18 +56,22 @@ def test_head_option_overrides_architectures(capsys):
     assert "head takes one of lm, none" in capsys.readouterr().err
 
 
-def test_t5_untied_head_field_only_drops_the_rescale():
-    """transformers 5 ties T5's head whatever tie_word_embeddings says (T5Config sets it True and
-    keeps the field only as scale_decoder_outputs)."""
+def test_t5_untied_head_is_counted_as_the_config_says_and_tied_true_is_transformers():
+    """A config with tie_word_embeddings=false holds its own LM head (the T5 v1.1 checkpoints do:
+    tests/test_verify.py checks such a checkpoint's tensors); transformers 5 ties T5's head
+    whatever the field says (T5Config sets it True and keeps the field only as
+    scale_decoder_outputs): tied=true counts that model."""
     from transformers import AutoConfig
 
     hf = AutoConfig.for_model("t5", tie_word_embeddings=False)
     assert hf.tie_word_embeddings is True and hf.scale_decoder_outputs is False
     m = from_dict({"model_type": "t5", "tie_word_embeddings": False}, "x")
-    assert m.flags["tied"] is True and m.flags["head_scale"] is False
-    assert any("tie_word_embeddings=false" in n for n in m.notes)
-    untied = m.with_(tied=False)
-    assert untied.params.value - m.params.value == 32128 * 512  # the head's own V x d matrix
+    assert m.flags["tied"] is False and m.flags["head_scale"] is False
+    assert any("tie_word_embeddings=false" in n and "tied=true" in n for n in m.notes)
+    forced = m.with_(tied=True)
+    assert m.params.value - forced.params.value == 32128 * 512  # the head's own V x d matrix
+    cfg = from_dict({"model_type": "t5"}, "x")
+    assert cfg.flags["tied"] is True and cfg.flags["head_scale"] is True
 
 
 def test_aliases_win_as_in_transformers():

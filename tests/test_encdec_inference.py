@@ -23,7 +23,8 @@ CONFIGS = Path(__file__).parent / "configs" / "encdec"
 #: config file -> (transformers class, the symgpt flags that match it, its encoder/decoder layer fields)
 CASES = {
     "t5-small.json": ("T5ForConditionalGeneration", {}, ("num_layers", "num_decoder_layers")),
-    "t5-v1_1-small.json": ("T5ForConditionalGeneration", {}, ("num_layers", "num_decoder_layers")),
+    # transformers 5 ties T5's head whatever tie_word_embeddings says; the config's own is untied
+    "t5-v1_1-small.json": ("T5ForConditionalGeneration", {"tied": True}, ("num_layers", "num_decoder_layers")),
     "bart-base.json": ("BartForConditionalGeneration", {"head": "lm"}, ("encoder_layers", "decoder_layers")),
 }
 #: (B, T_enc, T_dec)

@@ -40,6 +40,7 @@ COMMANDS = {
     "table": Ref("symgpt.cli.cmd_table"), "graph": Ref("symgpt.cli.cmd_graph"),
     "html": Ref("symgpt.cli.cmd_html"), "sweep": Ref("symgpt.cli.cmd_sweep"),
     "report": Ref("symgpt.cli.cmd_report"), "cache": Ref("symgpt.cli.cmd_cache"),
+    "verify": Ref("symgpt.cli.cmd_verify"),
 }
 
 
@@ -88,7 +89,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Exact symbolic cost models of Transformers: parameters, FLOPs, memory, "
         "rules, LaTeX and diagrams, derived from a graph of symbolic ops.",
         epilog="Run 'symgpt COMMAND --help' for a command's options. MODEL is a preset "
-        "(see 'symgpt models') or a path to an HF-style config.json.",
+        "(see 'symgpt models'), a path to an HF-style config.json, or a Hub id (org/name).",
     )
     parser.add_argument("--version", action="version", version=f"symgpt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

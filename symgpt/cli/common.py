@@ -10,7 +10,8 @@ import sys
 def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:
     p.add_argument("model", metavar="MODEL", nargs="+" if many else "?" if optional else None,
                    help="a preset name (see 'symgpt models'), a family name (all sizes symbolic), "
-                   "or a path to an HF-style config.json")
+                   "a path to an HF-style config.json (or its folder), or a Hugging Face Hub id "
+                   "(org/name[@revision]: its config.json only; hf:NAME forces the Hub)")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a symbol (B=8, T=1024, d=768, ...) or set a flag (tied=false); "
                    "repeatable; values are integers or true/false, never evaluated")

@@ -45,6 +45,10 @@ RENDER_FORBIDDEN = {
     "symgpt.model.hfconfig": (),
     "symgpt.model.hfreaders": (),
     "symgpt.model.hfreaders_encdec": (),
+    "symgpt.model.hub": (),
+    "symgpt.model.checkpoint": (),
+    "symgpt.model.tensornames": (),
+    "symgpt.model.verify": (),
     "symgpt.query": (),
     "symgpt.sweep": (),
 }

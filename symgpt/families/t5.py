@@ -10,9 +10,10 @@ table is counted once, as transformers does. Every decoder block has cross-atten
 from the decoder, keys and values computed from the encoder's output in every layer (no bias).
 The FFN is ReLU (v1.0) or gated-GELU (v1.1: ``wi_0``, ``wi_1``). The token embedding is shared
 by both stacks. T5 v1.0 rescales the decoder's output by d^(-1/2) before its tied LM head; v1.1
-does not rescale, and its checkpoints keep an untied head -- but transformers 5 ties T5's head
-whatever ``tie_word_embeddings`` says (that field only decides the rescaling), so a config read
-from config.json is counted as transformers builds it (``tied=false`` counts the untied head).
+does not rescale, and its checkpoints keep an untied head (``tie_word_embeddings: false``). A
+config read from config.json is counted as the config and the checkpoint say; transformers 5
+ties T5's head whatever ``tie_word_embeddings`` says (that field only decides the rescaling):
+``tied=true`` counts that model.
 """
 
 from __future__ import annotations

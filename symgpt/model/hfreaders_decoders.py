@@ -162,7 +162,8 @@ def _gemma_next(f, name, defaults, pattern):
         default = ["full_attention"] * L
     _windows(f, flags, sizes, _layer_types(f, L, default), window)
     _silent(f, "cache_implementation", "sliding_window_size", "rope_local_base_freq")
-    if f.bool("use_bidirectional_attention", False):
+    # transformers 5's Gemma 2 / 3 configs save null (causal) when the field is unset
+    if f.cfg.get("use_bidirectional_attention") is not None and f.bool("use_bidirectional_attention", False):
         raise SymgptError(f"{f.where}: use_bidirectional_attention=true is not a decoder")
     return name, flags, sizes
 

@@ -108,13 +108,14 @@ def t5(f: Fields):
     flags = {"ffn": "gated" if len(parts) == 2 else "mlp",
              "activation": "gelu_new" if act == "gelu_new" else f.activation_named("feed_forward_proj", act),
              "buckets": f.int("relative_attention_num_buckets", 32),
-             # transformers 5 always ties T5's head; tie_word_embeddings=false only drops the rescale
-             "tied": True, "head_scale": tie is not False,
+             # tie_word_embeddings=false: an own LM head (config.json and the checkpoint) and no rescale
+             "tied": tie is not False, "head_scale": tie is not False,
              "head": _head(f, {"T5ForConditionalGeneration": "lm", "T5Model": "none"}, "lm")}
     if tie is False:
-        f.notes.append("tie_word_embeddings=false: transformers 5 still ties T5's LM head to the shared "
-                       "embedding (the field only turns off the d^-1/2 rescale), so symgpt counts it tied; "
-                       "the original checkpoint's untied head is tied=false")
+        f.notes.append("tie_word_embeddings=false: the LM head is its own V x d matrix, as config.json says "
+                       "and the checkpoint holds; transformers 5's T5ForConditionalGeneration ties it to the "
+                       "shared embedding whatever the field says (only the d^-1/2 rescale goes): set "
+                       "tied=true to count that model")
     return "t5", flags, sizes
 
 

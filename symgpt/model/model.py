@@ -308,18 +308,27 @@ def from_config(cfg: dict, name: str, source: str = "", /, **overrides) -> Model
 
 
 def load(model, /, **overrides) -> Model:
-    """Load a preset (``"gpt2-small"``), a family (``"gpt2"``: all sizes symbolic), or a path to an
-    HF-style ``config.json``; keyword overrides set flags (``tied=False``) and bind symbols
+    """Load a preset (``"gpt2-small"``), a family (``"gpt2"``: all sizes symbolic), a path to an
+    HF-style ``config.json`` (or its folder), or a Hub id (``"Qwen/Qwen3-8B"``, ``"org/name@rev"``,
+    ``"hf:name"``: its config.json only, through ``symgpt.model.hub``); keyword overrides set flags (``tied=False``) and bind symbols
     (``B=8, T=1024``)."""
     if isinstance(model, Model):
         return model.with_(**overrides) if overrides else model
+    if isinstance(model, str) and (model.startswith("hf:") or _hub_name(model)):
+        from .hfconfig import read_json
+        from .hub import config_path, parse
+
+        hub_id = parse(model)
+        cfg = read_json(config_path(hub_id))
+        name = hub_id.repo.rsplit("/", 1)[-1]
+        return _check_conflicts(from_config(cfg, name, f"hf:{hub_id}", **overrides), overrides)
     if isinstance(model, Path) or (isinstance(model, str) and (model.endswith(".json") or "/" in model)):
         from .hfconfig import locate, read_json
 
         path, name = locate(Path(model))
         return _check_conflicts(from_config(read_json(path), name, str(path), **overrides), overrides)
     if not isinstance(model, str):
-        raise SymgptError(f"a model is a preset name or a path to a config.json, got {type(model).__name__}")
+        raise SymgptError(f"a model is a preset name, a path to a config.json or a Hub id, got {type(model).__name__}")
     if model in PRESETS:
         p = get_preset(model)
         fam = get_family(p.family)
@@ -332,6 +341,21 @@ def load(model, /, **overrides) -> Model:
         return _check_conflicts(Model(model, fam, flags, sizes), flags)
     get_preset(model, families())  # raises the "unknown model" error with suggestions
     raise AssertionError("unreachable")
+
+
+def _hub_name(model: str) -> bool:
+    """Whether *model* names a Hub repository: ``org/name[@revision]`` that is no local path and
+    no preset (a local path wins, then a preset, then the Hub)."""
+    if "/" not in model or model in PRESETS:
+        return False
+    from .hub import looks_like_id
+
+    if not looks_like_id(model):
+        return False
+    try:
+        return not Path(model).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def symbol_help() -> dict[str, str]:
