@@ -16,38 +16,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
-from .base import Family, register_family
-from .layers import attention, ffn, lm_head
-
-FLAGS = {
-    "positions": "learned",  # learned (BART, T_max + pos_offset rows per stack) | sinusoidal
-    "pos_offset": 2,         # BART's two extra rows of each position table
-    "embed_norm": True,      # a LayerNorm of the embeddings (layernorm_embedding)
-    "embed_scale": False,    # token embeddings × √d (scale_embedding; the original Transformer)
-    "activation": "gelu",    # gelu | gelu_tanh | relu | silu
-    "tied": True,
-    "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
-    "dropout": False,
-    "loss": True,
-}
-CHOICES = {"head": ("lm", "none"), "positions": ("learned", "sinusoidal"),
-           "activation": ("gelu", "gelu_tanh", "relu", "silu")}
-FLAG_HELP = {
-    "positions": "learned (a table of T_max + pos_offset rows per stack) or sinusoidal (no parameters)",
-    "pos_offset": "extra rows of each learned position table (BART: 2)",
-    "embed_norm": "a LayerNorm after the embeddings of each stack (BART's layernorm_embedding)",
-    "embed_scale": "token embeddings are multiplied by sqrt(d) (scale_embedding)",
-    "activation": "the FFN's activation: gelu (BART), relu (the original Transformer), ...",
-    "tied": "the LM head shares the token embedding",
-    "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
-    "dropout": "dropout layers present (masks saved for backward)",
-    "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
-}
-
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from ...core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
+from .encoder_layers import attention, ffn, lm_head
 
 def _embed(g, flags, ids, stack, length, *, owner: bool):
     """Token (+ position) embeddings of one stack, under ``encoder/`` or ``decoder/``."""
@@ -57,7 +30,8 @@ def _embed(g, flags, ids, stack, length, *, owner: bool):
     if flags["embed_scale"]:
         x = g.op(f"{stack}/embed_scale", ops.Scale(sympy.sqrt(d)), x, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
     if flags["positions"] == "learned":
-        g.require("le", length - T_max, f"{length} must not exceed T_max, the length of the learned position table")
+        g.require("le", length - T_max, f"{length} must not exceed T_max, the length of the learned position table",
+                  id="length_within_positions")
         # transformers' BART expands the encoder's positions over the batch; the decoder's are one row
         pos = g.op(f"{stack}/embed_positions",
                    ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0, ids="batch" if owner else "range"),
@@ -98,7 +72,7 @@ def _ffn_sublayer(g, flags, x, drop):
 def build(flags, bound, name="bart"):
     drop = bool(flags["dropout"])
     g = Builder(name)
-    g.require("integer", d / h, "d must be divisible by h")
+    g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     dh = d / h
 
     ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                  # (B, T_enc)
@@ -117,20 +91,3 @@ def build(flags, bound, name="bart"):
     if flags["head"] == "none":
         return g.build(output=y, flags=dict(flags))
     return lm_head(g, flags, y)
-
-
-def _family(name, description, changes, sizes):
-    from functools import partial
-
-    return register_family(Family(
-        name=name, description=description, flags={**FLAGS, **changes}, sizes=sizes,
-        build=partial(build, name=name), flag_help=FLAG_HELP, choices=CHOICES))
-
-
-BART = _family("bart", "BART: post-LN encoder-decoder, learned positions (offset 2), GELU, tied head",
-               {}, ("L", "L_dec", "d", "h", "V", "d_ff", "T_max"))
-TRANSFORMER = _family(
-    "transformer", "the original Transformer (Vaswani et al. 2017): post-LN encoder-decoder, "
-    "sinusoidal positions, ReLU FFN, embeddings × √d shared with the head",
-    {"positions": "sinusoidal", "embed_norm": False, "embed_scale": True, "activation": "relu"},
-    ("L", "L_dec", "d", "h", "V", "d_ff"))

@@ -11,18 +11,13 @@ length, T.
 
 from __future__ import annotations
 
-from functools import partial
-
 import sympy
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, L, T, T_max, V, d, d_ff, h
-from .base import Family, register_family
-from .layers import activation, attention, ffn
-
-HEADS = ("mlm", "pooler", "none")
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from ...core.symbols import B, L, T, T_max, V, d, d_ff, h
+from .encoder_layers import activation, attention, ffn
 
 #: model type -> the node names of its transformers source (``.`` -> ``/``, layer index dropped)
 NAMES = {
@@ -49,34 +44,15 @@ NAMES = {
 NAMES["roberta"] = {**NAMES["bert"], "transform": "lm_head/dense", "transform_act": "lm_head/gelu",
                     "transform_norm": "lm_head/layer_norm", "decoder": "lm_head/decoder"}
 
-FLAGS = {
-    "head": "mlm",          # mlm | pooler | none
-    "type_vocab": 2,        # rows of the token-type table (None: no token types, DistilBERT)
-    "pos_offset": None,     # extra rows of the position table (RoBERTa: 2, its padding offset)
-    "activation": "gelu",   # gelu | gelu_tanh | relu | silu
-    "head_activation": None,  # the MLM transform's activation when it differs (RoBERTa: always gelu)
-    "dropout": False,
-}
-CHOICES = {"head": HEADS, "activation": ("gelu", "gelu_tanh", "relu", "silu"),
-           "head_activation": ("gelu", "gelu_tanh", "relu", "silu")}
-FLAG_HELP = {
-    "head": "mlm (masked-LM head, tied decoder), pooler (BertModel's pooler) or none",
-    "type_vocab": "rows of the token-type (segment) embedding table; unset: none (DistilBERT)",
-    "pos_offset": "extra rows of the learned position table (RoBERTa: 2)",
-    "activation": "the FFN's activation (and the MLM transform's unless head_activation says)",
-    "head_activation": "the MLM transform's activation when it differs from the FFN's",
-    "dropout": "dropout layers present (masks saved for backward)",
-}
-
-
 def build(flags, bound, name="bert"):
     N = NAMES.get(name, NAMES["bert"])
     ff = d_ff if "d_ff" in bound else 4 * d
     dh = d / h
     drop = bool(flags["dropout"])
     g = Builder(name)
-    g.require("integer", d / h, "d must be divisible by h")
-    g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table")
+    g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
+    g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table",
+              id="length_within_positions")
 
     ids = g.input("input_ids", (B, T), label="input ids", role=R.TOKENS)                    # (B, T)
     x = g.op(N["word"], ops.Embedding(V, d), ids, role=R.TOKEN_EMBEDDING, label="tok_emb")  # (B, T, d)
@@ -116,7 +92,7 @@ def build(flags, bound, name="bert"):
         loss = g.op("loss", ops.CrossEntropy(), out, role=R.LOSS, label="loss")
     elif head == "pooler":
         if N["pooler"] is None:
-            from ..core.errors import SymgptError
+            from ...core.errors import SymgptError
 
             raise SymgptError(f"{name} has no pooler (DistilBertModel returns the hidden states): "
                               "choose head=mlm or head=none")
@@ -126,18 +102,3 @@ def build(flags, bound, name="bert"):
     else:
         out = x
     return g.build(output=out, loss=loss, flags=dict(flags))
-
-
-def _family(name, description, changes):
-    return register_family(Family(
-        name=name, description=description, flags={**FLAGS, **changes},
-        sizes=("L", "d", "h", "V", "T_max"), optional=("d_ff",), build=partial(build, name=name),
-        flag_help=FLAG_HELP, choices=CHOICES))
-
-
-BERT = _family("bert", "BERT: bidirectional post-LN encoder, token-type embeddings, masked-LM head "
-               "or pooler", {})
-ROBERTA = _family("roberta", "RoBERTa: BERT with one token type and a position table offset by 2",
-                  {"type_vocab": 1, "pos_offset": 2, "head_activation": "gelu"})
-DISTILBERT = _family("distilbert", "DistilBERT: BERT without token types or pooler",
-                     {"type_vocab": None})

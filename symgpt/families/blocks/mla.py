@@ -13,7 +13,8 @@ its router, routed experts, shared expert) with attention replaced by MLA, as tr
   ``kv_b_proj`` (kv_lora_rank -> h·(nope + v_head_dim)) expands the latent into each head's
   key part and value; the key is the concatenation of its part and the shared rotary key.
 
-The MLA sizes are integer flags read from config.json (``q_lora_rank``, ``kv_lora_rank``,
+The family (flags, reader, presets) is ``symgpt.families.deepseek``. The MLA sizes are integer flags
+read from config.json (``q_lora_rank``, ``kv_lora_rank``,
 ``qk_nope_dim``, ``qk_rope_dim``, ``v_head_dim``), so formulas show their values; ``d``, ``h``,
 ``L``, ``V``, ``E``, ``k`` and ``d_ff`` (the routed experts' width) stay symbols. The first
 ``dense_layers`` layers (``first_k_dense_replace``) are a stack of their own with a dense FFN of
@@ -24,48 +25,17 @@ DeepSeek-V3 is a buffer, not a parameter (transformers), so neither changes a co
 
 from __future__ import annotations
 
-from functools import partial
-
 import sympy
 
-from .. import ops
-from ..graph import roles
-from ..core.errors import SymgptError
-from ..graph.arch import Builder
-from ..core.symbols import d, h
-from .base import Family, register_family
+from ... import ops
+from ...graph import roles
+from ...core.errors import SymgptError
+from ...graph.arch import Builder
+from ...core.symbols import d, h
 from .decoder import _embeddings
-from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, _Sizes, require_experts
+from .decoder_flags import _Sizes, require_experts
 from .decoder_layers import _ffn, _norm
 from .stacks import layers
-
-MLA_FLAGS = {
-    "q_lora_rank": 1536,      # None: one q_proj (DeepSeek-V2-Lite)
-    "kv_lora_rank": 512,
-    "qk_nope_dim": 128,
-    "qk_rope_dim": 64,
-    "v_head_dim": 128,
-    "attention_bias": False,  # q_a_proj, kv_a_proj_with_mqa and o_proj have biases
-    "n_group": None,          # group-limited routing: groups of experts (no parameters)
-    "topk_group": None,       # groups kept per token
-    "complex_rope": False,    # RoPE by complex products (DeepSeek-V2 in transformers): one complex table
-    "mtp_layers": None,       # multi-token-prediction modules (DeepSeek-V3: 1; transformers builds none)
-}
-
-MLA_HELP = {
-    "q_lora_rank": "rank of the query compression (q_a_proj); unset: one q_proj",
-    "kv_lora_rank": "rank of the key/value latent (what the cache holds per token)",
-    "qk_nope_dim": "each query/key head's dimensions without positions",
-    "qk_rope_dim": "each query/key head's rotary dimensions (the shared rotary key's width)",
-    "v_head_dim": "each value head's dimensions",
-    "attention_bias": "q_a_proj, kv_a_proj_with_mqa and o_proj have biases",
-    "n_group": "group-limited routing: the experts fall in n_group groups (no parameters)",
-    "topk_group": "group-limited routing: the groups each token may use",
-    "complex_rope": "RoPE as a complex product (DeepSeek-V2 in transformers: a complex table, half the storage)",
-    "mtp_layers": "multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each an MoE layer with its own "
-                  "norms and projection, sharing the embedding and the output head",
-}
-
 
 def _int(flags, name) -> sympy.Integer:
     v = flags[name]
@@ -182,25 +152,3 @@ def mla(g, flags, a, table):
     z = g.op("attention/merge", ops.MergeHeads(), z, label="Z merged")                # (B, T, h·v)
     return g.op("attention/proj", ops.Linear(h * vd, d, bias=bias), z, label="attn_out",
                 role=roles.OUT)                                                       # (B, T, d)
-
-
-#: DeepSeek-V3 as transformers' DeepseekV3Config defaults it (the 671B model); V2 the 236B one
-ROWS = {
-    "deepseek_v3": ("DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
-                    {"dense_layers": 3, "router": "sigmoid", "n_group": 8, "topk_group": 4}),
-    "deepseek_v2": ("DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
-                    {"dense_layers": 1, "router": "softmax", "topk_norm": False, "n_group": 8,
-                     "topk_group": 3, "complex_rope": True}),
-}
-
-for _name, (_description, _changes) in ROWS.items():
-    register_family(Family(
-        name=_name,
-        description=_description,
-        flags={**FLAGS, "gqa": False, "moe": True, "shared_expert": "plain", **MLA_FLAGS, **_changes},
-        sizes=("L", "d", "h", "V"),
-        optional=("d_ff", "T_max", "E", "k"),
-        build=partial(build, name=_name),
-        flag_help={**FLAG_HELP, **MLA_HELP},
-        choices=CHOICES,
-    ))

@@ -19,37 +19,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
-from .base import Family, register_family
-from .layers import attention, ffn, lm_head
-
-FLAGS = {
-    "tied": True,             # the LM head is the shared embedding
-    "head_scale": True,       # the decoder output is rescaled by d^-1/2 before the head (v1.0)
-    "ffn": "mlp",             # mlp (ReLU, v1.0) | gated (gated-GELU, v1.1)
-    "activation": "relu",     # relu | gelu_new | gelu_tanh | gelu | silu
-    "buckets": 32,            # relative_attention_num_buckets
-    "head": "lm",             # lm (...ForConditionalGeneration) | none (...Model: the decoder's hidden states)
-    "dropout": False,
-    "loss": True,
-}
-CHOICES = {"head": ("lm", "none"), "ffn": ("mlp", "gated"),
-           "activation": ("relu", "gelu_new", "gelu_tanh", "gelu", "silu")}
-FLAG_HELP = {
-    "tied": "the LM head shares the token embedding",
-    "head_scale": "the decoder output is multiplied by d^-1/2 before the LM head (T5 v1.0; not v1.1)",
-    "ffn": "mlp (wi, act, wo: T5 v1.0) or gated (wi_0, wi_1: T5 v1.1 gated-GELU)",
-    "activation": "relu (v1.0), gelu_new (v1.1: transformers' tanh-GELU written out of elementwise "
-                  "ops, which keeps four tensors for backward), gelu_tanh (the fused op), gelu or silu",
-    "buckets": "relative position buckets (a (buckets, h) table per stack)",
-    "head": "lm (the LM head and loss: ForConditionalGeneration) or none (the bare Model)",
-    "dropout": "dropout layers present (masks saved for backward)",
-    "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
-}
-
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from ...core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
+from .encoder_layers import attention, ffn, lm_head
 
 def _ffn(g, flags, x, prefix, drop):
     gated = flags["ffn"] == "gated"
@@ -130,10 +104,3 @@ def build(flags, bound):
         y = g.op("lm_head/rescale", ops.Scale(d ** sympy.Rational(-1, 2)), y, role=R.HEAD_SCALE,
                  label="Y × d^-1/2")
     return lm_head(g, flags, y)
-
-
-T5 = register_family(Family(
-    name="t5",
-    description="T5 / T5 v1.1: encoder-decoder, RMSNorm, relative position bias, cross-attention",
-    flags=FLAGS, sizes=("L", "L_dec", "d", "h", "d_head", "V", "d_ff"), build=build,
-    flag_help=FLAG_HELP, choices=CHOICES))

@@ -13,26 +13,11 @@ trained with transformers' single-label cross-entropy over the N_cls logits),
 
 from __future__ import annotations
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
-from .base import Family, register_family
-from .layers import attention, ffn
-
-FLAGS = {
-    "head": "classifier",   # classifier | pooler | none
-    "qkv_bias": True,
-    "activation": "gelu",
-    "dropout": False,
-}
-CHOICES = {"head": ("classifier", "pooler", "none"), "activation": ("gelu", "gelu_tanh", "relu", "silu")}
-FLAG_HELP = {
-    "head": "classifier (class token -> N_cls logits), pooler (ViTModel's dense + tanh) or none",
-    "qkv_bias": "the query, key and value projections have biases",
-    "activation": "the FFN's activation",
-    "dropout": "dropout layers present (masks saved for backward)",
-}
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from ...core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
+from .encoder_layers import attention, ffn
 
 #: the encoder's sequence length: the patches and the class token
 LENGTH = (S_img / P_patch) ** 2 + 1
@@ -42,8 +27,9 @@ def build(flags, bound):
     drop = bool(flags["dropout"])
     ff = d_ff if "d_ff" in bound else 4 * d
     g = Builder("vit")
-    g.require("integer", d / h, "d must be divisible by h")
-    g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch")
+    g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
+    g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
+              id="patches_divide_image")
 
     px = g.input("pixel_values", (B, C_img, S_img, S_img), dtype="act", label="pixels",
                  role=R.PIXELS)                                                                 # (B, C, S, S)
@@ -83,10 +69,3 @@ def build(flags, bound):
         c = g.op("pooler/dense", ops.Linear(d, d), c, role=R.POOLER, label="pooler")           # (B, d)
         out = g.op("pooler/activation", ops.Tanh(), c, role=R.POOLER_ACT, label="tanh(pooler)")
     return g.build(output=out, flags=dict(flags))
-
-
-VIT = register_family(Family(
-    name="vit",
-    description="Vision Transformer: Conv2d patches, class token, learned positions, pre-LN encoder",
-    flags=FLAGS, sizes=("L", "d", "h", "S", "P", "C"), optional=("d_ff", "N_cls"), build=build,
-    flag_help=FLAG_HELP, choices=CHOICES))
