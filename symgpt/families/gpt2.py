@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family, Preset
 from .fields import Fields, Reader
-from ..core.errors import SymgptError
 
 #: GPT-2's own flags and their defaults (GPT-2 as released: tied head, every bias)
 FLAGS = {"tied": True, "qkv_bias": True, "bias": True, "vocab_multiple": None,
