@@ -181,7 +181,7 @@ def test_presets_are_their_config_files(preset):
     p, c = symgpt.load(preset), symgpt.load(CONFIGS / PRESETS[preset])
     assert p.family is c.family and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags
     # the note sets the exact count beside the published one
-    assert f"{int(p.params.value):,}" in symgpt.model.presets.preset(preset).note
+    assert f"{int(p.params.value):,}" in symgpt.families.presets()[preset].note
 
 
 def test_mtp_module_is_one_more_moe_layer_with_its_projection():

@@ -7,19 +7,19 @@ import sympy
 import symgpt
 from symgpt import SymgptError
 from symgpt.derive.walk import context
-from symgpt.families import families
-from symgpt.families.named import DECODER_FAMILIES
-from symgpt.model.presets_decoder import ROWS
+from symgpt.families import decoders, families, falcon, gemma, gpt_neox, llama, mistral, mixtral, opt, phi3, qwen2
 from symgpt.core.symbols import B, E, L, T, V, W, d, d_ff, d_head, h, h_kv, k
 
-FAMILIES = sorted(DECODER_FAMILIES)
-PRESETS = [p.name for p in ROWS]
+#: the families declared on the generic decoder (``decoders.decoder_family``)
+FAMILIES = sorted(n for n, f in families().items() if getattr(f.build, "func", None) is decoders.BUILD)
+#: the presets of the first decoder families
+PRESETS = [p.name for m in (llama, mistral, mixtral, qwen2, gemma, phi3, falcon, gpt_neox, opt) for p in m.PRESETS]
 
 
 def test_all_named_families_are_registered():
     assert set(FAMILIES) == {"decoder", "llama", "mistral", "mixtral", "qwen2", "gemma", "phi3",
                              "falcon", "gpt_neox", "opt",
-                             # issue 16 (DeepSeek's MLA families live in families/deepseek.py)
+                             # DeepSeek's MLA families are built by blocks/mla.py
                              "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text", "phi",
                              "starcoder2", "olmo2"}
     assert set(FAMILIES) <= set(families())

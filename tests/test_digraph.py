@@ -18,8 +18,9 @@ from hypothesis import given, settings, strategies as st
 
 import symgpt
 from symgpt.graph.digraph import DiGraph
-from symgpt.families import families
-from symgpt.model.presets import PRESETS
+from symgpt.families import families, presets
+
+PRESETS = presets()
 
 
 def _same_structure(g: DiGraph, n: nx.DiGraph) -> None:

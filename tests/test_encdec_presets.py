@@ -8,7 +8,9 @@ import pytest
 import sympy
 
 import symgpt
-from symgpt.model.presets import PRESETS
+from symgpt.families import presets
+
+PRESETS = presets()
 
 CONFIGS = Path(__file__).parent / "configs" / "encdec"
 

@@ -7,7 +7,7 @@ import sympy
 import symgpt
 from symgpt.core.errors import SymgptError
 from symgpt.families import family
-from symgpt.families.named import gpt2_flags
+from symgpt.families.blocks.gpt2 import gpt2_flags
 from symgpt.core.symbols import L, T_max, V, d, d_ff
 
 

@@ -13,13 +13,15 @@ from symgpt.families import families
 from symgpt.families.base import Family
 from symgpt.graph.arch import Builder
 from symgpt.model.model import Model
-from symgpt.model.presets import PRESETS
+from symgpt.families import presets
 from symgpt.render.dot import diagram, dot_text
 from symgpt.render.dotview import build_view
 from symgpt.core.symbols import B, E, L, T, V, d, d_ff, k
 
 from test_graph import parse
 from test_graph_svg import groups
+
+PRESETS = presets()
 
 CONFIGS = sorted((Path(__file__).parent / "configs").glob("*.json"))
 

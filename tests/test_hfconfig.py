@@ -9,7 +9,7 @@ import pytest
 import symgpt
 from symgpt import SymgptError
 from symgpt.cli import main
-from symgpt.model.hfconfig import READERS
+from symgpt.families import readers
 from symgpt.model.model import from_config as from_dict
 
 from oracles.measure import hf_param_count
@@ -46,9 +46,10 @@ def test_missing_fields_take_transformers_defaults(model_type):
 
 
 def test_every_model_type_has_a_default_case():
-    from symgpt.model.hfreaders_encdec import READERS as ENCDEC  # defaults: tests/test_encdec_configs.py
+    from symgpt.families import bart, bert, t5, vit  # defaults: tests/test_encdec_configs.py
 
-    assert set(SMALL) | set(ENCDEC) == set(READERS)
+    encdec = {t for m in (bert, t5, bart, vit) for t in m.READERS}
+    assert set(SMALL) | encdec == set(readers())
 
 
 def test_default_head_counts_follow_transformers():
@@ -223,7 +224,7 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
 # --- fields that change no parameter count, against transformers' parsed config ---------------
 def _transformers_view(cfg):
     from transformers import AutoConfig
-    from symgpt.model.hfconfig import ACTIVATIONS
+    from symgpt.families.fields import ACTIVATIONS
 
     c = AutoConfig.for_model(**cfg)
     rope = getattr(c, "rope_parameters", None) or {}

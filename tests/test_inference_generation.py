@@ -14,8 +14,10 @@ import symgpt
 from symgpt import SymgptError
 from symgpt.derive.inference_time import _sum_term
 from symgpt.model.model import quantity_names
-from symgpt.model.presets import PRESETS
+from symgpt.families import presets
 from symgpt.core.symbols import T
+
+PRESETS = presets()
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GENERATION = ("inference.generate.time", "inference.ttft", "inference.tpot", "inference.tokens_per_s")

@@ -186,7 +186,7 @@ def test_cycle_finder_finds_a_cycle_and_only_it():
     ("symgpt.documents", True, 1, "report", "symgpt.documents.report"),
     ("symgpt.documents.reportparts.core", False, 3, "core.io", "symgpt.core.io"),
     ("symgpt.model.model", False, 2, None, "symgpt"),
-    ("symgpt.model.model", False, 1, "preset", "symgpt.model.preset"),
+    ("symgpt.model.model", False, 1, "hfconfig", "symgpt.model.hfconfig"),
 ])
 def test_relative_imports_resolve(module, is_pkg, level, target, expected):
     assert _resolve(module, is_pkg, level, target) == expected
@@ -205,7 +205,7 @@ def test_function_local_imports_count():
 
 def test_lazy_references_count_as_imports():
     found = {t for t, _, _ in imports("symgpt.families")}
-    assert {"symgpt.families.named", "symgpt.families.vit"} <= found       # Ref(...) in a table
+    assert {"symgpt.families.gpt2", "symgpt.families.vit"} <= found        # Ref(...) in a table
     src = "from symgpt.core.lazy import Ref\nA = Ref('symgpt.model.model', 'load')\nB = Ref(f'x')\nC = Ref('os')\n"
     tree = ast.parse(src)
     refs = [n.args[0].value for n in ast.walk(tree) if _is_ref(n)]

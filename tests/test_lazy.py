@@ -1,6 +1,6 @@
 """Families and quantity providers are imported on first use (``symgpt.core.lazy.Ref``), from explicit
-tables: ``symgpt.families.MODULES`` (family -> module) and ``symgpt.model.model.QUANTITIES`` (quantity ->
-provider). Oracles: what each family module registers when imported alone, ``comm.DIMS``, and
+tables: ``symgpt.families.MODULES`` (family module -> its families) and ``symgpt.model.model.QUANTITIES`` (quantity ->
+provider). Oracles: what each family module declares when imported alone, ``comm.DIMS``, and
 ``sys.modules`` of fresh interpreters (what a command imported; no timings)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import symgpt
 import symgpt.cli
 from symgpt.model import model as model_mod
 from symgpt.core.errors import SymgptError
-from symgpt.families import MODULES, families
+from symgpt.families import MODULES, families, presets, readers
 from symgpt.families.base import Family
 from symgpt.core.lazy import Ref
 
@@ -28,24 +28,60 @@ def _fresh(code: str, tmp_path) -> object:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_family_table_is_what_the_modules_register(tmp_path):
-    modules = list(dict.fromkeys(r.module for r in MODULES.values()))
-    code = ("import importlib, json\nfrom symgpt.families.base import registered\nout = {}\n"
+def test_the_family_table_is_what_the_modules_declare(tmp_path):
+    modules = [r.module for r, _ in MODULES]
+    assert len(set(modules)) == len(modules)                      # one line per module
+    code = ("import importlib, json, sys\nout = {}\n"
             f"for m in {modules!r}:\n"
-            "    before = set(registered())\n"
-            "    importlib.import_module(m)\n"
-            "    out[m] = [n for n in registered() if n not in before]\n"
-            "print(json.dumps(out))")
-    found = _fresh(code, tmp_path)
-    for m in modules:
-        assert found[m] == [n for n, r in MODULES.items() if r.module == m], m
-    assert list(families()) [:len(MODULES)] == list(MODULES)      # listed in the table's order
+            "    mod = importlib.import_module(m)\n"
+            "    out[m] = [[f.name for f in mod.FAMILIES], sorted(mod.READERS), [p.name for p in mod.PRESETS]]\n"
+            "print(json.dumps([out, 'sympy' in sys.modules]))")
+    found, heavy = _fresh(code, tmp_path)
+    assert not heavy                                              # declaring families imports no SymPy
+    for ref, names in MODULES:
+        assert found[ref.module][0] == list(names), ref.module
+    table = [n for _, names in MODULES for n in names]
+    assert list(families())[:len(table)] == table                 # listed in the table's order
+    # presets() and readers() are the union of what the modules declare
+    assert list(presets()) == [p for m in modules for p in found[m][2]]
+    assert sorted(readers()) == sorted(t for m in modules for t in found[m][1])
+
+
+def test_every_preset_names_a_family_and_every_reader_a_family_it_declares():
+    fams = families()
+    for p in presets().values():
+        assert p.family in fams, p.name
+        assert set(p.sizes) <= set(fams[p.family].sizes) | set(fams[p.family].optional), p.name
+    for ref, names in MODULES:
+        for model_type, r in ref.get().READERS.items():
+            assert r.architectures, model_type                    # each reader says what it counts
+            assert all(a.endswith(("ForCausalLM", "LMHeadModel", "ForMaskedLM", "Model", "ForConditionalGeneration",
+                                   "ForImageClassification")) for a in r.architectures), model_type
+
+
+def test_listing_presets_imports_no_sympy(tmp_path):
+    code = ("import json, sys\nimport symgpt.families as f\nn = len(f.presets()), len(f.families()), len(f.readers())\n"
+            "print(json.dumps([n, sorted(m for m in ('sympy', 'networkx', 'symgpt.ops', 'symgpt.families.blocks') "
+            "if m in sys.modules)]))")
+    counts, heavy = _fresh(code, tmp_path)
+    assert heavy == [] and counts == [len(presets()), len(families()), len(readers())]
+
+
+def test_a_duplicate_preset_or_reader_raises(monkeypatch):
+    from symgpt.families import gpt2, llama
+
+    monkeypatch.setattr(llama, "PRESETS", (*llama.PRESETS, gpt2.PRESETS[0]))
+    with pytest.raises(SymgptError, match="preset 'gpt2-small' is declared twice"):
+        presets()
+    monkeypatch.setattr(llama, "READERS", {**llama.READERS, "gpt2": gpt2.READERS["gpt2"]})
+    with pytest.raises(SymgptError, match="model_type 'gpt2' has two readers"):
+        readers()
 
 
 def test_a_family_imports_its_own_module_only(tmp_path):
     code = ("import json, sys\nfrom symgpt.families import family\nfamily('vit')\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('symgpt.families.'))))")
-    assert _fresh(code, tmp_path) == ["symgpt.families.base", "symgpt.families.layers", "symgpt.families.vit"]
+    assert _fresh(code, tmp_path) == ["symgpt.families.base", "symgpt.families.fields", "symgpt.families.vit"]
 
 
 def test_a_users_family_cannot_take_a_built_in_name_even_before_it_is_loaded(tmp_path):
@@ -103,13 +139,14 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families
 def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
     assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.derive.quantity", "symgpt.families.base",
-                     "symgpt.families.decoder", "symgpt.families.decoder_flags",
-                     "symgpt.families.decoder_layers", "symgpt.families.layers", "symgpt.families.named",
-                     "symgpt.families.stacks"]
+                     "symgpt.families.blocks", "symgpt.families.blocks.decoder", "symgpt.families.blocks.decoder_flags",
+                     "symgpt.families.blocks.decoder_layers", "symgpt.families.blocks.encoder_layers",
+                     "symgpt.families.blocks.gpt2", "symgpt.families.blocks.stacks", "symgpt.families.fields",
+                     "symgpt.families.gpt2"]
     flops = _fresh(_PROBE.format(argv=["flops", "t5-small", "--set", "B=1", "--set", "T_enc=8",
                                        "--set", "T_dec=8"]), tmp_path)
-    assert "symgpt.derive.flops" in flops and "symgpt.families.t5" in flops
-    assert "symgpt.families.named" not in flops and "symgpt.derive.inference" not in flops
+    assert "symgpt.derive.flops" in flops and "symgpt.families.blocks.t5" in flops
+    assert "symgpt.families.blocks.gpt2" not in flops and "symgpt.derive.inference" not in flops
     assert [m for m in flops if m.startswith("symgpt.cli.cmd_")] == ["symgpt.cli.cmd_flops"]
     every = _fresh(_PROBE.format(argv=["--help"]), tmp_path)        # --help lists every command's HELP
     assert [m for m in every if m.startswith("symgpt.cli.cmd_")] == sorted(

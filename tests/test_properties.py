@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 import symgpt
 from attacks import check_cli, run_cli
 from oracles.torch_gpt2 import GPTConfig, build
-from symgpt.families import families
-from symgpt.model.presets import PRESETS
+from symgpt.families import families, presets
 
 FAMILY_NAMES = frozenset(families())  # a family's name is a model too (all sizes symbolic)
 from symgpt.core.symbols import CANONICAL
+
+PRESETS = presets()
 
 
 @st.composite

@@ -236,7 +236,9 @@ def test_points_equal_evaluate():
 
 
 def test_bytes_per_parameter_equal_simplify():
-    from symgpt.model.presets import PRESETS as ALL
+    from symgpt.families import presets
+
+    ALL = presets()
 
     for name in ALL:
         m = symgpt.load(name)

@@ -118,7 +118,9 @@ COMMANDS = {
 
 @pytest.mark.parametrize("quantity,option", [("time.mfu", "measured"), ("time.training", "tokens")])
 def test_time_quantities_name_their_missing_option(quantity, option):
-    from symgpt.model.presets import PRESETS
+    from symgpt.families import presets
+
+    PRESETS = presets()
 
     for model in PRESETS:
         lengths = []  # an encoder--decoder's two sequence lengths, which a table needs first

@@ -1,10 +1,11 @@
-"""Answers from the derivation cache (``symgpt.core.cache``) for ``symgpt params PRESET``: the preset
-table, two cache entries and the standard library, without SymPy or networkx.
+"""Answers from the derivation cache (``symgpt.core.cache``) for ``symgpt params PRESET``: the presets
+(``symgpt.families.presets``, light), two cache entries and the standard library, without SymPy or
+networkx.
 
 Two entries per answer: the family's default flags (keyed by the family) and the derivation
 (keyed by the family, all its flags, the sizes bound when the graph is built, the quantity, the
 convention and the options): the expression and its breakdown as trees, their printed formulas,
-the unit, the notes and the architecture's constraints. The preset's sizes are put into the
+the unit, the notes and the architecture's constraints (kind, id, expression). The preset's sizes are put into the
 trees with exact integer arithmetic; a constraint the sizes break, a missing or doubtful entry,
 anything unexpected: no answer here, and the command derives as usual (and stores the entries).
 """
@@ -26,9 +27,9 @@ def _key(family: str, flags: dict, sizes, quantity: str) -> dict:
 
 def params_answer(name: str) -> str | None:
     """The text of ``symgpt params NAME`` from the cache, or None."""
-    from ..model.presets import PRESETS
+    from ..families import find_preset
 
-    preset = PRESETS.get(name) if isinstance(name, str) else None
+    preset = find_preset(name) if isinstance(name, str) else None
     if preset is None:
         return None
     fam = cache.get(_family_key(preset.family))
@@ -53,8 +54,8 @@ def _text(preset, defaults, flags, data) -> str | None:
     sizes = dict(preset.sizes)
     if any(type(v) is not int or v <= 0 for v in sizes.values()):
         return None
-    for kind, message, t in data["constraints"]:
-        if message in preset.waive:
+    for kind, cid, t in data["constraints"]:
+        if cid is not None and cid in preset.waive:
             continue
         v = cache.value(t, sizes)
         if v is None:
@@ -80,7 +81,7 @@ def store_params(m, q) -> None:
         data = {"name": q.name, "unit": q.unit, "convention": q.convention, "notes": list(q.notes),
                 "expr": cache.tree(q.expr), "formula": expr_text(q.expr),
                 "breakdown": [[p, expr_text(e), cache.tree(e)] for p, e in q.breakdown],
-                "constraints": [[c.kind, c.message, cache.tree(c.expr)] for c in m.arch.constraints]}
+                "constraints": [[c.kind, c.id, cache.tree(c.expr)] for c in m.arch.constraints]}
         cache.put(_key(m.family.name, m.flags, m.sizes, "params"), data)
     except (cache.Unsupported, TypeError, ValueError):
         pass  # not representable as data (a function of the sizes, a flag that is not JSON)

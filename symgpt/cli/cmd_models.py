@@ -14,12 +14,12 @@ def add_arguments(p):
 
 def run(args) -> int:
     from ..model.model import load
-    from ..model.presets import PRESETS
+    from ..families import presets
     from ..render.jsonout import dumps
     from ..render.text import number, table
 
     rows, payload = [], []
-    for name, p in PRESETS.items():
+    for name, p in presets().items():
         m = load(name)
         n = m.params.value
         payload.append({"name": name, "family": p.family, "sizes": dict(p.sizes), "flags": dict(p.flags),

@@ -1,7 +1,8 @@
-"""The one exception class of symgpt.
+"""The exception class of symgpt, and its subclasses for faults a caller tells apart.
 
 Low levels raise :class:`SymgptError` with the precise fault; the public entry points add
-context once (``with_context``); the CLI prints ``symgpt: error: <message>`` and exits 2.
+context once (``with_context``); the CLI prints ``symgpt: error: <message>`` and exits 2. A caller
+that must recognise a fault catches its subclass (:class:`TooLarge`), never its wording.
 """
 
 from __future__ import annotations
@@ -51,3 +52,12 @@ class SymgptError(ValueError):
     def with_context(self, context: str) -> "SymgptError":
         """A copy of this error with *context* prepended once (``context: message``)."""
         return SymgptError(f"{context}: {self}")
+
+
+class TooLarge(SymgptError):
+    """A file refused for its size (``symgpt.core.io.read_bounded``): ``limit`` bytes at most were
+    allowed. A caller that knows what the file should be says so in its own words."""
+
+    def __init__(self, message: str, limit: int):
+        super().__init__(message)
+        self.limit = limit

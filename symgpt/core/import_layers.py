@@ -20,7 +20,7 @@ LAYERS = (
     ("graph", ("symgpt.graph",)),              # Arch, Builder, Group; the digraph; roles
     ("families", ("symgpt.families",)),        # architectures declared on the ops
     ("derive", ("symgpt.derive",)),            # Quantity; params, shapes, FLOPs, memory, time
-    ("model", ("symgpt.model",)),              # Model, load, presets, config.json
+    ("model", ("symgpt.model",)),              # Model, load, config.json
     ("query", ("symgpt.query", "symgpt.sweep")),  # questions asked of derivations
     ("render", ("symgpt.render",)),            # printers of given objects
     ("documents", ("symgpt.documents",)),      # load models, run queries, assemble
@@ -36,19 +36,15 @@ EXACT = {"symgpt": "facade"}
 RENDER_FORBIDDEN = {
     "symgpt.derive": (),
     "symgpt.model.model": ("load",),
-    "symgpt.model.preset": (),
-    "symgpt.model.presets": (),
-    "symgpt.model.presets_decoder": (),
-    "symgpt.model.presets_recent": (),
-    "symgpt.model.hfreaders_decoders": (),
-    "symgpt.model.presets_encdec": (),
     "symgpt.model.hfconfig": (),
-    "symgpt.model.hfreaders": (),
-    "symgpt.model.hfreaders_encdec": (),
     "symgpt.model.hub": (),
     "symgpt.model.checkpoint": (),
     "symgpt.model.tensornames": (),
     "symgpt.model.verify": (),
+    # the presets and config.json readers live with their families; printers never build a graph
+    "symgpt.families": ("presets", "readers", "reader", "register_preset", "PRESETS", "READERS"),
+    "symgpt.families.fields": (),
+    "symgpt.families.blocks": (),
     "symgpt.query": (),
     "symgpt.sweep": (),
 }

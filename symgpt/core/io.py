@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import SymgptError, printable
+from .errors import SymgptError, TooLarge, printable
 
 #: symlinks followed to find the real target of an output
 MAX_LINKS = 40
@@ -292,5 +292,5 @@ def read_bounded(path: Path | str, limit: int, what: str = "file") -> bytes:
     finally:
         os.close(fd)
     if size > limit:
-        raise SymgptError(f"{what} {shown} is larger than the limit of {limit:,} bytes")
+        raise TooLarge(f"{what} {shown} is larger than the limit of {limit:,} bytes", limit)
     return b"".join(chunks)

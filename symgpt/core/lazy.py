@@ -2,7 +2,7 @@
 
 ``symgpt params gpt2-small`` needs one family and one derivation; importing every family and
 every derivation module would double the time symgpt itself adds to importing SymPy. So the
-registries that name them (``symgpt.families.MODULES``, ``symgpt.model.model.QUANTITIES``) hold
+registries that name them (``symgpt.families.MODULES``, a family's builder, ``symgpt.model.model.QUANTITIES``) hold
 :class:`Ref` objects: ``Ref("symgpt.derive.flops", "forward").get()`` imports the module the
 first time and returns the object. Nothing is swallowed: a missing module or name raises as a
 plain import would. The tables stay explicit, and ``tests/test_layers.py`` reads every
@@ -37,6 +37,10 @@ class Ref:
                 value = value(*self.args)
         self._value = value
         return value
+
+    def __call__(self, *args, **kwargs):
+        """Call the object (a family's build function named lazily: ``Ref(module, "build")``)."""
+        return self.get()(*args, **kwargs)
 
     def __repr__(self) -> str:
         what = self.module + (f".{self.name}" if self.name else "")

@@ -137,7 +137,7 @@ def page(model, **_report_options) -> Page:
         options.append({"name": "hardware", "values": list(hardware), "default": DEFAULT_HARDWARE})
     waived = model.preset.waive if model.preset else ()  # as Model checks them (a preset's own caveat)
     constraints = [{"kind": c.kind, "expr": exprs.add(c.expr), "message": c.message}
-                   for c in free.arch.constraints if c.message not in waived]
+                   for c in free.arch.constraints if c.id is None or c.id not in waived]
     if "h" in {s["name"] for s in symbols}:
         constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL["h"] / TP),
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})

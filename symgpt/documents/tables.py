@@ -85,10 +85,11 @@ def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "
 def family_scaling(model, notation, columns=DEFAULT_COLUMNS) -> dict:
     """The scaling table of every preset of *model*'s family, as a context for
     ``templates/scaling.tex``."""
-    from ..model.presets import PRESETS
+    from ..families import presets
 
-    names = [p.name for p in PRESETS.values() if p.family == model.family.name]
-    names += [n for n in SCALING_REFERENCE if n in PRESETS and n not in names]
+    known = presets()
+    names = [p.name for p in known.values() if p.family == model.family.name]
+    names += [n for n in SCALING_REFERENCE if n in known and n not in names]
     if model.name not in names:
         names.insert(0, model)
     t = scaling_table(names, columns, notation, "short",

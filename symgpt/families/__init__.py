@@ -1,41 +1,83 @@
-"""Architecture families, declared as data on the op catalog.
+"""Architecture families, one module each (or one per tight group sharing a declaration).
 
-A family's module registers its families when it is imported, and it is imported on first use:
-``family("vit")`` imports ``symgpt.families.vit`` alone (``symgpt params gpt2-small`` never
-imports the encoders), ``families()`` imports every module of the table. ``MODULES`` is that
-table, explicit: a module missing or failing to import raises.
+A family module ``symgpt.families.<name>`` holds together its ``FAMILIES`` (each a
+:class:`~symgpt.families.base.Family`: flag defaults, sizes, help, and its builder named lazily),
+its config.json ``READERS`` (``model_type`` -> :class:`~symgpt.families.fields.Reader`) and its
+``PRESETS`` (:class:`~symgpt.families.base.Preset` rows with their public sources). Its top level
+imports only light modules (``base``, ``fields``, ``decoders``, ``symgpt.core``): listing every
+family, reader and preset imports no SymPy; a graph's builder (``blocks/``) is imported on the
+first build.
+
+:data:`MODULES` is the one table: each family module and the families it declares, one line per
+module, in the order :func:`families` lists them. A family is registered by being named here, so a
+new family is one new file and one line; ``tests/test_lazy.py`` holds each line to its module.
+``family("vit")`` imports ``symgpt.families.vit`` alone, ``find_preset("gpt2-small")`` the modules up
+to the one declaring it; :func:`families`, :func:`presets` and :func:`readers` import every module
+of the table (a missing or failing module raises).
 """
+
+from __future__ import annotations
+
+from types import ModuleType
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from . import base as _base
-from .base import Family  # noqa: F401
+from .base import Family, Preset  # noqa: F401
+from .fields import Reader  # noqa: F401
 
-_NAMED = Ref("symgpt.families.named")
-_DEEPSEEK = Ref("symgpt.families.deepseek")
-_BERT = Ref("symgpt.families.bert")
-_T5 = Ref("symgpt.families.t5")
-_BART = Ref("symgpt.families.bart")
-_VIT = Ref("symgpt.families.vit")
+#: each family module (imported on first use) and the families it declares, in listing order
+MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
+    (Ref("symgpt.families.gpt2"), ("gpt2",)),
+    (Ref("symgpt.families.decoders"), ("decoder",)),
+    (Ref("symgpt.families.llama"), ("llama",)),
+    (Ref("symgpt.families.mistral"), ("mistral",)),
+    (Ref("symgpt.families.mixtral"), ("mixtral",)),
+    (Ref("symgpt.families.qwen2"), ("qwen2",)),
+    (Ref("symgpt.families.gemma"), ("gemma",)),
+    (Ref("symgpt.families.phi3"), ("phi3",)),
+    (Ref("symgpt.families.falcon"), ("falcon",)),
+    (Ref("symgpt.families.gpt_neox"), ("gpt_neox",)),
+    (Ref("symgpt.families.opt"), ("opt",)),
+    (Ref("symgpt.families.deepseek"), ("deepseek_v3", "deepseek_v2")),
+    (Ref("symgpt.families.qwen3"), ("qwen3",)),
+    (Ref("symgpt.families.qwen_moe"), ("qwen2_moe", "qwen3_moe")),
+    (Ref("symgpt.families.gemma2"), ("gemma2", "gemma3_text")),
+    (Ref("symgpt.families.phi"), ("phi",)),
+    (Ref("symgpt.families.starcoder2"), ("starcoder2",)),
+    (Ref("symgpt.families.olmo2"), ("olmo2",)),
+    (Ref("symgpt.families.bert"), ("bert", "roberta", "distilbert")),
+    (Ref("symgpt.families.t5"), ("t5",)),
+    (Ref("symgpt.families.bart"), ("bart",)),
+    (Ref("symgpt.families.vit"), ("vit",)),
+    (Ref("symgpt.families.transformer"), ("transformer",)),
+)
 
-#: built-in family name -> the module that registers it, in the order ``families()`` lists them
-#: (``tests/test_lazy.py`` holds it to what each module registers)
-MODULES = {
-    **dict.fromkeys(("gpt2", "decoder", "llama", "mistral", "mixtral", "qwen2", "gemma", "phi3", "falcon",
-                     "gpt_neox", "opt", "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text", "phi",
-                     "starcoder2", "olmo2"), _NAMED),
-    "deepseek_v3": _DEEPSEEK, "deepseek_v2": _DEEPSEEK,
-    "bert": _BERT, "roberta": _BERT, "distilbert": _BERT,
-    "t5": _T5,
-    "bart": _BART, "transformer": _BART,
-    "vit": _VIT,
-}
+#: built-in family name -> its module's reference
+_BY_NAME = {name: ref for ref, names in MODULES for name in names}
+_USER_PRESETS: dict[str, Preset] = {}
+
+
+def _module(ref: Ref, names: tuple[str, ...]) -> ModuleType:
+    """The family module of one table line, checked to declare exactly the families it names."""
+    module = ref.get()
+    declared = tuple(f.name for f in module.FAMILIES)
+    if declared != names:
+        raise SymgptError(f"{ref.module} declares the families {declared}; the table of symgpt.families "
+                          f"names {names}")
+    return module
+
+
+def _modules() -> list[ModuleType]:
+    return [_module(ref, names) for ref, names in MODULES]
 
 
 def family(name: str) -> Family:
     """The family *name* (its module imported if need be)."""
-    if name in MODULES:
-        MODULES[name].get()
+    if name in _BY_NAME:
+        ref = _BY_NAME[name]
+        names = next(n for r, n in MODULES if r is ref)
+        return next(f for f in _module(ref, names).FAMILIES if f.name == name)
     found = _base.registered().get(name)
     if found is None:
         raise SymgptError(f"unknown family {name!r}; known: {', '.join(sorted(families()))}")
@@ -44,14 +86,66 @@ def family(name: str) -> Family:
 
 def families() -> dict[str, Family]:
     """Every family: the built-in ones in table order, then those registered by the user."""
-    for ref in MODULES.values():
-        ref.get()
-    reg = _base.registered()
-    return {**{n: reg[n] for n in MODULES if n in reg}, **reg}
+    return {**{f.name: f for m in _modules() for f in m.FAMILIES}, **_base.registered()}
 
 
 def register_family(fam: Family) -> Family:
     """Register your own family (a name a built-in family has already raises)."""
-    if fam.name in MODULES:
-        MODULES[fam.name].get()  # the built-in family of that name first: the clash raises now
+    if fam.name in _BY_NAME:
+        raise SymgptError(f"family {fam.name!r} is registered twice")
     return _base.register_family(fam)
+
+
+def presets() -> dict[str, Preset]:
+    """Every preset, name -> :class:`Preset`: the modules' ``PRESETS`` in table order, then your
+    own (:func:`register_preset`). A name declared twice raises."""
+    out: dict[str, Preset] = {}
+    for m in _modules():
+        for p in m.PRESETS:
+            if p.name in out:
+                raise SymgptError(f"preset {p.name!r} is declared twice ({m.__name__})")
+            out[p.name] = p
+    for p in _USER_PRESETS.values():
+        if p.name in out:
+            raise SymgptError(f"preset {p.name!r} is declared twice")
+        out[p.name] = p
+    return out
+
+
+def find_preset(name: str) -> Preset | None:
+    """The preset *name*, or None. The modules are searched in table order and the search stops at
+    the first that declares it, so ``symgpt params gpt2-small`` imports one family module
+    (:func:`presets` is the whole table, and refuses a name declared twice)."""
+    for ref, names in MODULES:
+        for p in _module(ref, names).PRESETS:
+            if p.name == name:
+                return p
+    return _USER_PRESETS.get(name)
+
+
+def register_preset(preset: Preset) -> Preset:
+    """Add a preset of your own; a name taken already raises."""
+    if preset.name in presets():
+        raise SymgptError(f"preset {preset.name!r} is defined twice")
+    _USER_PRESETS[preset.name] = preset
+    return preset
+
+
+def readers() -> dict[str, Reader]:
+    """Every config.json reader, ``model_type`` -> :class:`Reader`, from the modules of the table.
+    A model type read by two modules raises."""
+    out: dict[str, Reader] = {}
+    for m in _modules():
+        for model_type, r in m.READERS.items():
+            if model_type in out:
+                raise SymgptError(f"model_type {model_type!r} has two readers ({m.__name__})")
+            out[model_type] = r
+    return out
+
+
+def reader(model_type: str) -> Reader:
+    """The reader of *model_type*; an unknown one raises, listing the known ones."""
+    found = readers()
+    if model_type not in found:
+        raise SymgptError(f"unknown model_type {model_type[:60]!r}; supported: {', '.join(sorted(found))}")
+    return found[model_type]

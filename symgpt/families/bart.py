@@ -1,27 +1,18 @@
-"""BART (Lewis et al. 2020) and the original Transformer (Vaswani et al. 2017), declared on the op
-catalog with transformers' BART module names (fairseq's, which the original Transformer's reference
-implementations share).
+"""BART (Lewis et al. 2020): a post-LN encoder-decoder with learned positions (two rows of
+offset), a LayerNorm of the embeddings, GELU and a tied head (``blocks/bart.py`` builds it; the
+original Transformer, ``transformer.py``, is the same builder with other flags).
 
-Two stacks with two sequence lengths: an encoder of L post-norm blocks over T_enc tokens and a
-decoder of L_dec post-norm blocks over T_dec tokens, each block's sublayer followed by its residual
-add and a LayerNorm. Every decoder block has cross-attention (queries from the decoder, keys and
-values from the encoder's output, recomputed in every layer). One token embedding is shared by both
-stacks and the LM head (tied), optionally scaled by √d (``embed_scale``: the original Transformer,
-Sec. 3.4). Positions are ``learned`` (BART: a table per stack with T_max + 2 rows, two rows of offset,
-then a LayerNorm of the embeddings) or ``sinusoidal`` (the original Transformer: no parameters).
-BART's ``final_logits_bias`` is a buffer, not a parameter: its add is not drawn.
-"""
+Only the classes the reader names are counted: ``BartForCausalLM`` (the decoder alone, with
+cross-attention weights it does not use) is refused, not counted as the encoder-decoder."""
 
 from __future__ import annotations
 
-import sympy
+from functools import partial
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
-from .base import Family, register_family
-from .layers import attention, ffn, lm_head
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family, Preset
+from .fields import Fields, Reader
 
 FLAGS = {
     "positions": "learned",  # learned (BART, T_max + pos_offset rows per stack) | sinusoidal
@@ -48,89 +39,49 @@ FLAG_HELP = {
     "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
 }
 
+#: the BART builder, shared with the original Transformer
+BUILD = Ref("symgpt.families.blocks.bart", "build")
 
-def _embed(g, flags, ids, stack, length, *, owner: bool):
-    """Token (+ position) embeddings of one stack, under ``encoder/`` or ``decoder/``."""
-    tie = None if owner else {"weight": g.param("shared")}
-    x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
-             role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")       # (B, T, d)
-    if flags["embed_scale"]:
-        x = g.op(f"{stack}/embed_scale", ops.Scale(sympy.sqrt(d)), x, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
-    if flags["positions"] == "learned":
-        g.require("le", length - T_max, f"{length} must not exceed T_max, the length of the learned position table")
-        # transformers' BART expands the encoder's positions over the batch; the decoder's are one row
-        pos = g.op(f"{stack}/embed_positions",
-                   ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0, ids="batch" if owner else "range"),
-                   ids, role=R.POSITION_EMBEDDING, label="pos_emb")                             # (T, d)
-    else:
-        pos = g.op(f"{stack}/embed_positions", ops.SinusoidalPositions(d), ids, role=R.POSITION_EMBEDDING,
-                   label="sinusoids")                                                           # (T, d)
-    x = g.op(f"{stack}/add", ops.Add(), x, pos, role=R.EMBEDDING_ADD, label="X0")               # (B, T, d)
-    if flags["embed_norm"]:
-        x = g.op(f"{stack}/layernorm_embedding", ops.LayerNorm(d), x, role=R.EMBEDDING_NORM, label="LayerNorm_emb")
-    if flags["dropout"]:
-        x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
-    return x
+FAMILIES = (Family(
+    name="bart", description="BART: post-LN encoder-decoder, learned positions (offset 2), GELU, tied head",
+    flags=FLAGS, sizes=("L", "L_dec", "d", "h", "V", "d_ff", "T_max"), build=partial(BUILD, name="bart"),
+    flag_help=FLAG_HELP, choices=CHOICES),)
+
+#: the transformers class -> the head counted (the first is the default)
+HEADS = {"BartForConditionalGeneration": "lm", "BartModel": "none"}
 
 
-def _proj(prefix):
-    return {"q": f"{prefix}/q_proj", "k": f"{prefix}/k_proj", "v": f"{prefix}/v_proj", "o": f"{prefix}/out_proj"}
+def read(f: Fields):
+    """transformers' BartConfig."""
+    sizes = {"V": f.int("vocab_size", 50265), "d": f.aliased("d_model", "hidden_size", 1024),
+             "L": f.aliased("encoder_layers", "num_hidden_layers", 12),
+             "L_dec": f.int("decoder_layers", 12),
+             "h": f.aliased("encoder_attention_heads", "num_attention_heads", 16),
+             "d_ff": f.int("encoder_ffn_dim", 4096), "T_max": f.int("max_position_embeddings", 1024)}
+    if f.int("decoder_attention_heads", 16) != sizes["h"] or f.int("decoder_ffn_dim", 4096) != sizes["d_ff"]:
+        raise SymgptError(f"{f.where}: encoder and decoder with different heads or FFN widths are not "
+                          "supported (one h and one d_ff)")
+    for key, want in (("add_final_layer_norm", False), ("normalize_before", False), ("add_bias_logits", False),
+                      ("normalize_embedding", True)):
+        if f.bool(key, want) != want:
+            raise SymgptError(f"{f.where}: {key}={str(not want).lower()} is not BART's architecture "
+                              "(mBART-style variants are not supported)")
+    f.used.update({"classif_dropout", "classifier_dropout", "encoder_layerdrop",
+                   "decoder_layerdrop", "init_std", "gradient_checkpointing", "forced_bos_token_id",
+                   "forced_eos_token_id", "early_stopping", "no_repeat_ngram_size", "num_beams"})
+    flags = {"activation": f.activation("activation_function", "gelu"),
+             "embed_scale": f.bool("scale_embedding", False),
+             "tied": f.bool("tie_word_embeddings", True),
+             "head": HEADS.get(f.architecture, "lm")}
+    return "bart", flags, sizes
 
 
-def _attention_sublayer(g, x, module, stream, dh, drop, **kw):
-    """A post-norm attention sublayer: attention named *module* (self, or cross-attention over
-    ``memory``), the residual add onto the stream (X in the encoder, Y in the decoder), LayerNorm."""
-    cross = "memory" in kw
-    o = attention(g, x, d_model=d, heads=h, dh=dh, module=module, names=_proj(module), dropout=drop, **kw)
-    x = g.op(f"{module}_add", ops.Add(), x, o, role=R.CROSS_RESIDUAL if cross else R.ATTENTION_RESIDUAL,
-             label=f"{stream} + {'cross_out' if cross else 'attn_out'}")
-    return g.op(f"{module}_layer_norm", ops.LayerNorm(d), x, role=R.CROSS_NORM if cross else R.ATTENTION_NORM,
-                label="LayerNorm_cross" if cross else "LayerNorm_attn")
+READERS = {"bart": Reader(read, tuple(HEADS))}
 
-
-def _ffn_sublayer(g, flags, x, drop):
-    f = ffn(g, x, d_model=d, ff=d_ff, names={"up": "fc1", "act": "activation_fn", "down": "fc2"},
-            act=flags["activation"], dropout=drop, act_dropout=drop)
-    x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
-    return g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
-
-
-def build(flags, bound, name="bart"):
-    drop = bool(flags["dropout"])
-    g = Builder(name)
-    g.require("integer", d / h, "d must be divisible by h")
-    dh = d / h
-
-    ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                  # (B, T_enc)
-    x = _embed(g, flags, ids, "encoder", T_enc, owner=True)
-    with g.repeat("encoder/layers", L, label="encoder layer", carry=x, role=R.STACK, length=T_enc):
-        x = _attention_sublayer(g, x, "self_attn", "X", dh, drop)
-        x = _ffn_sublayer(g, flags, x, drop)                                                    # (B, T_enc, d)
-    enc = x
-
-    dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
-    y = _embed(g, flags, dids, "decoder", T_dec, owner=False)
-    with g.repeat("decoder/layers", L_dec, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
-        y = _attention_sublayer(g, y, "self_attn", "Y", dh, drop, causal=True)
-        y = _attention_sublayer(g, y, "encoder_attn", "Y", dh, drop, memory=enc)
-        y = _ffn_sublayer(g, flags, y, drop)                                                    # (B, T_dec, d)
-    if flags["head"] == "none":
-        return g.build(output=y, flags=dict(flags))
-    return lm_head(g, flags, y)
-
-
-def _family(name, description, changes, sizes):
-    from functools import partial
-
-    return register_family(Family(
-        name=name, description=description, flags={**FLAGS, **changes}, sizes=sizes,
-        build=partial(build, name=name), flag_help=FLAG_HELP, choices=CHOICES))
-
-
-BART = _family("bart", "BART: post-LN encoder-decoder, learned positions (offset 2), GELU, tied head",
-               {}, ("L", "L_dec", "d", "h", "V", "d_ff", "T_max"))
-TRANSFORMER = _family(
-    "transformer", "the original Transformer (Vaswani et al. 2017): post-LN encoder-decoder, "
-    "sinusoidal positions, ReLU FFN, embeddings × √d shared with the head",
-    {"positions": "sinusoidal", "embed_norm": False, "embed_scale": True, "activation": "relu"},
-    ("L", "L_dec", "d", "h", "V", "d_ff"))
+PRESETS = (
+    Preset("bart-base", "bart", {"L": 6, "L_dec": 6, "h": 12, "d": 768, "d_ff": 3072, "V": 50265, "T_max": 1024},
+           flags={"head": "lm"},
+           source="Lewis et al. 2020 (BART); facebook/bart-base its config.json on the Hugging Face Hub",
+           note="counted as BartForConditionalGeneration (the tied LM head); the checkpoint's config "
+                "names BartModel, which head=none counts (the same parameters: the head is tied)"),
+)

@@ -1,43 +1,20 @@
-"""DeepSeek-V2 and DeepSeek-V3: multi-latent attention (MLA) and a mixture of routed and
-shared experts, after a few dense layers.
-
-The block is the generic decoder's (``decoder.py``: pre-norm RMSNorm, residuals, the FFN with
-its router, routed experts, shared expert) with attention replaced by MLA, as transformers'
-``DeepseekV3Attention`` computes it (DeepSeek-AI 2024, "DeepSeek-V2", Sec. 2.1):
-
-* queries: ``q_a_proj`` (d -> q_lora_rank), its RMSNorm, ``q_b_proj`` (-> h·(nope + rope)); or
-  one ``q_proj`` when ``q_lora_rank`` is unset (DeepSeek-V2-Lite); each head split into a
-  no-position part (qk_nope_head_dim) and a rotary part (qk_rope_head_dim);
-* keys and values: ``kv_a_proj_with_mqa`` (d -> kv_lora_rank + rope), split into the latent
-  (RMSNorm-ed: what the cache holds) and one rotary key shared by every head (also cached);
-  ``kv_b_proj`` (kv_lora_rank -> h·(nope + v_head_dim)) expands the latent into each head's
-  key part and value; the key is the concatenation of its part and the shared rotary key.
+"""DeepSeek-V2 and DeepSeek-V3 (DeepSeek-AI 2024): multi-latent attention (MLA, ``blocks/mla.py``)
+and a mixture of routed and shared experts after a few dense layers.
 
 The MLA sizes are integer flags read from config.json (``q_lora_rank``, ``kv_lora_rank``,
-``qk_nope_dim``, ``qk_rope_dim``, ``v_head_dim``), so formulas show their values; ``d``, ``h``,
-``L``, ``V``, ``E``, ``k`` and ``d_ff`` (the routed experts' width) stay symbols. The first
-``dense_layers`` layers (``first_k_dense_replace``) are a stack of their own with a dense FFN of
-width ``dense_ff``; the other L - dense_layers layers hold the experts. Routing groups
-(``n_group``, ``topk_group``) choose experts and own no parameters; the score-correction bias of
-DeepSeek-V3 is a buffer, not a parameter (transformers), so neither changes a count.
+``qk_nope_dim``, ``qk_rope_dim``, ``v_head_dim``); the first ``dense_layers`` layers
+(``first_k_dense_replace``) are a stack of their own with a dense FFN of width ``dense_ff``.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-import sympy
-
-from .. import ops
-from ..graph import roles
 from ..core.errors import SymgptError
-from ..graph.arch import Builder
-from ..core.symbols import d, h
-from .base import Family, register_family
-from .decoder import _embeddings
-from .decoder_flags import CHOICES, FLAG_HELP, FLAGS, _Sizes, require_experts
-from .decoder_layers import _ffn, _norm
-from .stacks import layers
+from ..core.lazy import Ref
+from .base import Extended, Family, Preset
+from .decoders import CHOICES, FLAG_HELP, FLAGS
+from .fields import Fields, Reader
 
 MLA_FLAGS = {
     "q_lora_rank": 1536,      # None: one q_proj (DeepSeek-V2-Lite)
@@ -67,140 +44,111 @@ MLA_HELP = {
 }
 
 
-def _int(flags, name) -> sympy.Integer:
-    v = flags[name]
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise SymgptError(f"flag {name} must be a positive integer, got {v!r}")
-    return sympy.Integer(v)
-
-
-def build(flags, bound, name="deepseek_v3"):
-    if flags["window"] or flags["positions"] != "rotary" or flags["fused_qkv"]:
-        raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
-    s = _Sizes(flags, bound)
-    g = Builder(name)
-    require_experts(g, flags)
-    x = _embeddings(g, flags, s)
-    table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
-                 label="cos, sin")                                                    # (2, T, rope)
-    emb = x
-    hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
-    x = g.op("final_norm", _norm(flags, d), x, label="final norm")                    # (B, T, d)
-    tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
-    logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
-                  label="logits")                                                     # (B, T, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
-    if flags["mtp_layers"]:
-        _mtp(g, flags, s, hidden, emb, table, tie or {"weight": g.param("lm_head")})
-    return g.build(output=logits, loss=loss, flags=dict(flags))
-
-
-def _mtp(g, flags, s, h, emb, table, head_tie):
-    """DeepSeek-V3's multi-token prediction (Sec. 2.2): module k joins the previous depth's hidden
-    state and the embedding of the token k ahead (the same lookup, shifted: one tensor) through
-    two RMSNorms and a projection 2d -> d, runs one MoE layer, and predicts through the shared
-    output head (its own final norm, the main LM head's matrix). A stack of ``mtp_layers``."""
-    f = {**flags, "moe": True}
-    with g.repeat("mtp", sympy.Integer(flags["mtp_layers"]), label="MTP module", carry=h, role=roles.STACK):
-        hn = g.op("hnorm", _norm(f, d), h, label="norm(h)", role=roles.MTP_NORM)        # (B, T, d)
-        en = g.op("enorm", _norm(f, d), emb, label="norm(emb)", role=roles.MTP_NORM)    # (B, T, d)
-        x = g.op("concat", ops.Concat(), en, hn, label="[norm(emb); norm(h)]",
-                 role=roles.MTP_CONCAT)                                                 # (B, T, 2d)
-        x = g.op("eh_proj", ops.Linear(2 * d, d, bias=False), x, label="M h'",
-                 role=roles.MTP_PROJ)                                                   # (B, T, d)
-        h = _block(g, f, s.layer(f), x, table)                                          # (B, T, d)
-        y = g.op("shared_head/norm", _norm(f, d), h, label="norm", role=roles.FINAL_NORM)
-        y = g.op("shared_head/head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), y, tie=head_tie,
-                 label="MTP logits", role=roles.HEAD)                                   # (B, T, V)
-        if flags["loss"]:
-            g.op("loss", ops.CrossEntropy(), y, label="MTP loss", role=roles.LOSS)
-    return h
-
-
-def _block(g, flags, s, x, table):
-    a = g.op("norms/attention", _norm(flags, d), x, label="norm_attn")                # (B, T, d)
-    o = mla(g, flags, a, table)                                                       # (B, T, d)
-    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out")             # (B, T, d)
-    f = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn")                       # (B, T, d)
-    f = _ffn(g, flags, s, f)                                                          # (B, T, d)
-    return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out")                 # (B, T, d)
-
-
-def mla(g, flags, a, table):
-    """Multi-latent attention on the normed input *a* (B, T, d) -> (B, T, d)."""
-    nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
-    bias = bool(flags["attention_bias"])
-    qk = nope + rope
-    if flags["q_lora_rank"]:
-        r = _int(flags, "q_lora_rank")
-        q = g.op("attention/q_a_proj", ops.Linear(d, r, bias=bias), a, label="C_Q",
-                 role=roles.QUERY_DOWN)                                               # (B, T, r_q)
-        q = g.op("attention/q_a_layernorm", ops.RMSNorm(r), q, label="norm(C_Q)",
-                 role=roles.QUERY_LATENT_NORM)                                        # (B, T, r_q)
-        q = g.op("attention/q_b_proj", ops.Linear(r, h * qk, bias=False), q, label="Q",
-                 role=roles.QUERY_UP)                                                 # (B, T, h·(nope+rope))
-    else:
-        q = g.op("attention/q_proj", ops.Linear(d, h * qk, bias=False), a, label="Q",
-                 role=roles.QUERY)                                                    # (B, T, h·(nope+rope))
-    q = g.op("attention/q_heads", ops.SplitHeads(h, qk), q, label="Q heads",
-             role=roles.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
-    q_pass = g.op("attention/q_nope", ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
-                  role=roles.QUERY_NOPE)                                              # (B, h, T, nope)
-    q_rot = g.op("attention/q_rope", ops.Slice(nope, rope), q, label="Q_R", role=roles.QUERY_ROPE)
-    rotary = ops.Rotary(complex=bool(flags["complex_rope"]))
-    q_rot = g.op("attention/q_rotary", rotary, q_rot, table, label="RoPE(Q_R)",
-                 role=roles.QUERY_ROTARY)                                             # (B, h, T, rope)
-    kv = g.op("attention/kv_a_proj_with_mqa", ops.Linear(d, c + rope, bias=bias), a,
-              label="C_KV, K_R", role=roles.KV_DOWN)                                  # (B, T, c+rope)
-    lat = g.op("attention/kv_latent", ops.Slice(sympy.Integer(0), c), kv, label="C_KV",
-               role=roles.KV_DOWN_LATENT)                                             # (B, T, c)
-    lat = g.op("attention/kv_a_layernorm", ops.RMSNorm(c), lat, label="norm(C_KV)",
-               role=roles.KV_LATENT)                                                  # (B, T, c): cached
-    k_rot = g.op("attention/k_rope", ops.Slice(c, rope), kv, label="K_R", role=roles.KV_DOWN_ROPE)
-    k_rot = g.op("attention/k_rope_head", ops.SplitHeads(sympy.Integer(1), rope), k_rot,
-                 label="K_R head", role=roles.KEY_ROPE_HEAD)                          # (B, 1, T, rope)
-    k_rot = g.op("attention/k_rotary", rotary, k_rot, table, label="RoPE(K_R)",
-                 role=roles.KEY_ROPE)                                                 # (B, 1, T, rope): cached
-    up = g.op("attention/kv_b_proj", ops.Linear(c, h * (nope + vd), bias=False), lat,
-              label="K_C, V", role=roles.KV_UP)                                       # (B, T, h·(nope+v))
-    up = g.op("attention/kv_heads", ops.SplitHeads(h, nope + vd), up, label="K_C, V heads",
-              role=roles.KV_UP_HEADS)                                                 # (B, h, T, nope+v)
-    k_pass = g.op("attention/k_nope", ops.Slice(sympy.Integer(0), nope), up, label="K_C",
-                  role=roles.KEY_NOPE)                                                # (B, h, T, nope)
-    v = g.op("attention/v", ops.Slice(nope, vd), up, label="V", role=roles.VALUE)     # (B, h, T, v)
-    qf = g.op("attention/q", ops.Concat(), q_pass, q_rot, label="[Q_C, Q_R]",
-              role=roles.QUERY_PARTS)                                                 # (B, h, T, nope+rope)
-    kf = g.op("attention/k", ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
-              role=roles.KEY_PARTS)                                                   # (B, h, T, nope+rope)
-    sc = g.op("attention/scores", ops.Matmul("attention_scores", transpose_b=True, causal=True),
-              qf, kf, label="S = Q Kᵀ")                                               # (B, h, T, T)
-    sc = g.op("attention/scale", ops.Scale(1 / sympy.sqrt(qk)), sc, label="S / √d_qk")  # (B, h, T, T)
-    sc = g.op("attention/mask", ops.CausalMask(), sc, label="S + mask")               # (B, h, T, T)
-    p = g.op("attention/softmax", ops.Softmax(), sc, label="A = softmax(S)")          # (B, h, T, T)
-    z = g.op("attention/values", ops.Matmul("attention_values", causal=True), p, v,
-             label="Z = A V")                                                         # (B, h, T, v)
-    z = g.op("attention/merge", ops.MergeHeads(), z, label="Z merged")                # (B, T, h·v)
-    return g.op("attention/proj", ops.Linear(h * vd, d, bias=bias), z, label="attn_out",
-                role=roles.OUT)                                                       # (B, T, d)
+def _family(name, description, changes, mla):
+    return Family(
+        name=name, description=description,
+        flags=Extended(FLAGS, {"gqa": False, "moe": True, "shared_expert": "plain", **changes}, {**MLA_FLAGS, **mla}),
+        sizes=("L", "d", "h", "V"), optional=("d_ff", "T_max", "E", "k"),
+        build=partial(Ref("symgpt.families.blocks.mla", "build"), name=name),
+        flag_help=Extended(FLAG_HELP, added=MLA_HELP), choices=Extended(CHOICES))
 
 
 #: DeepSeek-V3 as transformers' DeepseekV3Config defaults it (the 671B model); V2 the 236B one
-ROWS = {
-    "deepseek_v3": ("DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
-                    {"dense_layers": 3, "router": "sigmoid", "n_group": 8, "topk_group": 4}),
-    "deepseek_v2": ("DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
-                    {"dense_layers": 1, "router": "softmax", "topk_norm": False, "n_group": 8,
-                     "topk_group": 3, "complex_rope": True}),
-}
+FAMILIES = (
+    _family("deepseek_v3", "DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
+            {"dense_layers": 3, "router": "sigmoid"}, {"n_group": 8, "topk_group": 4}),
+    _family("deepseek_v2", "DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
+            {"dense_layers": 1, "router": "softmax", "topk_norm": False},
+            {"n_group": 8, "topk_group": 3, "complex_rope": True}),
+)
 
-for _name, (_description, _changes) in ROWS.items():
-    register_family(Family(
-        name=_name,
-        description=_description,
-        flags={**FLAGS, "gqa": False, "moe": True, "shared_expert": "plain", **MLA_FLAGS, **_changes},
-        sizes=("L", "d", "h", "V"),
-        optional=("d_ff", "T_max", "E", "k"),
-        build=partial(build, name=_name),
-        flag_help={**FLAG_HELP, **MLA_HELP},
-        choices=CHOICES,
-    ))
+#: fields that choose among experts or scale numbers and change no count
+_ROUTING = ("topk_method", "routed_scaling_factor",
+            "scoring_func", "ep_size", "aux_loss_alpha", "seq_aux", "quantization_config",
+            "rope_interleave", "num_nextn_predict_layers", "max_window_layers", "use_sliding_window",
+            "sliding_window", "cache_implementation", "rope_local_base_freq", "use_qk_norm",
+            "sliding_window_size", "layer_norm_epsilon", "norm_epsilon", "mlp_type", "norm_type")
+
+
+def _read(f: Fields, name, D):
+    sizes = {"V": f.int("vocab_size", D["V"]), "d": f.int("hidden_size", D["d"]),
+             "L": f.int("num_hidden_layers", D["L"]), "h": f.int("num_attention_heads", D["h"]),
+             "T_max": f.int("max_position_embeddings", D["T_max"]),
+             "d_ff": f.int("moe_intermediate_size", D["moe_ff"]),
+             "E": f.int("n_routed_experts", D["E"]), "k": f.int("num_experts_per_tok", D["k"])}
+    kv = f.int("num_key_value_heads", None, optional=True)
+    if kv not in (None, sizes["h"]):
+        raise SymgptError(f"{f.where}: multi-latent attention with num_key_value_heads != "
+                          "num_attention_heads is not modelled")
+    f.int("head_dim", None, optional=True)  # transformers sets it to qk_rope_head_dim
+    flags = {"tied": f.bool("tie_word_embeddings", False),
+             "activation": f.activation("hidden_act", "silu"),
+             "attention_bias": f.bool("attention_bias", False),
+             "q_lora_rank": f.int("q_lora_rank", 1536, optional=True),
+             "kv_lora_rank": f.int("kv_lora_rank", 512),
+             "qk_nope_dim": f.int("qk_nope_head_dim", 128),
+             "qk_rope_dim": f.int("qk_rope_head_dim", 64),
+             "v_head_dim": f.int("v_head_dim", 128),
+             "dense_ff": f.int("intermediate_size", D["ff"])}
+    if f.bool("mlp_bias", False):
+        raise SymgptError(f"{f.where}: mlp_bias=true is not modelled (transformers' experts have no biases)")
+    if f.int("moe_layer_freq", 1) != 1:
+        raise SymgptError(f"{f.where}: moe_layer_freq other than 1 is not modelled")
+    dense = f.int("first_k_dense_replace", D["dense"], optional=True, minimum=0) or 0
+    if dense >= sizes["L"]:
+        raise SymgptError(f"{f.where}: first_k_dense_replace must be below num_hidden_layers")
+    flags["dense_layers"] = dense or None
+    shared = f.int("n_shared_experts", D["shared"], optional=True, minimum=0) or 0
+    flags["shared_expert"] = "plain" if shared else "none"
+    flags["shared_ff"] = shared * sizes["d_ff"] if shared else None
+    flags["router"] = "sigmoid" if f.str("scoring_func", D["scoring"]) == "sigmoid" else "softmax"
+    norm = f.cfg.get("norm_topk_prob")  # null in some DeepSeek-V2 configs: transformers' default
+    flags["topk_norm"] = D["norm"] if norm is None else f.bool("norm_topk_prob")
+    grouped = name == "deepseek_v3" or f.str("topk_method", "greedy") == "group_limited_greedy"
+    n_group, keep = f.int("n_group", D["groups"][0], optional=True), f.int("topk_group", D["groups"][1], optional=True)
+    flags["n_group"], flags["topk_group"] = (n_group, keep) if grouped and n_group and keep else (None, None)
+    if name == "deepseek_v2":
+        flags["topk_norm"] = False   # transformers' DeepSeek-V2 router does not renormalise
+        flags["complex_rope"] = True
+    mtp = f.int("num_nextn_predict_layers", 0, optional=True, minimum=0)
+    if mtp:
+        f.notes.append(f"num_nextn_predict_layers={mtp}: the multi-token-prediction module is not "
+                       "counted (transformers does not build it either)")
+    f.silent(*_ROUTING)
+    return name, flags, sizes
+
+
+def read_v2(f: Fields):
+    """transformers' DeepseekV2Config."""
+    return _read(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
+                                        k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False,
+                                        groups=(None, None)))
+
+
+def read_v3(f: Fields):
+    """transformers' DeepseekV3Config."""
+    return _read(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
+                                        k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True,
+                                        groups=(8, 4)))
+
+
+READERS = {"deepseek_v2": Reader(read_v2, ("DeepseekV2ForCausalLM",)),
+           "deepseek_v3": Reader(read_v3, ("DeepseekV3ForCausalLM",))}
+
+_HF = "its config.json on the Hugging Face Hub"
+
+PRESETS = (
+    Preset("deepseek-v3", "deepseek_v3",
+           {"L": 61, "h": 128, "d": 7168, "d_ff": 2048, "V": 129280, "T_max": 163840, "E": 256, "k": 8},
+           flags={"dense_ff": 18432, "shared_ff": 2048},
+           source="DeepSeek-AI 2024 (DeepSeek-V3 Technical Report); deepseek-ai/DeepSeek-V3 " + _HF,
+           note="671,026,404,352 parameters; published: 671B (the main model; the multi-token-"
+                "prediction module's further 11.5B are not counted, as transformers does not build it). "
+                "3 dense layers, then 58 with 256 routed experts (8 active) and 1 shared"),
+    Preset("deepseek-v2-lite", "deepseek_v2",
+           {"L": 27, "h": 16, "d": 2048, "d_ff": 1408, "V": 102400, "T_max": 163840, "E": 64, "k": 6},
+           flags={"dense_ff": 10944, "shared_ff": 2816, "q_lora_rank": None, "n_group": None,
+                  "topk_group": None},
+           source="deepseek-ai/DeepSeek-V2-Lite " + _HF,
+           note="15,706,484,224 parameters; published: 15.7B. Queries without compression (q_proj)"),
+)

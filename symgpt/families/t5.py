@@ -1,31 +1,15 @@
-"""T5 (Raffel et al. 2020) and T5 v1.1, declared on the op catalog with transformers' module names.
-
-Two stacks with two sequence lengths: an encoder of L blocks over T_enc tokens and a decoder of
-L_dec blocks over T_dec tokens. Pre-norm RMSNorm (T5's LayerNorm has a scale and no shift, no
-mean); no biases anywhere; attention scores are not divided by √d_head (T5 folds that into its
-initialisation); heads of d_head = ``d_kv`` (h·d_head need not be d). Positions are a relative
-bias: each stack's first layer owns a (buckets, h) table (bidirectional buckets in the encoder,
-causal in the decoder), computed once per forward pass and added to every layer's scores; the
-table is counted once, as transformers does. Every decoder block has cross-attention: queries
-from the decoder, keys and values computed from the encoder's output in every layer (no bias).
-The FFN is ReLU (v1.0) or gated-GELU (v1.1: ``wi_0``, ``wi_1``). The token embedding is shared
-by both stacks. T5 v1.0 rescales the decoder's output by d^(-1/2) before its tied LM head; v1.1
-does not rescale, and its checkpoints keep an untied head (``tie_word_embeddings: false``). A
-config read from config.json is counted as the config and the checkpoint say; transformers 5
-ties T5's head whatever ``tie_word_embeddings`` says (that field only decides the rescaling):
-``tied=true`` counts that model.
-"""
+"""T5 (Raffel et al. 2020) and T5 v1.1: an encoder-decoder with RMSNorm, a relative position bias
+and cross-attention (``blocks/t5.py`` builds it). T5 v1.1 checkpoints keep an untied head
+(``tie_word_embeddings: false``): a config read from config.json is counted as the config and the
+checkpoint say; transformers 5 ties T5's head whatever ``tie_word_embeddings`` says (that field
+only decides the d^-1/2 rescale): ``tied=true`` counts that model."""
 
 from __future__ import annotations
 
-import sympy
-
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
-from .base import Family, register_family
-from .layers import attention, ffn, lm_head
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family, Preset
+from .fields import Fields, Reader
 
 FLAGS = {
     "tied": True,             # the LM head is the shared embedding
@@ -51,90 +35,55 @@ FLAG_HELP = {
     "loss": "the graph ends in the cross-entropy loss over the T_dec positions",
 }
 
-
-def _ffn(g, flags, x, prefix, drop):
-    gated = flags["ffn"] == "gated"
-    names = ({"gate": f"{prefix}/DenseReluDense/wi_0", "up": f"{prefix}/DenseReluDense/wi_1"} if gated
-             else {"up": f"{prefix}/DenseReluDense/wi"})
-    names.update(act=f"{prefix}/DenseReluDense/act", mul=f"{prefix}/DenseReluDense/mul",
-                 down=f"{prefix}/DenseReluDense/wo")
-    return ffn(g, x, d_model=d, ff=d_ff, names=names, act=flags["activation"], bias=False, gated=gated,
-               dropout=drop, act_dropout=drop)
-
-
-def _proj(prefix):
-    return {n: f"{prefix}/{n}" for n in "qkvo"}
-
-
-def _attention(g, x, module, drop, **kw):
-    """T5's attention (self or cross): no biases, scores not divided by √d_head."""
-    return attention(g, x, d_model=d, heads=h, dh=d_head, module=module, names=_proj(module), bias=False,
-                     scaled=False, dropout=drop, **kw)
-
-
-#: sublayer -> (its norm's role and label, its residual's role, what the residual adds)
-_SUBLAYERS = {"attn": (R.ATTENTION_NORM, "norm_attn", R.ATTENTION_RESIDUAL, "attn_out"),
-              "cross": (R.CROSS_NORM, "norm_cross", R.CROSS_RESIDUAL, "cross_out"),
-              "ffn": (R.FFN_NORM, "norm_ffn", R.FFN_RESIDUAL, "ffn_out")}
-
-
-def _sublayer(g, x, n, kind, stream, body):
-    """T5's pre-norm sublayer ``layer/n``: RMSNorm, *body* of the normed input, the residual add
-    onto the stream (X in the encoder, Y in the decoder)."""
-    norm_role, norm_label, residual_role, out = _SUBLAYERS[kind]
-    a = g.op(f"layer/{n}/layer_norm", ops.RMSNorm(d), x, role=norm_role, label=norm_label)
-    return g.op(f"layer/{n}/add", ops.Add(), x, body(a), role=residual_role, label=f"{stream} + {out}")
-
-
-def _stack_input(g, stack, ids, drop, buckets, *, owner):
-    """A stack's token embeddings (the encoder owns the shared table, the decoder ties to it) and
-    its relative position bias (bidirectional buckets in the encoder, causal in the decoder)."""
-    tie = None if owner else {"weight": g.param("shared")}
-    x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
-             role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")         # (B, T, d)
-    if drop:
-        x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
-    bias = g.op(f"{stack}/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=owner),
-                ids, role=R.RELATIVE_BIAS, label="position bias")                              # (1, h, T, T)
-    return x, bias
-
-
-def _stack_output(g, stack, x, drop):
-    x = g.op(f"{stack}/final_layer_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label=f"{stack} output")
-    return g.op(f"{stack}/dropout_out", ops.Dropout(), x, role=R.DROPOUT) if drop else x
-
-
-def build(flags, bound):
-    drop = bool(flags["dropout"])
-    buckets = sympy.Integer(flags["buckets"])
-    g = Builder("t5")
-
-    ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                   # (B, T_enc)
-    x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)
-    with g.repeat("encoder/block", L, label="encoder block", carry=x, role=R.STACK, length=T_enc):
-        x = _sublayer(g, x, 0, "attn", "X",
-                      lambda a: _attention(g, a, "layer/0/SelfAttention", drop, position_bias=bias))
-        x = _sublayer(g, x, 1, "ffn", "X", lambda a: _ffn(g, flags, a, "layer/1", drop))  # (B, T_enc, d)
-    enc = _stack_output(g, "encoder", x, drop)
-
-    dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
-    y, dbias = _stack_input(g, "decoder", dids, drop, buckets, owner=False)
-    with g.repeat("decoder/block", L_dec, label="decoder block", carry=y, role=R.STACK, length=T_dec):
-        y = _sublayer(g, y, 0, "attn", "Y", lambda a: _attention(g, a, "layer/0/SelfAttention", drop,
-                                                                 causal=True, position_bias=dbias))
-        y = _sublayer(g, y, 1, "cross", "Y", lambda a: _attention(g, a, "layer/1/EncDecAttention", drop, memory=enc))
-        y = _sublayer(g, y, 2, "ffn", "Y", lambda a: _ffn(g, flags, a, "layer/2", drop))  # (B, T_dec, d)
-    y = _stack_output(g, "decoder", y, drop)
-    if flags["head"] == "none":
-        return g.build(output=y, flags=dict(flags))
-    if flags["head_scale"]:
-        y = g.op("lm_head/rescale", ops.Scale(d ** sympy.Rational(-1, 2)), y, role=R.HEAD_SCALE,
-                 label="Y × d^-1/2")
-    return lm_head(g, flags, y)
-
-
-T5 = register_family(Family(
+FAMILIES = (Family(
     name="t5",
     description="T5 / T5 v1.1: encoder-decoder, RMSNorm, relative position bias, cross-attention",
-    flags=FLAGS, sizes=("L", "L_dec", "d", "h", "d_head", "V", "d_ff"), build=build,
-    flag_help=FLAG_HELP, choices=CHOICES))
+    flags=FLAGS, sizes=("L", "L_dec", "d", "h", "d_head", "V", "d_ff"),
+    build=Ref("symgpt.families.blocks.t5", "build"), flag_help=FLAG_HELP, choices=CHOICES),)
+
+#: the transformers class -> the head counted (the first is the default)
+HEADS = {"T5ForConditionalGeneration": "lm", "T5Model": "none"}
+
+
+def read(f: Fields):
+    """transformers' T5Config."""
+    layers = f.aliased("num_layers", "num_hidden_layers", 6)
+    sizes = {"V": f.int("vocab_size", 32128), "d": f.aliased("d_model", "hidden_size", 512),
+             "d_head": f.aliased("d_kv", "head_dim", 64), "d_ff": f.int("d_ff", 2048), "L": layers,
+             "h": f.aliased("num_heads", "num_attention_heads", 8)}
+    dec = f.int("num_decoder_layers", None, optional=True)
+    sizes["L_dec"] = dec if dec is not None else layers
+    proj = f.str("feed_forward_proj", "relu")
+    parts = proj.split("-")
+    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated"):
+        raise SymgptError(f"{f.where}: feed_forward_proj {proj!r} is not 'ACT' or 'gated-ACT'")
+    act = "gelu_new" if proj == "gated-gelu" else parts[-1]  # transformers' backward-compatible reading
+    f.used.update({"dense_act_fn", "is_gated_act", "n_positions", "relative_attention_max_distance",
+                   "dropout_rate", "initializer_factor", "output_past", "classifier_dropout"})
+    tie = f.bool("tie_word_embeddings", None)
+    # transformers' "gelu_new" is its own composite tanh-GELU (same function, more tensors saved)
+    flags = {"ffn": "gated" if len(parts) == 2 else "mlp",
+             "activation": "gelu_new" if act == "gelu_new" else f.activation_named("feed_forward_proj", act),
+             "buckets": f.int("relative_attention_num_buckets", 32),
+             # tie_word_embeddings=false: an own LM head (config.json and the checkpoint) and no rescale
+             "tied": tie is not False, "head_scale": tie is not False,
+             "head": HEADS.get(f.architecture, "lm")}
+    if tie is False:
+        f.notes.append("tie_word_embeddings=false: the LM head is its own V x d matrix, as config.json says "
+                       "and the checkpoint holds; transformers 5's T5ForConditionalGeneration ties it to the "
+                       "shared embedding whatever the field says (only the d^-1/2 rescale goes): set "
+                       "tied=true to count that model")
+    return "t5", flags, sizes
+
+
+READERS = {"t5": Reader(read, tuple(HEADS))}
+
+_HF = "its config.json on the Hugging Face Hub"
+
+PRESETS = (
+    Preset("t5-small", "t5", {"L": 6, "L_dec": 6, "h": 8, "d_head": 64, "d": 512, "d_ff": 2048, "V": 32128},
+           source="Raffel et al. 2020 (T5), Sec. 3.7; google-t5/t5-small " + _HF,
+           note="the paper says 60M; the vocabulary is 32,128 rows (32,000 pieces padded)"),
+    Preset("t5-base", "t5", {"L": 12, "L_dec": 12, "h": 12, "d_head": 64, "d": 768, "d_ff": 3072, "V": 32128},
+           source="Raffel et al. 2020 (T5), Sec. 3.7; google-t5/t5-base " + _HF, note="the paper says 220M"),
+)

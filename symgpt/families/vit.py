@@ -1,24 +1,13 @@
-"""The Vision Transformer (Dosovitskiy et al. 2021), declared on the op catalog with transformers'
-ViT module names.
-
-An image batch (B, C_img, S_img, S_img) is cut into (S_img/P_patch)² patches of P_patch × P_patch
-pixels by a convolution with kernel = stride = P_patch (the patch embedding: a linear map of each
-flattened patch), a learned class token is prepended and a learned (1, T, d) position table added,
-so the encoder's sequence length is T = (S_img/P_patch)² + 1. L pre-norm blocks of bidirectional
-self-attention and a GELU MLP, a final LayerNorm, then the head the ``head`` flag names:
-``classifier`` (a linear map of the class token to N_cls classes: ``ViTForImageClassification``;
-trained with transformers' single-label cross-entropy over the N_cls logits),
-``pooler`` (dense d -> d and tanh on the class token: ``ViTModel``) or ``none``.
-"""
+"""The Vision Transformer (Dosovitskiy et al. 2021): Conv2d patches, a class token, learned
+positions and a pre-LN encoder, then the head the ``head`` flag names (``blocks/vit.py`` builds
+it)."""
 
 from __future__ import annotations
 
-from .. import ops
-from ..graph import roles as R
-from ..graph.arch import Builder
-from ..core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
-from .base import Family, register_family
-from .layers import attention, ffn
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family, Preset
+from .fields import Fields, Reader
 
 FLAGS = {
     "head": "classifier",   # classifier | pooler | none
@@ -34,59 +23,45 @@ FLAG_HELP = {
     "dropout": "dropout layers present (masks saved for backward)",
 }
 
-#: the encoder's sequence length: the patches and the class token
-LENGTH = (S_img / P_patch) ** 2 + 1
-
-
-def build(flags, bound):
-    drop = bool(flags["dropout"])
-    ff = d_ff if "d_ff" in bound else 4 * d
-    g = Builder("vit")
-    g.require("integer", d / h, "d must be divisible by h")
-    g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch")
-
-    px = g.input("pixel_values", (B, C_img, S_img, S_img), dtype="act", label="pixels",
-                 role=R.PIXELS)                                                                 # (B, C, S, S)
-    x = g.op("embeddings/patch_embeddings/projection", ops.Conv2d(C_img, d, P_patch), px, role=R.PATCH_EMBEDDING,
-             label="patches (conv P×P, stride P)")                                             # (B, d, S/P, S/P)
-    x = g.op("embeddings/patch_embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN,
-             label="patch sequence")                                                            # (B, (S/P)², d)
-    x = g.op("embeddings/cls_token", ops.ClassToken(d), x, role=R.CLASS_TOKEN, label="[CLS] + patches")  # (B, T, d)
-    x = g.op("embeddings/position_embeddings", ops.AddPositions(LENGTH, d), x, role=R.POSITION_EMBEDDING,
-             label="X0")                                                                        # (B, T, d)
-    if drop:
-        x = g.op("embeddings/dropout", ops.Dropout(), x, role=R.DROPOUT)
-
-    with g.repeat("encoder/layer", L, label="encoder layer", carry=x, role=R.STACK, length=LENGTH):
-        a = g.op("layernorm_before", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_1")
-        o = attention(g, a, d_model=d, heads=h, dh=d / h, module="attention/attention",
-                      names={"q": "attention/attention/query", "k": "attention/attention/key",
-                             "v": "attention/attention/value", "o": "attention/output/dense"},
-                      bias=bool(flags["qkv_bias"]), out_bias=True, dropout=drop)
-        x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
-        f = g.op("layernorm_after", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_2")
-        f = ffn(g, f, d_model=d, ff=ff, names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
-                                               "down": "output/dense"}, act=flags["activation"], dropout=drop)
-        x = g.op("output_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")      # (B, T, d)
-    x = g.op("layernorm", ops.LayerNorm(d), x, role=R.FINAL_NORM, label="LayerNorm_final")
-
-    head = flags["head"]
-    if head == "none":
-        return g.build(output=x, flags=dict(flags))
-    c = g.op("first_token", ops.FirstToken(), x, role=R.POOLED_TOKEN, label="X[:, 0]")          # (B, d)
-    if head == "classifier":
-        out = g.op("classifier", ops.Linear(d, N_cls), c, role=R.HEAD, label="class logits")   # (B, N_cls)
-        # given labels, transformers' single-label classification: cross-entropy over N_cls
-        loss = g.op("loss", ops.CrossEntropy(), out, role=R.LOSS, label="loss")
-        return g.build(output=out, loss=loss, flags=dict(flags))
-    else:
-        c = g.op("pooler/dense", ops.Linear(d, d), c, role=R.POOLER, label="pooler")           # (B, d)
-        out = g.op("pooler/activation", ops.Tanh(), c, role=R.POOLER_ACT, label="tanh(pooler)")
-    return g.build(output=out, flags=dict(flags))
-
-
-VIT = register_family(Family(
+FAMILIES = (Family(
     name="vit",
     description="Vision Transformer: Conv2d patches, class token, learned positions, pre-LN encoder",
-    flags=FLAGS, sizes=("L", "d", "h", "S", "P", "C"), optional=("d_ff", "N_cls"), build=build,
-    flag_help=FLAG_HELP, choices=CHOICES))
+    flags=FLAGS, sizes=("L", "d", "h", "S_img", "P_patch", "C_img"), optional=("d_ff", "N_cls"),
+    build=Ref("symgpt.families.blocks.vit", "build"), flag_help=FLAG_HELP, choices=CHOICES),)
+
+#: the transformers class -> the head counted (the first is the default)
+HEADS = {"ViTForImageClassification": "classifier", "ViTModel": "pooler"}
+
+
+def read(f: Fields):
+    """transformers' ViTConfig."""
+    sizes = {"d": f.int("hidden_size", 768), "L": f.int("num_hidden_layers", 12),
+             "h": f.int("num_attention_heads", 12), "d_ff": f.int("intermediate_size", 3072),
+             "S_img": f.int("image_size", 224), "P_patch": f.int("patch_size", 16), "C_img": f.int("num_channels", 3)}
+    head = HEADS.get(f.architecture, "classifier")
+    if head == "classifier":
+        labels = f.cfg.get("id2label")
+        f.used.update({"id2label", "label2id"})
+        if isinstance(labels, dict) and labels:
+            sizes["N_cls"] = len(labels)
+        else:
+            sizes["N_cls"] = f.int("num_labels", 2)
+    pooled = f.int("pooler_output_size", None, optional=True)
+    if pooled not in (None, sizes["d"]):
+        raise SymgptError(f"{f.where}: a pooler of width {pooled} != hidden_size is not supported")
+    f.str("pooler_act", "tanh", optional=True)
+    f.used.update({"encoder_stride", "hidden_dropout_prob", "attention_probs_dropout_prob", "num_labels"})
+    flags = {"head": head, "qkv_bias": f.bool("qkv_bias", True), "activation": f.activation("hidden_act", "gelu")}
+    return "vit", flags, sizes
+
+
+READERS = {"vit": Reader(read, tuple(HEADS))}
+
+PRESETS = (
+    Preset("vit-base", "vit",
+           {"L": 12, "h": 12, "d": 768, "d_ff": 3072, "S_img": 224, "P_patch": 16, "C_img": 3, "N_cls": 1000},
+           flags={"head": "classifier"},
+           source="Dosovitskiy et al. 2021 (ViT), Table 1 (ViT-Base, 86M); google/vit-base-patch16-224 "
+                  "its config.json on the Hugging Face Hub",
+           note="224 x 224 images in 16 x 16 patches: T = (224/16)^2 + 1 = 197; ImageNet's 1,000 classes"),
+)

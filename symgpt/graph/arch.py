@@ -55,11 +55,14 @@ class Constraint:
     """A condition on the symbols, checked whenever it can be decided.
 
     ``kind`` is ``integer`` (``expr`` must be a positive integer) or ``le`` (``expr`` <= 0).
+    ``id`` names the constraint stably (``heads_divide_width``): a preset waives a constraint by
+    its id (``Preset.waive``), never by its message's wording; None: it cannot be waived.
     """
 
     kind: str
     expr: sympy.Expr
     message: str
+    id: str | None = None
 
 
 @dataclass(eq=False)
@@ -300,8 +303,9 @@ class Builder:
             raise SymgptError(f"{op_path} has no parameter {local!r}")
         return pnode
 
-    def require(self, kind: str, expr, message: str) -> None:
-        self.constraints.append(Constraint(kind, as_expr(expr), message))
+    def require(self, kind: str, expr, message: str, id: str | None = None) -> None:
+        """Add a :class:`Constraint`; *id* is its stable name (what a preset waives)."""
+        self.constraints.append(Constraint(kind, as_expr(expr), message, id))
 
     def build(self, output: str, loss: str = "", flags: dict | None = None) -> Arch:
         if self._stack:

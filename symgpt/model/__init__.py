@@ -1,2 +1,3 @@
-"""Models: ``model`` (Model, load, from_config and the table of quantities), presets (data rows
-with their public sources) and config.json reading."""
+"""Models: ``model`` (Model, load, from_config and the table of quantities) and ``hfconfig``
+(config.json files read with the families' readers). Presets and readers live with their families
+(``symgpt.families``)."""

@@ -17,10 +17,9 @@ from typing import Mapping
 import sympy
 
 from ..core.errors import SymgptError
-from ..families import family as get_family, families
-from ..families.base import Family
+from ..families import family as get_family, families, find_preset, presets
+from ..families.base import Family, Preset
 from ..graph.arch import Arch
-from .presets import Preset, PRESETS, preset as get_preset
 from ..derive.params import params as _params
 from ..core.lazy import Ref
 from ..derive.quantity import Quantity, evaluate
@@ -215,7 +214,7 @@ class Model:
 
     def _check_constraints(self, waive=(), strict: bool = False) -> None:
         for c in self.arch.constraints:
-            if c.message in waive and not strict:
+            if c.id is not None and c.id in waive and not strict:
                 continue
             v = evaluate(c.expr, self.bindings)
             if v is None:
@@ -329,8 +328,8 @@ def load(model, /, **overrides) -> Model:
         return _check_conflicts(from_config(read_json(path), name, str(path), **overrides), overrides)
     if not isinstance(model, str):
         raise SymgptError(f"a model is a preset name, a path to a config.json or a Hub id, got {type(model).__name__}")
-    if model in PRESETS:
-        p = get_preset(model)
+    p = find_preset(model)
+    if p is not None:
         fam = get_family(p.family)
         flags, sizes = _split(fam, overrides)
         return _check_conflicts(Model(p.name, fam, {**p.flags, **flags}, {**p.sizes, **sizes}, p,
@@ -339,14 +338,34 @@ def load(model, /, **overrides) -> Model:
         fam = get_family(model)
         flags, sizes = _split(fam, overrides)
         return _check_conflicts(Model(model, fam, flags, sizes), flags)
-    get_preset(model, families())  # raises the "unknown model" error with suggestions
-    raise AssertionError("unreachable")
+    close = suggestions(model, [*presets(), *families()])
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    shown = repr(model if len(model) <= 60 else model[:57] + "...")
+    raise SymgptError(f"unknown model {shown}{hint}; run 'symgpt models' for the presets, or give a path to a config.json")
+
+
+def suggestions(name: str, names) -> list[str]:
+    """The names a typo most likely meant: spelled alike once case, ``_``, ``-``, ``.`` and
+    spaces are ignored (``gpt2_small``, ``GPT-2``), then by similarity (``llama2-7b``)."""
+    import difflib
+
+    def key(s: str) -> str:
+        return "".join(ch for ch in s.lower() if ch.isalnum())
+
+    names = list(names)
+    k = key(name)
+    same = [n for n in names if key(n) == k]
+    if same:
+        return same
+    keys = {key(n): n for n in names}
+    close = [keys[c] for c in difflib.get_close_matches(k, list(keys), n=3, cutoff=0.75)]
+    return close or [n for n in names if k and (k in key(n) or key(n) in k)][:3]
 
 
 def _hub_name(model: str) -> bool:
     """Whether *model* names a Hub repository: ``org/name[@revision]`` that is no local path and
     no preset (a local path wins, then a preset, then the Hub)."""
-    if "/" not in model or model in PRESETS:
+    if "/" not in model or find_preset(model) is not None:
         return False
     from .hub import looks_like_id
 

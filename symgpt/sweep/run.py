@@ -325,7 +325,7 @@ def _constraints(model, grid: Grid):
     out = []
     for c in model.arch.constraints:
         expr = _fixed(c.expr, model)
-        if c.message in waive or not expr.free_symbols or expr.free_symbols - gridded:
+        if (c.id is not None and c.id in waive) or not expr.free_symbols or expr.free_symbols - gridded:
             continue  # waived, decided at load time, or not decidable (a symbol left free)
         if c.kind == "integer":
             num, den = sympy.fraction(sympy.together(expr))

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from .. import ops
-from ..graph import roles as R
-from ..core.symbols import V, d
+from ... import ops
+from ...graph import roles as R
+from ...core.symbols import V, d
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sympy
 
-from ..graph import roles
-from ..core.errors import SymgptError
-from ..core.symbols import L
+from ...graph import roles
+from ...core.errors import SymgptError
+from ...core.symbols import L
 
 
 def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:

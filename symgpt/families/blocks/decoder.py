@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import ops
-from ..graph import roles
-from ..core.errors import SymgptError
-from ..graph.arch import Builder
-from ..core.symbols import B, L, T, T_max, d, d_head, h, h_kv
+from ... import ops
+from ...graph import roles
+from ...core.errors import SymgptError
+from ...graph.arch import Builder
+from ...core.symbols import B, L, T, T_max, d, d_head, h, h_kv
 from .decoder_flags import (CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, _Sizes,  # noqa: F401  (the flag tables:
                             padded, require_experts)                           # re-exported)
 from .decoder_layers import _attention, _ffn, _norm
@@ -40,12 +40,13 @@ def build(flags, bound, name="decoder", labels=None):
         raise SymgptError("post_norm and parallel blocks cannot be combined")
     g = Builder(name)
     if s.dh is not d_head:
-        g.require("integer", d / h, "d must be divisible by h")
+        g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     if s.kv is h_kv:
-        g.require("integer", h / h_kv, "h must be a multiple of h_kv")
+        g.require("integer", h / h_kv, "h must be a multiple of h_kv", id="kv_heads_divide_heads")
     require_experts(g, flags)
     if flags["full_every"]:
-        g.require("le", flags["full_every"] - L, "L must be at least full_every (one full-attention layer)")
+        g.require("le", flags["full_every"] - L, "L must be at least full_every (one full-attention layer)",
+                  id="full_layer_within_layers")
 
     x = _embeddings(g, flags, s)
     table = None
@@ -88,7 +89,8 @@ def _embeddings(g, flags, s):
         x = g.op("embedding/scale", ops.Scale(sympy.sqrt(d), tensor=True), x,
                  label="tok_emb × √d")                                                # (B, T, d)
     if flags["positions"] == "learned":
-        g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table")
+        g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table",
+                  id="length_within_positions")
         pos = g.op("embedding/position",
                    ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0,
                                        ids="mask" if flags["pos_offset"] else "range"), ids,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sympy
 
-from .. import ops
-from ..graph import roles
-from ..core.errors import SymgptError
-from ..core.symbols import E, d, h, k
-from .layers import activation
+from ... import ops
+from ...graph import roles
+from ...core.errors import SymgptError
+from ...core.symbols import E, d, h, k
+from .encoder_layers import activation
 
 
 def _norm(flags, dim) -> ops.Op:

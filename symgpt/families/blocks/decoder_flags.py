@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..core.errors import SymgptError
-from ..core.symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
+from ...core.errors import SymgptError
+from ...core.symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
 
 
 def padded(vocab, multiple):
@@ -153,6 +153,7 @@ def require_experts(g, flags) -> None:
     """What a mixture's flags ask of the sizes: k experts per token of E, and some layers with
     experts after the dense ones."""
     if flags["moe"]:
-        g.require("le", k - E, "k (experts per token) must not exceed E (experts)")
+        g.require("le", k - E, "k (experts per token) must not exceed E (experts)", id="topk_within_experts")
     if flags["dense_layers"]:
-        g.require("le", flags["dense_layers"] + 1 - L, "L must exceed dense_layers (some layers have experts)")
+        g.require("le", flags["dense_layers"] + 1 - L, "L must exceed dense_layers (some layers have experts)",
+                  id="experts_after_dense_layers")

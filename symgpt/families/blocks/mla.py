@@ -1,0 +1,154 @@
+"""DeepSeek-V2 and DeepSeek-V3: multi-latent attention (MLA) and a mixture of routed and
+shared experts, after a few dense layers.
+
+The block is the generic decoder's (``decoder.py``: pre-norm RMSNorm, residuals, the FFN with
+its router, routed experts, shared expert) with attention replaced by MLA, as transformers'
+``DeepseekV3Attention`` computes it (DeepSeek-AI 2024, "DeepSeek-V2", Sec. 2.1):
+
+* queries: ``q_a_proj`` (d -> q_lora_rank), its RMSNorm, ``q_b_proj`` (-> h·(nope + rope)); or
+  one ``q_proj`` when ``q_lora_rank`` is unset (DeepSeek-V2-Lite); each head split into a
+  no-position part (qk_nope_head_dim) and a rotary part (qk_rope_head_dim);
+* keys and values: ``kv_a_proj_with_mqa`` (d -> kv_lora_rank + rope), split into the latent
+  (RMSNorm-ed: what the cache holds) and one rotary key shared by every head (also cached);
+  ``kv_b_proj`` (kv_lora_rank -> h·(nope + v_head_dim)) expands the latent into each head's
+  key part and value; the key is the concatenation of its part and the shared rotary key.
+
+The family (flags, reader, presets) is ``symgpt.families.deepseek``. The MLA sizes are integer flags
+read from config.json (``q_lora_rank``, ``kv_lora_rank``,
+``qk_nope_dim``, ``qk_rope_dim``, ``v_head_dim``), so formulas show their values; ``d``, ``h``,
+``L``, ``V``, ``E``, ``k`` and ``d_ff`` (the routed experts' width) stay symbols. The first
+``dense_layers`` layers (``first_k_dense_replace``) are a stack of their own with a dense FFN of
+width ``dense_ff``; the other L - dense_layers layers hold the experts. Routing groups
+(``n_group``, ``topk_group``) choose experts and own no parameters; the score-correction bias of
+DeepSeek-V3 is a buffer, not a parameter (transformers), so neither changes a count.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ... import ops
+from ...graph import roles
+from ...core.errors import SymgptError
+from ...graph.arch import Builder
+from ...core.symbols import d, h
+from .decoder import _embeddings
+from .decoder_flags import _Sizes, require_experts
+from .decoder_layers import _ffn, _norm
+from .stacks import layers
+
+def _int(flags, name) -> sympy.Integer:
+    v = flags[name]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise SymgptError(f"flag {name} must be a positive integer, got {v!r}")
+    return sympy.Integer(v)
+
+
+def build(flags, bound, name="deepseek_v3"):
+    if flags["window"] or flags["positions"] != "rotary" or flags["fused_qkv"]:
+        raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
+    s = _Sizes(flags, bound)
+    g = Builder(name)
+    require_experts(g, flags)
+    x = _embeddings(g, flags, s)
+    table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
+                 label="cos, sin")                                                    # (2, T, rope)
+    emb = x
+    hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
+    x = g.op("final_norm", _norm(flags, d), x, label="final norm")                    # (B, T, d)
+    tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
+    logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
+                  label="logits")                                                     # (B, T, V)
+    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
+    if flags["mtp_layers"]:
+        _mtp(g, flags, s, hidden, emb, table, tie or {"weight": g.param("lm_head")})
+    return g.build(output=logits, loss=loss, flags=dict(flags))
+
+
+def _mtp(g, flags, s, h, emb, table, head_tie):
+    """DeepSeek-V3's multi-token prediction (Sec. 2.2): module k joins the previous depth's hidden
+    state and the embedding of the token k ahead (the same lookup, shifted: one tensor) through
+    two RMSNorms and a projection 2d -> d, runs one MoE layer, and predicts through the shared
+    output head (its own final norm, the main LM head's matrix). A stack of ``mtp_layers``."""
+    f = {**flags, "moe": True}
+    with g.repeat("mtp", sympy.Integer(flags["mtp_layers"]), label="MTP module", carry=h, role=roles.STACK):
+        hn = g.op("hnorm", _norm(f, d), h, label="norm(h)", role=roles.MTP_NORM)        # (B, T, d)
+        en = g.op("enorm", _norm(f, d), emb, label="norm(emb)", role=roles.MTP_NORM)    # (B, T, d)
+        x = g.op("concat", ops.Concat(), en, hn, label="[norm(emb); norm(h)]",
+                 role=roles.MTP_CONCAT)                                                 # (B, T, 2d)
+        x = g.op("eh_proj", ops.Linear(2 * d, d, bias=False), x, label="M h'",
+                 role=roles.MTP_PROJ)                                                   # (B, T, d)
+        h = _block(g, f, s.layer(f), x, table)                                          # (B, T, d)
+        y = g.op("shared_head/norm", _norm(f, d), h, label="norm", role=roles.FINAL_NORM)
+        y = g.op("shared_head/head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), y, tie=head_tie,
+                 label="MTP logits", role=roles.HEAD)                                   # (B, T, V)
+        if flags["loss"]:
+            g.op("loss", ops.CrossEntropy(), y, label="MTP loss", role=roles.LOSS)
+    return h
+
+
+def _block(g, flags, s, x, table):
+    a = g.op("norms/attention", _norm(flags, d), x, label="norm_attn")                # (B, T, d)
+    o = mla(g, flags, a, table)                                                       # (B, T, d)
+    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out")             # (B, T, d)
+    f = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn")                       # (B, T, d)
+    f = _ffn(g, flags, s, f)                                                          # (B, T, d)
+    return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out")                 # (B, T, d)
+
+
+def mla(g, flags, a, table):
+    """Multi-latent attention on the normed input *a* (B, T, d) -> (B, T, d)."""
+    nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
+    bias = bool(flags["attention_bias"])
+    qk = nope + rope
+    if flags["q_lora_rank"]:
+        r = _int(flags, "q_lora_rank")
+        q = g.op("attention/q_a_proj", ops.Linear(d, r, bias=bias), a, label="C_Q",
+                 role=roles.QUERY_DOWN)                                               # (B, T, r_q)
+        q = g.op("attention/q_a_layernorm", ops.RMSNorm(r), q, label="norm(C_Q)",
+                 role=roles.QUERY_LATENT_NORM)                                        # (B, T, r_q)
+        q = g.op("attention/q_b_proj", ops.Linear(r, h * qk, bias=False), q, label="Q",
+                 role=roles.QUERY_UP)                                                 # (B, T, h·(nope+rope))
+    else:
+        q = g.op("attention/q_proj", ops.Linear(d, h * qk, bias=False), a, label="Q",
+                 role=roles.QUERY)                                                    # (B, T, h·(nope+rope))
+    q = g.op("attention/q_heads", ops.SplitHeads(h, qk), q, label="Q heads",
+             role=roles.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
+    q_pass = g.op("attention/q_nope", ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
+                  role=roles.QUERY_NOPE)                                              # (B, h, T, nope)
+    q_rot = g.op("attention/q_rope", ops.Slice(nope, rope), q, label="Q_R", role=roles.QUERY_ROPE)
+    rotary = ops.Rotary(complex=bool(flags["complex_rope"]))
+    q_rot = g.op("attention/q_rotary", rotary, q_rot, table, label="RoPE(Q_R)",
+                 role=roles.QUERY_ROTARY)                                             # (B, h, T, rope)
+    kv = g.op("attention/kv_a_proj_with_mqa", ops.Linear(d, c + rope, bias=bias), a,
+              label="C_KV, K_R", role=roles.KV_DOWN)                                  # (B, T, c+rope)
+    lat = g.op("attention/kv_latent", ops.Slice(sympy.Integer(0), c), kv, label="C_KV",
+               role=roles.KV_DOWN_LATENT)                                             # (B, T, c)
+    lat = g.op("attention/kv_a_layernorm", ops.RMSNorm(c), lat, label="norm(C_KV)",
+               role=roles.KV_LATENT)                                                  # (B, T, c): cached
+    k_rot = g.op("attention/k_rope", ops.Slice(c, rope), kv, label="K_R", role=roles.KV_DOWN_ROPE)
+    k_rot = g.op("attention/k_rope_head", ops.SplitHeads(sympy.Integer(1), rope), k_rot,
+                 label="K_R head", role=roles.KEY_ROPE_HEAD)                          # (B, 1, T, rope)
+    k_rot = g.op("attention/k_rotary", rotary, k_rot, table, label="RoPE(K_R)",
+                 role=roles.KEY_ROPE)                                                 # (B, 1, T, rope): cached
+    up = g.op("attention/kv_b_proj", ops.Linear(c, h * (nope + vd), bias=False), lat,
+              label="K_C, V", role=roles.KV_UP)                                       # (B, T, h·(nope+v))
+    up = g.op("attention/kv_heads", ops.SplitHeads(h, nope + vd), up, label="K_C, V heads",
+              role=roles.KV_UP_HEADS)                                                 # (B, h, T, nope+v)
+    k_pass = g.op("attention/k_nope", ops.Slice(sympy.Integer(0), nope), up, label="K_C",
+                  role=roles.KEY_NOPE)                                                # (B, h, T, nope)
+    v = g.op("attention/v", ops.Slice(nope, vd), up, label="V", role=roles.VALUE)     # (B, h, T, v)
+    qf = g.op("attention/q", ops.Concat(), q_pass, q_rot, label="[Q_C, Q_R]",
+              role=roles.QUERY_PARTS)                                                 # (B, h, T, nope+rope)
+    kf = g.op("attention/k", ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
+              role=roles.KEY_PARTS)                                                   # (B, h, T, nope+rope)
+    sc = g.op("attention/scores", ops.Matmul("attention_scores", transpose_b=True, causal=True),
+              qf, kf, label="S = Q Kᵀ")                                               # (B, h, T, T)
+    sc = g.op("attention/scale", ops.Scale(1 / sympy.sqrt(qk)), sc, label="S / √d_qk")  # (B, h, T, T)
+    sc = g.op("attention/mask", ops.CausalMask(), sc, label="S + mask")               # (B, h, T, T)
+    p = g.op("attention/softmax", ops.Softmax(), sc, label="A = softmax(S)")          # (B, h, T, T)
+    z = g.op("attention/values", ops.Matmul("attention_values", causal=True), p, v,
+             label="Z = A V")                                                         # (B, h, T, v)
+    z = g.op("attention/merge", ops.MergeHeads(), z, label="Z merged")                # (B, T, h·v)
+    return g.op("attention/proj", ops.Linear(h * vd, d, bias=bias), z, label="attn_out",
+                role=roles.OUT)                                                       # (B, T, d)

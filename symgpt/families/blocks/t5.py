@@ -1,0 +1,106 @@
+"""T5 (Raffel et al. 2020) and T5 v1.1, declared on the op catalog with transformers' module names.
+
+Two stacks with two sequence lengths: an encoder of L blocks over T_enc tokens and a decoder of
+L_dec blocks over T_dec tokens. Pre-norm RMSNorm (T5's LayerNorm has a scale and no shift, no
+mean); no biases anywhere; attention scores are not divided by √d_head (T5 folds that into its
+initialisation); heads of d_head = ``d_kv`` (h·d_head need not be d). Positions are a relative
+bias: each stack's first layer owns a (buckets, h) table (bidirectional buckets in the encoder,
+causal in the decoder), computed once per forward pass and added to every layer's scores; the
+table is counted once, as transformers does. Every decoder block has cross-attention: queries
+from the decoder, keys and values computed from the encoder's output in every layer (no bias).
+The FFN is ReLU (v1.0) or gated-GELU (v1.1: ``wi_0``, ``wi_1``). The token embedding is shared
+by both stacks. T5 v1.0 rescales the decoder's output by d^(-1/2) before its tied LM head; v1.1
+does not rescale, and its checkpoints keep an untied head -- but transformers 5 ties T5's head
+whatever ``tie_word_embeddings`` says (that field only decides the rescaling), so a config read
+from config.json is counted as transformers builds it (``tied=false`` counts the untied head).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from ...core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
+from .encoder_layers import attention, ffn, lm_head
+
+def _ffn(g, flags, x, prefix, drop):
+    gated = flags["ffn"] == "gated"
+    names = ({"gate": f"{prefix}/DenseReluDense/wi_0", "up": f"{prefix}/DenseReluDense/wi_1"} if gated
+             else {"up": f"{prefix}/DenseReluDense/wi"})
+    names.update(act=f"{prefix}/DenseReluDense/act", mul=f"{prefix}/DenseReluDense/mul",
+                 down=f"{prefix}/DenseReluDense/wo")
+    return ffn(g, x, d_model=d, ff=d_ff, names=names, act=flags["activation"], bias=False, gated=gated,
+               dropout=drop, act_dropout=drop)
+
+
+def _proj(prefix):
+    return {n: f"{prefix}/{n}" for n in "qkvo"}
+
+
+def _attention(g, x, module, drop, **kw):
+    """T5's attention (self or cross): no biases, scores not divided by √d_head."""
+    return attention(g, x, d_model=d, heads=h, dh=d_head, module=module, names=_proj(module), bias=False,
+                     scaled=False, dropout=drop, **kw)
+
+
+#: sublayer -> (its norm's role and label, its residual's role, what the residual adds)
+_SUBLAYERS = {"attn": (R.ATTENTION_NORM, "norm_attn", R.ATTENTION_RESIDUAL, "attn_out"),
+              "cross": (R.CROSS_NORM, "norm_cross", R.CROSS_RESIDUAL, "cross_out"),
+              "ffn": (R.FFN_NORM, "norm_ffn", R.FFN_RESIDUAL, "ffn_out")}
+
+
+def _sublayer(g, x, n, kind, stream, body):
+    """T5's pre-norm sublayer ``layer/n``: RMSNorm, *body* of the normed input, the residual add
+    onto the stream (X in the encoder, Y in the decoder)."""
+    norm_role, norm_label, residual_role, out = _SUBLAYERS[kind]
+    a = g.op(f"layer/{n}/layer_norm", ops.RMSNorm(d), x, role=norm_role, label=norm_label)
+    return g.op(f"layer/{n}/add", ops.Add(), x, body(a), role=residual_role, label=f"{stream} + {out}")
+
+
+def _stack_input(g, stack, ids, drop, buckets, *, owner):
+    """A stack's token embeddings (the encoder owns the shared table, the decoder ties to it) and
+    its relative position bias (bidirectional buckets in the encoder, causal in the decoder)."""
+    tie = None if owner else {"weight": g.param("shared")}
+    x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
+             role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")         # (B, T, d)
+    if drop:
+        x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
+    bias = g.op(f"{stack}/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=owner),
+                ids, role=R.RELATIVE_BIAS, label="position bias")                              # (1, h, T, T)
+    return x, bias
+
+
+def _stack_output(g, stack, x, drop):
+    x = g.op(f"{stack}/final_layer_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label=f"{stack} output")
+    return g.op(f"{stack}/dropout_out", ops.Dropout(), x, role=R.DROPOUT) if drop else x
+
+
+def build(flags, bound):
+    drop = bool(flags["dropout"])
+    buckets = sympy.Integer(flags["buckets"])
+    g = Builder("t5")
+
+    ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                   # (B, T_enc)
+    x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)
+    with g.repeat("encoder/block", L, label="encoder block", carry=x, role=R.STACK, length=T_enc):
+        x = _sublayer(g, x, 0, "attn", "X",
+                      lambda a: _attention(g, a, "layer/0/SelfAttention", drop, position_bias=bias))
+        x = _sublayer(g, x, 1, "ffn", "X", lambda a: _ffn(g, flags, a, "layer/1", drop))  # (B, T_enc, d)
+    enc = _stack_output(g, "encoder", x, drop)
+
+    dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
+    y, dbias = _stack_input(g, "decoder", dids, drop, buckets, owner=False)
+    with g.repeat("decoder/block", L_dec, label="decoder block", carry=y, role=R.STACK, length=T_dec):
+        y = _sublayer(g, y, 0, "attn", "Y", lambda a: _attention(g, a, "layer/0/SelfAttention", drop,
+                                                                 causal=True, position_bias=dbias))
+        y = _sublayer(g, y, 1, "cross", "Y", lambda a: _attention(g, a, "layer/1/EncDecAttention", drop, memory=enc))
+        y = _sublayer(g, y, 2, "ffn", "Y", lambda a: _ffn(g, flags, a, "layer/2", drop))  # (B, T_dec, d)
+    y = _stack_output(g, "decoder", y, drop)
+    if flags["head"] == "none":
+        return g.build(output=y, flags=dict(flags))
+    if flags["head_scale"]:
+        y = g.op("lm_head/rescale", ops.Scale(d ** sympy.Rational(-1, 2)), y, role=R.HEAD_SCALE,
+                 label="Y × d^-1/2")
+    return lm_head(g, flags, y)

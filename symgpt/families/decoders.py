@@ -1,0 +1,38 @@
+"""The decoder families' shared declaration, and the generic ``decoder`` family itself.
+
+Every decoder family (LLaMA, Mistral, Qwen, Gemma, Falcon, ...) is the generic decoder-only
+Transformer of ``blocks/decoder.py`` with its own flag defaults: :func:`decoder_family` declares
+one from its description and the defaults that differ. The flag table (every flag, its generic
+default, choices and help) lives with the builder (``blocks/decoder_flags.py``) and is read on
+first use (:class:`~symgpt.families.base.Extended`), so a decoder family's module imports no SymPy.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.lazy import Ref
+from .base import Extended, Family
+
+#: the decoder flag tables and the builder, imported on first use
+FLAGS = Ref("symgpt.families.blocks.decoder_flags", "FLAGS")
+FLAG_HELP = Ref("symgpt.families.blocks.decoder_flags", "FLAG_HELP")
+CHOICES = Ref("symgpt.families.blocks.decoder_flags", "CHOICES")
+BUILD = Ref("symgpt.families.blocks.decoder", "build")
+
+#: the sizes a decoder must bind, and those it may bind (``blocks/decoder_flags.py``: SIZES, OPTIONAL)
+SIZES = ("L", "d", "h", "V")
+OPTIONAL = ("d_ff", "h_kv", "d_head", "T_max", "W", "E", "k")
+
+
+def decoder_family(name: str, description: str, **changes) -> Family:
+    """A decoder family: the generic decoder with the flag defaults *changes* (each a flag of the
+    decoder's table; an unknown one raises when the flags are first read), built under *name*."""
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes), sizes=SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP),
+                  choices=Extended(CHOICES))
+
+
+FAMILIES = (decoder_family("decoder", "generic decoder-only Transformer (pre-norm RMSNorm, RoPE, SwiGLU by default)"),)
+READERS: dict = {}
+PRESETS: tuple = ()
