@@ -50,8 +50,12 @@ FAMILIES = (
 )
 
 #: the transformers class -> the head counted, for each model type (the first is the default)
-BERT_HEADS = {"BertForMaskedLM": "mlm", "BertModel": "pooler"}
-ROBERTA_HEADS = {"RobertaForMaskedLM": "mlm", "RobertaModel": "pooler"}
+#: the classes counted, and the head each has. BertLMHeadModel and RobertaForCausalLM are the same
+#: encoder and MLM head run under a causal mask (``is_decoder``): the same parameters and matmuls
+BERT_HEADS = {"BertForMaskedLM": "mlm", "BertModel": "pooler", "BertLMHeadModel": "mlm"}
+ROBERTA_HEADS = {"RobertaForMaskedLM": "mlm", "RobertaModel": "pooler", "RobertaForCausalLM": "mlm"}
+#: causal-LM classes of an encoder family: counted, but generation with a KV cache is not modelled
+CAUSAL_HEADS = frozenset({"BertLMHeadModel", "RobertaForCausalLM"})
 DISTILBERT_HEADS = {"DistilBertForMaskedLM": "mlm", "DistilBertModel": "none"}
 
 
@@ -75,7 +79,14 @@ def read_bert(f: Fields):
     """transformers' BertConfig."""
     flags, sizes = _bert_like(f, {"V": 30522})
     flags["head"] = BERT_HEADS.get(f.architecture, "mlm")
+    _causal_note(f)
     return "bert", flags, sizes
+
+
+def _causal_note(f: Fields) -> None:
+    if f.architecture in CAUSAL_HEADS:
+        f.notes.append(f"{f.architecture} runs this encoder under a causal mask: parameters and "
+                       "FLOPs are counted; a KV cache and generation are not modelled for it")
 
 
 def read_roberta(f: Fields):
@@ -88,6 +99,7 @@ def read_roberta(f: Fields):
     sizes["T_max"] -= offset
     flags["pos_offset"] = offset
     flags["head"] = ROBERTA_HEADS.get(f.architecture, "mlm")
+    _causal_note(f)
     return "roberta", flags, sizes
 
 
