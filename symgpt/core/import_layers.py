@@ -23,6 +23,7 @@ LAYERS = (
     ("model", ("symgpt.model",)),              # Model, load, presets, config.json
     ("query", ("symgpt.query", "symgpt.sweep")),  # questions asked of derivations
     ("render", ("symgpt.render",)),            # printers of given objects
+    ("external", ("symgpt.external",)),        # programs symgpt runs: pdflatex, dot; forked work
     ("documents", ("symgpt.documents",)),      # load models, run queries, assemble
     ("cli", ("symgpt.cli", "symgpt.__main__")),  # the command line
     ("facade", ()),                            # ``symgpt`` itself: lazy names for the API
@@ -32,19 +33,11 @@ LAYERS = (
 EXACT = {"symgpt": "facade"}
 
 #: what printers must not import although it sits below them: they format what they are given,
-#: so they never derive, load a model or run a query (``module: names``; an empty tuple forbids the module)
+#: so they never derive, load a model, look up what a model offers or run a query (``module:
+#: names``; an empty tuple forbids the module and every module under it)
 RENDER_FORBIDDEN = {
     "symgpt.derive": (),
-    "symgpt.model.model": ("load",),
-    "symgpt.model.preset": (),
-    "symgpt.model.presets": (),
-    "symgpt.model.presets_decoder": (),
-    "symgpt.model.presets_recent": (),
-    "symgpt.model.hfreaders_decoders": (),
-    "symgpt.model.presets_encdec": (),
-    "symgpt.model.hfconfig": (),
-    "symgpt.model.hfreaders": (),
-    "symgpt.model.hfreaders_encdec": (),
+    "symgpt.model": (),
     "symgpt.query": (),
     "symgpt.sweep": (),
 }
