@@ -12,6 +12,7 @@ import re
 import sympy
 
 from ..core.errors import SymgptError, visible
+from .markup import xml_escape
 from .text import expr_text, number
 
 FONT = "Helvetica"
@@ -34,8 +35,7 @@ def esc(text) -> str:
     literally there), and quotes are escaped so the text may also sit in an attribute. Control
     characters (invalid in the SVG's XML) are shown as escapes (``\\x1b``).
     """
-    s = visible(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace('"', "&quot;").replace("'", "&#39;")
+    s = xml_escape(visible(str(text)))
     lines = s.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return '<BR ALIGN="CENTER"/>'.join(" ".join(line.split()) or " " for line in lines)
 
