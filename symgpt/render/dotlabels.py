@@ -32,7 +32,7 @@ def esc(text) -> str:
     """User text for an HTML-like label: XML specials escaped, line breaks as ``<BR/>``.
 
     Braces, bars and backslashes need no escape inside HTML labels (Graphviz reads them
-    literally there), and quotes are escaped so the text may also sit in an attribute. Control
+    literally there), and double quotes are escaped so the text may also sit in an attribute. Control
     characters (invalid in the SVG's XML) are shown as escapes (``\\x1b``).
     """
     s = xml_escape(visible(str(text)))

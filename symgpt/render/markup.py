@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def xml_escape(text) -> str:
-    """*text* safe as XML character data or inside a quoted attribute: ``&``, ``<``, ``>`` and
-    both quotes escaped (``&amp;``, ``&lt;``, ``&gt;``, ``&quot;``, ``&#39;``)."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;"))
+    """*text* safe as XML character data or inside a double-quoted attribute (every attribute
+    the printers write is double-quoted): ``&``, ``<``, ``>`` and ``"`` escaped (``&amp;``,
+    ``&lt;``, ``&gt;``, ``&quot;``); an apostrophe needs no escape in either place."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
