@@ -9,7 +9,7 @@ from .common import PY, child, med, met, ratio, say, secs, wall
 UNROLL = """
 import json, time
 import symgpt, symgpt.model.model
-from symgpt.render.dot import dot_text
+from symgpt.documents.diagrams import dot_text
 m = symgpt.load("gpt2-small", L=64)
 dot_text(m)                                         # derivations cached: both draw from them
 rolled, unrolled = [], []

@@ -27,7 +27,7 @@ from .version import __version__  # noqa: E402,F401
 _LAZY = {"Model": "model.model", "load": "model.model", "quantity_names": "model.model",
          "register_quantity": "model.model", "Quantity": "derive.quantity", "symbols": "core.symbols",
          "query": "query",
-         "diagram": "render.dot", "fragment": "documents.latex_doc", "document": "documents.latex_doc",
+         "diagram": "documents.diagrams", "fragment": "documents.latex_doc", "document": "documents.latex_doc",
          "scaling_table": "documents.tables", "write_report": "documents.report"}
 
 

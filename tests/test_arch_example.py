@@ -94,7 +94,7 @@ def test_example_family_counts_match_a_pytorch_model():
 
 
 def test_example_family_gets_every_printer():
-    from symgpt.render.dot import dot_text
+    from symgpt.documents.diagrams import dot_text
 
     _example()
     m = symgpt.load("my_arch", **SIZES)

@@ -171,7 +171,7 @@ def test_constraints_are_enforced():
 
 @pytest.mark.parametrize("name", PRESETS)
 def test_every_preset_draws_and_derives(name):
-    from symgpt.render.dot import dot_text
+    from symgpt.documents.diagrams import dot_text
 
     m = symgpt.load(name)
     text = dot_text(m)

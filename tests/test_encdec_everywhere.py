@@ -17,7 +17,7 @@ import symgpt
 from symgpt.graph import roles
 from symgpt.cli import main
 from symgpt.query import compare, crossover, dominance, rule
-from symgpt.render.dot import dot_text
+from symgpt.documents.diagrams import dot_text
 from symgpt.documents.latex_doc import fragment, label_key
 from symgpt.render.latex_numbers import tex_int
 from symgpt.core.symbols import T_dec, T_enc

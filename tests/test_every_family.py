@@ -24,7 +24,7 @@ from helpers import pdf_words
 from symgpt.cli import main
 from symgpt.families import families
 from symgpt.query import compare, crossover, dominance, rule
-from symgpt.render.dot import diagram, dot_text
+from symgpt.documents.diagrams import diagram, dot_text
 from symgpt.documents.latex_doc import fragment, label_key, preamble
 from symgpt.render.latex_escape import tex_escape
 from symgpt.render.latex_numbers import tex_int

@@ -12,7 +12,7 @@ import symgpt
 from symgpt.core.errors import SymgptError
 from symgpt.families import family
 from symgpt.model.model import Model
-from symgpt.render.dot import diagram, dot_text
+from symgpt.documents.diagrams import diagram, dot_text
 
 NODE = re.compile(r'^\s*"([^"]+)" \[label=<(.*)>, (.*)\];$')
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)" \[label=<(.*)>((?:, [^<>]*)?)\];$')

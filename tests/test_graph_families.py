@@ -14,7 +14,7 @@ from symgpt.families.base import Family
 from symgpt.graph.arch import Builder
 from symgpt.model.model import Model
 from symgpt.families import presets
-from symgpt.render.dot import diagram, dot_text
+from symgpt.documents.diagrams import diagram, dot_text
 from symgpt.render.dotview import build_view
 from symgpt.core.symbols import B, E, L, T, V, d, d_ff, k
 

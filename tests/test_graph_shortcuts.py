@@ -13,7 +13,7 @@ import sympy
 import symgpt
 from symgpt.documents.workload import report_model
 from symgpt.render import dotparts
-from symgpt.render.dot import dot_text
+from symgpt.documents.diagrams import dot_text
 
 PRESETS = ("gpt2-small", "llama-7b", "mixtral-8x7b", "deepseek-v2-lite", "t5-small", "bert-base")
 

@@ -15,7 +15,7 @@ from symgpt.cli import main
 from symgpt.core.errors import SymgptError
 from symgpt.families import family
 from symgpt.model.model import Model
-from symgpt.render.dot import diagram
+from symgpt.documents.diagrams import diagram
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -166,7 +166,7 @@ def test_without_dot_on_path(monkeypatch, tmp_path, capsys):
 
 
 def test_dot_failure_is_one_clear_error():
-    from symgpt.render.svg import render
+    from symgpt.external.graphviz import render
 
     with pytest.raises(SymgptError, match="^Graphviz's dot failed: "):
         render("digraph { a -> }", "svg")

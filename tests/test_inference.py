@@ -210,7 +210,7 @@ def test_roofline_figure_tex_compiles_and_svg_is_well_formed(tmp_path):
 
 def test_graph_colours_each_decode_op_by_what_bounds_it():
     from symgpt.derive.roofline import step_view
-    from symgpt.render.dot import dot_text
+    from symgpt.documents.diagrams import dot_text
     from symgpt.render.dotparts import BOUND_FILL
 
     m = symgpt.load("llama-7b", B=512, T=16)

@@ -1,4 +1,4 @@
-"""How many pdflatex passes a PDF takes (symgpt.render.latex_build): one full pass where one
+"""How many pdflatex passes a PDF takes (symgpt.external.pdflatex): one full pass where one
 suffices, the longtable's widths from a quick widths pass, a rerun whenever the document reads
 labels back or the widths pass could not help. The oracle: pdflatex run twice by hand on the same
 source in the same environment (what LaTeX's own advice, "rerun", gives), compared byte for byte."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import symgpt.render.latex_build as lb
+import symgpt.external.pdflatex as lb
 from symgpt.documents.latex_doc import document
 from symgpt.documents.report import report_model
 from symgpt.core.notation import notation

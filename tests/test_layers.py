@@ -248,4 +248,4 @@ def test_every_public_name_of_the_facade_resolves():
     for name in symgpt.__all__:
         assert getattr(symgpt, name) is not None, name
     assert symgpt.fragment.__module__ == "symgpt.documents.latex_doc"
-    assert symgpt.diagram.__module__ == "symgpt.render.dot"
+    assert symgpt.diagram.__module__ == "symgpt.documents.diagrams"

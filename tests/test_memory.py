@@ -7,7 +7,7 @@ import torch
 import symgpt
 from symgpt.derive.memory import three_term_estimate
 from symgpt.core.errors import SymgptError
-from symgpt.render.units import bytes_text, in_gb, in_gib
+from symgpt.render.units import bytes_text, in_unit
 from symgpt.core.symbols import B, L, T, d
 
 from oracles.measure import saved_tensors
@@ -28,7 +28,7 @@ def test_seed002_weights_and_adam_state():
     state = sum(m.quantity(n, precision="fp32", optimizer="adam").value
                 for n in ("memory.weights", "memory.gradients", "memory.optimizer"))
     assert state == 16 * 124_412_160
-    assert round(float(in_gb(state)), 2) == 1.99 and round(float(in_gb(state)), 1) == 2.0
+    assert round(float(in_unit(state, "GB")), 2) == 1.99 and round(float(in_unit(state, "GB")), 1) == 2.0
 
 
 def test_seed002_logits():
@@ -36,7 +36,7 @@ def test_seed002_logits():
     m = symgpt.load("gpt2-small", B=8, T=1024)
     q = m.quantity("memory.logits", precision="fp32")
     assert q.value == 4 * 411_705_344
-    assert round(float(in_gb(q.value)), 1) == 1.6
+    assert round(float(in_unit(q.value, "GB")), 1) == 1.6
 
 
 # --- seed 000 §5.5-5.6 ---------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def test_seed000_memory_table():
     assert rounded(m.quantity("memory.gradients", **opts).value, 10e6) == 25
     opt = m.quantity("memory.optimizer", **opts)
     assert opt.paths() == ["optimizer/master", "optimizer/m", "optimizer/v"]
-    assert opt.value == 12 * 124_439_808 and round(float(in_gb(opt.value)), 1) == 1.5
+    assert opt.value == 12 * 124_439_808 and round(float(in_unit(opt.value, "GB")), 1) == 1.5
     total = m.quantity("memory.total", **opts)
     assert total.paths()[:2] == ["weights", "gradients"] and total.paths()[-1] == "activations"
 
@@ -64,7 +64,7 @@ def test_seed000_three_terms_beside_the_exact_count():
     assert round(entries["4BTd"] / 1e6) == 25
     # the seed's "(1.0 × 10⁸ + 6 · 10⁷) · 2 = 320 MB per block, ~3.8 GB" does not follow from its
     # own terms (BTd + 4BTd = 3.1 × 10⁷, not 6 · 10⁷): the three terms give 3.17 GB
-    assert round(float(in_gb(terms.value)), 2) == 3.17
+    assert round(float(in_unit(terms.value, "GB")), 2) == 3.17
     exact = m.quantity("memory.activations", precision="mixed-fp16")
     # the exact list holds every term of the seed, and more (Q, K, V copies, LN inputs, ...)
     blocks = exact.part("blocks").expr
@@ -152,7 +152,7 @@ def test_bad_options(options, message):
 
 
 def test_units_never_confused():
-    assert in_gb(10**9) == 1 and in_gib(2**30) == 1
+    assert in_unit(10**9, "GB") == 1 and in_unit(2**30, "GiB") == 1
     assert bytes_text(2**30) == "1,073,741,824 B = 1.07 GB = 1 GiB"
     q = symgpt.load("gpt2-small").quantity("memory.weights")
     assert q.unit == "bytes" and isinstance(q.value, sympy.Integer)

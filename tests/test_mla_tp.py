@@ -24,7 +24,7 @@ import symgpt
 from oracles.measure import _hf_model
 from symgpt.graph import roles
 from symgpt.derive.memory_activations import saved_list
-from symgpt.derive.parallel import replicated, tp_region
+from symgpt.derive.tensor_parallel import replicated, tp_region
 
 CONFIGS = Path(__file__).parent / "configs"
 

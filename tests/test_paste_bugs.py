@@ -125,7 +125,7 @@ def test_shapes_table_breaks_across_pages_and_has_no_literal_underscores():
 def test_unfitted_diagram_keeps_edge_labels_off_cluster_borders():
     # was: "(8, 1024, 768)" drawn on the block's dashed border (X0 -> LayerNorm_1)
     import symgpt
-    from symgpt.render.dot import dot_text
+    from symgpt.documents.diagrams import dot_text
 
     m = symgpt.load("gpt2-small", B=8, T=1024)
     dot = dot_text(m)

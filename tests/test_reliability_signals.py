@@ -81,7 +81,7 @@ def test_a_stopped_pdf_build_leaves_nothing_running(tmp_path, sig):
         assert [p.name for p in dirs["tmp"].iterdir() if p.name.startswith("symgpt-tex-")]
         again = run_measured(["graph", "gpt2-small", "-o", "g.svg"], dirs)  # no TeX: stays
         assert again.code == 0 and any(p.name.startswith("symgpt-tex-") for p in dirs["tmp"].iterdir())
-        from symgpt.render.latex_build import build_pdf
+        from symgpt.external.pdflatex import build_pdf
 
         os.environ["TMPDIR"], previous = str(dirs["tmp"]), os.environ.get("TMPDIR")
         import tempfile

@@ -1,4 +1,4 @@
-"""A report part marked ``PARALLEL`` runs in a forked process (symgpt.documents.forked): its files
+"""A report part marked ``PARALLEL`` runs in a forked process (symgpt.external.forked): its files
 land in the report, its errors surface in the parent as they would have in-process, and a
 failure elsewhere stops it. The oracles: process ids, the files' bytes, the errors' messages, and
 the page a report writes against the page made in this process."""

@@ -15,7 +15,7 @@ from symgpt.graph.arch import Builder
 from symgpt.model.model import Model
 from symgpt.core.notation import notation
 from symgpt.query import by_role, crossover, dominance, per_block, rule, select
-from symgpt.render.dot import diagram
+from symgpt.documents.diagrams import diagram
 from symgpt.documents.latex_doc import fragment
 from symgpt.core.symbols import B, L, T, V, d, d_ff, h
 

@@ -20,7 +20,7 @@ import pytest
 
 import symgpt
 from symgpt.cli import main
-from symgpt.sweep import Grid, parallel, sweep, write_csv
+from symgpt.sweep import Grid, dask_chunks, sweep, write_csv
 from symgpt.sweep.run import _Plan
 
 V, T_MAX, B, T = 50257, 1024, 8192, 1024
@@ -142,7 +142,7 @@ def test_every_mode_matches_in_process_on_a_named_scheduler(scheduler):
     ("inproc://x", "--scheduler expects a Dask scheduler address"),
 ])
 def test_a_bad_scheduler_is_one_line_and_exit_2(address, says, capsys, monkeypatch):
-    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 1)
+    monkeypatch.setattr(dask_chunks, "CONNECT_TIMEOUT", 1)
     code, out, err = _cli([*BASE, *TOP, "--scheduler", address], capsys)
     assert code == 2 and out == ""
     assert err.startswith("symgpt: error: ") and err.count("\n") == 1, err

@@ -6,15 +6,11 @@ from __future__ import annotations
 import argparse
 import re
 
+from ..core.errors import short
 from . import choices
 
 _OPTION_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 _NOT_OPTIONS = frozenset({"self", "name", "model", "part", "per_block_", "roles"})  # select()'s own
-
-
-def _short(text, limit: int = 60) -> str:
-    text = str(text)
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def add_quantity(p: argparse.ArgumentParser) -> None:
@@ -70,7 +66,7 @@ def _word(text: str):
         return parse_value(text)
     except SymgptError:
         if not _OPTION_WORD.fullmatch(text.strip()):
-            raise SymgptError(f"invalid option value {_short(text)}: expected an integer, true/false "
+            raise SymgptError(f"invalid option value {short(text)}: expected an integer, true/false "
                               "or a plain word (letters, digits, _ . + -)") from None
         return text.strip()
 
@@ -89,7 +85,7 @@ def options(args) -> dict:
         key, sep, value = text.partition("=")
         key = key.strip()
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", key):
-            raise SymgptError(f"expected --option KEY=VALUE, got {_short(text)}")
+            raise SymgptError(f"expected --option KEY=VALUE, got {short(text)}")
         if key in _NOT_OPTIONS:
             raise SymgptError(f"--option {key}=...: not an option of a quantity")
         if key in out:
@@ -122,7 +118,7 @@ def lets(args, model) -> dict:
         name, sep, expr = text.partition("=")
         name = name.strip()
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,31}", name):
-            raise SymgptError(f"expected --let NAME=EXPR, got {_short(text)}")
+            raise SymgptError(f"expected --let NAME=EXPR, got {short(text)}")
         if name in CANONICAL or name in out:
             raise SymgptError(f"--let {name}: the name is taken (a canonical symbol or given twice)")
         out[name] = parse_expression(expr, {**names, **out})

@@ -49,7 +49,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..core.errors import SymgptError
-    from ..render.dot import diagram, format_for
+    from ..documents.diagrams import diagram, format_for
 
     m = load_model(args)
     fmt = args.format or (format_for(Path(args.output)) if args.output else "dot")

@@ -42,6 +42,12 @@ def printable(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def short(text, limit: int = 60) -> str:
+    """*text* quoted (its repr) for a one-line message, shortened past *limit* characters."""
+    text = str(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 class SymgptError(ValueError):
     """Any fault in symgpt's input or in a request the engine cannot answer. Its message is kept
     short (``tame``) whatever input it quotes."""

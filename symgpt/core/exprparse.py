@@ -28,7 +28,7 @@ from typing import Mapping, NamedTuple
 
 import sympy
 
-from .errors import SymgptError
+from .errors import SymgptError, short
 from .symbols import CANONICAL
 
 MAX_LENGTH, MAX_DEPTH, MAX_EXPONENT = 2000, 50, 64   # characters, parentheses, |exponent|
@@ -52,12 +52,6 @@ class _Token(NamedTuple):  # value: Rational (num), ASCII operator (op), int (su
     text: str  # as typed
     pos: int  # 0-based
     value: object
-
-
-def _quote(text: str, limit: int = 60) -> str:
-    """repr-quoted, single-line, shortened *text* for messages."""
-    text = str(text)
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _decimal(whole: str, frac: str | None, exp: str | None) -> sympy.Rational | None:
@@ -151,7 +145,7 @@ class _Parser:
         self.tokens = self._tokenize(cmp)
 
     def error(self, message: str) -> SymgptError:
-        return SymgptError(f"{message} in {self.what} {_quote(self.text)}")
+        return SymgptError(f"{message} in {self.what} {short(self.text)}")
 
     def _bad_char(self, pos: int, cmp: bool = False) -> SymgptError:
         hint = " (did you mean '=='?)" if cmp and self.text[pos] == "=" else ""
@@ -171,7 +165,7 @@ class _Parser:
                     raise self._bad_char(number.end())
                 value = _decimal(*number.groups())
                 if value is None:
-                    raise self.error(f"the exponent of {_quote(number.group())} at position "
+                    raise self.error(f"the exponent of {short(number.group())} at position "
                                      f"{i + 1} is outside -{MAX_SCI_EXPONENT}..{MAX_SCI_EXPONENT}")
                 tokens.append(_Token("num", number.group(), i, value))
             elif _NAME.match(text, i):
@@ -202,9 +196,9 @@ class _Parser:
             return self.error("unexpected end of input")
         if tok.kind in ("num", "name") or tok.value == "(":
             prev = self.tokens[self.i - 1].text if self.i else ""
-            return self.error(f"expected an operator between {_quote(prev)} and "
-                              f"{_quote(tok.text)} at position {tok.pos + 1}")
-        return self.error(f"unexpected {_quote(tok.text)} at position {tok.pos + 1}")
+            return self.error(f"expected an operator between {short(prev)} and "
+                              f"{short(tok.text)} at position {tok.pos + 1}")
+        return self.error(f"unexpected {short(tok.text)} at position {tok.pos + 1}")
 
     def finish(self, value: sympy.Expr) -> sympy.Expr:
         if self.peek().kind != "end":
@@ -309,11 +303,11 @@ class _Parser:
             close = [k for k in known if k.lower() == tok.text.lower()]
             close = close or difflib.get_close_matches(tok.text, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SymgptError(f"unknown name {_quote(tok.text)} in {self.what} {_quote(self.text)};"
+            raise SymgptError(f"unknown name {short(tok.text)} in {self.what} {short(self.text)};"
                               f" known names: {', '.join(known[:20]) or '(none)'}{more}{hint}")
         value = self.names[tok.text]
         if isinstance(value, bool) or not isinstance(value, (int, sympy.Expr)):
-            raise SymgptError(f"name {_quote(tok.text)} stands for a {type(value).__name__}, "
+            raise SymgptError(f"name {short(tok.text)} stands for a {type(value).__name__}, "
                               "not a SymPy expression")
         return sympy.Integer(value) if isinstance(value, int) else value
 
@@ -339,7 +333,7 @@ def parse_condition(text: str, names: Mapping[str, sympy.Expr]
     right = parser.expression()
     if parser.at(*_COMPARISONS):
         raise parser.error(f"expected exactly one comparison, found another "
-                           f"{_quote(parser.peek().text)} at position {parser.peek().pos + 1}")
+                           f"{short(parser.peek().text)} at position {parser.peek().pos + 1}")
     parser.finish(right)
     parser.bounded(left - right, "the condition")
     return left, str(op.value), right
@@ -356,16 +350,16 @@ def parse_value(text: str) -> int | bool:
     match = _NUMBER.fullmatch(body) if len(word) <= MAX_LENGTH else None
     value = _decimal(*match.groups()) if match else None
     if value is None or value.q != 1:
-        raise SymgptError(_INVALID_VALUE.format(_quote(text)))
+        raise SymgptError(_INVALID_VALUE.format(short(text)))
     return -int(value) if sign == "-" else int(value)
 
 
 def parse_assignment(text: str) -> tuple[str, int | bool]:
     """``(NAME, value)`` for ``NAME=VALUE``; does not check that NAME is known."""
     if not isinstance(text, str) or text.count("=") != 1 or len(text) > MAX_LENGTH:
-        raise SymgptError(f"expected NAME=VALUE, got {_quote(text)}")
+        raise SymgptError(f"expected NAME=VALUE, got {short(text)}")
     name, value = (part.strip(" \t") for part in text.split("="))
     if not _ASSIGN_NAME.fullmatch(name):
-        raise SymgptError(f"expected NAME=VALUE, got {_quote(text)}: NAME must be letters, "
+        raise SymgptError(f"expected NAME=VALUE, got {short(text)}: NAME must be letters, "
                           "digits and '_', not starting with a digit, at most 64 characters")
     return name, parse_value(value)

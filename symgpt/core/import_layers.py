@@ -23,6 +23,7 @@ LAYERS = (
     ("model", ("symgpt.model",)),              # Model, load, config.json
     ("query", ("symgpt.query", "symgpt.sweep")),  # questions asked of derivations
     ("render", ("symgpt.render",)),            # printers of given objects
+    ("external", ("symgpt.external",)),        # programs symgpt runs: pdflatex, dot; forked work
     ("documents", ("symgpt.documents",)),      # load models, run queries, assemble
     ("cli", ("symgpt.cli", "symgpt.__main__")),  # the command line
     ("facade", ()),                            # ``symgpt`` itself: lazy names for the API
@@ -32,15 +33,11 @@ LAYERS = (
 EXACT = {"symgpt": "facade"}
 
 #: what printers must not import although it sits below them: they format what they are given,
-#: so they never derive, load a model or run a query (``module: names``; an empty tuple forbids the module)
+#: so they never derive, load a model, look up what a model offers or run a query (``module:
+#: names``; an empty tuple forbids the module and every module under it)
 RENDER_FORBIDDEN = {
     "symgpt.derive": (),
-    "symgpt.model.model": ("load",),
-    "symgpt.model.hfconfig": (),
-    "symgpt.model.hub": (),
-    "symgpt.model.checkpoint": (),
-    "symgpt.model.tensornames": (),
-    "symgpt.model.verify": (),
+    "symgpt.model": (),
     # the presets and config.json readers live with their families; printers never build a graph
     "symgpt.families": ("presets", "readers", "reader", "register_preset", "PRESETS", "READERS"),
     "symgpt.families.fields": (),

@@ -38,7 +38,7 @@ from .quantity import Quantity
 from .flops import label
 from .layout import several
 from .memory import param_bytes, setup
-from .parallel import linear_roles, place, replicated, tp_region
+from .tensor_parallel import linear_roles, place, replicated, tp_region
 
 DIMS = ("dp", "tp", "pp", "ep", "cp")
 

@@ -31,7 +31,7 @@ from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
-from .parallel import replicated
+from .tensor_parallel import replicated
 from .shortcuts import expanded
 from .step import VIEWS, OpStep, Step, step
 from .walk import attention_core

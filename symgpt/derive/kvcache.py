@@ -24,7 +24,7 @@ from ..graph.arch import Arch
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import _q, setup
-from .parallel import replicated
+from .tensor_parallel import replicated
 from .step import attention_readers, cache_points, cache_window, generated
 
 

@@ -12,7 +12,7 @@ from ..core.conventions import check_choice
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, _q, setup
-from .parallel import place, tp_region
+from .tensor_parallel import place, tp_region
 from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
 
 

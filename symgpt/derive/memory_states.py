@@ -12,7 +12,7 @@ import sympy
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import OPTIMIZERS, Setup, _q, setup
-from .parallel import divisor_for_param, place
+from .tensor_parallel import divisor_for_param, place
 
 
 def param_bytes(s: Setup, per_param: int, zero_from: int):

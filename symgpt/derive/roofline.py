@@ -79,7 +79,7 @@ def roofline(model, **options) -> Roofline:
 
 @dataclass(frozen=True)
 class StepView:
-    """What a diagram of an inference step draws (``symgpt.render.dot.diagram(step=...)``)."""
+    """What a diagram of an inference step draws (``symgpt.documents.diagrams.diagram(step=...)``)."""
 
     phase: str
     shapes: tuple                   # (node, shape at the step)

@@ -34,7 +34,7 @@ from .comm import DIMS, PARTS
 from .flops import label
 from .layout import larger_stage
 from .memory import setup
-from .parallel import place
+from .tensor_parallel import place
 
 #: options that are the cluster's (the rest go to memory.setup and the FLOP convention)
 CLUSTER = ("peak", "efficiency", "link_bandwidth", "node_bandwidth", "node_size", "overlap_dp")

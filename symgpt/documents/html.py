@@ -106,7 +106,7 @@ def page(model, **_report_options) -> Page:
     """The page of *model* (a loaded ``Model``), every closed form derived once. (Options a
     report passes to every part, such as ``pdf``, do not concern the page.)"""
     from ..core.conventions import CONVENTIONS
-    from ..render.dot import diagram
+    from .diagrams import diagram
     from .workload import report_model
 
     model = report_model(model)

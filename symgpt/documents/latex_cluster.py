@@ -10,12 +10,12 @@ from ..render.cluster_fig import schedule_tikz
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_sci
+from ..render.units import in_unit
 from .cluster import DEVICES, MEMORY, OPTIMIZER, PRECISION, figures, summary
 
 #: a bar's colour per memory part (xcolor)
 COLOURS = {"weights": "blue!55", "gradients": "orange!75", "optimizer": "green!55!black", "activations": "violet!55"}
 _HEIGHT = 5.0   # cm: the tallest bar
-_MB = sympy.Integer(10) ** 6
 
 
 def _frac(r) -> Tex:
@@ -24,7 +24,7 @@ def _frac(r) -> Tex:
 
 
 def _mb(v) -> Tex:
-    return Tex(tex_fixed(sympy.Rational(v) / _MB, 4)) if v else Tex("--")
+    return Tex(tex_fixed(in_unit(v, "MB"), 4)) if v else Tex("--")
 
 
 def _ms(v) -> Tex:

@@ -5,7 +5,7 @@ staging folder; the folder then replaces the report whole (``symgpt.core.io_fold
 error leaves the previous report untouched. A part with ``DEFERS = True`` may start slow work (the
 PDF) and hand back a ``finish`` to be joined after the other parts (``later``); what it starts
 is registered with ``running`` and stopped if anything fails. A part with ``PARALLEL = True``
-is forked at its turn (``symgpt.documents.forked``) and joined with them.
+is forked at its turn (``symgpt.external.forked``) and joined with them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..core.io import write_atomic
 from ..core.io_folders import atomic_dir
+from ..external.forked import start
 from ..render.markdown import index_md
 from . import html
-from .forked import start
 from .reportparts import cluster, core, costs, graph, latex
 from .workload import DEFAULT_B, report_model  # noqa: F401  (part of this module's API)
 
@@ -34,6 +34,11 @@ def safe_name(name: str) -> str:
     return s[:80]
 
 
+def _writer(part, model, folder, options):
+    """``part.write(model, folder, **options)`` as a list of names, to be called later."""
+    return lambda: list(part.write(model, folder, **options))
+
+
 def write_report(model, out_dir: Path | str, **options) -> list[Path]:
     """Write the report of *model* into *out_dir* (replaced whole); returns the files written."""
     model = report_model(model)
@@ -43,7 +48,8 @@ def write_report(model, out_dir: Path | str, **options) -> list[Path]:
         later: list = []  # finish() -> [names], called once every part has written
         for part in REPORT_PARTS:
             if getattr(part, "PARALLEL", False):
-                later.append(start(part, model, stage, running, **options))
+                later.append(start(_writer(part, model, stage, options), running,
+                                   f"the {part.__name__.rsplit('.', 1)[-1]} part of the report"))
                 continue
             deferred = {"running": running, "later": later} if getattr(part, "DEFERS", False) else {}
             written += part.write(model, stage, **deferred, **options)

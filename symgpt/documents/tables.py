@@ -49,14 +49,15 @@ def quantity_options(name: str, options: dict) -> dict:
 def scaling_table(models, columns=DEFAULT_COLUMNS, notation=None, style: str = "short",
                   options: dict | None = None, caption: str = "") -> Table:
     """One row per model, one column per size or quantity."""
-    from ..model.model import load
+    from ..model.model import load, quantity_names
     from ..core.notation import notation as get_notation
     from .workload import report_model
 
     nota = get_notation(notation)
     if isinstance(columns, str):
         columns = [c for c in columns.split(",")]
-    cols = tuple(column(c, nota) for c in columns)
+    known = ("params", *quantity_names())
+    cols = tuple(column(c, nota, known) for c in columns)
     if not cols:
         raise SymgptError("no columns")
     if style not in STYLES:

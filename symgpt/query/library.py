@@ -18,13 +18,13 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..core.errors import SymgptError
+from ..core.errors import SymgptError, short
 from ..core.exprparse import parse_expression
 from .compare import Comparison, compare
 from .formula import Formula
 from .published import LIBRARY
 from .rules import rule
-from .selection import load_model, select, short
+from .selection import load_model, select
 
 
 @dataclass(frozen=True)

@@ -14,39 +14,39 @@ from .formula import Formula
 # Sources: the papers named in each entry, GPT-2 as transformers builds it, and Raschka's book.
 # Symbols mapped as stated per entry.
 
-_S000 = "GPT-2 (Radford et al. 2019; transformers' GPT2LMHeadModel)"
-_S002 = "Raschka 2024 (Build a Large Language Model From Scratch, ch. 4)"
+_RADFORD_2019 = "GPT-2 (Radford et al. 2019; transformers' GPT2LMHeadModel)"
+_RASCHKA_2024 = "Raschka 2024 (Build a Large Language Model From Scratch, ch. 4)"
 _GPT2 = "GPT-2: tied head, Q/K/V biases"
 _STACK = (R.STACK,)   # the entries inside the stack of layers
 
 PARAMS: tuple[Formula, ...] = (
     Formula("gpt2-exact", "L*(12*d^2 + 13*d) + V*d + T_max*d + 2*d", "params",
-            _S000, _GPT2),
-    Formula("gpt2-block", "12*d^2 + 13*d", "params", _S000, _GPT2,
+            _RADFORD_2019, _GPT2),
+    Formula("gpt2-block", "12*d^2 + 13*d", "params", _RADFORD_2019, _GPT2,
             roles=_STACK, per_block=True),
-    Formula("gpt2-total", "124439808", "params", _S000, _GPT2, model="gpt2-small"),
-    Formula("gpt2-rule", "V*d + 12*L*d^2 + 2*d", "params", _S000, _GPT2,
+    Formula("gpt2-total", "124439808", "params", _RADFORD_2019, _GPT2, model="gpt2-small"),
+    Formula("gpt2-rule", "V*d + 12*L*d^2 + 2*d", "params", _RADFORD_2019, _GPT2,
             expect="-13*L*d - T_max*d",
             why="drops the per-block biases and LayerNorms and the position table"),
-    Formula("gpt2-rule-leading", "V*d + 12*L*d^2", "params", _S000, _GPT2,
+    Formula("gpt2-rule-leading", "V*d + 12*L*d^2", "params", _RADFORD_2019, _GPT2,
             regime="d,V",
             why="leading order as d and V grow together (V ∝ d), L and T_max fixed"),
     Formula("raschka-tied", "V*d + T_max*d + L*(12*d^2 + 10*d) + 2*d", "params",
-            f"{_S002} (N -> L, L -> T_max)", "GPT-2 without Q/K/V biases, tied head",
+            f"{_RASCHKA_2024} (N -> L, L -> T_max)", "GPT-2 without Q/K/V biases, tied head",
             settings={"qkv_bias": False}),
     Formula("raschka-untied", "2*V*d + T_max*d + L*(12*d^2 + 10*d) + 2*d", "params",
-            f"{_S002} (N -> L, L -> T_max)", "GPT-2 without Q/K/V biases, untied head",
+            f"{_RASCHKA_2024} (N -> L, L -> T_max)", "GPT-2 without Q/K/V biases, untied head",
             settings={"qkv_bias": False, "tied": False}),
     Formula("raschka-on-gpt2", "V*d + T_max*d + L*(12*d^2 + 10*d) + 2*d", "params",
-            f"{_S002} (N -> L, L -> T_max)", _GPT2, expect="-3*L*d",
+            f"{_RASCHKA_2024} (N -> L, L -> T_max)", _GPT2, expect="-3*L*d",
             why="Raschka's count has no Q/K/V biases; GPT-2's add 3d per block"),
-    Formula("raschka-163M", "163009536", "params", f"{_S002} ('untied')",
+    Formula("raschka-163M", "163009536", "params", f"{_RASCHKA_2024} ('untied')",
             "GPT-2-small without Q/K/V biases, untied head", model="gpt2-small",
             settings={"qkv_bias": False, "tied": False}),
-    Formula("raschka-124.4M", "124412160", "params", _S002,
+    Formula("raschka-124.4M", "124412160", "params", _RASCHKA_2024,
             "GPT-2-small without Q/K/V biases, tied head", model="gpt2-small",
             settings={"qkv_bias": False}),
-    Formula("raschka-rule", "12*L*d^2", "params", f"{_S002} ('for large d and N')", _GPT2,
+    Formula("raschka-rule", "12*L*d^2", "params", f"{_RASCHKA_2024} ('for large d and N')", _GPT2,
             regime="d"),
     Formula("kaplan-N", "12*L*d^2", "params", "Kaplan et al. 2020 Sec. 2.1 (n_layer -> L)",
             "non-embedding: blocks without biases or norms", roles=_STACK,
@@ -66,17 +66,17 @@ _P = "12*L*d^2 + 13*L*d + V*d + T_max*d + 2*d"   # GPT-2's exact parameter count
 _SEQ = {"per": "sequence"}
 
 FLOPS: tuple[Formula, ...] = (
-    Formula("gpt2-block-flops", "24*T*d^2 + 4*T^2*d", "flops.forward", _S000,
+    Formula("gpt2-block-flops", "24*T*d^2 + 4*T^2*d", "flops.forward", _RADFORD_2019,
             "default: matmuls only, 2 per multiply-add, full T×T; per sequence, one block",
             options=_SEQ, roles=_STACK, per_block=True),
-    Formula("gpt2-lm-head-flops", "2*B*T*V*d", "flops.forward", _S000,
+    Formula("gpt2-lm-head-flops", "2*B*T*V*d", "flops.forward", _RADFORD_2019,
             "default: the LM head matmul, per batch", roles=(R.HEAD,)),
     Formula("gpt2-train-3x", "3*(L*(24*B*T*d^2 + 4*B*T^2*d) + 2*B*T*V*d)", "flops.train",
-            _S000, "default: every matmul's backward is 2× it"),
-    Formula("gpt2-6ND", "6*N*B*T", "flops.train", _S000,
+            _RADFORD_2019, "default: every matmul's backward is 2× it"),
+    Formula("gpt2-6ND", "6*N*B*T", "flops.train", _RADFORD_2019,
             "default, per batch; N = 12Ld²", names={"N": "12*L*d^2"}, regime="d",
             why="6ND is the leading order as d grows (T fixed)"),
-    Formula("raschka-2P", "2*P", "flops.forward", f"{_S002} ('2 FLOPs per parameter per token')",
+    Formula("raschka-2P", "2*P", "flops.forward", f"{_RASCHKA_2024} ('2 FLOPs per parameter per token')",
             "default, per token, GPT-2 without Q/K/V biases; attention products left out",
             options={"per": "token"}, settings={"qkv_bias": False},
             names={"P": "12*L*d^2 + 10*L*d + V*d + T_max*d + 2*d"},
@@ -125,7 +125,7 @@ MEMORY: tuple[Formula, ...] = (
             "korthikanti: 16-bit, 1-byte dropout masks, one layer",
             options={"convention": "korthikanti"}, roles=_STACK, per_block=True),
     Formula("gpt2-activations", "2*(B*T*d + B*h*T^2 + 4*B*T*d)", "memory.activations",
-            _S000, "fp16 activations, one block",
+            _RADFORD_2019, "fp16 activations, one block",
             options={"precision": "mixed-fp16"}, roles=_STACK, per_block=True, expect="",
             why="the estimate names three tensors; the exact list is larger"),
     Formula("zero-16psi", "16*P", "memory.total", "Rajbhandari et al. 2019 Sec. 3.1 (Ψ -> P)",

@@ -21,7 +21,7 @@ from typing import Iterable
 
 import sympy
 
-from ..core.errors import SymgptError
+from ..core.errors import SymgptError, short
 from ..core.exprparse import parse_expression
 from ..core.symbols import CANONICAL, symbol
 
@@ -45,7 +45,7 @@ class Regime:
         for s, r in self.rates:
             if not (isinstance(r, sympy.Rational) and 0 < r <= MAX_RATE and r.q <= MAX_RATE):
                 raise SymgptError(f"the rate of {s} must be a positive number up to {MAX_RATE} "
-                                  f"with a denominator up to {MAX_RATE}, got {_short(r)}")
+                                  f"with a denominator up to {MAX_RATE}, got {short(r)}")
         q = reduce(sympy.ilcm, (int(r.q) for _, r in self.rates), 1)
         if max(r for _, r in self.rates) * q > MAX_STEPS:
             raise SymgptError("the rates of this regime are too fine-grained (use simpler "
@@ -78,11 +78,6 @@ class Regime:
         return {s.name: str(r) for s, r in self.rates}
 
 
-def _short(text, limit: int = 60) -> str:
-    text = str(text)
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
 def _power_text(p: sympy.Rational) -> str:
     sup = str.maketrans("0123456789-/", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻ᐟ")
     return str(p).translate(sup)
@@ -103,14 +98,14 @@ def parse_regime(specs: Iterable[str] | str) -> Regime:
         for item in spec.split(","):
             item = item.strip(" \t")
             if not item:
-                raise SymgptError(f"empty symbol in regime {_short(spec)}")
+                raise SymgptError(f"empty symbol in regime {short(spec)}")
             name, _, rate_text = item.partition(":")
             s = symbol(name.strip(" \t"))
             rate = sympy.Integer(1)
             if rate_text:
                 rate = parse_expression(rate_text, names={})
                 if not (rate.is_Rational and 0 < rate <= MAX_RATE and rate.q <= MAX_RATE):
-                    raise SymgptError(f"the rate in {_short(item)} must be a positive number up "
+                    raise SymgptError(f"the rate in {short(item)} must be a positive number up "
                                       f"to {MAX_RATE}, with a denominator up to {MAX_RATE}")
             rates.append((s, rate))
     return Regime(tuple(rates))

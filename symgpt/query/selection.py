@@ -15,14 +15,8 @@ from typing import Iterable
 import sympy
 
 from ..graph import roles as _roles
-from ..core.errors import SymgptError
+from ..core.errors import SymgptError, short
 from ..derive.quantity import Quantity, is_prefix
-
-
-def short(text, limit: int = 60) -> str:
-    """*text* quoted for a one-line message, shortened past *limit* characters."""
-    text = str(text)
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def load_model(model, **overrides):

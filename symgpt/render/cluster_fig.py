@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .markup import xml_escape
+from .units import bytes_in
+
 _UNIT = 24          # pixels per unit of time
 _ROW = 22           # pixels per device
 _LEFT = 64
@@ -31,7 +34,7 @@ def schedule_svg(slots, title: str) -> str:
     height = devices * _ROW + 48
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
            f'viewBox="0 0 {width:.0f} {height}" font-family="sans-serif" font-size="10">',
-           f'<text x="{_LEFT}" y="14" font-size="12">{_esc(title)}</text>']
+           f'<text x="{_LEFT}" y="14" font-size="12">{xml_escape(title)}</text>']
     for r in range(devices):
         y = 24 + r * _ROW
         out.append(f'<text x="4" y="{y + 14}">device {r}</text>')
@@ -79,10 +82,6 @@ def _num(t) -> str:
     return f"{float(t):.4f}".rstrip("0").rstrip(".")
 
 
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def memory_bars_svg(rows, title: str, labels=None,
                     footer: str = "strategies ranked by step time; labels tp/pp/dp") -> str:
     """A stacked bar per strategy: weights, gradients, optimizer, activations (GB, 10⁹ bytes);
@@ -93,21 +92,21 @@ def memory_bars_svg(rows, title: str, labels=None,
     width = _LEFT + len(rows) * (bar + gap) + 140
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 90}" '
            f'viewBox="0 0 {width} {h + 90}" font-family="sans-serif" font-size="10">',
-           f'<text x="{_LEFT}" y="14" font-size="12">{_esc(title)}</text>',
-           f'<text x="4" y="{30}">{top / 1e9:.1f} GB</text>', f'<text x="4" y="{30 + h}">0</text>']
+           f'<text x="{_LEFT}" y="14" font-size="12">{xml_escape(title)}</text>',
+           f'<text x="4" y="{30}">{bytes_in(top, "GB", ".1f")} GB</text>', f'<text x="4" y="{30 + h}">0</text>']
     for i, r in enumerate(rows):
         x, base = _LEFT + i * (bar + gap), 30 + h
         for j, p in enumerate(parts):
             v = float(r["parts"][p]) / top * h
             base -= v
             out.append(f'<rect x="{x}" y="{base:.2f}" width="{bar}" height="{v:.2f}" fill="{_COLOURS[j]}"/>')
-        label = _esc(labels[i]) if labels else f"{r['tp']}/{r['pp']}/{r['dp']}"
+        label = xml_escape(labels[i]) if labels else f"{r['tp']}/{r['pp']}/{r['dp']}"
         out.append(f'<text x="{x + bar / 2}" y="{30 + h + 14}" text-anchor="middle">{i + 1}</text>')
         out.append(f'<text x="{x + bar / 2}" y="{30 + h + 26}" text-anchor="middle" font-size="8">{label}</text>')
     lx = _LEFT + len(rows) * (bar + gap) + 10
     for j, p in enumerate(parts):
         out.append(f'<rect x="{lx}" y="{40 + 16 * j}" width="10" height="10" fill="{_COLOURS[j]}"/>')
         out.append(f'<text x="{lx + 14}" y="{49 + 16 * j}">{p}</text>')
-    out.append(f'<text x="{_LEFT}" y="{h + 84}">{_esc(footer)}</text>')
+    out.append(f'<text x="{_LEFT}" y="{h + 84}">{xml_escape(footer)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from .markdown import md_escape, md_table, sizes_line
 from .text import sci
-from .units import in_gb
+from .units import bytes_in
 
 
 def _gb(v) -> str:
-    return "-" if v is None else f"{float(in_gb(v)):.3f}"
+    return bytes_in(v, "GB", ".3f")
 
 
 def _mb(v) -> str:
-    return "-" if v is None else f"{float(v) / 10**6:,.1f}"
+    return bytes_in(v, "MB", ",.1f")
 
 
 def _ms(v) -> str:

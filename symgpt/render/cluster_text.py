@@ -6,7 +6,7 @@ from __future__ import annotations
 from .costs_text import _value
 from .report_text import model_header
 from .text import expr_text, number, table
-from .units import bytes_text, scaled
+from .units import bytes_in, bytes_text, scaled
 
 
 def comm_text(m, qs, hint: str = "") -> str:
@@ -26,7 +26,7 @@ def comm_text(m, qs, hint: str = "") -> str:
 
 
 def _gb(v) -> str:
-    return f"{float(v) / 10**9:.2f}"
+    return bytes_in(v, "GB", ".2f")
 
 
 def plan_text(m, result, top: int) -> str:
@@ -38,7 +38,7 @@ def plan_text(m, result, top: int) -> str:
     for i, r in enumerate(result.rows[:top], 1):
         rows.append([str(i), str(r["tp"]), str(r["pp"]), str(r["vp"]), str(r["dp"]), str(r["cp"]), str(r["ep"]),
                      str(r["microbatch"]), str(r["microbatches"]), r["recompute"], str(r["zero"]),
-                     "yes" if r["sp"] else "no", _gb(r["memory"]), f"{float(r['comm_bytes']) / 10**9:.3g}",
+                     "yes" if r["sp"] else "no", _gb(r["memory"]), bytes_in(r["comm_bytes"], "GB", ".3g"),
                      f"{float(r['bubble']) * 100:.1f}", f"{float(r['time']):.4g}", f"{float(r['mfu']) * 100:.1f}"])
     lines.append(table(["#", "tp", "pp", "vp", "dp", "cp", "ep", "b", "m", "recompute", "zero", "sp",
                         "memory GB", "comm GB", "bubble %", "step s", "MFU %"], rows, "r" * 9 + "lrl" + "r" * 5))
@@ -111,26 +111,27 @@ def machine_text(values: dict, sources: dict, profile, dtype: str, memory=None) 
     return "\n".join(lines)
 
 
-def _mb(v) -> str:
-    return "(symbolic)" if v is None else f"{float(v) / 2**20:.2f}"
+def _megatron_mb(v) -> str:
+    """Megatron-LM's "MB": 2²⁰ bytes (MiB), two decimals, as it prints it."""
+    return bytes_in(v, "MiB", ".2f", missing="(symbolic)")
 
 
 def megatron_text(m, mega, qs) -> str:
     """Megatron-LM's start-up line, and the exact derivation's figures in the same units."""
     vals = {p: m.value(e) for p, e in mega.breakdown}
     w = vals.get("weight and optimizer")
-    line = f"Theoretical memory footprints: weight and optimizer={_mb(w)} MB"
+    line = f"Theoretical memory footprints: weight and optimizer={_megatron_mb(w)} MB"
     if "activation" in vals:
         a = vals["activation"]
         total = None if w is None or a is None else w + a
-        line += f", activation={_mb(a)} MB, total={_mb(total)} MB"
+        line += f", activation={_megatron_mb(a)} MB, total={_megatron_mb(total)} MB"
     by = {q.name: q.value for q in qs}
     states = [by.get(n) for n in ("memory.weights", "memory.gradients", "memory.optimizer")]
     exact_w = None if any(v is None for v in states) else sum(states)
     return "\n".join(["", "Megatron-LM's theoretical estimate (MB = 2^20 bytes), as it prints it:", "  " + line,
                       "the exact derivation above, in the same units: weight and optimizer="
-                      f"{_mb(exact_w)} MB, activation={_mb(by.get('memory.activations'))} MB, "
-                      f"total={_mb(by.get('memory.total'))} MB"] + [f"note: {n}" for n in mega.notes])
+                      f"{_megatron_mb(exact_w)} MB, activation={_megatron_mb(by.get('memory.activations'))} MB, "
+                      f"total={_megatron_mb(by.get('memory.total'))} MB"] + [f"note: {n}" for n in mega.notes])
 
 
 def optimal_text(f, qs) -> str:

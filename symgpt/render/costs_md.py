@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .markdown import md_escape, md_table, sizes_line, stacks_line
 from .text import expr_text, number, sci
-from .units import in_gb, in_gib
+from .units import bytes_in
 
 
 def _code(s: str) -> str:
@@ -44,8 +44,7 @@ def memory_md(model, policies, estimate) -> str:
     for title, qs, acts in policies:
         lines += [f"## {md_escape(title)}", "", md_escape(qs[-1].notes[0]), ""]
         rows = [[q.name, _code(expr_text(q.expr)), number(q.value),
-                 f"{float(in_gb(q.value)):.3f}" if q.value is not None else "-",
-                 f"{float(in_gib(q.value)):.3f}" if q.value is not None else "-"] for q in qs]
+                 bytes_in(q.value, "GB", ".3f"), bytes_in(q.value, "GiB", ".3f")] for q in qs]
         lines += [md_table(["quantity", "formula (bytes)", "bytes", "GB", "GiB"], rows, "llrrr"), ""]
         lines += ["Activations saved for backward, by the op that saves them:", ""]
         vals = acts.values()

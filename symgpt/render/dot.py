@@ -6,74 +6,28 @@ labelled with its repeat count (or once per copy with ``unroll=True``), tied wei
 one matrix feeding two ops, every op annotated with its parameters and FLOPs, and nodes
 coloured by their share of parameters, FLOPs or activation memory.
 
->>> import symgpt
->>> from symgpt.render.dot import diagram
->>> d = diagram(symgpt.load("gpt2-small"), T=3, B=1)
->>> d.dot.startswith("digraph symgpt {")
-True
-
-The DOT text is built here, deterministically (forward order, no ids from memory, no dates);
-``Diagram.svg()`` / ``render()`` run Graphviz (``symgpt.render.svg``).
+A printer: ``dot_source`` is given the measures it annotates and colours by (``Measure``:
+params, flops, memory, derived by ``symgpt.documents.diagrams``, which also lays the text out
+with Graphviz). The DOT text is built here, deterministically (forward order, no ids from
+memory, no dates).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import sympy
 
 from ..core.errors import SymgptError
 from .dotlabels import FONT
-from .dotparts import Ctx, Measure, cluster_label, edge_stmt, labelled_crossing, node_stmt, title_label
+from .dotparts import Ctx, cluster_label, edge_stmt, labelled_crossing, node_stmt, title_label
 from .dotview import build_view
 
 COLOR_BY = ("params", "flops", "memory", "none", "bound")
-#: the quantity each colouring reads, and how a per-copy value is obtained from a total
-_SOURCES = {"params": ("params", "multiplicity"), "flops": ("flops.forward", "activity"),
-            "memory": ("memory.activations", "activity")}
 FORMATS = ("svg", "png", "pdf", "dot")
 #: the smallest text of a fitted drawing before it is scaled into its box
 MIN_FIT_PT = 12
-
-
-@dataclass(frozen=True)
-class Diagram:
-    """A rendered-on-demand diagram: its DOT text and a title. Shows itself in notebooks."""
-
-    dot: str
-    title: str = ""
-
-    def svg(self) -> str:
-        from .svg import render_svg
-
-        return render_svg(self.dot)
-
-    def render(self, fmt: str = "svg") -> bytes:
-        """The diagram in *fmt* (``svg``, ``png``, ``pdf`` via Graphviz; ``dot`` without it)."""
-        from .svg import render
-
-        if fmt == "dot":
-            return self.dot.encode("utf-8")
-        return render(self.dot, fmt)
-
-    def save(self, path, fmt: str | None = None) -> Path:
-        """Write the diagram atomically; the format defaults to the file's suffix."""
-        from ..core.io import write_atomic
-
-        path = Path(path)
-        fmt = fmt or format_for(path)
-        return write_atomic(path, self.render(fmt))
-
-    def _repr_svg_(self) -> str:
-        return self.svg()
-
-    def __str__(self) -> str:
-        return self.dot
-
-    def __repr__(self) -> str:
-        return f"<Diagram {self.title}: {self.dot.count(chr(10))} lines of DOT>"
 
 
 def format_for(path: Path) -> str:
@@ -86,47 +40,10 @@ def format_for(path: Path) -> str:
     return suffix
 
 
-def diagram(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-            step=None, fit: str | None = None, **values) -> Diagram:
-    """The diagram of *model*; keyword sizes (``B=8, T=1024``) are bound first.
-
-    *color_by* is ``params``, ``flops``, ``memory`` or ``none``; *unroll* draws every copy of
-    the repeated block (its count must be bound, at most 64); *convention* names the FLOP and
-    memory counting convention (``symgpt.core.conventions``; the default one when None). *step*
-    draws an inference step instead of the forward pass (``symgpt.derive.roofline.step_view``:
-    its phase, shapes and FLOPs, and with ``color_by="bound"`` what bounds each op); *fit*
-    (``slide`` or ``page``) draws the compact form sized for a 16:9 slide or an A4 page
-    (``symgpt.render.dotfit``).
-    """
-    if values:
-        model = model.with_(**values)
-    return Diagram(dot_text(model, color_by=color_by, unroll=unroll, convention=convention, step=step, fit=fit),
-                   model.name)
-
-
-# --- measures: a quantity's values per node --------------------------------------------------
-def _measure(model, key: str, required: bool, convention=None) -> Measure | None:
-    from ..model.model import quantity_names
-
-    name, per = _SOURCES[key]
-    if name != "params" and name not in quantity_names():
-        if required:
-            raise SymgptError(f"cannot colour by {key}: the quantity {name} is not available in this "
-                              "installation (colour by params instead)")
-        return None
-    options = {} if name == "params" else {"convention": convention} if convention else {}
-    if key == "flops":
-        options["per"] = "batch"  # the whole step: B sequences of T tokens, as the edges show
-    q = model.quantity(name, **options)
-    return Measure(key, q, per, sympy.expand(q.expr.xreplace(model.bindings)))
-
-
 # --- the DOT text ----------------------------------------------------------------------------
-def dot_text(model, color_by: str = "params", unroll: bool = False, convention: str | None = None,
-             step=None, fit: str | None = None) -> str:
-    """The DOT source of *model*'s diagram (deterministic for the same inputs); *step*: an
-    inference step to draw (``symgpt.derive.roofline.step_view``); *fit*: a compact form."""
-    from .dotfit import FITS, fold
+def check_options(color_by: str = "params", fit: str | None = None, step=None) -> None:
+    """One clear line for a colouring, a fit or a step the diagram cannot draw."""
+    from .dotfit import FITS
 
     if color_by not in COLOR_BY:
         raise SymgptError(f"--color-by takes {', '.join(COLOR_BY)}, got {color_by!r}")
@@ -135,23 +52,29 @@ def dot_text(model, color_by: str = "params", unroll: bool = False, convention: 
     if color_by == "bound" and (step is None or step.bounds is None):
         raise SymgptError("--color-by bound needs an inference step with its roofline "
                           "(symgpt.derive.roofline.step_view(model, phase, bound=True, ...))")
-    phase = step.phase if step is not None else None
-    if color_by == "memory" and phase is not None:
+    if color_by == "memory" and step is not None:
         raise SymgptError("--color-by memory (activations saved for backward) is a training measure; "
                           "with --phase colour by flops or bound")
+
+
+def dot_source(model, measures: dict, color_by: str = "params", unroll: bool = False, step=None,
+               fit: str | None = None) -> str:
+    """The DOT source of *model*'s diagram (deterministic for the same inputs). *measures*:
+    ``{"params": Measure, "flops": Measure or None, "memory": Measure}`` (memory only when
+    coloured by it), the flops those of *step* when one is drawn; *step*: an inference step
+    (``symgpt.derive.roofline.step_view``: its phase, shapes and roofline bounds); *fit*: a
+    compact form (``symgpt.render.dotfit``)."""
+    from .dotfit import FITS, fold
+
+    check_options(color_by, fit, step)
+    phase = step.phase if step is not None else None
     arch, b = model.arch, model.bindings
     view = build_view(arch, b, unroll)
     if fit is not None:
         view = fold(view, arch, shared=fit != "slide")
-    measures = {"params": _measure(model, "params", True),
-                "flops": _measure(model, "flops", color_by == "flops", convention)}
     bounds = shapes = None
     if step is not None:
-        q = step.flops
-        measures["flops"] = Measure("flops", q, "activity", sympy.expand(q.expr.xreplace(b)))
         shapes, bounds = dict(step.shapes), step.bounds
-    if color_by == "memory":
-        measures["memory"] = _measure(model, "memory", True, convention)
     colour = measures.get(color_by)
     ratios = [sympy.cancel(e.xreplace(b) / colour.total) for _, e in colour.q.breakdown] \
         if (colour is not None and colour.total != 0) else []

@@ -12,6 +12,7 @@ import re
 import sympy
 
 from ..core.errors import SymgptError, visible
+from .markup import xml_escape
 from .text import expr_text, number
 
 FONT = "Helvetica"
@@ -31,11 +32,10 @@ def esc(text) -> str:
     """User text for an HTML-like label: XML specials escaped, line breaks as ``<BR/>``.
 
     Braces, bars and backslashes need no escape inside HTML labels (Graphviz reads them
-    literally there), and quotes are escaped so the text may also sit in an attribute. Control
+    literally there), and double quotes are escaped so the text may also sit in an attribute. Control
     characters (invalid in the SVG's XML) are shown as escapes (``\\x1b``).
     """
-    s = visible(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace('"', "&quot;").replace("'", "&#39;")
+    s = xml_escape(visible(str(text)))
     lines = s.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return '<BR ALIGN="CENTER"/>'.join(" ".join(line.split()) or " " for line in lines)
 

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from .dotlabels import op_text, shape_text
 from .html_js import js_expr, mathml_expr
+from .markup import xml_escape
 from .text import group_marks
 
 OPTION_HELP = {
@@ -161,8 +162,8 @@ def interactive_svg(svg: str, ops: dict[str, str]) -> str:
         path = html.unescape(m.group(2))
         if path not in ops:
             return m.group(0)
-        attrs = (f' tabindex="0" role="button" aria-pressed="false" data-op="{html.escape(path)}"'
-                 f' aria-label="{html.escape(ops[path])} ({html.escape(path)})"')
+        attrs = (f' tabindex="0" role="button" aria-pressed="false" data-op="{xml_escape(path)}"'
+                 f' aria-label="{xml_escape(ops[path])} ({xml_escape(path)})"')
         return f'<g id="{m.group(1)}" class="node"{attrs}>\n<title>{m.group(2)}</title>'
 
     return _NODE.sub(mark, svg)

@@ -13,11 +13,12 @@ from ..core.symbols import as_expr
 
 from ..core.errors import SymgptError
 from ..core.numtext import group
+from .units import BINARY_UNITS, BYTE_UNITS, DECIMAL_UNITS
 
 STYLES = ("exact", "short", "sci")
 _SHORT = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k"))
-_BYTES = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))
-_IBYTES = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+_BYTES = tuple((BYTE_UNITS[u], u) for u in DECIMAL_UNITS)
+_IBYTES = tuple((BYTE_UNITS[u], u) for u in BINARY_UNITS)
 
 
 def _exact(v) -> sympy.Rational:
@@ -69,13 +70,21 @@ def tex_fixed(v, digits: int = 4) -> str:
     return _plain(d)
 
 
-def tex_sci(v, digits: int = 4) -> str:
-    """``1.771 \\times 10^{10}`` (*digits* significant digits)."""
+def _sci_parts(v, digits: int) -> tuple[str, int] | None:
+    """(mantissa, exponent) of *v* to *digits* significant digits (``("1.771", 10)``); None for 0."""
     d = _decimal(v, digits)
     if d == 0:
-        return "0"
+        return None
     m, e = f"{d:.{digits - 1}e}".split("e")
-    e = int(e)
+    return m, int(e)
+
+
+def tex_sci(v, digits: int = 4) -> str:
+    """``1.771 \\times 10^{10}`` (*digits* significant digits)."""
+    parts = _sci_parts(v, digits)
+    if parts is None:
+        return "0"
+    m, e = parts
     return m if e == 0 else rf"{m} \times 10^{{{e}}}"
 
 
@@ -142,9 +151,6 @@ def plain_number(v, style: str = "exact", digits: int = 4) -> str:
                 return f"{format(_decimal(v / scale, digits), 'f')} {suffix}"
         return format(_decimal(v, digits), "f")
     if style == "sci":
-        d = _decimal(v, digits)
-        if d == 0:
-            return "0"
-        m, e = f"{d:.{digits - 1}e}".split("e")
-        return f"{m}e{int(e)}"
+        parts = _sci_parts(v, digits)
+        return "0" if parts is None else f"{parts[0]}e{parts[1]}"
     raise SymgptError(f"unknown number style {style!r}; styles: {', '.join(STYLES)}")

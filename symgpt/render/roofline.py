@@ -7,6 +7,7 @@ import math
 
 from .latex import render as render_tex, tex
 from .latex_escape import tex_escape
+from .markup import xml_escape
 from .text import sci
 
 COLORS = {"decode": ("#1f77b4", "blue!70!black", "*", "decode step"),
@@ -45,10 +46,6 @@ def roofline_tex(model_name: str, r) -> str:
                       ridge_label=tex(f"I = {ridge:.4g}"))
 
 
-def _esc(text) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
-
-
 def roofline_svg(model_name: str, r) -> str:
     W, H, left, right, top, bottom = 760, 480, 80, 20, 40, 60
     xmin, xmax, ymin, ymax = _bounds(r)
@@ -63,7 +60,7 @@ def roofline_svg(model_name: str, r) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
            'font-family="Helvetica, Arial, sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2:.1f}" y="22" text-anchor="middle" font-size="15">{_esc(model_name)} on {_esc(r.device)}</text>']
+           f'<text x="{W / 2:.1f}" y="22" text-anchor="middle" font-size="15">{xml_escape(model_name)} on {xml_escape(r.device)}</text>']
     for e in range(int(lx0), int(lx1) + 1):
         x = X(10 ** e)
         out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{H - bottom}" stroke="#e5e5e5"/>')
@@ -87,7 +84,7 @@ def roofline_svg(model_name: str, r) -> str:
         color = COLORS[phase][0]
         for _, node, inten, attained, bound in (p for p in r.points if p[0] == phase):
             x, y = X(inten), Y(attained)
-            tip = f"<title>{_esc(phase)} {_esc(node)}: {float(inten):.4g} FLOPs/byte, {sci(attained)} FLOP/s, {_esc(bound)}-bound</title>"
+            tip = f"<title>{xml_escape(phase)} {xml_escape(node)}: {float(inten):.4g} FLOPs/byte, {sci(attained)} FLOP/s, {xml_escape(bound)}-bound</title>"
             if phase == "decode":
                 out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}">{tip}</circle>')
             else:

@@ -120,16 +120,15 @@ def _math_header(c: Column) -> str:
     return r"\text{" + tex_escape(c.header_text) + "}"
 
 
-def column(name: str, notation) -> Column:
-    """A column by name: a canonical symbol, or a quantity (``params``, ``flops.train``, ...)."""
+def column(name: str, notation, quantities) -> Column:
+    """A column by name: a canonical symbol, or one of *quantities* (the names a table may
+    show: ``params``, ``flops.train``, ...)."""
     if not isinstance(name, str) or not name.strip():
         raise SymgptError("empty column name")
     name = name.strip()
     if name in CANONICAL:
         return Column(name, "symbol", f"${notation.symbol(name)}$", name)
-    from ..model.model import quantity_names
-
-    known = ["params", *quantity_names()]
+    known = list(quantities)
     if name not in known:
         raise SymgptError(f"unknown column {name!r}; columns are symbols ({', '.join(CANONICAL)}) "
                           f"or quantities ({', '.join(known)})")

@@ -1,27 +1,36 @@
-"""Byte counts for people: decimal GB (10⁹ bytes) and binary GiB (2³⁰ bytes), always labelled.
+"""Byte counts for people, always in a named unit: decimal (SI: ``kB``, ``MB``, ``GB``, ``TB``,
+powers of 10³) or binary (IEC: ``KiB``, ``MiB``, ``GiB``, ``TiB``, powers of 2¹⁰).
 
-ZeRO's "GB" is 10⁹ bytes; Korthikanti's "GB" is GiB; symgpt never prints a bare "GB" that could
-mean either: ``bytes_text(5_694_775_298)`` is ``5,694,775,298 B = 5.69 GB = 5.30 GiB``.
+ZeRO's "GB" is 10⁹ bytes; Korthikanti's "GB" is GiB; Megatron-LM prints 2²⁰ bytes as "MB".
+A printer names the unit it means (``in_unit(n, "MiB")``), whatever label its source prints, and
+symgpt never prints a bare "GB" that could mean either: ``bytes_text(5_694_775_298)`` is
+``5,694,775,298 B = 5.69 GB = 5.30 GiB``.
 """
 
 from __future__ import annotations
 
 import sympy
 
-GB = sympy.Integer(10) ** 9
-GiB = sympy.Integer(2) ** 30
-MB = sympy.Integer(10) ** 6
-MiB = sympy.Integer(2) ** 20
+#: bytes per unit, by the unit's name
+BYTE_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+              "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+#: the units a scaled figure chooses from, largest first
+DECIMAL_UNITS = ("TB", "GB", "MB", "kB")
+BINARY_UNITS = ("TiB", "GiB", "MiB", "KiB")
 
 
-def in_gb(n) -> sympy.Rational:
-    """Exact decimal gigabytes (10⁹ bytes)."""
-    return sympy.Rational(n) / GB
+def in_unit(n, unit: str) -> sympy.Rational:
+    """*n* bytes as an exact number of *unit* (a name of ``BYTE_UNITS``: ``MB`` is 10⁶ bytes,
+    ``MiB`` 2²⁰)."""
+    return sympy.Rational(n) / BYTE_UNITS[unit]
 
 
-def in_gib(n) -> sympy.Rational:
-    """Exact binary gibibytes (2³⁰ bytes)."""
-    return sympy.Rational(n) / GiB
+def bytes_in(n, unit: str, spec: str = ".3f", missing: str = "-") -> str:
+    """*n* bytes as a number of *unit* (``in_unit``), formatted with the format *spec*
+    (``bytes_in(5_694_775_298, "GB")`` is ``5.695``); *missing* when *n* is None (unbound)."""
+    if n is None:
+        return missing
+    return format(float(in_unit(n, unit)), spec)
 
 
 def scaled(n, digits: int = 3) -> str:
@@ -29,7 +38,7 @@ def scaled(n, digits: int = 3) -> str:
     if n is None:
         return "-"
     f = float(n)
-    units = (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3), ("B", 1))
+    units = (*((u, BYTE_UNITS[u]) for u in DECIMAL_UNITS), ("B", 1))
     for i, (unit, size) in enumerate(units):
         if abs(f) >= size or unit == "B":
             shown = f"{f / size:.{digits}g}"
@@ -45,4 +54,4 @@ def bytes_text(n) -> str:
         return "-"
     v = sympy.Rational(n)
     exact = f"{int(v):,} B" if v.is_Integer else f"{float(v):,.1f} B"
-    return f"{exact} = {float(in_gb(v)):.3g} GB = {float(in_gib(v)):.3g} GiB"
+    return f"{exact} = {bytes_in(v, 'GB', '.3g')} GB = {bytes_in(v, 'GiB', '.3g')} GiB"

@@ -6,7 +6,7 @@
 [[12, 124439808], [24, 209494272]]
 """
 
-from . import parallel
+from . import dask_chunks
 from .grid import MAX_POINTS, Axis, Grid, parse_axis
 from .run import Progress, SweepResult, quantity_names, sweep, write_csv
 

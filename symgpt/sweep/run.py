@@ -251,9 +251,9 @@ class _Plan:
                 for k in range(kernel.chunk_count()):
                     yield self._count(kernel.part(k, k + 1, mode))
         else:
-            from .parallel import Session
+            from .dask_chunks import DaskSession
 
-            with Session(self.workers, self.scheduler) as session:
+            with DaskSession(self.workers, self.scheduler) as session:
                 for part in session.ordered(self.kernels, mode):
                     yield self._count(part)
         self.progress.close()
@@ -267,9 +267,9 @@ class _Plan:
                     table = part.table if table is None else \
                         top_rows(concat([table, part.table]), self.by, self.top, self.smallest)
             return table or {}
-        from .parallel import Session
+        from .dask_chunks import DaskSession
 
-        with Session(self.workers, self.scheduler) as session:
+        with DaskSession(self.workers, self.scheduler) as session:
             part = session.top(self.kernels, self.progress.update)
         self.progress.close()
         self.counts = part

@@ -7,7 +7,7 @@ from ...core.io import write_atomic
 
 def write(model, folder, **options) -> list[str]:
     from ...model.model import quantity_names
-    from ...render.dot import diagram
+    from ..diagrams import diagram
 
     color_by = options.get("graph_color_by") or ("flops" if "flops.forward" in quantity_names() else "params")
     d = diagram(model, color_by=color_by, convention=options.get("convention"))

@@ -15,7 +15,7 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
     ``ExitStack`` that stops it on failure) and *later*, joined after the other parts."""
     from ...core.notation import notation
     from ...render.latex import render
-    from ...render.latex_build import PdfBuild, tex_available
+    from ...external.pdflatex import PdfBuild, tex_available
     from ..latex_doc import ALIASES, SECTIONS, context, document, document_head, preamble
 
     nota = notation("default")

@@ -35,7 +35,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -44,6 +43,7 @@ from pathlib import Path
 
 from ..core.errors import SymgptError
 from ..core.io import clean_dead
+from .processes import kill_group, start_group, wait_group
 
 PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error")
 #: pdflatex reading a named pipe: the first line is read once, as TeX's input, not parsed for %&
@@ -74,53 +74,6 @@ def tex_env(tmp: Path) -> dict:
               for name in ("TEXMFVAR", "TEXMFCONFIG", "VARTEXFONTS", "TEXMFCACHE")}
     return {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1", "TZ": "UTC",
             **caches}
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: be killed when symgpt dies (Linux prctl PR_SET_PDEATHSIG)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
-
-
-def start_group(argv: list[str], cwd: Path, env: dict) -> subprocess.Popen:
-    """Start *argv* in a new process group that dies with symgpt (see ``run_group``)."""
-    return subprocess.Popen([*argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True,
-                            preexec_fn=_die_with_parent)
-
-
-def wait_group(proc: subprocess.Popen, timeout: float, what: str) -> tuple[int, str]:
-    """(exit code, output) of *proc*, waited for; on a timeout, an error or a signal in symgpt, its whole group is killed
-    before this returns or raises."""
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raise SymgptError(f"{what} took more than {timeout} s") from None
-    except BaseException:
-        _kill_group(proc)
-        raise
-    return proc.returncode, out
-
-
-def run_group(argv: list[str], cwd: Path, env: dict, timeout: float, what: str) -> tuple[int, str]:
-    """(exit code, output) of *argv* run in a new process group; on a timeout, an error or a
-    signal in symgpt, the whole group (TeX and its children) is killed before this returns or
-    raises."""
-    return wait_group(start_group(argv, cwd, env), timeout, what)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.wait()
 
 
 class PdfBuild:
@@ -229,7 +182,7 @@ class PdfBuild:
         except (OSError, SymgptError):
             pass
         finally:
-            _kill_group(wproc)  # done, or not wanted (no longtable, TeX stopped)
+            kill_group(wproc)  # done, or not wanted (no longtable, TeX stopped)
 
     def _widths_pass(self, source: str, whead: str, wpipe, piped: bool, wproc: subprocess.Popen) -> subprocess.Popen:
         """Run the widths pass of *source* (its head already in *wpipe*); returns its process."""
@@ -239,13 +192,13 @@ class PdfBuild:
             wpipe.close()
             self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
         elif widths is not None:  # another head: a widths pass from the file
-            _kill_group(wproc)
+            kill_group(wproc)
             (self.dir / "widths.tex").unlink()
             (self.dir / "widths.tex").write_text(widths, encoding="utf-8")
             self._widths = wproc = start_group([*PDFLATEX, "-draftmode", "widths.tex"], self.dir, self.env)
             self._handed(wait_group(wproc, self._left(), "the widths pass")[0])
         else:  # no longtable: no widths pass
-            _kill_group(wproc)
+            kill_group(wproc)
         return wproc
 
     def _left(self) -> float:
@@ -260,11 +213,11 @@ class PdfBuild:
         if self._writer is None:
             return
         if self.proc is not None:
-            _kill_group(self.proc)
+            kill_group(self.proc)
             self.proc = None
         self._queue.put(("stop", "", False))
         if self._widths is not None:
-            _kill_group(self._widths)
+            kill_group(self._widths)
         self._writer.join()
         self._writer = None
         for pipe in (f"{self.name}.tex", "widths.tex"):
@@ -307,7 +260,7 @@ class PdfBuild:
         if self._writer is not None:
             self._stop_stream()
         if self.proc is not None:
-            _kill_group(self.proc)
+            kill_group(self.proc)
             self.proc = None
         self._tmp.cleanup()
 

@@ -37,7 +37,7 @@ def _merge(k, by, smallest, *parts: Part) -> Part:
     return merge(parts, k, by, smallest)
 
 
-class Session:
+class DaskSession:
     """A Dask client for one sweep: *workers* local processes (one thread each), or the
     cluster whose scheduler is *scheduler* (an address, or a ``distributed.Client`` to use)."""
 
@@ -46,7 +46,7 @@ class Session:
         self.client = self.cluster = None
         self.own = True
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> "DaskSession":
         import logging
 
         from distributed import Client, LocalCluster
