@@ -45,7 +45,8 @@ def test_the_family_table_is_what_the_modules_register(tmp_path):
 def test_a_family_imports_its_own_module_only(tmp_path):
     code = ("import json, sys\nfrom symgpt.families import family\nfamily('vit')\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('symgpt.families.'))))")
-    assert _fresh(code, tmp_path) == ["symgpt.families.base", "symgpt.families.layers", "symgpt.families.vit"]
+    assert _fresh(code, tmp_path) == ["symgpt.families.attention", "symgpt.families.base", "symgpt.families.ffn",
+                                      "symgpt.families.layers", "symgpt.families.vit"]
 
 
 def test_a_users_family_cannot_take_a_built_in_name_even_before_it_is_loaded(tmp_path):
@@ -102,10 +103,11 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families
 
 def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
-    assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.derive.quantity", "symgpt.families.base",
+    assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.derive.quantity",
+                     "symgpt.families.attention", "symgpt.families.base",
                      "symgpt.families.decoder", "symgpt.families.decoder_flags",
-                     "symgpt.families.decoder_layers", "symgpt.families.layers", "symgpt.families.named",
-                     "symgpt.families.stacks"]
+                     "symgpt.families.decoder_layers", "symgpt.families.ffn", "symgpt.families.layers",
+                     "symgpt.families.named", "symgpt.families.stacks"]
     flops = _fresh(_PROBE.format(argv=["flops", "t5-small", "--set", "B=1", "--set", "T_enc=8",
                                        "--set", "T_dec=8"]), tmp_path)
     assert "symgpt.derive.flops" in flops and "symgpt.families.t5" in flops
