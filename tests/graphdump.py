@@ -42,7 +42,8 @@ def dump(arch) -> str:
             out.append(f"param {n} shape={_s(a['shape'])} owner={a['owner']} local={a['local']} group={a['group']}")
             continue
         op = _s(a.get("op")) if kind == "op" else a.get("dtype")
-        out.append(f"{kind} {n} op={op} shape={_s(a['shape'])} inputs={a['inputs']} params={sorted(a['params'].items())} "
+        out.append(f"{kind} {n} op={op} shape={_s(a['shape'])} inputs={a['inputs']} "
+                   f"params={sorted(a['params'].items())} "
                    f"group={a['group']} role={a.get('role')} label={a.get('label')!r} cached={a.get('cached')}")
     out.append("order " + " ".join(arch.order))
     for u, v in g.edges:

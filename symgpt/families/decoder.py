@@ -14,8 +14,9 @@ a plain MLP; a gated FFN always uses ``d_ff``), ``W`` (with ``window``), ``E`` a
 ``moe``), ``T_max`` (learned positions).
 
 This module assembles the graph (embeddings, blocks, head); the flags and sizes are in
-``decoder_flags``, the attention and FFN builders in ``decoder_layers``; the flag tables and
-``padded`` stay importable from here.
+``decoder_flags``; ``decoder_layers`` turns the flags into calls of the attention and FFN builders
+every family shares (``families/attention.py``, ``families/ffn.py``). Every node declares its
+role; the flag tables and ``padded`` stay importable from here.
 """
 
 from __future__ import annotations

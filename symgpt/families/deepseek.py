@@ -83,7 +83,7 @@ def build(flags, bound, name="deepseek_v3"):
     require_experts(g, flags)
     x = _embeddings(g, flags, s)
     table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
-                 label="cos, sin", role=roles.ROTARY_TABLE)                                                    # (2, T, rope)
+                 label="cos, sin", role=roles.ROTARY_TABLE)  # (2, T, rope)
     emb = x
     hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
     x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
