@@ -139,8 +139,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(('symgpt.families
 def test_params_imports_one_command_one_family_and_the_params_derivation(tmp_path):
     found = _fresh(_PROBE.format(argv=["params", "gpt2-small", "--no-cache"]), tmp_path)
     assert found == ["symgpt.cli.cmd_params", "symgpt.derive.params", "symgpt.derive.quantity", "symgpt.families.base",
-                     "symgpt.families.blocks", "symgpt.families.blocks.decoder", "symgpt.families.blocks.decoder_flags",
-                     "symgpt.families.blocks.decoder_layers", "symgpt.families.blocks.encoder_layers",
+                     "symgpt.families.blocks", "symgpt.families.blocks.attention", "symgpt.families.blocks.decoder", "symgpt.families.blocks.decoder_flags",
+                     "symgpt.families.blocks.decoder_layers", "symgpt.families.blocks.encoder_layers", "symgpt.families.blocks.ffn",
                      "symgpt.families.blocks.gpt2", "symgpt.families.blocks.stacks", "symgpt.families.fields",
                      "symgpt.families.gpt2"]
     flops = _fresh(_PROBE.format(argv=["flops", "t5-small", "--set", "B=1", "--set", "T_enc=8",

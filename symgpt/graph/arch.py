@@ -184,8 +184,11 @@ class Builder:
     ...     x = g.op("ffn/up", Linear(d, d_ff), x)
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, declared_roles: bool = False):
         self.name = name
+        #: every node must declare its role (the built-in families); otherwise a node that declares
+        #: none gets the one GPT-2's path scheme gives it (``roles.infer``), or None
+        self.declared_roles = declared_roles
         self.graph = DiGraph()
         self.groups: dict[str, Group] = {}
         self.order: list[str] = []
@@ -201,7 +204,7 @@ class Builder:
         *carry* names the tensor (or tensors) each copy hands to the next: the block input that
         the previous copy's output replaces (the residual stream). *role* says what the group is
         (``roles.STACK``, ``roles.EXPERTS``; left out, a top-level group is a stack and a nested
-        group named ``experts`` holds experts); *length* is a stack's sequence length (T)."""
+        group named ``experts`` holds experts, unless the builder has ``declared_roles``); *length* is a stack's sequence length (T)."""
         path = self._path(name)
         if path in self.groups:
             raise SymgptError(f"group {path!r} declared twice")
@@ -213,8 +216,10 @@ class Builder:
             for c in carry:
                 if c not in self.graph:
                     raise SymgptError(f"group {path!r}: carried tensor {c!r} is not declared")
-        if role is None:
-            role = _roles.STACK if parent is None else (_roles.EXPERTS if name.split("/")[-1] == "experts" else None)
+        if role is None and parent is None:
+            role = _roles.STACK
+        elif role is None and not self.declared_roles:
+            role = _roles.EXPERTS if name.split("/")[-1] == "experts" else None
         _roles.check(role, group=True)
         if role == _roles.STACK and length is None:
             length = T
@@ -239,8 +244,7 @@ class Builder:
     # --- nodes ------------------------------------------------------------------------------
     def input(self, name: str, shape: Shape, dtype: str = "int64", label: str = "", role: str | None = None) -> str:
         path = self._path(name)
-        if role is None:
-            role = _roles.infer(path, list(self._stack))
+        role = self._role(path, role)
         self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={},
                   role=_roles.check(role))
         self.order.append(path)
@@ -251,7 +255,8 @@ class Builder:
         """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter.
 
         *role* says what the op is (``roles.QUERY``, ``roles.HEAD``, ...); left out, it is read from
-        GPT-2's path scheme (``attention/q`` is a query), or stays None. *cached* says whether an
+        GPT-2's path scheme (``attention/q`` is a query), or stays None -- unless the builder was
+        made with ``declared_roles=True`` (every built-in family), where leaving it out raises. *cached* says whether an
         inference cache holds this tensor across decode steps (None: as its role says, see
         ``roles.CACHED``: the key and value heads)."""
         check_registered(op)
@@ -271,8 +276,7 @@ class Builder:
             raise e.with_context(f"{self.name}: {path}") from None
         tie = dict(tie or {})
         params: dict[str, str] = {}
-        if role is None:
-            role = _roles.infer(path, list(self._stack))
+        role = self._role(path, role)
         self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,
                   role=_roles.check(role), cached=cached)
         for slot, i in enumerate(inputs):
@@ -295,6 +299,13 @@ class Builder:
             raise SymgptError(f"{path}: {op.kind} has no parameter {sorted(tie)[0]!r} to tie")
         self.order.append(path)
         return path
+
+    def _role(self, path: str, role: str | None) -> str | None:
+        if role is not None:
+            return role
+        if self.declared_roles:
+            raise SymgptError(f"{self.name}: node {path!r} declares no role (see symgpt.graph.roles)")
+        return _roles.infer(path, list(self._stack))
 
     def param(self, op_path: str, local: str = "weight") -> str:
         """The parameter node *local* of the op at *op_path* (for tying)."""

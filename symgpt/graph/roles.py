@@ -11,9 +11,10 @@ it asks for by *role*, never by path:
 >>> [g.name for g in arch.stacks()]       # the repeated stacks, e.g. ['blocks']
 
 A node's role is declared with ``Builder.op(..., role=roles.QUERY)``; a repeated group's with
-``Builder.repeat(..., role=roles.STACK, length=T)``. A family that declares none (a user's own
-architecture named after GPT-2's scheme) gets them from :func:`infer`, which reads GPT-2's path
-scheme, so old declarations keep working.
+``Builder.repeat(..., role=roles.STACK, length=T)``. Every built-in family declares every node's
+role (its ``Builder(..., declared_roles=True)`` refuses a node that does not), so no role depends
+on a path. A user's own architecture that declares none, named after GPT-2's scheme, gets them
+from :func:`infer`, which reads GPT-2's path scheme, so old declarations keep working.
 
 Roles are plain strings, grouped by the part of the model they belong to. Cross-attention in an
 encoder--decoder uses the ``cross_attention.*`` roles, which the self-attention consumers do not

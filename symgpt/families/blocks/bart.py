@@ -20,7 +20,9 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
-from .encoder_layers import attention, ffn, lm_head
+from .attention import attention
+from .ffn import ffn
+from .encoder_layers import activation, lm_head
 
 def _embed(g, flags, ids, stack, length, *, owner: bool):
     """Token (+ position) embeddings of one stack, under ``encoder/`` or ``decoder/``."""
@@ -51,11 +53,12 @@ def _proj(prefix):
     return {"q": f"{prefix}/q_proj", "k": f"{prefix}/k_proj", "v": f"{prefix}/v_proj", "o": f"{prefix}/out_proj"}
 
 
-def _attention_sublayer(g, x, module, stream, dh, drop, **kw):
+def _attention_sublayer(g, x, module, stream, dh, drop, causal=False, **kw):
     """A post-norm attention sublayer: attention named *module* (self, or cross-attention over
     ``memory``), the residual add onto the stream (X in the encoder, Y in the decoder), LayerNorm."""
     cross = "memory" in kw
-    o = attention(g, x, d_model=d, heads=h, dh=dh, module=module, names=_proj(module), dropout=drop, **kw)
+    o = attention(g, x, d_model=d, heads=h, dh=dh, module=module, names=_proj(module), bias=True, causal=causal,
+                  dropout=drop, **kw)
     x = g.op(f"{module}_add", ops.Add(), x, o, role=R.CROSS_RESIDUAL if cross else R.ATTENTION_RESIDUAL,
              label=f"{stream} + {'cross_out' if cross else 'attn_out'}")
     return g.op(f"{module}_layer_norm", ops.LayerNorm(d), x, role=R.CROSS_NORM if cross else R.ATTENTION_NORM,
@@ -63,15 +66,16 @@ def _attention_sublayer(g, x, module, stream, dh, drop, **kw):
 
 
 def _ffn_sublayer(g, flags, x, drop):
-    f = ffn(g, x, d_model=d, ff=d_ff, names={"up": "fc1", "act": "activation_fn", "down": "fc2"},
-            act=flags["activation"], dropout=drop, act_dropout=drop)
+    f = ffn(g, x, d_model=d, ff=d_ff, act=activation(flags["activation"]), bias=True, dropout=drop,
+            act_dropout=drop, names={"up": "fc1", "act": "activation_fn", "down": "fc2",
+                                     "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"})
     x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
     return g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
 
 
 def build(flags, bound, name="bart"):
     drop = bool(flags["dropout"])
-    g = Builder(name)
+    g = Builder(name, declared_roles=True)
     g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     dh = d / h
 

@@ -17,7 +17,9 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, T, T_max, V, d, d_ff, h
-from .encoder_layers import activation, attention, ffn
+from .attention import attention
+from .ffn import ffn
+from .encoder_layers import activation
 
 #: model type -> the node names of its transformers source (``.`` -> ``/``, layer index dropped)
 NAMES = {
@@ -49,7 +51,7 @@ def build(flags, bound, name="bert"):
     ff = d_ff if "d_ff" in bound else 4 * d
     dh = d / h
     drop = bool(flags["dropout"])
-    g = Builder(name)
+    g = Builder(name, declared_roles=True)
     g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table",
               id="length_within_positions")
@@ -72,11 +74,12 @@ def build(flags, bound, name="bert"):
 
     with g.repeat(N["stack"], L, label="encoder layer", carry=x, role=R.STACK, length=T):
         o = attention(g, x, d_model=d, heads=h, dh=dh, module=N["attn"],
-                      names={"q": N["q"], "k": N["k"], "v": N["v"], "o": N["o"]}, dropout=drop)
+                      names={"q": N["q"], "k": N["k"], "v": N["v"], "o": N["o"]}, bias=True, causal=False,
+                      dropout=drop)
         x = g.op(N["attn_res"], ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         x = g.op(N["attn_norm"], ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        f = ffn(g, x, d_model=d, ff=ff, names={"up": N["up"], "act": N["act"], "down": N["down"]},
-                act=flags["activation"], dropout=drop)
+        f = ffn(g, x, d_model=d, ff=ff, act=activation(flags["activation"]), bias=True, dropout=drop,
+                names={"up": N["up"], "act": N["act"], "down": N["down"], "dropout": N["down"] + "_dropout"})
         x = g.op(N["ffn_res"], ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
         x = g.op(N["ffn_norm"], ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")    # (B, T, d)
 

@@ -14,8 +14,9 @@ a plain MLP; a gated FFN always uses ``d_ff``), ``W`` (with ``window``), ``E`` a
 ``moe``), ``T_max`` (learned positions).
 
 This module assembles the graph (embeddings, blocks, head); the flags and sizes are in
-``decoder_flags``, the attention and FFN builders in ``decoder_layers``; the flag tables and
-``padded`` stay importable from here.
+``decoder_flags``; ``decoder_layers`` turns the flags into calls of the attention and FFN builders
+every family shares (``families/attention.py``, ``families/ffn.py``). Every node declares its
+role; the flag tables and ``padded`` stay importable from here.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def build(flags, bound, name="decoder", labels=None):
     s = _Sizes(flags, bound)
     if flags["post_norm"] and flags["parallel"]:
         raise SymgptError("post_norm and parallel blocks cannot be combined")
-    g = Builder(name)
+    g = Builder(name, declared_roles=True)
     if s.dh is not d_head:
         g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     if s.kv is h_kv:
@@ -51,26 +52,27 @@ def build(flags, bound, name="decoder", labels=None):
     x = _embeddings(g, flags, s)
     table = None
     if flags["positions"] == "rotary":
-        table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin")
+        table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
+                     role=roles.ROTARY_TABLE)
     local = table
     if table is not None and flags["local_rope"] and flags["full_every"]:
         local = g.op("embedding/rotary_local", ops.RotaryTable(s.dh, s.rot), "input_ids",
                      label="cos, sin (local)", role=roles.ROTARY_TABLE)
     x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else table))
     if flags["final_norm"]:
-        x = g.op("final_norm", _norm(flags, d), x, label="final norm")                # (B, T, d)
+        x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     width = d
     if flags["embed_dim"]:
         width = sympy.Integer(flags["embed_dim"])
         x = g.op("embedding/project_out", ops.Linear(d, width, bias=False), x,
-                 label="project out")                                                 # (B, T, e)
+                 label="project out", role=roles.PROJECT_OUT)                         # (B, T, e)
     tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(width, s.vocab, bias=bool(flags["head_bias"]), tag="lm_head"), x,
-                  tie=tie, label="logits")                                            # (B, T, V)
+                  tie=tie, label="logits", role=roles.HEAD)                           # (B, T, V)
     if flags["logit_softcap"]:
         logits = g.op("lm_head_softcap", ops.SoftCap(sympy.Integer(flags["logit_softcap"])), logits,
                       label="logits soft-capped", role=roles.LOGIT_SOFTCAP)          # (B, T, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
+    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss", role=roles.LOSS) if flags["loss"] else ""
     arch = g.build(output=logits, loss=loss, flags=dict(flags))
     for path, label in (labels or {}).items():  # a family's own names for some nodes
         if path in arch.graph:
@@ -79,25 +81,26 @@ def build(flags, bound, name="decoder", labels=None):
 
 
 def _embeddings(g, flags, s):
-    ids = g.input("input_ids", (B, T), label="input ids")                             # (B, T)
+    ids = g.input("input_ids", (B, T), label="input ids", role=roles.TOKENS)          # (B, T)
     width = sympy.Integer(flags["embed_dim"]) if flags["embed_dim"] else d
-    x = g.op("embedding/token", ops.Embedding(s.vocab, width), ids, label="tok_emb")  # (B, T, e)
+    x = g.op("embedding/token", ops.Embedding(s.vocab, width), ids, label="tok_emb",
+             role=roles.TOKEN_EMBEDDING)                                              # (B, T, e)
     if flags["embed_dim"]:
         x = g.op("embedding/project_in", ops.Linear(width, d, bias=False), x,
-                 label="project in")                                                  # (B, T, d)
+                 label="project in", role=roles.PROJECT_IN)                           # (B, T, d)
     if flags["embed_scale"]:
         x = g.op("embedding/scale", ops.Scale(sympy.sqrt(d), tensor=True), x,
-                 label="tok_emb × √d")                                                # (B, T, d)
+                 label="tok_emb × √d", role=roles.EMBEDDING_SCALE)                    # (B, T, d)
     if flags["positions"] == "learned":
         g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table",
                   id="length_within_positions")
         pos = g.op("embedding/position",
                    ops.PositionEmbedding(T_max, d, offset=flags["pos_offset"] or 0,
                                        ids="mask" if flags["pos_offset"] else "range"), ids,
-                   label="pos_emb")                                                   # (T, d)
-        x = g.op("embedding/add", ops.Add(), x, pos, label="X0")                      # (B, T, d)
+                   label="pos_emb", role=roles.POSITION_EMBEDDING)                    # (T, d)
+        x = g.op("embedding/add", ops.Add(), x, pos, label="X0", role=roles.EMBEDDING_ADD)  # (B, T, d)
     if flags["dropout"]:
-        x = g.op("embedding/dropout", ops.Dropout(), x)
+        x = g.op("embedding/dropout", ops.Dropout(), x, role=roles.DROPOUT)
     return x
 
 
@@ -106,7 +109,7 @@ def _block(g, flags, s, x, table):
     pre = flags["pre_norm"] and not post
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
-    a_in = g.op("norms/attention", _norm(flags, d), x, label="norm_attn") if pre else x  # (B, T, d)
+    a_in = _norm_op(g, flags, "attention", x) if pre else x                          # (B, T, d)
     o = _attention(g, flags, s, a_in, table)                                          # (B, T, d)
     if flags["branch_norms"]:
         o = g.op("norms/post_attention", _norm(flags, d), o, label="norm(attn_out)",
@@ -115,19 +118,29 @@ def _block(g, flags, s, x, table):
         if flags["shared_norm"]:
             f_in = a_in
         else:
-            f_in = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn")            # (B, T, d)
+            f_in = _norm_op(g, flags, "ffn", x)                                       # (B, T, d)
         f = _ffn(g, flags, s, f_in)                                                   # (B, T, d)
-        x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out")         # (B, T, d)
-        return g.op("ffn/residual", ops.Add(), x, f, label="X + attn_out + ffn_out")  # (B, T, d)
-    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out")             # (B, T, d)
+        x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
+                 role=roles.ATTENTION_RESIDUAL)                                       # (B, T, d)
+        return g.op("ffn/residual", ops.Add(), x, f, label="X + attn_out + ffn_out",
+                    role=roles.FFN_RESIDUAL)                                          # (B, T, d)
+    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
+             role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
     if post:
-        x = g.op("norms/attention", _norm(flags, d), x, label="norm_attn")            # (B, T, d)
-    f_in = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn") if pre else x     # (B, T, d)
+        x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
+    f_in = _norm_op(g, flags, "ffn", x) if pre else x                                 # (B, T, d)
     f = _ffn(g, flags, s, f_in)                                                       # (B, T, d)
     if flags["branch_norms"]:
         f = g.op("norms/post_ffn", _norm(flags, d), f, label="norm(ffn_out)",
                  role=roles.POST_FFN_NORM)                                            # (B, T, d)
-    x = g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out")                    # (B, T, d)
+    x = g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)  # (B, T, d)
     if post:
-        x = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn")                   # (B, T, d)
+        x = _norm_op(g, flags, "ffn", x)                                              # (B, T, d)
     return x
+
+
+def _norm_op(g, flags, branch, x):
+    """The norm of the attention or FFN branch (before it; after its residual add when post-norm)."""
+    role = roles.ATTENTION_NORM if branch == "attention" else roles.FFN_NORM
+    label = "norm_attn" if branch == "attention" else "norm_ffn"
+    return g.op(f"norms/{branch}", _norm(flags, d), x, label=label, role=role)

@@ -34,6 +34,7 @@ from ...graph.arch import Builder
 from ...core.symbols import d, h
 from .decoder import _embeddings
 from .decoder_flags import _Sizes, require_experts
+from .attention import MLA, attention
 from .decoder_layers import _ffn, _norm
 from .stacks import layers
 
@@ -48,18 +49,18 @@ def build(flags, bound, name="deepseek_v3"):
     if flags["window"] or flags["positions"] != "rotary" or flags["fused_qkv"]:
         raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
     s = _Sizes(flags, bound)
-    g = Builder(name)
+    g = Builder(name, declared_roles=True)
     require_experts(g, flags)
     x = _embeddings(g, flags, s)
     table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
-                 label="cos, sin")                                                    # (2, T, rope)
+                 label="cos, sin", role=roles.ROTARY_TABLE)  # (2, T, rope)
     emb = x
     hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
-    x = g.op("final_norm", _norm(flags, d), x, label="final norm")                    # (B, T, d)
+    x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
-                  label="logits")                                                     # (B, T, V)
-    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss") if flags["loss"] else ""
+                  label="logits", role=roles.HEAD)                                    # (B, T, V)
+    loss = g.op("loss", ops.CrossEntropy(), logits, label="loss", role=roles.LOSS) if flags["loss"] else ""
     if flags["mtp_layers"]:
         _mtp(g, flags, s, hidden, emb, table, tie or {"weight": g.param("lm_head")})
     return g.build(output=logits, loss=loss, flags=dict(flags))
@@ -88,67 +89,21 @@ def _mtp(g, flags, s, h, emb, table, head_tie):
 
 
 def _block(g, flags, s, x, table):
-    a = g.op("norms/attention", _norm(flags, d), x, label="norm_attn")                # (B, T, d)
+    a = g.op("norms/attention", _norm(flags, d), x, label="norm_attn", role=roles.ATTENTION_NORM)
     o = mla(g, flags, a, table)                                                       # (B, T, d)
-    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out")             # (B, T, d)
-    f = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn")                       # (B, T, d)
+    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
+             role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
+    f = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
     f = _ffn(g, flags, s, f)                                                          # (B, T, d)
-    return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out")                 # (B, T, d)
+    return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)
 
 
 def mla(g, flags, a, table):
     """Multi-latent attention on the normed input *a* (B, T, d) -> (B, T, d)."""
     nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
-    bias = bool(flags["attention_bias"])
-    qk = nope + rope
-    if flags["q_lora_rank"]:
-        r = _int(flags, "q_lora_rank")
-        q = g.op("attention/q_a_proj", ops.Linear(d, r, bias=bias), a, label="C_Q",
-                 role=roles.QUERY_DOWN)                                               # (B, T, r_q)
-        q = g.op("attention/q_a_layernorm", ops.RMSNorm(r), q, label="norm(C_Q)",
-                 role=roles.QUERY_LATENT_NORM)                                        # (B, T, r_q)
-        q = g.op("attention/q_b_proj", ops.Linear(r, h * qk, bias=False), q, label="Q",
-                 role=roles.QUERY_UP)                                                 # (B, T, h·(nope+rope))
-    else:
-        q = g.op("attention/q_proj", ops.Linear(d, h * qk, bias=False), a, label="Q",
-                 role=roles.QUERY)                                                    # (B, T, h·(nope+rope))
-    q = g.op("attention/q_heads", ops.SplitHeads(h, qk), q, label="Q heads",
-             role=roles.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
-    q_pass = g.op("attention/q_nope", ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
-                  role=roles.QUERY_NOPE)                                              # (B, h, T, nope)
-    q_rot = g.op("attention/q_rope", ops.Slice(nope, rope), q, label="Q_R", role=roles.QUERY_ROPE)
-    rotary = ops.Rotary(complex=bool(flags["complex_rope"]))
-    q_rot = g.op("attention/q_rotary", rotary, q_rot, table, label="RoPE(Q_R)",
-                 role=roles.QUERY_ROTARY)                                             # (B, h, T, rope)
-    kv = g.op("attention/kv_a_proj_with_mqa", ops.Linear(d, c + rope, bias=bias), a,
-              label="C_KV, K_R", role=roles.KV_DOWN)                                  # (B, T, c+rope)
-    lat = g.op("attention/kv_latent", ops.Slice(sympy.Integer(0), c), kv, label="C_KV",
-               role=roles.KV_DOWN_LATENT)                                             # (B, T, c)
-    lat = g.op("attention/kv_a_layernorm", ops.RMSNorm(c), lat, label="norm(C_KV)",
-               role=roles.KV_LATENT)                                                  # (B, T, c): cached
-    k_rot = g.op("attention/k_rope", ops.Slice(c, rope), kv, label="K_R", role=roles.KV_DOWN_ROPE)
-    k_rot = g.op("attention/k_rope_head", ops.SplitHeads(sympy.Integer(1), rope), k_rot,
-                 label="K_R head", role=roles.KEY_ROPE_HEAD)                          # (B, 1, T, rope)
-    k_rot = g.op("attention/k_rotary", rotary, k_rot, table, label="RoPE(K_R)",
-                 role=roles.KEY_ROPE)                                                 # (B, 1, T, rope): cached
-    up = g.op("attention/kv_b_proj", ops.Linear(c, h * (nope + vd), bias=False), lat,
-              label="K_C, V", role=roles.KV_UP)                                       # (B, T, h·(nope+v))
-    up = g.op("attention/kv_heads", ops.SplitHeads(h, nope + vd), up, label="K_C, V heads",
-              role=roles.KV_UP_HEADS)                                                 # (B, h, T, nope+v)
-    k_pass = g.op("attention/k_nope", ops.Slice(sympy.Integer(0), nope), up, label="K_C",
-                  role=roles.KEY_NOPE)                                                # (B, h, T, nope)
-    v = g.op("attention/v", ops.Slice(nope, vd), up, label="V", role=roles.VALUE)     # (B, h, T, v)
-    qf = g.op("attention/q", ops.Concat(), q_pass, q_rot, label="[Q_C, Q_R]",
-              role=roles.QUERY_PARTS)                                                 # (B, h, T, nope+rope)
-    kf = g.op("attention/k", ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
-              role=roles.KEY_PARTS)                                                   # (B, h, T, nope+rope)
-    sc = g.op("attention/scores", ops.Matmul("attention_scores", transpose_b=True, causal=True),
-              qf, kf, label="S = Q Kᵀ")                                               # (B, h, T, T)
-    sc = g.op("attention/scale", ops.Scale(1 / sympy.sqrt(qk)), sc, label="S / √d_qk")  # (B, h, T, T)
-    sc = g.op("attention/mask", ops.CausalMask(), sc, label="S + mask")               # (B, h, T, T)
-    p = g.op("attention/softmax", ops.Softmax(), sc, label="A = softmax(S)")          # (B, h, T, T)
-    z = g.op("attention/values", ops.Matmul("attention_values", causal=True), p, v,
-             label="Z = A V")                                                         # (B, h, T, v)
-    z = g.op("attention/merge", ops.MergeHeads(), z, label="Z merged")                # (B, T, h·v)
-    return g.op("attention/proj", ops.Linear(h * vd, d, bias=bias), z, label="attn_out",
-                role=roles.OUT)                                                       # (B, T, d)
+    q_rank = _int(flags, "q_lora_rank") if flags["q_lora_rank"] else None
+    sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]))
+    return attention(g, a, d_model=d, heads=h, mla=sizes, bias=bool(flags["attention_bias"]), rotary=table,
+                     scale_label="S / √d_qk")                                         # (B, T, d)
+
+

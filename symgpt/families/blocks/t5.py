@@ -23,26 +23,29 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
-from .encoder_layers import attention, ffn, lm_head
+from .attention import attention
+from .ffn import ffn
+from .encoder_layers import activation, lm_head
 
 def _ffn(g, flags, x, prefix, drop):
     gated = flags["ffn"] == "gated"
     names = ({"gate": f"{prefix}/DenseReluDense/wi_0", "up": f"{prefix}/DenseReluDense/wi_1"} if gated
              else {"up": f"{prefix}/DenseReluDense/wi"})
     names.update(act=f"{prefix}/DenseReluDense/act", mul=f"{prefix}/DenseReluDense/mul",
-                 down=f"{prefix}/DenseReluDense/wo")
-    return ffn(g, x, d_model=d, ff=d_ff, names=names, act=flags["activation"], bias=False, gated=gated,
-               dropout=drop, act_dropout=drop)
+                 down=f"{prefix}/DenseReluDense/wo", act_dropout=f"{prefix}/DenseReluDense/act_dropout",
+                 dropout=f"{prefix}/DenseReluDense/wo_dropout")
+    return ffn(g, x, d_model=d, ff=d_ff, names=names, act=activation(flags["activation"]), bias=False,
+               gated=gated, dropout=drop, act_dropout=drop)
 
 
 def _proj(prefix):
     return {n: f"{prefix}/{n}" for n in "qkvo"}
 
 
-def _attention(g, x, module, drop, **kw):
+def _attention(g, x, module, drop, causal=False, **kw):
     """T5's attention (self or cross): no biases, scores not divided by √d_head."""
     return attention(g, x, d_model=d, heads=h, dh=d_head, module=module, names=_proj(module), bias=False,
-                     scaled=False, dropout=drop, **kw)
+                     causal=causal, scale=None, dropout=drop, **kw)
 
 
 #: sublayer -> (its norm's role and label, its residual's role, what the residual adds)
@@ -80,7 +83,7 @@ def _stack_output(g, stack, x, drop):
 def build(flags, bound):
     drop = bool(flags["dropout"])
     buckets = sympy.Integer(flags["buckets"])
-    g = Builder("t5")
+    g = Builder("t5", declared_roles=True)
 
     ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                   # (B, T_enc)
     x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)

@@ -17,7 +17,9 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
-from .encoder_layers import attention, ffn
+from .attention import attention
+from .ffn import ffn
+from .encoder_layers import activation
 
 #: the encoder's sequence length: the patches and the class token
 LENGTH = (S_img / P_patch) ** 2 + 1
@@ -26,7 +28,7 @@ LENGTH = (S_img / P_patch) ** 2 + 1
 def build(flags, bound):
     drop = bool(flags["dropout"])
     ff = d_ff if "d_ff" in bound else 4 * d
-    g = Builder("vit")
+    g = Builder("vit", declared_roles=True)
     g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
               id="patches_divide_image")
@@ -48,11 +50,12 @@ def build(flags, bound):
         o = attention(g, a, d_model=d, heads=h, dh=d / h, module="attention/attention",
                       names={"q": "attention/attention/query", "k": "attention/attention/key",
                              "v": "attention/attention/value", "o": "attention/output/dense"},
-                      bias=bool(flags["qkv_bias"]), out_bias=True, dropout=drop)
+                      bias=bool(flags["qkv_bias"]), out_bias=True, causal=False, dropout=drop)
         x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         f = g.op("layernorm_after", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_2")
-        f = ffn(g, f, d_model=d, ff=ff, names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
-                                               "down": "output/dense"}, act=flags["activation"], dropout=drop)
+        f = ffn(g, f, d_model=d, ff=ff, act=activation(flags["activation"]), bias=True, dropout=drop,
+                names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
+                       "down": "output/dense", "dropout": "output/dense_dropout"})
         x = g.op("output_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")      # (B, T, d)
     x = g.op("layernorm", ops.LayerNorm(d), x, role=R.FINAL_NORM, label="LayerNorm_final")
 

@@ -1,0 +1,255 @@
+"""Attention, declared once for every family: scores -> scale -> (soft-cap, ALiBi, position bias,
+mask) -> softmax -> values -> merged heads -> output projection, with the projections in front
+that a variant chooses. Each op declares its role (``symgpt.graph.roles``); node paths and labels
+are the caller's.
+
+The variants are parameters of :func:`attention`:
+
+* heads: ``heads`` query heads of ``dh``, ``kv_heads`` key/value heads (grouped-query or
+  multi-query attention: K and V repeated to ``heads`` before the scores);
+* projections: separate Q/K/V (``fused=False``) or one fused Q/K/V matrix sliced into them
+  (GPT-2's order; ``kv_index``: Falcon takes K and V by one-entry list indexing), with or without
+  biases (``bias``, ``out_bias``); or multi-latent attention (``mla``: DeepSeek-V2/V3's low-rank
+  query and key/value projections and the rotary key shared by every head);
+* ``qk_norm``: a norm of the queries and keys, per head (``"head"``: Qwen3, Gemma 3) or over all
+  heads of the projection (``"full"``: OLMo 2), made by ``norm(width)``;
+* ``rotary``: the rotary table's node (RoPE on Q and K; a partial rotary is in the table);
+* ``causal`` (a causal mask, and matmuls a causal kernel could halve) or bidirectional;
+  ``window`` (sliding-window attention over W keys);
+* ``scale``: the scores are divided by √scale (d_head, Gemma 2's query scalar, MLA's
+  nope + rope), or not at all (None: T5); ``softcap`` (Gemma 2), ``alibi``, ``position_bias``
+  (a (1, h, T_q, T_k) tensor added to the scores: T5's relative bias);
+* ``memory``: cross-attention (queries from *x*, keys and values from the encoder's output;
+  the ``cross_attention.*`` roles); ``dropout`` on the probabilities and on the output.
+
+Paths: ``names`` maps a step (``q``, ``k``, ``v``, ``o``, ``qkv``, ``q_heads``, ``scores``, ...,
+:data:`STEPS`) to its node name; a step it leaves out is ``{module}/{STEPS[step]}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy
+
+from ... import ops
+from ...core.errors import SymgptError
+from ...graph import roles as R
+
+#: step -> its node name under ``module`` when the caller does not name it
+STEPS = {
+    "qkv": "qkv", "q": "q", "k": "k", "v": "v",
+    "q_norm": "q_norm", "k_norm": "k_norm",
+    "q_heads": "q_heads", "k_heads": "k_heads", "v_heads": "v_heads",
+    "q_rotary": "q_rotary", "k_rotary": "k_rotary", "k_repeat": "k_repeat", "v_repeat": "v_repeat",
+    "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
+    "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
+    "values": "values", "merge": "merge", "o": "proj", "dropout_out": "dropout_out",
+    # multi-latent attention (transformers' DeepseekV3Attention module names)
+    "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
+    "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
+    "kv_latent": "kv_a_layernorm", "kv_down_rope": "k_rope", "k_rope_head": "k_rope_head", "k_rope": "k_rotary",
+    "kv_up": "kv_b_proj", "kv_up_heads": "kv_heads", "k_nope": "k_nope", "q_parts": "q", "k_parts": "k",
+}
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The roles of the steps that self- and cross-attention name differently."""
+
+    q: str
+    k: str
+    v: str
+    q_heads: str
+    k_heads: str
+    v_heads: str
+    scores: str
+    scale: str
+    softmax: str
+    values: str
+    merge: str
+    out: str
+
+
+SELF = Roles(R.QUERY, R.KEY, R.VALUE, R.QUERY_HEADS, R.KEY_HEADS, R.VALUE_HEADS, R.SCORES, R.SCALE,
+             R.SOFTMAX, R.VALUES, R.MERGE, R.OUT)
+CROSS = Roles(R.CROSS_QUERY, R.CROSS_KEY, R.CROSS_VALUE, R.CROSS_QUERY_HEADS, R.CROSS_KEY_HEADS,
+              R.CROSS_VALUE_HEADS, R.CROSS_SCORES, R.CROSS_SCALE, R.CROSS_SOFTMAX, R.CROSS_VALUES,
+              R.CROSS_MERGE, R.CROSS_OUT)
+
+
+@dataclass(frozen=True)
+class MLA:
+    """Multi-latent attention's sizes (DeepSeek-AI 2024, "DeepSeek-V2", Sec. 2.1): ``q_rank``
+    (q_lora_rank; None: one q_proj), ``kv_rank`` (kv_lora_rank), ``nope`` and ``rope`` (each
+    query/key head's dimensions without and with positions), ``v`` (each value head's);
+    ``complex_rope``: RoPE as a complex product (DeepSeek-V2 in transformers)."""
+
+    q_rank: sympy.Expr | None
+    kv_rank: sympy.Expr
+    nope: sympy.Expr
+    rope: sympy.Expr
+    v: sympy.Expr
+    complex_rope: bool = False
+
+
+def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "attention",
+              names: dict | None = None, fused: bool = False, kv_index: bool = False, bias: bool = False,
+              out_bias: bool | None = None, qk_norm: str = "none", norm: Callable | None = None,
+              rotary: str | None = None, causal: bool = True, window=None, scale="d_head",
+              scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
+              position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
+              mla: MLA | None = None) -> str:
+    """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
+    given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh."""
+    step = _Steps(module, names or {})
+    rr = CROSS if memory is not None else SELF
+    out_bias = bias if out_bias is None else out_bias
+    if mla is not None:
+        q, k, v, width = _latent(g, x, step, d_model, heads, mla, bias, rotary)
+        scale = mla.nope + mla.rope if scale == "d_head" else scale
+    else:
+        kv_heads = heads if kv_heads is None else kv_heads
+        q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
+                               qk_norm, norm, rotary)
+        width = heads * dh
+        scale = dh if scale == "d_head" else scale
+    s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
+             q, k, role=rr.scores, label="S = Q Kᵀ")                                          # (B, h, T_q, T_k)
+    if scale is not None:
+        s = g.op(step("scale"), ops.Scale(1 / sympy.sqrt(scale)), s, role=rr.scale, label=scale_label)
+    if softcap:
+        s = g.op(step("softcap"), ops.SoftCap(sympy.Integer(softcap)), s, role=R.SCORE_SOFTCAP,
+                 label="c·tanh(S/c)")                                                         # (B, h, T_q, T_k)
+    if alibi:
+        s = g.op(step("alibi"), ops.AlibiBias(), s, role=R.ALIBI, label="S + ALiBi")
+    if position_bias is not None:
+        s = g.op(step("position_bias"), ops.Add(), s, position_bias, role=R.POSITION_BIAS, label="S + bias")
+    if causal:
+        s = g.op(step("mask"), ops.CausalMask(), s, role=R.MASK, label="S + mask")
+    p = g.op(step("softmax"), ops.Softmax(), s, role=rr.softmax, label="A = softmax(S)")       # (B, h, T_q, T_k)
+    if dropout:
+        p = g.op(step("dropout"), ops.Dropout(), p, role=R.DROPOUT)
+    z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
+             role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
+    z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
+    o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
+    if dropout:
+        o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)
+    return o
+
+
+class _Steps:
+    """A step's node name: the caller's, or ``{module}/{STEPS[step]}``."""
+
+    def __init__(self, module, names):
+        self.module, self.names = module, names
+
+    def __call__(self, key):
+        return self.names.get(key) or f"{self.module}/{STEPS[key]}"
+
+
+def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
+                 rotary):
+    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
+    kv_in = memory if memory is not None else x
+    widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
+    count = {"q": heads, "k": kv_heads, "v": kv_heads}
+    proj_roles = {"q": rr.q, "k": rr.k, "v": rr.v}
+    head_roles = {"q": rr.q_heads, "k": rr.k_heads, "v": rr.v_heads}
+    proj, hd = {}, {}
+    if fused:  # each slice split into heads as it is taken (GPT-2's order)
+        if memory is not None:
+            raise SymgptError("a fused Q/K/V projection cannot attend over another sequence")
+        qkv = g.op(step("qkv"), ops.Linear(d_model, (heads + 2 * kv_heads) * dh, bias=bias), x,
+                   role=R.QKV, label="QKV")                                                   # (B, T, (h+2h_kv)dh)
+        start = sympy.Integer(0)
+        for n in "qkv":
+            index = 1 if kv_index and n != "q" else 0  # Falcon: qkv[..., [-2], :], one entry
+            proj[n] = g.op(step(n), ops.Slice(start, widths[n], index=index), qkv, role=proj_roles[n],
+                           label=n.upper())
+            hd[n] = g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+                         label=f"{n.upper()} heads")                                          # (B, heads, T, dh)
+            start += widths[n]
+    else:
+        for n in "qkv":
+            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=bias), x if n == "q" else kv_in,
+                           role=proj_roles[n], label=n.upper())                               # (B, T, heads·dh)
+    norm_roles = {"q": R.QUERY_NORM, "k": R.KEY_NORM}
+    if qk_norm == "full":  # OLMo 2: one norm over all heads of the projection
+        if fused:
+            raise SymgptError("qk_norm=full with a fused QKV projection is not modelled")
+        for n in "qk":
+            proj[n] = g.op(step(f"{n}_norm"), norm(widths[n]), proj[n], role=norm_roles[n],
+                           label=f"norm({n.upper()})")                                        # (B, T, heads·dh)
+    if not fused:
+        hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+                      label=f"{n.upper()} heads") for n in "qkv"}                             # (B, heads, T, dh)
+    if qk_norm == "head":  # Qwen3, Gemma 3: a norm of d_head on each head
+        for n in "qk":
+            hd[n] = g.op(step(f"{n}_norm"), norm(dh), hd[n], role=norm_roles[n],
+                         label=f"norm({n.upper()} heads)")                                    # (B, heads, T, dh)
+    if rotary is not None:
+        rot_roles = {"q": R.QUERY_ROTARY, "k": R.KEY_ROTARY}
+        for n in "qk":
+            hd[n] = g.op(step(f"{n}_rotary"), ops.Rotary(), hd[n], rotary, role=rot_roles[n],
+                         label=f"RoPE({n.upper()})")                                          # (B, heads, T, dh)
+    if kv_heads != heads:
+        rep_roles = {"k": R.KEY_REPEAT, "v": R.VALUE_REPEAT}
+        for n in "kv":
+            hd[n] = g.op(step(f"{n}_repeat"), ops.RepeatKV(heads / kv_heads), hd[n], role=rep_roles[n],
+                         label=f"{n.upper()} repeated")                                       # (B, h, T, dh)
+    return hd["q"], hd["k"], hd["v"]
+
+
+def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
+    """Multi-latent attention's queries, keys and values (transformers' DeepseekV3Attention):
+    queries through q_a_proj, its RMSNorm and q_b_proj (or one q_proj), each head split into a
+    part without positions and a rotary part; keys and values from kv_a_proj_with_mqa's latent
+    (RMSNorm-ed: what a cache holds) expanded by kv_b_proj, each key completed by the one rotary
+    key every head shares (also cached). Returns Q, K, V heads and the merged width h·v."""
+    nope, rope, vd, c = m.nope, m.rope, m.v, m.kv_rank
+    qk = nope + rope
+    if m.q_rank:
+        r = m.q_rank
+        q = g.op(step("q_down"), ops.Linear(d_model, r, bias=bias), a, label="C_Q",
+                 role=R.QUERY_DOWN)                                                   # (B, T, r_q)
+        q = g.op(step("q_latent_norm"), ops.RMSNorm(r), q, label="norm(C_Q)",
+                 role=R.QUERY_LATENT_NORM)                                            # (B, T, r_q)
+        q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
+                 role=R.QUERY_UP)                                                     # (B, T, h·(nope+rope))
+    else:
+        q = g.op(step("q_proj"), ops.Linear(d_model, heads * qk, bias=False), a, label="Q",
+                 role=R.QUERY)                                                        # (B, T, h·(nope+rope))
+    q = g.op(step("q_heads"), ops.SplitHeads(heads, qk), q, label="Q heads",
+             role=R.QUERY_HEADS)                                                      # (B, h, T, nope+rope)
+    q_pass = g.op(step("q_nope"), ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
+                  role=R.QUERY_NOPE)                                                  # (B, h, T, nope)
+    q_rot = g.op(step("q_rope"), ops.Slice(nope, rope), q, label="Q_R", role=R.QUERY_ROPE)
+    rotary = ops.Rotary(complex=bool(m.complex_rope))
+    q_rot = g.op(step("q_rotary"), rotary, q_rot, table, label="RoPE(Q_R)",
+                 role=R.QUERY_ROTARY)                                                 # (B, h, T, rope)
+    kv = g.op(step("kv_down"), ops.Linear(d_model, c + rope, bias=bias), a,
+              label="C_KV, K_R", role=R.KV_DOWN)                                      # (B, T, c+rope)
+    lat = g.op(step("kv_down_latent"), ops.Slice(sympy.Integer(0), c), kv, label="C_KV",
+               role=R.KV_DOWN_LATENT)                                                 # (B, T, c)
+    lat = g.op(step("kv_latent"), ops.RMSNorm(c), lat, label="norm(C_KV)",
+               role=R.KV_LATENT)                                                      # (B, T, c): cached
+    k_rot = g.op(step("kv_down_rope"), ops.Slice(c, rope), kv, label="K_R", role=R.KV_DOWN_ROPE)
+    k_rot = g.op(step("k_rope_head"), ops.SplitHeads(sympy.Integer(1), rope), k_rot,
+                 label="K_R head", role=R.KEY_ROPE_HEAD)                              # (B, 1, T, rope)
+    k_rot = g.op(step("k_rope"), rotary, k_rot, table, label="RoPE(K_R)",
+                 role=R.KEY_ROPE)                                                     # (B, 1, T, rope): cached
+    up = g.op(step("kv_up"), ops.Linear(c, heads * (nope + vd), bias=False), lat,
+              label="K_C, V", role=R.KV_UP)                                           # (B, T, h·(nope+v))
+    up = g.op(step("kv_up_heads"), ops.SplitHeads(heads, nope + vd), up, label="K_C, V heads",
+              role=R.KV_UP_HEADS)                                                     # (B, h, T, nope+v)
+    k_pass = g.op(step("k_nope"), ops.Slice(sympy.Integer(0), nope), up, label="K_C",
+                  role=R.KEY_NOPE)                                                    # (B, h, T, nope)
+    v = g.op(step("v"), ops.Slice(nope, vd), up, label="V", role=R.VALUE)            # (B, h, T, v)
+    qf = g.op(step("q_parts"), ops.Concat(), q_pass, q_rot, label="[Q_C, Q_R]",
+              role=R.QUERY_PARTS)                                                     # (B, h, T, nope+rope)
+    kf = g.op(step("k_parts"), ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
+              role=R.KEY_PARTS)                                                       # (B, h, T, nope+rope)
+    return qf, kf, v, heads * vd

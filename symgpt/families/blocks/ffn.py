@@ -1,0 +1,129 @@
+"""The feed-forward network, declared once for every family. Each op declares its role
+(``symgpt.graph.roles``); node paths and labels are the caller's.
+
+The variants are parameters of :func:`ffn`:
+
+* a dense MLP (up -> activation -> down) or a gated one (act(gate) ⊙ up -> down: SwiGLU, GeGLU,
+  T5 v1.1), its gate and up projections separate or fused (Phi-3), with or without biases;
+* ``moe``: a mixture of experts (:class:`MoE`): a router, its scores (softmax, or DeepSeek-V3's
+  sigmoid), the top-k weights (renormalised or not, group-limited or not), E experts of which k
+  run per token, their weighted sum, and a shared expert every token runs (DeepSeek's plain one,
+  Qwen2-MoE's sigmoid-gated one). Dense and MoE layers mix as stacks of their own
+  (``families/stacks.py``), each calling this builder with its own ``moe``;
+* dropout after the activation (``act_dropout``: T5, BART) and on the output (``dropout``).
+
+Paths: ``names`` maps a step (``up``, ``gate``, ``gate_up``, ``act``, ``mul``, ``down``,
+``dropout``, ``router``, ...: :data:`STEPS`) to its node name; a step it leaves out is
+``{prefix}{STEPS[step]}``. The experts' own steps are named inside their group as the dense
+FFN's are, without the prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ... import ops
+from ...graph import roles as R
+
+#: step -> its node name after ``prefix`` when the caller does not name it
+STEPS = {
+    "up": "up", "gate": "gate", "gate_up": "gate_up", "act": "act", "mul": "mul", "down": "down",
+    "act_dropout": "act_dropout", "dropout": "dropout",
+    "router": "router", "router_softmax": "router_softmax", "topk": "topk", "experts": "experts",
+    "combine": "combine", "shared_expert": "shared_expert", "shared_gate": "shared_expert_gate",
+    "shared_gate_act": "shared_expert_gate_act", "shared_scale": "shared_expert_scale",
+    "shared_add": "shared_add",
+}
+
+
+@dataclass(frozen=True)
+class MoE:
+    """A mixture of ``experts`` FFNs, ``active`` of them per token (transformers' Mixtral, Qwen2-MoE,
+    DeepSeek-V2/V3 blocks): ``score`` is ``softmax`` or ``sigmoid``; ``normalize`` divides the top-k
+    weights by their sum; ``groups`` is group-limited routing (n_group, per-group score count,
+    topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
+    width ``shared_ff``."""
+
+    experts: sympy.Expr
+    active: sympy.Expr
+    score: str = "softmax"
+    normalize: bool = True
+    groups: tuple | None = None
+    shared: str = "none"
+    shared_ff: sympy.Expr | None = None
+
+
+def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
+        bias: bool = False, gated: bool = False, fused_gate_up: bool = False, act_dropout: bool = False,
+        dropout: bool = False, moe: MoE | None = None) -> str:
+    """The FFN of *x* (B, T, d) -> (B, T, d); *act* is the activation op."""
+    step = _Steps(prefix, names or {})
+    body = dict(d_model=d_model, act=act, bias=bias, gated=gated, fused_gate_up=fused_gate_up,
+                act_dropout=act_dropout)
+    if moe is None:
+        o = _body(g, x, step, ff=ff, **body)
+    else:
+        o = _mixture(g, x, step, d_model, ff, moe, body)
+    if dropout:
+        o = g.op(step("dropout"), ops.Dropout(), o, role=R.DROPOUT)
+    return o
+
+
+class _Steps:
+    """A step's node name: the caller's, or ``{prefix}{STEPS[step]}``."""
+
+    def __init__(self, prefix, names):
+        self.prefix, self.names = prefix, names
+
+    def __call__(self, key):
+        return self.names.get(key) or f"{self.prefix}{STEPS[key]}"
+
+
+def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropout):
+    """up (and gate) -> activation (-> gate product) -> down."""
+    if not gated:
+        u = g.op(step("up"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="H")      # (B, T, d_ff)
+        u = g.op(step("act"), act, u, role=R.FFN_ACT, label=f"{act.title}(H)")                   # (B, T, d_ff)
+    else:
+        if fused_gate_up:
+            gu = g.op(step("gate_up"), ops.Linear(d_model, 2 * ff, bias=bias), x, role=R.FFN_GATE_UP,
+                      label="gate, up")                                                          # (B, T, 2d_ff)
+            gate = g.op(step("gate"), ops.Slice(sympy.Integer(0), ff), gu, role=R.FFN_GATE, label="G")
+            up = g.op(step("up"), ops.Slice(ff, ff), gu, role=R.FFN_UP, label="U")               # (B, T, d_ff)
+        else:
+            gate = g.op(step("gate"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_GATE, label="G")
+            up = g.op(step("up"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="U")  # (B, T, d_ff)
+        gate = g.op(step("act"), act, gate, role=R.FFN_ACT, label=f"{act.title}(G)")              # (B, T, d_ff)
+        u = g.op(step("mul"), ops.Mul(), gate, up, role=R.FFN_MUL, label=f"{act.title}(G) ⊙ U")   # (B, T, d_ff)
+    if act_dropout:
+        u = g.op(step("act_dropout"), ops.Dropout(), u, role=R.DROPOUT)
+    return g.op(step("down"), ops.Linear(ff, d_model, bias=bias), u, role=R.FFN_DOWN, label="ffn_out")  # (B, T, d)
+
+
+def _mixture(g, x, step, d_model, ff, moe: MoE, body):
+    """Router -> scores -> top-k weights; the experts (a group of E, k active); their weighted
+    sum; plus the shared expert."""
+    r = g.op(step("router"), ops.Linear(d_model, moe.experts, bias=False, tag="router"), x, role=R.ROUTER,
+             label="router logits")                                                        # (B, T, E)
+    score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
+    r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
+    w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r, role=R.TOP_K,
+             label="top-k weights")                                                        # (B, T, k)
+    inner = _Steps("", {})
+    with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
+        e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
+    o = g.op(step("combine"), ops.MoECombine(), e, w, role=R.COMBINE, label="Σ weights · experts")  # (B, T, d)
+    if moe.shared == "none":
+        return o
+    # a group of one, so its parts are named as an FFN's
+    with g.repeat(step("shared_expert"), 1, label="shared expert"):
+        sh = _body(g, x, inner, ff=moe.shared_ff if moe.shared_ff is not None else ff, **body)  # (B, T, d)
+    if moe.shared == "gated":  # Qwen2-MoE: sigmoid(x·w) scales the shared expert
+        gate = g.op(step("shared_gate"), ops.Linear(d_model, sympy.Integer(1), bias=False), x,
+                    role=R.SHARED_GATE, label="shared gate")                              # (B, T, 1)
+        gate = g.op(step("shared_gate_act"), ops.Sigmoid(), gate, role=R.SHARED_GATE_ACT, label="σ(gate)")
+        sh = g.op(step("shared_scale"), ops.Mul(), gate, sh, role=R.SHARED_SCALE,
+                  label="σ(gate) · shared")                                                # (B, T, d)
+    return g.op(step("shared_add"), ops.Add(), o, sh, role=R.SHARED_ADD, label="routed + shared")  # (B, T, d)
