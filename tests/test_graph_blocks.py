@@ -82,7 +82,7 @@ def test_every_node_of_every_family_and_preset_declares_its_role(monkeypatch):
         missing = [n for n in a.order if a.role(n) is None]
         assert missing == [], case
         built += 1
-    assert built == len(PRESETS) + 4 * len(MODULES)
+    assert built == len(PRESETS) + 4 * len(BUILTIN)
 
 
 def test_a_node_without_a_role_is_refused():
