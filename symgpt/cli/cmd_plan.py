@@ -40,38 +40,36 @@ def add_arguments(p):
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
 
 
-def machine(args) -> dict:
-    """The cluster's numbers: the direct flags, and where one is missing, the ``--hardware``
+def machine(args):
+    """The cluster's machine: the direct flags, and where one is missing, the ``--hardware``
     profile's datasheet figure (the peak in the dtype of the precision's matmuls)."""
     from ..core.errors import SymgptError
+    from ..derive.options import DEFAULT_NODE_SIZE, Machine
     from . import machine as mach
 
     given = mach.machine(args, args.precision).values
-    out = {"node_size": given.get("node_size", 8)}
     for key in ("device_memory", "peak", "link_bandwidth", "node_bandwidth"):
-        flag = "--" + key.replace("_", "-")
         if key not in given:
+            flag = "--" + key.replace("_", "-")
             why = f" ({args.hardware}'s datasheet gives none)" if args.hardware else " (or --hardware NAME)"
             raise SymgptError(f"plan needs {flag}{why}")
-        out[key] = given[key]
-    return out
+    return Machine(**{**given, "node_size": given.get("node_size", DEFAULT_NODE_SIZE)})
 
 
 def run(args) -> int:
-    from ..core.errors import SymgptError
+    from ..derive.options import Training
+    from ..derive.steptime import Cluster
     from ..render.cluster_text import plan_text
     from ..render.jsonout import dumps
-    from ..sweep.plan import plan
+    from ..sweep.plan import Search, plan
 
     m = load_model(args)
-    if any(v < 1 for v in (*args.vp, *args.microbatch)):
-        raise SymgptError("--vp and --microbatch take positive integers")
+    search = Search(recompute=args.recompute, zero=args.zero, sp=(False, True), vps=args.vp,
+                    microbatch_sizes=args.microbatch, max_cp=args.max_cp)
     tokens = number(args.tokens, "--tokens") if args.tokens else None
-    hw = machine(args)
-    r = plan(m, args.devices, args.global_batch, hw["device_memory"], hw["peak"], hw["link_bandwidth"],
-             hw["node_bandwidth"], hw["node_size"], number(args.efficiency, "--efficiency"),
-             tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
-             args.precision, args.optimizer, top=args.top, parts=bool(args.output))
+    cluster = Cluster(machine(args), number(args.efficiency, "--efficiency"),
+                      training=Training(precision=args.precision, optimizer=args.optimizer))
+    r = plan(m, args.devices, args.global_batch, cluster, search, tokens, top=args.top, parts=bool(args.output))
     if args.output:
         from ..core.io import write_atomic
         from ..render.cluster_fig import memory_bars_svg

@@ -91,9 +91,12 @@ def _memory(args, m, opts, cluster, mach):
     """memory.total per device under the same layout, when the device's memory is known."""
     if "device_memory" not in mach.values:
         return None
-    from ..derive.steptime import CLUSTER
+    from ..derive.options import Machine, split
+    from ..derive.steptime import Cluster
 
-    o = {k: v for k, v in {**opts, **cluster}.items() if k not in CLUSTER and k not in ("hardware", "per")}
+    _, o = split({**opts, **cluster}, Machine)  # the machine's and the cluster's own: not memory's
+    _, o = split(o, Cluster)
+    o = {k: v for k, v in o.items() if k not in ("hardware", "per")}  # FLOP-count choices
     if args.precision:
         o["precision"] = args.precision
     return m.quantity("memory.total", **o)
