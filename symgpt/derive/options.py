@@ -109,10 +109,10 @@ class Machine:
     def from_profile(cls, hw, dtype: str, **given) -> "Machine":
         """The datasheet figures of the hardware profile *hw* (the peak in *dtype*), each
         replaced by a *given* one that is not None."""
-        profile = {"peak": hw.peak(dtype), "bandwidth": hw.hbm_bandwidth, "device_memory": hw.memory,
-                   "link_bandwidth": hw.link_bandwidth, "node_bandwidth": hw.node_bandwidth,
-                   "node_size": hw.devices_per_node}
-        return cls(**{k: given[k] if given.get(k) is not None else v for k, v in profile.items()})
+        profile = {"peak": lambda: hw.peak(dtype), "bandwidth": lambda: hw.hbm_bandwidth,
+                   "device_memory": lambda: hw.memory, "link_bandwidth": lambda: hw.link_bandwidth,
+                   "node_bandwidth": lambda: hw.node_bandwidth, "node_size": lambda: hw.devices_per_node}
+        return cls(**{k: given[k] if given.get(k) is not None else read() for k, read in profile.items()})
 
 
 # --- training ---------------------------------------------------------------------------------
