@@ -27,14 +27,17 @@ def add_arguments(p):
     p.add_argument("--precision", default="mixed-bf16",
                    choices=choices.PRECISIONS)
     p.add_argument("--optimizer", default="adamw", choices=choices.OPTIMIZERS)
-    p.add_argument("--recompute", type=comma_list(str, ("none", "selective", "full")), default=("none", "selective", "full"),
+    p.add_argument("--recompute", type=comma_list(str, ("none", "selective", "full")),
+                   default=("none", "selective", "full"),
                    metavar="LIST", help="recomputation policies to try (default none,selective,full)")
     p.add_argument("--zero", type=comma_list(int, (0, 1, 2, 3)), default=(1,), metavar="LIST",
                    help="ZeRO stages to try (default 1: the distributed optimizer)")
-    p.add_argument("--vp", type=comma_list(int), default=(1, 2), metavar="LIST", help="virtual stages to try (default 1,2)")
+    p.add_argument("--vp", type=comma_list(int), default=(1, 2), metavar="LIST",
+                   help="virtual stages to try (default 1,2)")
     p.add_argument("--microbatch", type=comma_list(int), default=(1, 2, 4, 8), metavar="LIST",
                    help="micro-batch sizes to try (default 1,2,4,8)")
-    p.add_argument("--max-cp", type=positive_int, default=8, metavar="N", help="largest context-parallel degree (default 8)")
+    p.add_argument("--max-cp", type=positive_int, default=8, metavar="N",
+                   help="largest context-parallel degree (default 8)")
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="strategies shown (default 10)")
     p.add_argument("--figure", dest="output", metavar="FILE.svg",
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")

@@ -120,7 +120,8 @@ class InferenceOptions:
         check_choice("attention", self.attention, ("eager", "flash"))
         if not isinstance(self.causal, bool) or not isinstance(self.fp8, bool):
             raise SymgptError("causal and fp8 take true or false")
-        weight_bits, act_bits = _bits("weight bits", self.weight_bits), _bits("activation bits", self.act_bits, ACT_BITS)
+        weight_bits = _bits("weight bits", self.weight_bits)
+        act_bits = _bits("activation bits", self.act_bits, ACT_BITS)
         if self.fp8 and (act_bits != 16 or weight_bits not in (16, 8)):
             raise SymgptError("fp8 sets the weights and activations to 8 bits: give it without "
                               "--act-bits, and with --weight-bits 8 or none")

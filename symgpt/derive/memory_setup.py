@@ -15,7 +15,8 @@ from .options import OPTIMIZERS, PRECISIONS, Precision, Training
 from .shortcuts import expanded
 
 
-__all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "Training", "build", "setup"]
+__all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "Training", "build", "memory_quantity",
+           "setup"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,6 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
             f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
 
 
-def _q(s: Setup, name: str, breakdown, what: str) -> Quantity:
+def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:
     return Quantity(name, tuple((p, expanded(e)) for p, e in breakdown), s.model.bindings, "bytes",
                     label(s.conv, s.conv.name), _notes(s, what))
