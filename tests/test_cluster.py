@@ -184,11 +184,15 @@ def test_bad_layouts_are_one_line_errors(args, word):
 
 # --- plan: the vectorised pass agrees with the one-strategy derivations --------------------------
 def test_plan_agrees_with_each_strategy_derived_alone():
-    from symgpt.sweep.plan import plan
+    from symgpt.derive.options import Machine, Training
+    from symgpt.derive.steptime import Cluster
+    from symgpt.sweep.plan import Search, plan
 
     m = symgpt.load("gpt3-1.3b", T=2048)
     peak, link, node = 312 * 10**12, 300 * 10**9, 25 * 10**9
-    r = plan(m, 16, 64, 40 * 10**9, peak, link, node, recompute=("selective",), vps=(1, 2), top=4)
+    cluster = Cluster(Machine(peak=peak, device_memory=40 * 10**9, link_bandwidth=link, node_bandwidth=node),
+                      training=Training(precision="mixed-bf16"))
+    r = plan(m, 16, 64, cluster, Search(recompute=("selective",), vps=(1, 2)), top=4)
     assert r.rows and r.fitting <= r.considered
     times = [row["time"] for row in r.rows]
     assert times == sorted(times)

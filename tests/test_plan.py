@@ -14,10 +14,17 @@ import sympy
 from hypothesis import given, settings, strategies as st
 
 import symgpt
-from symgpt.sweep.plan import plan
+from symgpt.derive.options import Machine, Training
+from symgpt.derive.steptime import Cluster
+from symgpt.sweep.plan import Search, plan
 
 PEAK, LINK, NODE = 312 * 10**12, 300 * 10**9, 25 * 10**9
 RANK = {"none": 0, "selective": 1, "full": 2}
+
+
+def _cluster(memory, peak=PEAK, link=LINK, node=NODE):
+    return Cluster(Machine(peak=peak, device_memory=memory, link_bandwidth=link, node_bandwidth=node, node_size=8),
+                   training=Training(precision="mixed-bf16"))
 
 
 def _divisors(n):
@@ -69,19 +76,18 @@ def test_the_ranking_is_a_brute_force_exact_sort():
     m = symgpt.load("gpt2-small", T=1024)
     space = dict(recompute=("none", "full"), zero=(0, 1, 2, 3), sps=(False, True), vps=(1, 2), sizes=(1, 2),
                  max_cp=2)
-    probe = plan(m, 4, 8, 10**12, PEAK, LINK, NODE, recompute=space["recompute"], zero=space["zero"],
-                 sp=space["sps"], vps=space["vps"], microbatch_sizes=space["sizes"], max_cp=2, top=10**6)
+    search = Search(recompute=space["recompute"], zero=space["zero"], sp=space["sps"], vps=space["vps"],
+                    microbatch_sizes=space["sizes"], max_cp=2)
+    probe = plan(m, 4, 8, _cluster(10**12), search, top=10**6)
     limit = sorted(r["memory"] for r in probe.rows)[len(probe.rows) // 2]  # a strategy sits exactly on it
     considered, want = _brute(m, 4, 8, limit, **space)
-    got = plan(m, 4, 8, limit, PEAK, LINK, NODE, recompute=space["recompute"], zero=space["zero"], sp=space["sps"],
-               vps=space["vps"], microbatch_sizes=space["sizes"], max_cp=2, top=10**6)
+    got = plan(m, 4, 8, _cluster(limit), search, top=10**6)
     assert (got.considered, got.fitting) == (considered, len(want)) and len(want) > 20
     assert any(r["memory"] == limit for r in want)
     keys = ("tp", "pp", "dp", "cp", "ep", "microbatches", "vp", "recompute", "zero", "sp", "memory", "time")
     assert [{k: r[k] for k in keys} | {"B": r["microbatch"]} for r in got.rows] == \
         [{k: r[k] for k in keys} | {"B": r["B"]} for r in want]
-    top3 = plan(m, 4, 8, limit, PEAK, LINK, NODE, recompute=space["recompute"], zero=space["zero"],
-                sp=space["sps"], vps=space["vps"], microbatch_sizes=space["sizes"], max_cp=2, top=3)
+    top3 = plan(m, 4, 8, _cluster(limit), search, top=3)
     assert top3.rows == got.rows[:3] and top3.fitting == got.fitting
 
 
@@ -91,8 +97,8 @@ def test_each_strategy_equals_its_own_derivation():
     that one strategy with integer degrees."""
     m = symgpt.load("mixtral-8x7b", T=4096)
     peak, link, node = 989 * 10**12, 450 * 10**9, 50 * 10**9
-    r = plan(m, 32, 64, 80 * 10**9, peak, link, node, zero=(0, 1, 2, 3), vps=(1, 2), microbatch_sizes=(1, 2),
-             max_cp=4, top=10**6, tokens=10**9)
+    r = plan(m, 32, 64, _cluster(80 * 10**9, peak, link, node),
+             Search(zero=(0, 1, 2, 3), vps=(1, 2), microbatch_sizes=(1, 2), max_cp=4), top=10**6, tokens=10**9)
     assert r.fitting == len(r.rows) > 100
     times = [(row["time"], row["memory"]) for row in r.rows]
     assert times == sorted(times)
@@ -121,7 +127,7 @@ def test_each_strategy_equals_its_own_derivation():
 
 def test_parts_of_the_busier_stage():
     m = symgpt.load("gpt3-1.3b", T=2048)
-    r = plan(m, 16, 64, 40 * 10**9, PEAK, LINK, NODE, zero=(0, 3), vps=(1, 2), top=3, parts=True)
+    r = plan(m, 16, 64, _cluster(40 * 10**9), Search(zero=(0, 3), vps=(1, 2)), top=3, parts=True)
     for row in r.rows:
         o = dict(precision="mixed-bf16", recompute=row["recompute"], zero=row["zero"], sp=row["sp"], tp=row["tp"],
                  pp=row["pp"], vp=row["vp"], dp=row["dp"], cp=row["cp"], ep=row["ep"], microbatches=row["microbatches"])
@@ -173,8 +179,8 @@ def test_chunks_pruning_and_the_exact_fallback_change_nothing(monkeypatch):
     from symgpt.sweep.compile import Compiled
 
     m = symgpt.load("gpt3-1.3b", T=2048)
-    args = (m, 16, 64, 30 * 10**9, PEAK, LINK, NODE)
-    kw = dict(zero=(0, 1, 3), vps=(1, 2), microbatch_sizes=(1, 2, 4), top=25)
+    args = (m, 16, 64, _cluster(30 * 10**9), Search(zero=(0, 1, 3), vps=(1, 2), microbatch_sizes=(1, 2, 4)))
+    kw = dict(top=25)
     want = plan(*args, **kw)
     assert want.fitting < want.considered and len(want.rows) == 25
     monkeypatch.setattr(plan_module, "CHUNK", 7)

@@ -10,7 +10,6 @@ from ..core.errors import short
 from . import choices
 
 _OPTION_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
-_NOT_OPTIONS = frozenset({"self", "name", "model", "part", "per_block_", "roles"})  # select()'s own
 
 
 def add_quantity(p: argparse.ArgumentParser) -> None:
@@ -71,12 +70,27 @@ def _word(text: str):
         return text.strip()
 
 
+def not_options() -> frozenset:
+    """The names ``--option`` may not take: the named parameters of ``query.select`` and of
+    ``Model.quantity`` (the model, the quantity's name, --part, ...), read from their signatures."""
+    import inspect
+
+    from ..model.model import Model
+    from ..query.selection import select
+
+    named = set()
+    for f in (select, Model.quantity):
+        named |= {p.name for p in inspect.signature(f).parameters.values()
+                  if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    return frozenset(named)
+
+
 def options(args) -> dict:
     """Provider options from --convention, --per and --option KEY=VALUE."""
     from ..core.errors import SymgptError
 
     check_text_args(args)
-    out = {}
+    out, reserved = {}, not_options()
     if args.convention is not None:
         out["convention"] = _word(args.convention)
     if args.per is not None:
@@ -86,7 +100,7 @@ def options(args) -> dict:
         key = key.strip()
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", key):
             raise SymgptError(f"expected --option KEY=VALUE, got {short(text)}")
-        if key in _NOT_OPTIONS:
+        if key in reserved:
             raise SymgptError(f"--option {key}=...: not an option of a quantity")
         if key in out:
             raise SymgptError(f"option {key} given twice")

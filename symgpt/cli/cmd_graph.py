@@ -59,11 +59,11 @@ def run(args) -> int:
     if args.weight_bits:
         inference["weight_bits"] = args.weight_bits
     if args.peak or args.bandwidth:
-        from .costargs import _number
+        from .args import number
 
         for key in ("peak", "bandwidth"):
             if getattr(args, key):
-                inference[key] = _number(getattr(args, key), "--" + key)
+                inference[key] = number(getattr(args, key), "--" + key)
     if inference and args.phase is None and args.color_by != "bound":
         raise SymgptError("--hardware, --peak, --bandwidth and --weight-bits go with --phase or --color-by bound")
     step = None

@@ -41,22 +41,9 @@ def add_arguments(p):
                    "standalone document) or FILE.svg; needs B, T and a device")
 
 
-def _int(text, what):
-    from ..core.errors import SymgptError
-    from ..core.exprparse import parse_value
-
-    try:
-        v = parse_value(text)
-    except SymgptError:
-        v = None
-    if v is None or isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise SymgptError(f"{what} must be a positive integer, got {str(text)[:40]!r}")
-    return v
-
-
 def options(args) -> dict:
     from ..core.errors import SymgptError
-    from .cmd_time import _number
+    from .args import integer, number
 
     out = {"convention": args.convention, "weight_bits": args.weight_bits, "act_bits": args.act_bits,
            "attention": args.attention}
@@ -65,12 +52,12 @@ def options(args) -> dict:
     for key in ("peak", "bandwidth", "device_memory", "link_bandwidth"):
         text = getattr(args, key)
         if text is not None:
-            out[key] = _number(text, "--" + key.replace("_", "-"))
-    chips = _int(args.chips, "--chips")
+            out[key] = number(text, "--" + key.replace("_", "-"))
+    chips = integer(args.chips, "--chips")
     if chips > 1:
         out["chips"] = chips
     if args.group_size is not None:
-        out["group_size"] = _int(args.group_size, "--group-size")
+        out["group_size"] = integer(args.group_size, "--group-size")
     if args.kv_bits is not None:
         out["kv_bits"] = args.kv_bits
     if args.fp8:
@@ -80,8 +67,8 @@ def options(args) -> dict:
     if (args.prompt is None) != (args.generate is None):
         raise SymgptError("--prompt and --generate go together")
     if args.prompt is not None:
-        out["prompt"] = _int(args.prompt, "--prompt")
-        out["generate"] = _int(args.generate, "--generate")
+        out["prompt"] = integer(args.prompt, "--prompt")
+        out["generate"] = integer(args.generate, "--generate")
     return out
 
 

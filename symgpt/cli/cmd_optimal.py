@@ -30,11 +30,11 @@ def run(args) -> int:
     from ..derive.optimal import fit, for_model, optimal
     from ..core.errors import SymgptError
     from ..render.jsonout import dumps
-    from .cmd_time import _number
+    from .args import number
     from .common import load_model
 
     f = fit(args.fit)
-    given = {k: _number(getattr(args, k), f"--{k}") for k in ("compute", "params", "tokens") if getattr(args, k)}
+    given = {k: number(getattr(args, k), f"--{k}") for k in ("compute", "params", "tokens") if getattr(args, k)}
     qs = optimal(f, **given)
     if args.model:
         if "compute" not in given:

@@ -4,104 +4,80 @@ recompute, ZeRO, SP) that divides the model and fits in device memory, ranked by
 from __future__ import annotations
 
 from .common import add_json, add_model, emit, load_model
-from .costargs import _positive
-from .machine import add_hardware
+from .args import add_hardware, comma_list, number, path, positive_int
 from . import choices
 
 HELP = "the fastest ways to train a model on N devices (parallel strategies ranked by step time)"
 
 
-def _list(kind, allowed=None):
-    def parse(text: str):
-        import argparse
-
-        out = []
-        for part in text.split(","):
-            part = part.strip()
-            v = kind(part) if kind is not str else part
-            if allowed is not None and v not in allowed:
-                raise argparse.ArgumentTypeError(f"expected one of {', '.join(map(str, allowed))}, got {part[:20]!r}")
-            out.append(v)
-        return tuple(dict.fromkeys(out))
-    return parse
-
-
 def add_arguments(p):
     add_model(p)
     add_json(p)
-    p.add_argument("--devices", type=_positive, required=True, metavar="N", help="devices in the cluster")
-    p.add_argument("--global-batch", type=_positive, required=True, metavar="G", help="sequences per step")
+    p.add_argument("--devices", type=positive_int, required=True, metavar="N", help="devices in the cluster")
+    p.add_argument("--global-batch", type=positive_int, required=True, metavar="G", help="sequences per step")
     add_hardware(p, "--device-memory, --peak, --link-bandwidth, --node-bandwidth and --node-size")
     p.add_argument("--device-memory", metavar="BYTES", help="memory of one device (e.g. 80e9)")
     p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
     p.add_argument("--efficiency", default="1", metavar="X", help="fraction of peak the kernels reach (default 1)")
     p.add_argument("--link-bandwidth", metavar="B/S", help="bytes/s per device inside a node")
     p.add_argument("--node-bandwidth", metavar="B/S", help="bytes/s per device between nodes")
-    p.add_argument("--node-size", type=_positive, default=None, metavar="N",
+    p.add_argument("--node-size", type=positive_int, default=None, metavar="N",
                    help="devices per node (default: the profile's, else 8)")
     p.add_argument("--tokens", metavar="D", help="training tokens: also the time to train")
     p.add_argument("--precision", default="mixed-bf16",
                    choices=choices.PRECISIONS)
     p.add_argument("--optimizer", default="adamw", choices=choices.OPTIMIZERS)
-    p.add_argument("--recompute", type=_list(str, ("none", "selective", "full")), default=("none", "selective", "full"),
+    p.add_argument("--recompute", type=comma_list(str, ("none", "selective", "full")),
+                   default=("none", "selective", "full"),
                    metavar="LIST", help="recomputation policies to try (default none,selective,full)")
-    p.add_argument("--zero", type=_list(int, (0, 1, 2, 3)), default=(1,), metavar="LIST",
+    p.add_argument("--zero", type=comma_list(int, (0, 1, 2, 3)), default=(1,), metavar="LIST",
                    help="ZeRO stages to try (default 1: the distributed optimizer)")
-    p.add_argument("--vp", type=_list(int), default=(1, 2), metavar="LIST", help="virtual stages to try (default 1,2)")
-    p.add_argument("--microbatch", type=_list(int), default=(1, 2, 4, 8), metavar="LIST",
+    p.add_argument("--vp", type=comma_list(int), default=(1, 2), metavar="LIST",
+                   help="virtual stages to try (default 1,2)")
+    p.add_argument("--microbatch", type=comma_list(int), default=(1, 2, 4, 8), metavar="LIST",
                    help="micro-batch sizes to try (default 1,2,4,8)")
-    p.add_argument("--max-cp", type=_positive, default=8, metavar="N", help="largest context-parallel degree (default 8)")
-    p.add_argument("--top", type=_positive, default=10, metavar="K", help="strategies shown (default 10)")
+    p.add_argument("--max-cp", type=positive_int, default=8, metavar="N",
+                   help="largest context-parallel degree (default 8)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="K", help="strategies shown (default 10)")
     p.add_argument("--figure", dest="output", metavar="FILE.svg",
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
 
 
-def _path(text: str) -> str:
-    from ..core.errors import SymgptError
-
-    if "\x00" in text or not text.strip():
-        raise SymgptError("the output file name is empty or holds a NUL character")
-    return text
-
-
-def machine(args) -> dict:
-    """The cluster's numbers: the direct flags, and where one is missing, the ``--hardware``
+def machine(args):
+    """The cluster's machine: the direct flags, and where one is missing, the ``--hardware``
     profile's datasheet figure (the peak in the dtype of the precision's matmuls)."""
     from ..core.errors import SymgptError
+    from ..derive.options import DEFAULT_NODE_SIZE, Machine
     from . import machine as mach
 
     given = mach.machine(args, args.precision).values
-    out = {"node_size": given.get("node_size", 8)}
     for key in ("device_memory", "peak", "link_bandwidth", "node_bandwidth"):
-        flag = "--" + key.replace("_", "-")
         if key not in given:
+            flag = "--" + key.replace("_", "-")
             why = f" ({args.hardware}'s datasheet gives none)" if args.hardware else " (or --hardware NAME)"
             raise SymgptError(f"plan needs {flag}{why}")
-        out[key] = given[key]
-    return out
+    return Machine(**{**given, "node_size": given.get("node_size", DEFAULT_NODE_SIZE)})
 
 
 def run(args) -> int:
-    from ..core.errors import SymgptError
+    from ..derive.options import Training
+    from ..derive.steptime import Cluster
     from ..render.cluster_text import plan_text
     from ..render.jsonout import dumps
-    from ..sweep.plan import plan
-    from .costargs import _number
+    from ..sweep.plan import Search, plan
 
     m = load_model(args)
-    if any(v < 1 for v in (*args.vp, *args.microbatch)):
-        raise SymgptError("--vp and --microbatch take positive integers")
-    tokens = _number(args.tokens, "--tokens") if args.tokens else None
-    hw = machine(args)
-    r = plan(m, args.devices, args.global_batch, hw["device_memory"], hw["peak"], hw["link_bandwidth"],
-             hw["node_bandwidth"], hw["node_size"], _number(args.efficiency, "--efficiency"),
-             tokens, args.recompute, args.zero, (False, True), args.vp, args.microbatch, args.max_cp,
-             args.precision, args.optimizer, top=args.top, parts=bool(args.output))
+    search = Search(recompute=args.recompute, zero=args.zero, sp=(False, True), vps=args.vp,
+                    microbatch_sizes=args.microbatch, max_cp=args.max_cp)
+    tokens = number(args.tokens, "--tokens") if args.tokens else None
+    cluster = Cluster(machine(args), number(args.efficiency, "--efficiency"),
+                      training=Training(precision=args.precision, optimizer=args.optimizer))
+    r = plan(m, args.devices, args.global_batch, cluster, search, tokens, top=args.top, parts=bool(args.output))
     if args.output:
         from ..core.io import write_atomic
         from ..render.cluster_fig import memory_bars_svg
 
-        write_atomic(_path(args.output), memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
+        write_atomic(path(args.output), memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
     if args.json:
         keys = ("tp", "pp", "dp", "ep", "cp", "microbatch", "microbatches", "vp", "recompute", "zero", "sp",
                 "memory", "comm_bytes", "bubble", "time", "mfu", "train_seconds")

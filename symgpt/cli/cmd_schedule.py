@@ -4,7 +4,7 @@ as SVG or TikZ, with the bubble it leaves beside the papers' (p − 1)/m and (p 
 from __future__ import annotations
 
 from .common import emit
-from .costargs import _positive
+from .args import path, positive_int
 
 HELP = "a pipeline schedule (GPipe, 1F1B, interleaved) drawn as SVG or TikZ, with its bubble"
 
@@ -13,9 +13,9 @@ from . import choices
 
 
 def add_arguments(p):
-    p.add_argument("--pp", type=_positive, required=True, metavar="P", help="pipeline stages (devices)")
-    p.add_argument("--microbatches", type=_positive, required=True, metavar="M", help="micro-batches per step")
-    p.add_argument("--vp", type=_positive, default=1, metavar="V", help="chunks per device (interleaved)")
+    p.add_argument("--pp", type=positive_int, required=True, metavar="P", help="pipeline stages (devices)")
+    p.add_argument("--microbatches", type=positive_int, required=True, metavar="M", help="micro-batches per step")
+    p.add_argument("--vp", type=positive_int, default=1, metavar="V", help="chunks per device (interleaved)")
     p.add_argument("--schedule", choices=choices.SCHEDULES, default="1f1b")
     p.add_argument("--format", choices=choices.SCHEDULE_FORMATS, default="text",
                    help="text: the bubble only; svg or tikz: the drawing (default text)")
@@ -45,9 +45,7 @@ def run(args) -> int:
     if args.output:
         from ..core.io import write_atomic
 
-        from .cmd_plan import _path
-
-        write_atomic(_path(args.output), text)
+        write_atomic(path(args.output), text)
         return 0
     emit(text)
     return 0

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from .common import emit, load_model
 from . import choices
-from .costargs import (_number, add_cluster, add_convention, add_flops, add_parallel, cluster_options, flops_options,
+from .args import add_hardware, number
+from .costargs import (add_cluster, add_convention, add_flops, add_parallel, cluster_options, flops_options,
                        payload, unbound_hint)
-from .machine import add_hardware
 
 HELP = "step time, tokens/s, MFU, training time for D tokens and the initial loss ln V"
 
@@ -62,7 +62,7 @@ def run(args) -> int:
     opts = flops_options(args)
     opts.pop("per", None)
     mach = machine(args, args.precision or convention(args.convention).precision)
-    peak, mfu = mach.values.get("peak", DEFAULT_PEAK), _number(args.mfu, "--mfu")
+    peak, mfu = mach.values.get("peak", DEFAULT_PEAK), number(args.mfu, "--mfu")
     cluster = _layout(args, mach.values)
     if cluster:
         if args.measured:
@@ -73,9 +73,9 @@ def run(args) -> int:
     qs = [m.quantity("time.step", peak=peak, mfu=mfu, **opts),
           m.quantity("time.throughput", peak=peak, mfu=mfu, **opts)]
     if args.measured:
-        qs.append(m.quantity("time.mfu", measured=_number(args.measured, "--measured"), peak=peak, **opts))
+        qs.append(m.quantity("time.mfu", measured=number(args.measured, "--measured"), peak=peak, **opts))
     if args.tokens:
-        qs.append(m.quantity("time.training", tokens=_number(args.tokens, "--tokens"), peak=peak, mfu=mfu, **opts))
+        qs.append(m.quantity("time.training", tokens=number(args.tokens, "--tokens"), peak=peak, mfu=mfu, **opts))
     qs.append(m.quantity("loss.initial"))
     memory = _memory(args, m, opts, {}, mach)
     if args.json:
@@ -91,9 +91,12 @@ def _memory(args, m, opts, cluster, mach):
     """memory.total per device under the same layout, when the device's memory is known."""
     if "device_memory" not in mach.values:
         return None
-    from ..derive.steptime import CLUSTER
+    from ..derive.options import Machine, split
+    from ..derive.steptime import Cluster
 
-    o = {k: v for k, v in {**opts, **cluster}.items() if k not in CLUSTER and k not in ("hardware", "per")}
+    _, o = split({**opts, **cluster}, Machine)  # the machine's and the cluster's own: not memory's
+    _, o = split(o, Cluster)
+    o = {k: v for k, v in o.items() if k not in ("hardware", "per")}  # FLOP-count choices
     if args.precision:
         o["precision"] = args.precision
     return m.quantity("memory.total", **o)
@@ -135,7 +138,7 @@ def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
         flags = " and ".join("--" + k.replace("_", "-") for k in missing)
         raise SymgptError(f"{e}; {mach.profile.name}'s datasheet gives no {flags.replace('--', '')}: give {flags}") from None
     if args.tokens:
-        tokens = _number(args.tokens, "--tokens")
+        tokens = number(args.tokens, "--tokens")
         qs += [m.quantity("time.to_train", tokens=tokens, **o), m.quantity("time.device_hours", tokens=tokens, **o)]
     memory = _memory(args, m, opts, cluster, mach)
     if args.json:

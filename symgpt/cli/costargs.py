@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import choices
+from .args import positive_int
 from .common import add_json, add_model, load_model
 
 
@@ -55,45 +56,30 @@ def memory_quantities(args, names):
 def add_parallel(p) -> None:
     """Data, tensor, sequence, pipeline, context and expert parallelism (per-device figures)."""
     p.add_argument("--zero", type=int, default=0, choices=choices.ZERO_STAGES, help="ZeRO stage (per-device memory)")
-    p.add_argument("--dp", type=_positive, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
-    p.add_argument("--tp", type=_positive, default=1, metavar="N", help="tensor-parallel ranks")
+    p.add_argument("--dp", type=positive_int, default=1, metavar="N", help="data-parallel ranks (for ZeRO)")
+    p.add_argument("--tp", type=positive_int, default=1, metavar="N", help="tensor-parallel ranks")
     p.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")
     add_layout(p)
 
 
 def add_layout(p) -> None:
     """Pipeline, context and expert parallelism, and where the optimizer states live."""
-    p.add_argument("--pp", type=_positive, default=1, metavar="N", help="pipeline stages")
-    p.add_argument("--vp", type=_positive, default=1, metavar="V",
+    p.add_argument("--pp", type=positive_int, default=1, metavar="N", help="pipeline stages")
+    p.add_argument("--vp", type=positive_int, default=1, metavar="V",
                    help="virtual stages per device (the interleaved 1F1B schedule, with --pp)")
-    p.add_argument("--microbatches", type=_positive, default=1, metavar="M",
+    p.add_argument("--microbatches", type=positive_int, default=1, metavar="M",
                    help="micro-batches per step (B is the micro-batch size)")
     p.add_argument("--schedule", choices=choices.SCHEDULES, default="1f1b",
                    help="pipeline schedule (default 1f1b; --vp > 1 interleaves it)")
     p.add_argument("--stage", choices=choices.STAGES, default="first",
                    help="the pipeline stage whose device is sized (default first: the most activations)")
-    p.add_argument("--ep", type=_positive, default=1, metavar="N",
+    p.add_argument("--ep", type=positive_int, default=1, metavar="N",
                    help="expert-parallel ranks (taken from the data-parallel ranks)")
-    p.add_argument("--cp", type=_positive, default=1, metavar="N", help="context-parallel ranks (T split)")
+    p.add_argument("--cp", type=positive_int, default=1, metavar="N", help="context-parallel ranks (T split)")
     p.add_argument("--distributed-optimizer", action="store_true",
                    help="shard the optimizer states over the data-parallel ranks (Megatron-LM; as ZeRO-1)")
     p.add_argument("--offload", action="store_true",
                    help="optimizer states and the fp32 master copy in host memory (ZeRO-Offload)")
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    from ..core.errors import SymgptError
-    from ..core.exprparse import parse_value
-
-    try:
-        v = parse_value(text)
-    except SymgptError:
-        v = None
-    if v is None or isinstance(v, bool) or v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:40]!r}")
-    return v
 
 
 def flops_options(args) -> dict:
@@ -110,7 +96,7 @@ def add_cluster(p) -> None:
                    help="bytes/s each device sends inside a node (e.g. 450e9 for NVLink 4)")
     p.add_argument("--node-bandwidth", metavar="B/S",
                    help="bytes/s each device sends between nodes (e.g. 50e9 for 400 Gb/s InfiniBand)")
-    p.add_argument("--node-size", type=_positive, default=None, metavar="N",
+    p.add_argument("--node-size", type=positive_int, default=None, metavar="N",
                    help="devices per node (default: the profile's, else 8)")
     p.add_argument("--overlap-dp", action="store_true",
                    help="the data-parallel collectives hide behind backward (not in the step time)")
@@ -158,13 +144,3 @@ def payload(m, conv_label: str, options: dict, quantities) -> dict:
     for q in quantities:
         out[q.name] = quantity_json(q)
     return out
-
-
-def _number(text, what):
-    from ..core.errors import SymgptError
-    from ..core.exprparse import parse_expression
-
-    v = parse_expression(text, names={})
-    if not v.is_Rational or v <= 0:
-        raise SymgptError(f"{what} must be a positive number, got {text!r}")
-    return v

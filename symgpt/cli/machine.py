@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import choices
-
 #: (key, flag) of the numbers a profile fills, in the order they are printed
 KEYS = (("peak", "--peak"), ("device_memory", "--device-memory"), ("link_bandwidth", "--link-bandwidth"),
         ("node_bandwidth", "--node-bandwidth"), ("node_size", "--node-size"))
@@ -20,12 +18,6 @@ class Machine(NamedTuple):
     dtype: str          # the dtype whose peak the profile gave
 
 
-def add_hardware(p, fills: str) -> None:
-    p.add_argument("--hardware", type=choices.HARDWARE.parse, metavar="NAME",
-                   help=f"a device profile (symgpt hardware) that fills {fills} from its datasheet "
-                   "(the peak in the dtype of the precision's matmuls); given flags win")
-
-
 def dtype(precision: str) -> str:
     """The dtype of the matmuls under a precision policy (whose peak a profile gives)."""
     return "fp32" if precision == "fp32" else ("fp16" if "fp16" in precision else "bf16")
@@ -35,7 +27,7 @@ def machine(args, precision: str) -> Machine:
     """The numbers given by flag, and where a flag is missing, ``--hardware``'s datasheet figure."""
     import sympy
 
-    from .costargs import _number
+    from .args import number
 
     hw, profile = None, {}
     if getattr(args, "hardware", None) is not None:
@@ -48,7 +40,7 @@ def machine(args, precision: str) -> Machine:
     for key, flag in KEYS:
         given = getattr(args, key, None)
         if given is not None:
-            values[key] = given if isinstance(given, int) else _number(given, flag)
+            values[key] = given if isinstance(given, int) else number(given, flag)
             sources[key] = flag
         elif profile.get(key) is not None:
             values[key] = profile[key] if key == "node_size" else sympy.Integer(profile[key])

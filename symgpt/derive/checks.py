@@ -1,4 +1,7 @@
-"""Checks of the numbers a derivation is given (rates, efficiencies, bandwidths)."""
+"""The one check of every positive number a derivation or a command is given (rates,
+efficiencies, bandwidths, memory, degrees, token counts): :func:`positive` for an exact positive
+Rational, :func:`positive_int` for a positive integer. Every option dataclass
+(``derive.options``) and every command's argument reader (``cli.args``) calls these."""
 
 from __future__ import annotations
 
@@ -10,15 +13,31 @@ from ..core.errors import SymgptError
 DEFAULT_PEAK = sympy.Integer(300) * 10**12
 
 
-def positive(name: str, v, upper=None) -> sympy.Expr:
-    """*v* as an exact positive Rational (at most *upper*), or a one-line error naming *name*."""
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Rational, sympy.Integer)):
-        if isinstance(v, float):
-            v = sympy.nsimplify(v, rational=True)
-        else:
-            raise SymgptError(f"{name} must be a positive number, got {v!r}")
-    v = sympy.Rational(v)
+def positive(name: str, v, upper=None, symbolic: bool = False) -> sympy.Expr:
+    """*v* as an exact positive Rational (at most *upper*), or a one-line error naming *name*.
+    A float is taken as the decimal it prints as (``0.4`` is 2/5). *symbolic*: a SymPy symbol
+    passes as it is (a plan's closed forms)."""
+    if symbolic and isinstance(v, sympy.Symbol):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float, sympy.Rational, sympy.Integer)):
+        raise SymgptError(f"{name} must be a positive number, got {v!r}")
+    v = sympy.nsimplify(v, rational=True) if isinstance(v, float) else sympy.Rational(v)
     if v <= 0 or (upper is not None and v > upper):
         bound = f" at most {upper}" if upper is not None else ""
         raise SymgptError(f"{name} must be positive{bound}, got {v}")
     return v
+
+
+def positive_int(name: str, v, symbolic: bool = False) -> sympy.Expr:
+    """*v* as a positive SymPy Integer, or a one-line error naming *name*. *symbolic*: a SymPy
+    symbol passes as it is (a plan's degrees)."""
+    if symbolic and isinstance(v, sympy.Symbol):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, sympy.Integer)) or v < 1:
+        raise SymgptError(f"{name} must be a positive integer, got {v!r}")
+    return sympy.Integer(v)
+
+
+def optional(check, name: str, v, *args, **kwargs):
+    """None where *v* is None, else ``check(name, v, ...)``."""
+    return None if v is None else check(name, v, *args, **kwargs)

@@ -140,7 +140,7 @@ def _step(model, phase) -> Step:
     return step(model.arch, phase)
 
 
-def _q(s: Setup, name, parts, unit, what) -> Quantity:
+def inference_quantity(s: Setup, name, parts, unit, what) -> Quantity:
     kept = tuple((p, expanded(e)) if not e.has(sympy.Min, sympy.Max) else (p, e) for p, e in parts)
     kept = tuple((p, e) for p, e in kept if e != 0)
     return Quantity(name, kept, s.bindings, unit, s.convention, s.notes(what))
@@ -170,7 +170,7 @@ def phase_flops(model, phase, **options) -> Quantity:
         parts = _book_flops(s, model, st)
     else:
         parts = [(o.node, op_flops(s, arch, st, o)) for o in st.ops]
-    return _q(s, f"inference.{phase}.flops", parts, "FLOPs", _what(st))
+    return inference_quantity(s, f"inference.{phase}.flops", parts, "FLOPs", _what(st))
 
 
 def book_weight_bytes(s: Setup, model):
@@ -185,14 +185,14 @@ def phase_bytes(model, phase, **options) -> Quantity:
         parts = book_weight_bytes(s, model) + [("kv_cache", kv_cache(model, **options).expr)]
     else:
         parts = [(o.node, op_bytes(s, arch, st, o)) for o in st.ops]
-    return _q(s, f"inference.{phase}.bytes", parts, "bytes", _what(st) + ": bytes read and written")
+    return inference_quantity(s, f"inference.{phase}.bytes", parts, "bytes", _what(st) + ": bytes read and written")
 
 
 def kv_cache(model, **options) -> Quantity:
     """The cache for B sequences of T tokens (``kvcache.cache_tensors``) at the KV dtype, per device."""
     s = setup(model, **options)
     parts = [(c.node, c.elements * s.kv / (s.chips if c.split else 1)) for c in cache_tensors(model.arch)]
-    return _q(s, "inference.kv_cache", parts, "bytes",
+    return inference_quantity(s, "inference.kv_cache", parts, "bytes",
               "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "
               "sequences of T tokens")
 
@@ -215,7 +215,7 @@ def weights(model, **options) -> Quantity:
                     continue  # a tied weight is stored once, by its owner
                 e += numel(arch.graph.nodes[pnode]["shape"]) * arch.multiplicity(pnode) * param_bytes(s, arch, pnode)
             parts.append((n, _per_device(s, arch, n, e)))
-    return _q(s, "inference.weights", parts, "bytes", "weights held on each device")
+    return inference_quantity(s, "inference.weights", parts, "bytes", "weights held on each device")
 
 
 def largest_activation(s: Setup, model) -> sympy.Expr:
@@ -241,7 +241,7 @@ def memory(model, **options) -> Quantity:
         parts.append(("activation", largest_activation(s, model)))
         what = ("inference memory per device: weights + KV cache (B sequences of T tokens) + the largest "
                 "activation of a prefill (transient; freed op by op)")
-    q = _q(s, "inference.memory", parts, "bytes", what)
+    q = inference_quantity(s, "inference.memory", parts, "bytes", what)
     cap = device_memory(s, options.get("device_memory"))
     if cap is not None:
         v = q.value

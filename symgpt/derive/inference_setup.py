@@ -31,6 +31,8 @@ from ..core.conventions import check_choice
 from ..core.errors import SymgptError
 from ..core.hardware import Hardware, hardware as get_hardware
 from ..core.symbols import BW_link, BW_mem, F_peak
+from .checks import optional, positive, positive_int
+from .options import Machine, split
 
 CONVENTIONS = {
     "default": ("a roofline per op: each op of the step reads its weights and inputs and writes its "
@@ -44,17 +46,6 @@ CONVENTIONS = {
 }
 BITS = (32, 16, 8, 4)          # weights and the KV cache
 ACT_BITS = (32, 16, 8)         # activations (8: int8, the int8 peak)
-
-
-def _rational(name, v, allow_none=True):
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Rational, sympy.Integer, float)):
-        raise SymgptError(f"{name} must be a positive number, got {v!r}")
-    v = sympy.nsimplify(v, rational=True) if isinstance(v, float) else sympy.Rational(v)
-    if v <= 0:
-        raise SymgptError(f"{name} must be positive, got {v}")
-    return v
 
 
 def _bits(name, v, allowed=BITS):
@@ -102,53 +93,101 @@ class Setup:
         return tuple(out)
 
 
-def setup(model, convention="default", weight_bits=16, group_size=None, kv_bits=None, act_bits=16,
-          fp8=False, hardware=None, peak=None, bandwidth=None, device_memory=None, chips=1,
-          link_bandwidth=None, attention="eager", causal=False, prompt=None, generate=None) -> Setup:
-    """The pricing of every ``inference.*`` quantity (see the module docstring)."""
-    check_choice("inference convention", convention, tuple(CONVENTIONS))
-    check_choice("attention", attention, ("eager", "flash"))
-    if not isinstance(causal, bool) or not isinstance(fp8, bool):
-        raise SymgptError("causal and fp8 take true or false")
-    weight_bits = _bits("weight bits", weight_bits)
-    act_bits = _bits("activation bits", act_bits, ACT_BITS)
-    if fp8:
-        if act_bits != 16 or weight_bits not in (16, 8):
+@dataclass(frozen=True)
+class InferenceOptions:
+    """The options of every ``inference.*`` quantity (see the module docstring), checked once
+    here: the convention, the bits of weights, KV cache and activations, fp8, tensor
+    parallelism over *chips*, the attention kernel, the hardware profile's name and the
+    machine's numbers given directly (``derive.options.Machine``), and a generation's prompt
+    and new tokens."""
+
+    convention: str = "default"
+    weight_bits: int = 16
+    group_size: int | None = None
+    kv_bits: int | None = None
+    act_bits: int = 16
+    fp8: bool = False
+    chips: int = 1
+    attention: str = "eager"
+    causal: bool = False
+    hardware: str | None = None
+    machine: Machine = Machine()
+    prompt: int | None = None
+    generate: int | None = None
+
+    def __post_init__(self):
+        check_choice("inference convention", self.convention, tuple(CONVENTIONS))
+        check_choice("attention", self.attention, ("eager", "flash"))
+        if not isinstance(self.causal, bool) or not isinstance(self.fp8, bool):
+            raise SymgptError("causal and fp8 take true or false")
+        weight_bits = _bits("weight bits", self.weight_bits)
+        act_bits = _bits("activation bits", self.act_bits, ACT_BITS)
+        if self.fp8 and (act_bits != 16 or weight_bits not in (16, 8)):
             raise SymgptError("fp8 sets the weights and activations to 8 bits: give it without "
                               "--act-bits, and with --weight-bits 8 or none")
-        weight_bits, act_bits = 8, 8
-    kv_bits = act_bits if kv_bits is None else _bits("KV-cache bits", kv_bits)
+        if self.kv_bits is not None:
+            _bits("KV-cache bits", self.kv_bits)
+        if self.group_size is not None:
+            positive_int("group size", self.group_size)
+            if (8 if self.fp8 else weight_bits) >= 16:
+                raise SymgptError("a group size applies to quantized weights (--weight-bits 8 or 4)")
+        positive_int("chips", self.chips)
+        for name in ("prompt", "generate"):
+            optional(positive_int, name, getattr(self, name))
+        if self.hardware is not None:
+            get_hardware(self.hardware)
+
+    @classmethod
+    def from_options(cls, **options) -> "InferenceOptions":
+        """The keyword options of an ``inference.*`` quantity: the machine's (``peak``,
+        ``bandwidth``, ``device_memory``, ``link_bandwidth``) and the rest this class's."""
+        mach, rest = split(options, Machine)
+        if "machine" in rest:
+            raise SymgptError("unknown option 'machine'")
+        return cls(**rest, machine=Machine(**mach))
+
+    @property
+    def bits(self) -> tuple[int, int, int]:
+        """(weight, activation, KV-cache) bits, fp8 applied."""
+        w, a = (8, 8) if self.fp8 else (int(self.weight_bits), int(self.act_bits))
+        return w, a, a if self.kv_bits is None else int(self.kv_bits)
+
+    @property
+    def dtype(self) -> str:
+        """The dtype whose peak prices the FLOPs."""
+        return "fp8" if self.fp8 else {32: "fp32", 16: "bf16", 8: "int8"}[self.bits[1]]
+
+
+def setup(model, **options) -> Setup:
+    """The pricing of every ``inference.*`` quantity from its keyword options (the edge: they
+    become an :class:`InferenceOptions` here, once)."""
+    return build(model, InferenceOptions.from_options(**options))
+
+
+def build(model, o: InferenceOptions) -> Setup:
+    """The pricing of every ``inference.*`` quantity under *o*: the bytes of each dtype, and the
+    machine's numbers (given, else the profile's) bound to F_peak, BW_mem and BW_link."""
+    weight_bits, act_bits, kv_bits = o.bits
     weight = sympy.Rational(weight_bits, 8)
-    labels = [f"weights {weight_bits}-bit" + (" (fp8)" if fp8 else "")]
-    if group_size is not None:
-        if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-            raise SymgptError(f"group size must be a positive integer, got {group_size!r}")
-        if weight_bits >= 16:
-            raise SymgptError("a group size applies to quantized weights (--weight-bits 8 or 4)")
-        weight += sympy.Rational(2, group_size)
-        labels[0] += f", a 16-bit scale per {group_size} weights"
+    labels = [f"weights {weight_bits}-bit" + (" (fp8)" if o.fp8 else "")]
+    if o.group_size is not None:
+        weight += sympy.Rational(2, o.group_size)
+        labels[0] += f", a 16-bit scale per {o.group_size} weights"
     labels += [f"activations {act_bits}-bit", f"KV cache {kv_bits}-bit"]
-    dtype = "fp8" if fp8 else {32: "fp32", 16: "bf16", 8: "int8"}[act_bits]
-    if isinstance(chips, bool) or not isinstance(chips, int) or chips < 1:
-        raise SymgptError(f"chips must be a positive integer, got {chips!r}")
-    device = get_hardware(hardware) if hardware is not None else None
+    device = get_hardware(o.hardware) if o.hardware is not None else None
+    mach = o.machine
+    if device is not None:
+        mach = Machine.from_profile(device, o.dtype, **mach.options())
     bindings = dict(model.bindings)
-    p = _rational("peak", peak) or (sympy.Integer(device.peak(dtype)) if device else None)
-    bw = _rational("bandwidth", bandwidth) or (sympy.Integer(device.hbm_bandwidth) if device else None)
-    link = _rational("link bandwidth", link_bandwidth) or (sympy.Integer(device.link_bandwidth) if device else None)
-    _rational("device memory", device_memory)
-    for s, v in ((F_peak, p), (BW_mem, bw), (BW_link, link)):
+    for sym, v in ((F_peak, mach.peak), (BW_mem, mach.bandwidth), (BW_link, mach.link_bandwidth)):
         if v is not None:
-            bindings[s] = v
-    for name, v in (("prompt", prompt), ("generate", generate)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise SymgptError(f"{name} must be a positive number of tokens, got {v!r}")
-    return Setup(model, convention, weight, sympy.Rational(act_bits, 8), sympy.Rational(kv_bits, 8), dtype,
-                 chips, device, attention, causal, bindings, tuple(labels))
+            bindings[sym] = v
+    return Setup(model, o.convention, weight, sympy.Rational(act_bits, 8), sympy.Rational(kv_bits, 8), o.dtype,
+                 int(o.chips), device, o.attention, o.causal, bindings, tuple(labels))
 
 
 def device_memory(s: Setup, given=None):
     """The device's memory in bytes (given, or the profile's), or None."""
     if given is not None:
-        return _rational("device memory", given)
+        return positive("device memory", given)
     return sympy.Integer(s.device.memory) if s.device is not None else None

@@ -30,7 +30,7 @@ from ..core.errors import SymgptError
 from ..ops.base import numel
 from .quantity import Quantity
 from ..core.symbols import B, BW_link, BW_mem, F_peak
-from .inference import _q, book_weight_bytes, kv_cache, phase_flops, priced_ops
+from .inference import inference_quantity, book_weight_bytes, kv_cache, phase_flops, priced_ops
 from .inference_setup import setup
 from .shortcuts import expanded, roofline_max
 from .step import generated, step
@@ -66,7 +66,7 @@ def phase_time(model, phase, **options) -> Quantity:
     parts += all_reduces(s, model, phase)
     what = {"prefill": "prefill of B prompts of T tokens",
             "decode": "one decode step (the cache holds T tokens)"}[phase]
-    return _q(s, f"inference.{phase}.time", parts, "s",
+    return inference_quantity(s, f"inference.{phase}.time", parts, "s",
               f"{what}: seconds on a roofline, max(FLOPs / F_peak, bytes / BW_mem)")
 
 
@@ -78,7 +78,7 @@ def intensity(model, **options) -> Quantity:
     s = setup(model, **options)
     f = model.quantity("inference.decode.flops", **options).expr
     b = model.quantity("inference.decode.bytes", **options).expr
-    return _q(s, "inference.intensity", [("decode", sympy.cancel(f / b))], "FLOPs/byte",
+    return inference_quantity(s, "inference.intensity", [("decode", sympy.cancel(f / b))], "FLOPs/byte",
               "arithmetic intensity of a decode step: its FLOPs over the bytes it moves")
 
 
@@ -106,7 +106,7 @@ def critical_batch(model, **options) -> Quantity:
         raise SymgptError("no single positive critical batch: the decode step never turns compute-bound "
                           "(its bytes grow with B as fast as its FLOPs)")
     b_crit = sympy.factor_terms(sympy.cancel(roots[0]))
-    q = _q(s, "inference.critical_batch", [("B", b_crit)], "sequences",
+    q = inference_quantity(s, "inference.critical_batch", [("B", b_crit)], "sequences",
            "critical batch: the B at which a decode step's FLOPs / F_peak equal its bytes / BW_mem "
            "(memory-bound below, compute-bound above)")
     v = q.value

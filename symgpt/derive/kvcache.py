@@ -23,7 +23,7 @@ from ..graph import roles
 from ..graph.arch import Arch
 from ..ops.base import numel
 from .quantity import Quantity
-from .memory_setup import _q, setup
+from .memory_setup import memory_quantity, setup
 from .tensor_parallel import replicated
 from .step import attention_readers, cache_points, cache_window, generated
 
@@ -80,4 +80,4 @@ def kv_cache(model, **options) -> Quantity:
                 "self-attention and B·T_enc encoder outputs of its cross-attention")
     elif not parts:
         what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
-    return _q(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)
+    return memory_quantity(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)

@@ -3,7 +3,10 @@
 Degrees (Megatron-LM's names): ``tp`` tensor parallel, ``pp`` pipeline stages, ``vp`` virtual
 stages per device (the interleaved schedule), ``dp`` data parallel, ``cp`` context parallel (the
 sequence split), ``ep`` expert parallel (carved out of the data-parallel ranks: ``ep`` divides
-``dp``), ``microbatches`` per step (B is the micro-batch size). Devices = tp · cp · pp · dp.
+``dp``), ``microbatches`` per step (B is the micro-batch size). Devices = tp · cp · pp · dp. Where the
+optimizer states live: ``zero`` (the ZeRO stage, Rajbhandari et al. 2020: 0 none, 1 optimizer
+states, 2 + gradients, 3 + weights, sharded over the data-parallel ranks),
+``distributed_optimizer`` (Megatron-LM's name for ZeRO-1) and ``offload`` (ZeRO-Offload).
 
 Each degree is a positive integer -- or, inside ``symgpt plan``, a SymPy symbol, so that one
 derivation is a closed form over every strategy. Hence the decisions that depend on a degree
@@ -31,15 +34,15 @@ STAGES = ("first", "last")
 #: pipeline schedules (interleaved is 1f1b with vp > 1)
 SCHEDULES = ("1f1b", "gpipe")
 DEGREES = ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")
+#: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
+ZERO_STAGES = (0, 1, 2, 3)
 
 
 def degree(name: str, v) -> sympy.Expr:
     """A positive integer (or a plan's symbol) as a SymPy expression; anything else raises."""
-    if isinstance(v, sympy.Symbol):
-        return v
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Integer)) or v < 1:
-        raise SymgptError(f"{name} must be a positive integer, got {v!r}")
-    return sympy.Integer(v)
+    from .checks import positive_int
+
+    return positive_int(name, v, symbolic=True)
 
 
 @lru_cache(maxsize=1024)
@@ -64,6 +67,15 @@ class Layout:
     sp: bool = False
     stage: str = "first"
     schedule: str = "1f1b"  # 1f1b | gpipe (interleaved: vp > 1)
+    zero: int = 0
+    distributed_optimizer: bool = False
+    offload: bool = False
+
+    @property
+    def zero_stage(self) -> int:
+        """The ZeRO stage the states are sharded at (Megatron-LM's distributed optimizer shards
+        what ZeRO-1 shards)."""
+        return max(self.zero, 1) if self.distributed_optimizer else self.zero
 
     @property
     def devices(self) -> sympy.Expr:
@@ -144,15 +156,19 @@ class Layout:
 
 
 def layout(dp=1, tp=1, pp=1, vp=1, cp=1, ep=1, microbatches=1, sp=False, stage="first",
-           schedule="1f1b") -> Layout:
-    """A checked :class:`Layout` (model-independent checks; the model's are in memory.setup)."""
+           schedule="1f1b", zero=0, distributed_optimizer=False, offload=False) -> Layout:
+    """A checked :class:`Layout` (model-independent checks; the model's are :func:`check_model`)."""
     from ..core.conventions import check_choice
+
+    if isinstance(zero, bool) or not isinstance(zero, (int, sympy.Integer)) or zero not in ZERO_STAGES:
+        raise SymgptError(f"zero must be an integer {ZERO_STAGES[0]}..{ZERO_STAGES[-1]}, got {zero!r}")
 
     vals = {n: degree(n, v) for n, v in (("dp", dp), ("tp", tp), ("pp", pp), ("vp", vp), ("cp", cp),
                                           ("ep", ep), ("microbatches", microbatches))}
     check_choice("stage", stage, STAGES)
     check_choice("schedule", schedule, SCHEDULES)
-    lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule)
+    lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule, zero=int(zero),
+                 distributed_optimizer=bool(distributed_optimizer), offload=bool(offload))
     if lay.sp and known(lay.tp) and lay.tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
     if lay.interleaved:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from .quantity import Quantity
 from .kvcache import kv_cache
 from .memory_activations import activations, logits, saved_list, stage_factor, three_term_estimate
-from .memory_setup import OPTIMIZERS, PRECISIONS, ZERO_STAGES, Precision, Setup, _q, setup
+from .memory_setup import OPTIMIZERS, PRECISIONS, ZERO_STAGES, Precision, Setup, memory_quantity, setup
 from .memory_states import gradients, host, optimizer, param_bytes, weights
 
 __all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "activations", "gradients",
@@ -47,5 +47,5 @@ def total(model, **options) -> Quantity:
     parts = [("weights", part("weights").expr), ("gradients", part("gradients").expr)]
     parts += list(part("optimizer").breakdown)
     parts.append(("activations", part("activations").expr))
-    return _q(s, "memory.total", parts, "training memory: weights + gradients + optimizer + activations "
+    return memory_quantity(s, "memory.total", parts, "training memory: weights + gradients + optimizer + activations "
               "(transient buffers such as the logits themselves not counted)")

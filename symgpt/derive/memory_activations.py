@@ -11,7 +11,7 @@ import sympy
 from ..core.conventions import check_choice
 from ..ops.base import numel
 from .quantity import Quantity
-from .memory_setup import PRECISIONS, Setup, _q, setup
+from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
 from .tensor_parallel import place, tp_region
 from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
 
@@ -154,14 +154,14 @@ def activations(model, **options) -> Quantity:
             out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
     what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
             f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
-    return _q(s, "memory.activations", list(out.items()), what)
+    return memory_quantity(s, "memory.activations", list(out.items()), what)
 
 
 def logits(model, **options) -> Quantity:
     s = setup(model, **options)
     arch = s.model.arch
     n = numel(arch.shape(arch.output))
-    return _q(s, "memory.logits", [(arch.output, n * s.bytes.act / s.tp)],
+    return memory_quantity(s, "memory.logits", [(arch.output, n * s.bytes.act / s.tp)],
               f"the logits tensor ({n} entries at {s.bytes.act} bytes)")
 
 

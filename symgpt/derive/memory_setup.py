@@ -7,49 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy
-
-from ..core.conventions import Convention, check_choice
-from ..core.errors import SymgptError
+from ..core.conventions import Convention
 from .quantity import Quantity
-from .flops import label, resolve
-from .layout import Layout, check_model, layout
+from .flops import label
+from .layout import ZERO_STAGES, Layout, check_model
+from .options import OPTIMIZERS, PRECISIONS, Precision, Training
 from .shortcuts import expanded
 
 
-@dataclass(frozen=True)
-class Precision:
-    """Bytes per element of each kind of state under a precision policy."""
-
-    weight: int
-    grad: int
-    act: int
-    master: int  # an fp32 master copy kept by the optimizer (mixed precision)
-    state: int   # one optimizer moment
-
-
-PRECISIONS = {
-    "fp32": Precision(4, 4, 4, 0, 4),
-    "bf16": Precision(2, 2, 2, 0, 2),
-    "fp16": Precision(2, 2, 2, 0, 2),
-    "mixed-bf16": Precision(2, 2, 2, 4, 4),
-    "mixed-fp16": Precision(2, 2, 2, 4, 4),
-    # Megatron-LM's bf16 training: gradients accumulated and all-reduced in fp32 (main_grad)
-    "mixed-bf16-fp32grad": Precision(2, 4, 2, 4, 4),
-}
-
-#: optimizer -> its per-parameter states and the bytes of each (None: the policy's state bytes)
-OPTIMIZERS = {
-    "sgd": (),
-    "momentum": (("momentum", None),),
-    "adam": (("m", None), ("v", None)),
-    "adamw": (("m", None), ("v", None)),
-    "adam8bit": (("m", 1), ("v", 1)),
-}
-
-
-#: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
-ZERO_STAGES = (0, 1, 2, 3)
+__all__ = ["OPTIMIZERS", "PRECISIONS", "ZERO_STAGES", "Precision", "Setup", "Training", "build", "memory_quantity",
+           "setup"]
 
 
 @dataclass(frozen=True)
@@ -60,13 +27,19 @@ class Setup:
     conv: Convention
     precision: str
     optimizer: str
-    zero: int
     lay: Layout
-    offload: bool = False
 
     @property
     def bytes(self) -> Precision:
         return PRECISIONS[self.precision]
+
+    @property
+    def zero(self) -> int:
+        return self.lay.zero_stage
+
+    @property
+    def offload(self) -> bool:
+        return self.lay.offload
 
     @property
     def dp(self):
@@ -81,29 +54,21 @@ class Setup:
         return self.lay.sp
 
 
-def _int(name, v, lo, hi=None) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Integer)) or v < lo or (hi is not None and v > hi):
-        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise SymgptError(f"{name} must be an integer {rng}, got {v!r}")
-    return int(v)
+def setup(model, **options) -> Setup:
+    """The setup of a memory derivation from its keyword options (the edge: they become a
+    :class:`~symgpt.derive.options.Training` here, once)."""
+    return build(model, Training.from_options(**options))
 
 
-def setup(model, convention=None, precision=None, optimizer="adamw", zero=0, dp=1, tp=1, sp=False,
-          pp=1, vp=1, cp=1, ep=1, microbatches=1, stage="first", schedule="1f1b",
-          distributed_optimizer=False, offload=False, **overrides) -> Setup:
-    conv = resolve(convention, **overrides)
-    precision = precision or conv.precision
-    check_choice("precision", precision, tuple(PRECISIONS))
-    check_choice("optimizer", optimizer, tuple(OPTIMIZERS))
-    zero = _int("zero", zero, ZERO_STAGES[0], ZERO_STAGES[-1])
-    if distributed_optimizer:
-        zero = max(zero, 1)  # Megatron-LM's distributed optimizer shards what ZeRO-1 shards
-    lay = layout(dp=dp, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, microbatches=microbatches, sp=sp,
-                 stage=stage, schedule=schedule)
-    check_model(lay, model)
+def build(model, t: Training) -> Setup:
+    """The setup of a memory derivation under *t*: the convention resolved, the precision policy
+    named (the convention's when *t* names none), the layout checked against the model."""
+    conv = t.convention()
+    precision = Precision.named(t.precision or conv.precision)
+    check_model(t.layout, model)
     if conv.dropout is not None and "dropout" in model.flags and model.flags["dropout"] != conv.dropout:
         model = model.with_(dropout=bool(conv.dropout))
-    return Setup(model, conv, precision, optimizer, zero, lay, bool(offload))
+    return Setup(model, conv, precision.name, t.optimizer, t.layout)
 
 
 def _notes(s: Setup, what: str) -> tuple[str, ...]:
@@ -121,6 +86,6 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
             f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
 
 
-def _q(s: Setup, name: str, breakdown, what: str) -> Quantity:
+def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:
     return Quantity(name, tuple((p, expanded(e)) for p, e in breakdown), s.model.bindings, "bytes",
                     label(s.conv, s.conv.name), _notes(s, what))

@@ -11,7 +11,7 @@ import sympy
 
 from ..ops.base import numel
 from .quantity import Quantity
-from .memory_setup import OPTIMIZERS, Setup, _q, setup
+from .memory_setup import OPTIMIZERS, Setup, memory_quantity, setup
 from .tensor_parallel import divisor_for_param, place
 
 
@@ -47,12 +47,12 @@ def _param_bytes(arch, lay, per_param, sharded: bool) -> tuple[tuple[str, sympy.
 
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
+    return memory_quantity(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
 
 
 def gradients(model, **options) -> Quantity:
     s = setup(model, **options)
-    return _q(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+    return memory_quantity(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
 
 
 def _optimizer_parts(s: Setup):
@@ -71,14 +71,14 @@ def optimizer(model, **options) -> Quantity:
     s = setup(model, **options)
     what = f"optimizer state of {s.optimizer}" + (" with an fp32 master copy" if s.bytes.master else "")
     if s.offload:
-        return _q(s, "memory.optimizer", [("optimizer (offloaded to the host)", sympy.Integer(0))],
+        return memory_quantity(s, "memory.optimizer", [("optimizer (offloaded to the host)", sympy.Integer(0))],
                   what + ", offloaded to host memory (ZeRO-Offload, Ren et al. 2021): none on the device")
-    return _q(s, "memory.optimizer", _optimizer_parts(s), what)
+    return memory_quantity(s, "memory.optimizer", _optimizer_parts(s), what)
 
 
 def host(model, **options) -> Quantity:
     """Host memory per device: the optimizer states moved there by ``offload`` (else 0)."""
     s = setup(model, **options)
     parts = _optimizer_parts(s) if s.offload else [("nothing offloaded", sympy.Integer(0))]
-    return _q(s, "memory.host", parts, "host (CPU) memory per device: the offloaded optimizer "
+    return memory_quantity(s, "memory.host", parts, "host (CPU) memory per device: the offloaded optimizer "
               "states and fp32 master copy (ZeRO-Offload, Ren et al. 2021)")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..core.errors import SymgptError
+from .checks import positive
 from .quantity import Quantity
 
 R = sympy.Rational
@@ -81,19 +82,13 @@ def _pow(x, e) -> sympy.Float:
         return sympy.Float(v, DIGITS)
 
 
-def _positive(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, sympy.Rational)) or v <= 0:
-        raise SymgptError(f"{name} must be a positive number, got {v!r}")
-    return sympy.Rational(v)
-
-
 def frontier(f: Fit, compute=None, params=None, tokens=None) -> sympy.Expr:
     """C/6 at the frontier point fixed by exactly one of *compute*, *params*, *tokens*."""
     given = [(n, v) for n, v in (("compute", compute), ("params", params), ("tokens", tokens)) if v is not None]
     if len(given) != 1:
         raise SymgptError("give exactly one of --compute, --params, --tokens")
     name, v = given[0]
-    v = _positive(name, v)
+    v = positive(name, v)
     if name == "compute":
         return v / 6
     if name == "params":
@@ -117,7 +112,7 @@ def optimal(f: Fit, compute=None, params=None, tokens=None) -> list[Quantity]:
 def for_model(model, f: Fit, compute, **flops_options) -> list[Quantity]:
     """What *compute* buys for *model* at its exact training FLOPs per token: tokens, loss, and
     the count 6N would give (N = all parameters, as the fits count them)."""
-    compute = _positive("compute", compute)
+    compute = positive("compute", compute)
     q = model.quantity("flops.train", per="token", **flops_options)
     per_token = q.value
     N = model.params.value

@@ -106,12 +106,11 @@ class Quantity:
     def at(self, /, **values: int) -> "Quantity":
         """The same quantity with more symbols bound (by canonical name)."""
         from ..core.symbols import symbol
+        from .checks import positive_int
 
         b = dict(self.bindings)
         for name, v in values.items():
-            if isinstance(v, bool) or not isinstance(v, (int, sympy.Integer)) or v <= 0:
-                raise SymgptError(f"{name} must be a positive integer, got {v!r}")
-            b[symbol(name)] = sympy.Integer(v)
+            b[symbol(name)] = positive_int(name, v)
         return Quantity(self.name, self.breakdown, b, self.unit, self.convention, self.notes)
 
     def __eq__(self, other) -> bool:

@@ -15,8 +15,8 @@ time to train on D tokens and device-hours.
 * ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
   (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 Sec. 2.2; ``derive.pipeline`` derives these
   fractions from the schedules themselves).
-* ``time.step`` = compute + comm + bubble (``derive.time`` hands it over when a layout option or
-  a bandwidth is given).
+* ``time.step`` = compute + comm + bubble (``derive.time`` hands it over when it is given the
+  options of a :class:`Cluster`: a layout, a bandwidth, ...).
 * ``time.mfu_cluster``, ``time.hfu``: model (hardware) FLOPs of the whole step / (devices · peak ·
   step time); ``time.to_train``: seconds to train on D tokens, D/(B·m·dp·T) steps;
   ``time.device_hours``: that × devices / 3600.
@@ -26,46 +26,77 @@ from __future__ import annotations
 
 import sympy
 
+from dataclasses import dataclass, replace
+
 from ..core.errors import SymgptError
 from .checks import DEFAULT_PEAK, positive
 from .quantity import Quantity
 from ..core.symbols import T
 from .comm import DIMS, PARTS
 from .flops import label
-from .layout import larger_stage
-from .memory import setup
+from .layout import Layout, larger_stage
+from .memory_setup import build
+from .options import DEFAULT_NODE_SIZE, Machine, Training, names, split
 from .tensor_parallel import place
 
-#: options that are the cluster's (the rest go to memory.setup and the FLOP convention)
-CLUSTER = ("peak", "efficiency", "link_bandwidth", "node_bandwidth", "node_size", "overlap_dp")
-LAYOUT = ("dp", "tp", "sp", "pp", "vp", "cp", "ep", "microbatches", "stage", "schedule", "zero",
-          "distributed_optimizer", "offload", "precision", "optimizer", "dropout")
 
-
-def wants_cluster(options) -> bool:
-    return any(k in options for k in CLUSTER[1:] + LAYOUT)
-
-
-def _positive(name, v):
-    return v if isinstance(v, sympy.Symbol) else positive(name, v)
-
-
+@dataclass(frozen=True)
 class Cluster:
-    """The resolved options of a step-time derivation."""
+    """What a step on a cluster is priced under: the machine (peak, the bandwidths inside and
+    between nodes, devices per node), the kernels' efficiency, whether the data-parallel
+    collectives hide behind backward, and the training (layout, convention, precision, ...)."""
 
-    def __init__(self, model, peak=None, efficiency=1, link_bandwidth=None, node_bandwidth=None,
-                 node_size=8, overlap_dp=False, **options):
+    machine: Machine = Machine()
+    efficiency: object = 1
+    overlap_dp: bool = False
+    training: Training = Training()
 
-        self.peak = _positive("peak", DEFAULT_PEAK if peak is None else peak)
-        self.efficiency = _positive("efficiency", efficiency)
-        if isinstance(self.efficiency, sympy.Rational) and self.efficiency > 1:
-            raise SymgptError(f"efficiency must be at most 1, got {self.efficiency}")
-        self.link = None if link_bandwidth is None else _positive("link bandwidth", link_bandwidth)
-        self.node = None if node_bandwidth is None else _positive("node bandwidth", node_bandwidth)
-        self.node_size = _positive("node size", node_size)
-        self.overlap_dp = bool(overlap_dp)
-        self.s = setup(model, **options)
-        self.flops_options = {k: v for k, v in options.items() if k not in LAYOUT}
+    def __post_init__(self):
+        eff = positive("efficiency", self.efficiency, symbolic=True)
+        if isinstance(eff, sympy.Rational) and eff > 1:
+            raise SymgptError(f"efficiency must be at most 1, got {eff}")
+        object.__setattr__(self, "efficiency", eff)
+        object.__setattr__(self, "overlap_dp", bool(self.overlap_dp))
+
+    @classmethod
+    def from_options(cls, **options) -> "Cluster":
+        """The keyword options of a ``time.*`` cluster quantity: the machine's, this class's own,
+        and the rest the training's (``Training.from_options``)."""
+        mach, rest = split(options, Machine)
+        own, rest = split(rest, cls)
+        for k in ("machine", "training"):
+            if k in own:
+                raise SymgptError(f"unknown option {k!r}")
+        return cls(Machine(**mach), **own, training=Training.from_options(**rest))
+
+    def options(self) -> dict:
+        """The keyword options that make this cluster (:meth:`from_options` inverted)."""
+        out = {**self.machine.options(), "efficiency": self.efficiency}
+        if self.overlap_dp:
+            out["overlap_dp"] = True
+        return {**out, **self.training.options()}
+
+    @classmethod
+    def option_names(cls) -> frozenset:
+        """The keyword options that only a cluster's step takes: the fields of the machine, of
+        this class, of the layout and of the training (the counting convention's choices are
+        the single device's too)."""
+        return frozenset((*names(Machine), *names(cls), *names(Layout), *names(Training)))
+
+
+class Priced:
+    """A step-time derivation under a :class:`Cluster`: its setup resolved once."""
+
+    def __init__(self, model, cluster: Cluster):
+        self.cluster = cluster
+        mach = cluster.machine
+        self.peak = DEFAULT_PEAK if mach.peak is None else mach.peak
+        self.efficiency = cluster.efficiency
+        self.link, self.node = mach.link_bandwidth, mach.node_bandwidth
+        self.node_size = sympy.Integer(DEFAULT_NODE_SIZE) if mach.node_size is None else mach.node_size
+        self.overlap_dp = cluster.overlap_dp
+        self.s = build(model, cluster.training)
+        self.flops_options = cluster.training.flops_options()
 
     @property
     def lay(self):
@@ -143,36 +174,43 @@ class Cluster:
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
 
 
-def _build(model, options) -> Cluster:
-    return Cluster(model, **options)
+def _priced(model, options) -> Priced:
+    """The keyword edge of every ``time.*`` cluster quantity: the options become a
+    :class:`Cluster` once."""
+    return Priced(model, Cluster.from_options(**options))
 
 
 def compute(model, **options) -> Quantity:
-    c = _build(model, options)
+    c = _priced(model, options)
     return c.quantity("time.compute", c.compute(), "compute: this device's FLOPs / (peak · efficiency)")
 
 
 def comm(model, **options) -> Quantity:
-    c = _build(model, options)
+    c = _priced(model, options)
     what = "communication not overlapped: bytes / bandwidth per dimension" + \
         (" (data-parallel overlapped with backward)" if c.overlap_dp else "")
     return c.quantity("time.comm", c.comm(), what)
 
 
 def bubble(model, **options) -> Quantity:
-    c = _build(model, options)
+    c = _priced(model, options)
     return c.quantity("time.bubble", c.bubble(), f"pipeline bubble: {c.bubble_fraction()} of the compute")
 
 
 def step(model, **options) -> Quantity:
-    c = _build(model, options)
+    return step_on(model, Cluster.from_options(**options))
+
+
+def step_on(model, cluster: Cluster) -> Quantity:
+    """``time.step`` on *cluster*: compute + exposed communication + bubble."""
+    c = Priced(model, cluster)
     parts = [(f"compute/{p}", e) for p, e in c.compute()] + [(f"comm/{p}", e) for p, e in c.comm()] + c.bubble()
     return c.quantity("time.step", parts, "step time = compute + exposed communication + bubble")
 
 
 def _utilisation(model, hardware, **options) -> Quantity:
-    c = _build(model, options)
-    st = sympy.Add(*[e for _, e in pipeline_step_parts(model, c, options)])
+    c = _priced(model, options)
+    st = sympy.Add(*[e for _, e in pipeline_step_parts(model, c)])
     u = c.step_flops(hardware) / (c.lay.devices * c.peak * st)
     name = "time.hfu" if hardware else "time.mfu_cluster"
     return c.quantity(name, [("utilisation", u)],
@@ -180,11 +218,17 @@ def _utilisation(model, hardware, **options) -> Quantity:
                       "of the slower pipeline stage)", "")
 
 
-def step_parts(c: Cluster):
+def step_parts(c: Priced):
     return c.compute() + c.comm() + c.bubble()
 
 
-def pipeline_step_parts(model, c: Cluster, options) -> list:
+def at_stage(cluster: Cluster, stage: str) -> Cluster:
+    """*cluster* with the device of pipeline stage *stage* (``first`` or ``last``) priced."""
+    t = cluster.training
+    return replace(cluster, training=replace(t, layout=replace(t.layout, stage=stage)))
+
+
+def pipeline_step_parts(model, c: Priced) -> list:
     """The step parts of the pipeline as a whole: a step ends when its slowest stage does, and
     only the first and the last stage carry more than their layers (the embedding; the head),
     so the slower of those two. Whichever stage *c* prices, the MFU and the time to train are
@@ -193,7 +237,7 @@ def pipeline_step_parts(model, c: Cluster, options) -> list:
     if c.lay.pp == 1:
         return parts
     other = "last" if c.lay.stage == "first" else "first"
-    by_stage = {c.lay.stage: parts, other: step_parts(_build(model, {**options, "stage": other}))}
+    by_stage = {c.lay.stage: parts, other: step_parts(Priced(model, at_stage(c.cluster, other)))}
     total = {st: sympy.Add(*[e for _, e in ps]) for st, ps in by_stage.items()}
     slower = larger_stage(total["first"], total["last"])
     if slower is None:
@@ -210,19 +254,22 @@ def hfu(model, **options) -> Quantity:
 
 
 def to_train(model, tokens, **options) -> Quantity:
-    c = _build(model, options)
+    return _to_train(Priced(model, Cluster.from_options(**options)), model, tokens)
+
+
+def _to_train(c: Priced, model, tokens) -> Quantity:
     tokens = positive("tokens", tokens)
     lay = c.lay
     from ..core.symbols import B
 
     steps = tokens / (B * lay.microbatches * lay.dp * T)
-    return c.quantity("time.to_train", [(p, e * steps) for p, e in pipeline_step_parts(model, c, options)],
+    return c.quantity("time.to_train", [(p, e * steps) for p, e in pipeline_step_parts(model, c)],
                       f"seconds to train on D = {tokens} tokens: D / (B·m·dp·T) steps × step time "
                       "(of the slower pipeline stage)")
 
 
 def device_hours(model, tokens, **options) -> Quantity:
-    q = to_train(model, tokens, **options)
-    c = _build(model, options)
+    c = _priced(model, options)
+    q = _to_train(c, model, tokens)
     return c.quantity("time.device_hours", [(p, e * c.lay.devices / 3600) for p, e in q.breakdown],
                       "device-hours: time to train × devices / 3600", "device-hours")

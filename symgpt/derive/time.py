@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sympy
 
-from .checks import DEFAULT_PEAK, positive as _positive  # noqa: F401  (DEFAULT_PEAK: part of this API)
+from .checks import DEFAULT_PEAK, positive  # noqa: F401  (DEFAULT_PEAK: part of this API)
 from .quantity import Quantity
 from ..core.numtext import sci
 from ..core.symbols import B, T, V
@@ -43,10 +43,10 @@ def _scaled(q: Quantity, name: str, factor, unit: str, notes) -> Quantity:
 def step(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
     from . import steptime
 
-    if steptime.wants_cluster(flops_options):  # a layout or bandwidths: compute + comm + bubble
+    if steptime.Cluster.option_names() & set(flops_options):  # a cluster: compute + comm + bubble
         flops_options.setdefault("efficiency", mfu)
-        return steptime.step(model, peak=peak, **flops_options)
-    peak, mfu = _positive("peak", peak), _positive("mfu", mfu, 1)
+        return steptime.step_on(model, steptime.Cluster.from_options(peak=peak, **flops_options))
+    peak, mfu = positive("peak", peak), positive("mfu", mfu, 1)
     q = _train(model, **flops_options)
     return _scaled(q, "time.step", 1 / (peak * mfu), "s",
                    ["seconds per step = flops.train / (peak · MFU)", f"peak {sci(peak)} FLOP/s, MFU {mfu}"])
@@ -61,7 +61,7 @@ def throughput(model, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
 
 
 def mfu(model, measured, peak=DEFAULT_PEAK, **flops_options) -> Quantity:
-    measured, peak = _positive("measured step time", measured), _positive("peak", peak)
+    measured, peak = positive("measured step time", measured), positive("peak", peak)
     q = _train(model, **flops_options)
     return _scaled(q, "time.mfu", 1 / (measured * peak), "",
                    ["model FLOPs utilisation = flops.train / (measured step time · peak)",
@@ -69,7 +69,7 @@ def mfu(model, measured, peak=DEFAULT_PEAK, **flops_options) -> Quantity:
 
 
 def training(model, tokens, peak=DEFAULT_PEAK, mfu=1, **flops_options) -> Quantity:
-    tokens, peak, mfu = _positive("tokens", tokens), _positive("peak", peak), _positive("mfu", mfu, 1)
+    tokens, peak, mfu = positive("tokens", tokens), positive("peak", peak), positive("mfu", mfu, 1)
     flops_options["per"] = "token"
     q = _train(model, **flops_options)
     return _scaled(q, "time.training", tokens / (peak * mfu), "s",

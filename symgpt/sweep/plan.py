@@ -17,7 +17,7 @@ float64 with rigorous error bounds, and exactly where the bounds cannot decide, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
 import numpy as np
@@ -25,6 +25,8 @@ import sympy
 
 from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
+from ..derive.options import DEFAULT_NODE_SIZE
+from ..derive.steptime import Cluster
 from .plan_price import (DIMS, SYMBOLS, Forms, add, bubble_factor, exact_values, interval, mul, vp_class)
 from .plan_space import Points, axes_of, strategies
 
@@ -81,20 +83,52 @@ class _Top:
         return [(c, p[lo <= u], lo[lo <= u]) for c, p, lo in self.kept if (lo <= u).any()]
 
 
-def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwidth, node_bandwidth,
-         node_size: int = 8, efficiency=1, tokens=None, recompute=("none", "selective", "full"),
-         zero=(1,), sp=(False, True), vps=(1, 2), microbatch_sizes=(1, 2, 4, 8), max_cp: int = 8,
-         precision: str = "mixed-bf16", optimizer: str = "adamw", convention=None, top: int = 10,
-         parts: bool = False) -> PlanResult:
-    """The *top* strategies that fit, fastest first (each a dict: the degrees and choices, the
-    per-device memory of the busier stage, bytes sent, bubble fraction, step time, MFU; with
-    *parts*, that stage's weights, gradients, optimizer and activations too)."""
+@dataclass(frozen=True)
+class Search:
+    """The choices a plan tries for every split of the devices: recompute policies, ZeRO stages,
+    sequence parallelism on or off, virtual stages, micro-batch sizes, and the largest
+    context-parallel degree (repeats dropped, order kept; each checked once here)."""
+
+    recompute: tuple = ("none", "selective", "full")
+    zero: tuple = (1,)
+    sp: tuple = (False, True)
+    vps: tuple = (1, 2)
+    microbatch_sizes: tuple = (1, 2, 4, 8)
+    max_cp: int = 8
+
+    def __post_init__(self):
+        from ..core.conventions import check_choice
+        from ..derive.checks import positive_int
+
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name != "max_cp":
+                object.__setattr__(self, f.name, tuple(dict.fromkeys(v)))
+        for r in self.recompute:
+            check_choice("recompute", r, tuple(RECOMPUTE_RANK))
+        for name, values in (("vp", self.vps), ("micro-batch size", self.microbatch_sizes)):
+            for v in values:
+                positive_int(name, v)
+        positive_int("max cp", self.max_cp)
+
+
+def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Search = Search(), tokens=None,
+         top: int = 10, parts: bool = False) -> PlanResult:
+    """The *top* strategies that fit on *cluster* (its machine gives the device memory, peak and
+    bandwidths; its training the precision, optimizer and convention), fastest first, among
+    those *search* allows (each a dict: the degrees and choices, the per-device memory of the
+    busier stage, bytes sent, bubble fraction, step time, MFU; with *parts*, that stage's
+    weights, gradients, optimizer and activations too)."""
     if "T" not in model.sizes:
         raise SymgptError("plan needs the sequence length: --set T=...")
     if "B" in model.sizes:
         raise SymgptError("plan chooses the micro-batch size B itself: do not --set B (give --global-batch)")
-    recompute, zero, sp = (tuple(dict.fromkeys(x)) for x in (recompute, zero, sp))
-    cols = strategies(model, devices, global_batch, microbatch_sizes, vps, max_cp)
+    mach = cluster.machine
+    missing = [f for f in ("device_memory", "peak", "link_bandwidth", "node_bandwidth") if getattr(mach, f) is None]
+    if missing:
+        raise SymgptError(f"plan needs the machine's {', '.join(f.replace('_', ' ') for f in missing)}")
+    recompute, zero, sp = search.recompute, search.zero, search.sp
+    cols = strategies(model, devices, global_batch, search.microbatch_sizes, search.vps, search.max_cp)
     n = len(cols["tp"])
     if not n:
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
@@ -104,26 +138,27 @@ def plan(model, devices: int, global_batch: int, memory_limit, peak, link_bandwi
     if considered > MAX_STRATEGIES:
         raise SymgptError(f"too many strategies ({considered:,}; at most {MAX_STRATEGIES:,}); narrow the choices")
     axes = axes_of(cols)
-    opts = {"precision": precision, "optimizer": optimizer, "peak": peak, "efficiency": efficiency,
-            "link_bandwidth": link_bandwidth, "node_bandwidth": node_bandwidth, "node_size": node_size}
-    if convention:
-        opts["convention"] = convention
     classes = [c for c, present in ((1, (cols["vp"] == 1).any()), (SYMBOLS["vp"], (cols["vp"] > 1).any())) if present]
-    forms = Forms(model, axes, opts, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes})
-    limit = _fraction(memory_limit)
+    forms = Forms(model, axes, cluster, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes})
+    limit = _fraction(mach.device_memory)
     top_k = _Top(max(top, 1))
     fitting = 0
     for start in range(0, n, CHUNK):
         fitting += _price_chunk(forms, axes, cols, np.arange(start, min(n, start + CHUNK)), limit,
-                                recompute, zero, sp, classes, top_k)
+                                search, classes, top_k)
     rows = _exact_rows(forms, axes, cols, top_k.survivors())
     rows.sort(key=lambda r: r["key"])
-    rows = [_row(model, forms, r, devices, global_batch, peak, tokens, convention, parts) for r in rows[:top]]
-    notes = [f"precision {precision}, optimizer {optimizer}; peak {peak} FLOP/s at efficiency {efficiency}; "
-             f"links {link_bandwidth} B/s inside a node of {node_size}, {node_bandwidth} B/s between nodes",
+    where = _Where(model, forms, cluster, devices, global_batch, tokens, parts)
+    rows = [_row(where, r) for r in rows[:top]]
+    t = cluster.training
+    node_size = DEFAULT_NODE_SIZE if mach.node_size is None else mach.node_size
+    notes = [f"precision {t.precision or t.convention().precision}, optimizer {t.optimizer}; peak {mach.peak} FLOP/s "
+             f"at efficiency {cluster.efficiency}; links {mach.link_bandwidth} B/s inside a node of {node_size}, "
+             f"{mach.node_bandwidth} B/s between nodes",
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
-    return PlanResult(devices, global_batch, int(model.sizes["T"]), memory_limit, considered, fitting, rows, notes)
+    return PlanResult(devices, global_batch, int(model.sizes["T"]), mach.device_memory, considered, fitting, rows,
+                      notes)
 
 
 def _bounds(iv):
@@ -133,9 +168,10 @@ def _bounds(iv):
     return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
 
 
-def _price_chunk(forms, axes, cols, chunk, limit, recompute, zero, sp, classes, top_k) -> int:
-    """Price the strategies at positions *chunk* under every structural choice: count those
-    that fit, offer them to *top_k*."""
+def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k) -> int:
+    """Price the strategies at positions *chunk* under every structural choice *search* allows:
+    count those that fit, offer them to *top_k*."""
+    recompute, zero, sp = search.recompute, search.zero, search.sp
     whole = Points(axes, cols, chunk)
     memo = {}  # (part key, group or None) -> interval
 
@@ -226,24 +262,38 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
     return out
 
 
-def _row(model, forms, r, devices, global_batch, peak, tokens, convention, parts) -> dict:
+@dataclass(frozen=True)
+class _Where:
+    """What every row of a plan is priced under."""
+
+    model: object
+    forms: Forms
+    cluster: Cluster
+    devices: int
+    global_batch: int
+    tokens: object
+    parts: bool
+
+
+def _row(where: _Where, r) -> dict:
+    model, forms, devices, peak = where.model, where.forms, where.devices, where.cluster.machine.peak
     v, (rc, z, s, vc) = r["v"], r["choice"]
     t = _rational(r["time"])
-    conv = {"convention": convention} if convention else {}
-    flops = model.quantity("flops.train", per="batch", hardware=False, recompute=rc, **conv).expr
+    flops = model.quantity("flops.train", per="batch", hardware=False, **{
+        **where.cluster.training.flops_options(), "recompute": rc}).expr
     flops = flops.xreplace(forms.bound).xreplace({CANONICAL["B"]: v["B"]})
     row = {"tp": v["tp"], "pp": v["pp"], "dp": v["dp"], "ep": v["ep"], "cp": v["cp"], "microbatch": v["B"],
            "microbatches": v["microbatches"], "vp": v["vp"], "recompute": rc, "zero": z, "sp": s,
            "memory": _rational(r["memory"]), "comm_bytes": _rational(r["comm"]),
            "bubble": sympy.Rational(v["pp"] - 1, v["vp"] * v["microbatches"]), "time": t,
            "mfu": flops * v["microbatches"] * v["dp"] / (devices * peak * t)}
-    if parts:
+    if where.parts:
         at = {SYMBOLS[n]: v[n] for n in ("tp", "pp", "dp", "cp", "ep", "microbatches", "vp")} | {CANONICAL["B"]: v["B"]}
         choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
         exprs = {**forms.exprs[forms.key("states", r["stage"], choice)],
                  **forms.exprs[forms.key("activations", r["stage"], choice)]}
         row["parts"] = {part: exprs[f"memory.{part}"].xreplace(at)
                         for part in ("weights", "gradients", "optimizer", "activations")}
-    if tokens is not None:
-        row["train_seconds"] = t * tokens / (global_batch * model.sizes["T"])
+    if where.tokens is not None:
+        row["train_seconds"] = t * where.tokens / (where.global_batch * model.sizes["T"])
     return row

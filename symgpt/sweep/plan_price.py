@@ -29,6 +29,7 @@ exactly (int64 or Fractions), where the intervals cannot decide.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from itertools import product
 
@@ -49,7 +50,6 @@ PARTS = {"states": (MEMORY, ("zero",)), "activations": (("memory.activations",),
          "tp": (("comm.tp",), ("recompute", "sp")), "pp": (("comm.pp",), ("sp", "vp")),
          "ep": (("comm.ep",), ("recompute",)), "cp": (("comm.cp",), ("recompute",))}
 FIXED = {"recompute": "none", "zero": 0, "sp": False, "vp": 1}
-TIMING = ("peak", "efficiency", "link_bandwidth", "node_bandwidth", "node_size")
 U = 2.0 ** -52  # twice the unit roundoff: every float rounding below is bounded by U·|value|
 
 
@@ -61,13 +61,15 @@ def vp_class(vp):
 class Forms:
     """Every part's closed form for every setting it reads, at both stages, compiled over *axes*."""
 
-    def __init__(self, model, axes, opts: dict, choices: dict):
-        from ..derive.steptime import Cluster
+    def __init__(self, model, axes, cluster, choices: dict):
+        from ..derive.layout import layout
+        from ..derive.options import Training
+        from ..derive.steptime import Priced
 
         self.bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
         self.exprs, self.compiled, self.bandwidth = {}, {}, {}
         degrees = {n: SYMBOLS[n] for n in DEGREES}
-        memory_opts = {k: v for k, v in opts.items() if k not in TIMING}
+        opts, memory_opts = cluster.options(), cluster.training.options()
         for part, (names, reads) in PARTS.items():
             for setting in product(*(choices[r] for r in reads)):
                 chosen = {**FIXED, **dict(zip(reads, setting))}
@@ -77,9 +79,9 @@ class Forms:
                     key = (part, stage, setting)
                     self.exprs[key] = exprs
                     self.compiled[key] = Compiled(sympy.Add(*exprs.values()), axes, part, NAMES)
-        cluster = Cluster(model, **{k: v for k, v in opts.items() if k in TIMING}, **degrees)
+        priced = Priced(model, replace(cluster, training=Training(layout(**degrees))))
         for dim in DIMS:
-            self.bandwidth[dim] = Compiled(1 / cluster.bandwidth(dim), axes, f"{dim} bandwidth", NAMES)
+            self.bandwidth[dim] = Compiled(1 / priced.bandwidth(dim), axes, f"{dim} bandwidth", NAMES)
         self.reads = {part: reads for part, (_, reads) in PARTS.items()}
 
     def key(self, part: str, stage: str, choice: dict) -> tuple:

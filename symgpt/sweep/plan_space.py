@@ -38,10 +38,12 @@ def strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: i
     """The dividing strategies as int64 columns (``COLUMNS``), in the order of nested loops over
     tp, pp, cp, ep, B, vp."""
     from ..graph import roles
-    from ..core.errors import SymgptError
+    from ..derive.checks import positive_int
 
-    if any(int(v) < 1 for v in (*microbatch_sizes, *vps)) or devices < 1 or batch < 1 or max_cp < 1:
-        raise SymgptError("devices, the global batch, micro-batch sizes, vp and max cp must be positive integers")
+    for name, values in (("devices", (devices,)), ("global batch", (batch,)), ("micro-batch size", microbatch_sizes),
+                         ("vp", vps), ("max cp", (max_cp,))):
+        for v in values:
+            positive_int(name, v)
     sizes = model.sizes
     h, h_kv, T = sizes.get("h"), sizes.get("h_kv"), int(sizes["T"])
     layers = [g.repeat.xreplace(model.bindings) for g in model.arch.stacks()]

@@ -197,8 +197,9 @@ class _Plan:
             if c not in known:
                 raise SymgptError(f"unknown quantity {c!r} in --columns; known: {', '.join(known)}")
         if top is not None:
-            if isinstance(top, bool) or not isinstance(top, int) or top <= 0:
-                raise SymgptError(f"--top must be a positive integer, got {top!r}")
+            from ..derive.checks import positive_int
+
+            positive_int("--top", top)
             if by is None:
                 raise SymgptError("--top needs --by QUANTITY (the column to rank by)")
         if smallest and by is None:
