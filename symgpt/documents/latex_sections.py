@@ -51,6 +51,7 @@ def header(model, notation) -> dict:
     changed = [f"{k} = {str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
     return {"model": model.name, "family": model.family.name, "legend": legend,
             "flags": ", ".join(changed), "notation": notation.name,
+            "workload": next((n.split(": ", 1)[1] for n in model.notes if n.startswith("workload: ")), ""),
             "theta": Tex(notation.quantity("params"))}
 
 
