@@ -2,7 +2,7 @@
 
     nice -n 19 python benchmarks/sweep_estimate.py [--points 1e6 1e7] [--workers N] [--json FILE]
 
-For each size: GPT-2 (V = 50257, T_max = 1024; seed 000's closed form) over L = 1..N/1000 ×
+For each size: GPT-2 (V = 50257, T_max = 1024; tied head, biases) over L = 1..N/1000 ×
 d = 64..64000 step 64, the CSV of params streamed to a file (``write_csv``, the path of
 ``symgpt sweep -o``). The estimate is measured exactly as the CLI measures it (timed samples of
 the sweep's own grid, before any point is evaluated), then the sweep runs; reported: estimated

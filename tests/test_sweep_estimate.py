@@ -6,7 +6,8 @@ for a bounded prefix). The timing constants are replaced so that each test runs 
 Oracles: the CSV's own bytes (the estimate of the output against the file written), the
 sample layout (three samples of at most SAMPLE_POINTS points, whole runs of the inner
 axis: the grid's start, middle and end), and
-seed 000's closed form 12Ld² + 13Ld + Vd + T_max·d + 2d for the rows.
+GPT-2's parameter count 12Ld² + 13Ld + Vd + T_max·d + 2d (tied head, biases; Radford et al.
+2019) for the rows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ GPT = dict(V=50257, T_max=1024)
 GRID = ["--grid", "L=1:100", "--grid", "d=64:6400:64"]   # 10,000 points
 
 
-def seed_params(L, d, V=50257, T_max=1024):
+def gpt2_params(L, d, V=50257, T_max=1024):
     return 12 * L * d * d + 13 * L * d + V * d + T_max * d + 2 * d
 
 
@@ -59,7 +60,7 @@ def test_an_estimate_before_a_large_sweep(small_limits, tmp_path, capsys):
     assert unit == "kB" and abs(float(value) * 1000 - written) <= 0.15 * written, (said, written)
     rows = out.read_text().splitlines()
     assert rows[0] == "L,d,params" and len(rows) == 10_001
-    assert rows[-1] == f"100,6400,{seed_params(100, 6400)}"
+    assert rows[-1] == f"100,6400,{gpt2_params(100, 6400)}"
 
 
 def test_small_sweeps_are_not_sampled(capsys, monkeypatch):
@@ -88,7 +89,7 @@ def test_yes_is_needed_past_the_output_limit(small_limits, monkeypatch, capsys):
     assert code == 2 and out == ""
     assert "of CSV, more than the limit of 10.0 kB that runs unconfirmed" in err
     code, out, err = _cli(argv + ["--top", "1", "--by", "params"], capsys)  # one row: no CSV limit
-    assert code == 0 and out.splitlines()[1] == f"100,6400,{seed_params(100, 6400)}"
+    assert code == 0 and out.splitlines()[1] == f"100,6400,{gpt2_params(100, 6400)}"
 
 
 def test_a_huge_grid_is_refused_at_once(capsys):
@@ -116,7 +117,7 @@ def test_progress_lines_on_stderr_not_in_the_output(monkeypatch, tmp_path, capsy
     assert "left)" in lines[1]
     text = out.read_text()
     assert "symgpt" not in text and "done" not in text and len(text.splitlines()) == 40_001
-    assert text.splitlines()[-1] == f"40,64000,{seed_params(40, 64000)}"
+    assert text.splitlines()[-1] == f"40,64000,{gpt2_params(40, 64000)}"
 
 
 def test_progress_lines_are_spaced(monkeypatch, capsys):
