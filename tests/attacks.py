@@ -316,3 +316,45 @@ def code_guard():
 
 def marker_files(marker_dir: Path) -> list[str]:
     return sorted(p.name for p in Path(marker_dir).iterdir())
+
+
+# --- paths the file system refuses as paths ----------------------------------------------------
+def bad_paths(work: Path) -> dict:
+    """name -> (a path under *work*, the errno the file system answers it with): a name longer
+    than the file system allows (ENAMETOOLONG), a folder of such a name, a whole path past
+    PATH_MAX, a symlink loop (ELOOP) and a file used as a folder (ENOTDIR). Made in *work*."""
+    import errno
+
+    (work / "loop-a").symlink_to("loop-b")
+    (work / "loop-b").symlink_to("loop-a")
+    (work / "a-file").write_text("not a folder\n")
+    long = "x" * 300
+    return {
+        "long-name": (str(work / long), errno.ENAMETOOLONG),
+        "long-folder": (str(work / long / "a"), errno.ENAMETOOLONG),
+        "long-path": (str(work / "/".join(["y" * 200] * 25) / "a"), errno.ENAMETOOLONG),
+        "symlink-loop": (str(work / "loop-a" / "a"), errno.ELOOP),
+        "file-as-folder": (str(work / "a-file" / "a"), errno.ENOTDIR),
+    }
+
+
+#: command lines with a user path in them ("{}", a suffix appended where the command needs one):
+#: what is read (configs, notation files) and what is written (-o, --figure, report folders)
+PATH_SLOTS = [
+    ["params", "{}.json"],
+    ["params", "{}"],  # a checkpoint folder
+    ["report", "{}.json", "--no-pdf", "-o", "rep"],
+    ["compare", "{}.json", "params", "1"],
+    ["latex", "gpt2-small", "--what", "total", "--notation", "{}.txt"],
+    ["latex", "gpt2-small", "--what", "total", "-o", "{}.tex"],
+    ["table", "gpt2-small", "-o", "{}.md"],
+    ["sweep", "gpt2-small", "--grid", "L=1:2:1", "-o", "{}.csv"],
+    ["graph", "gpt2-small", "-o", "{}.svg"],
+    ["graph", "gpt2-small", "-o", "{}.dot"],
+    ["html", "gpt2-small", "-o", "{}.html"],
+    ["report", "gpt2-small", "--no-pdf", "-o", "{}"],
+    ["schedule", "--pp", "2", "--microbatches", "2", "--format", "svg", "-o", "{}.svg"],
+    ["infer", "gpt2-small", "--hardware", "a100-80gb", "--set", "B=1", "--set", "T=128",
+     "--figure", "{}.svg"],
+    ["plan", "gpt2-small", *REQUIRED["plan"], "--figure", "{}.svg"],
+]

@@ -46,7 +46,8 @@ def test_numbers(fn, value, expected):
     ("a~b^c", r"a\textasciitilde{}b\textasciicircum{}c"),
     ("two\nlines", "two lines"),
     ("S = Q Kᵀ", r"S = Q K\textsuperscript{T}"),
-    ("漢字", "??"),
+    ("漢字", "{[}U+6F22{]}{[}U+5B57{]}"),  # no glyph in pdflatex's fonts: the code points
+    ("a\x01b\x1b", "a{[}U+0001{]}b{[}U+001B{]}"),
 ])
 def test_tex_escape(text, expected):
     assert tex_escape(text) == expected

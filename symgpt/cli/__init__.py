@@ -212,6 +212,11 @@ def _main(argv: list[str] | None) -> int:
             _discard_stdout()
             _say(f"cannot write to standard output: {e.strerror}")
             return 2
+        if e.errno in (errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR) and e.filename is not None:
+            from ..core.io import path_error  # a fault of a path the user gave, missed where it was used
+
+            _say(str(path_error(os.fsdecode(e.filename), e, "use")))
+            return 2
         return _internal(e)
     except Exception as e:
         return _internal(e)

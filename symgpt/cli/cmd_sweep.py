@@ -76,7 +76,12 @@ def add_arguments(p):
     progress.add_argument("--progress", action="store_true", default=None,
                           help="always show the progress bar on stderr")
     progress.add_argument("--no-progress", dest="progress", action="store_false",
-                          help="never show it (default: shown on a terminal after half a second)")
+                          help="never show progress (default: a bar on a terminal after half a "
+                          "second; elsewhere a line on stderr every 10 s once a sweep has run 10 s)")
+    p.add_argument("--yes", action="store_true",
+                   help="run a sweep past the limits that need confirming (10**10 points, or "
+                   "10 GiB of CSV); a sweep of over 2**20 points first measures its rate on "
+                   "samples and says how long it is expected to take when over a minute")
 
 
 def _options(args) -> dict:
@@ -114,6 +119,7 @@ def run(args) -> int:
     from ..core.errors import SymgptError
     from ..core.io import open_atomic, write_atomic
     from ..sweep import Grid, Progress, sweep, write_csv
+    from ..sweep.estimate import check_job
     from .common import load_model, settings
 
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -124,10 +130,13 @@ def run(args) -> int:
         raise SymgptError(f"{sorted(both)[0]} is both set (--set) and gridded (--grid)")
     model = load_model(args)
     grid = Grid.parse(args.grid, model.family.flags)
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    progress = Progress(grid.total, sys.stderr, enabled=show)
-    where_to_run = dict(workers=args.workers, scheduler=args.scheduler, chunk=args.chunk)
-    if args.top is None and args.by is None:  # rows in grid order: streamed, any number of them
+    terminal = sys.stderr.isatty()
+    progress = Progress(grid.total, sys.stderr, enabled=args.progress is not False,
+                        bar=terminal or bool(args.progress))
+    mode = "csv" if args.top is None and args.by is None else "top" if args.top is not None else "rows"
+    where_to_run = dict(workers=args.workers, scheduler=args.scheduler, chunk=args.chunk,
+                        before=lambda plan: check_job(plan, mode, args.yes, sys.stderr))
+    if mode == "csv":  # rows in grid order: streamed, any number of them
         with open_atomic(args.output or "-") as out:
             result = write_csv(out, model, grid, columns, where=args.where,
                                options=_options(args), progress=progress, **where_to_run)

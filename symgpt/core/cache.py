@@ -100,11 +100,20 @@ def clear() -> int:
     """Remove every entry; returns how many were removed."""
     n = 0
     d = folder() / "derivations"
-    if d.is_dir():
-        for p in d.iterdir():
-            if p.suffix == ".json" or p.name.startswith(".entry-"):
-                _remove(p)
-                n += p.suffix == ".json"
+    try:
+        entries = list(d.iterdir())
+    except FileNotFoundError:
+        entries = []
+    except OSError as e:  # a name too long, a symlink loop, a file as a folder, no permission
+        from .errors import SymgptError
+        from .io import path_reason
+
+        raise SymgptError(f"cannot read the cache folder {d} (SYMGPT_CACHE_DIR or XDG_CACHE_HOME): "
+                          f"{path_reason(d, e)}") from None
+    for p in entries:
+        if p.suffix == ".json" or p.name.startswith(".entry-"):
+            _remove(p)
+            n += p.suffix == ".json"
     return n
 
 

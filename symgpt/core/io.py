@@ -42,8 +42,70 @@ def _umask() -> int:
     return mask
 
 
+#: faults of a path itself (not of the file it names): each gets its reason in words
+PATH_ERRNOS = (errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR)
+#: the longest name of one file or folder, and of a whole path, where the system does not say
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def _limit(path: Path, name: str, default: int) -> int:
+    """The file system's *name* limit (``PC_NAME_MAX``, ``PC_PATH_MAX``) at the deepest folder
+    of *path* that exists."""
+    for folder in [*Path(os.path.abspath(path)).parents]:
+        try:
+            return os.pathconf(folder, name)
+        except (OSError, ValueError):
+            continue
+    return default
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first part of *path*'s folders that exists and is not a folder (a file)."""
+    parts = Path(path).parts
+    for i in range(1, len(parts)):
+        p = Path(*parts[:i])
+        try:
+            if not stat.S_ISDIR(os.stat(p).st_mode):
+                return p
+        except OSError:
+            return None
+    return None
+
+
+def path_reason(path: Path | str, e: OSError) -> str:
+    """Why *e* happened on *path*, in words. A fault of the path itself is told by its errno
+    (never by its message): a name longer than the file system allows, a symlink loop, a file
+    where a folder should be; anything else is the system's message."""
+    path = Path(path)
+    text = e.strerror or str(e)
+    if e.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        name_max = _limit(path, "PC_NAME_MAX", NAME_MAX)
+        if longest > name_max:
+            return (f"{text} (a name in it has {longest:,} bytes; the file system allows "
+                    f"{name_max:,})")
+        path_max = _limit(path, "PC_PATH_MAX", PATH_MAX)
+        return f"{text} (the path has {len(os.fsencode(os.path.abspath(path))):,} bytes; the " \
+               f"system allows {path_max:,})"
+    if e.errno == errno.ELOOP:
+        return f"{text} (a symlink loop)"
+    if e.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = _file_in_the_way(path)
+        if blocker is not None:
+            return f"Not a directory ({printable(str(blocker))} is a file, not a folder)"
+    return text
+
+
+def path_error(path: Path | str, e: OSError | RuntimeError, verb: str = "write") -> SymgptError:
+    """The one-line error for *e* on the user's *path* (``cannot write PATH: reason``). A
+    ``RuntimeError`` is Python's report of a symlink loop (``Path.resolve`` before 3.13)."""
+    if isinstance(e, RuntimeError):
+        e = OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+    return SymgptError(f"cannot {verb} {printable(str(path), 1 << 16)}: {path_reason(path, e)}")
+
+
 def _fail(path: Path, e: OSError) -> SymgptError:
-    return SymgptError(f"cannot write {path}: {e.strerror or e}")
+    return path_error(path, e)
 
 
 def _prefix(path: Path, kind: str) -> str:
@@ -271,7 +333,7 @@ def read_bounded(path: Path | str, limit: int, what: str = "file") -> bytes:
     except FileNotFoundError:
         raise SymgptError(f"no such file: {shown}") from None
     except OSError as e:
-        raise SymgptError(f"cannot read {what} {shown}: {e.strerror or e}") from None
+        raise path_error(path, e, f"read {what}") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

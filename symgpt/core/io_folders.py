@@ -148,7 +148,7 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
             what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
                 f"is a folder that symgpt did not write (its {signature[0]} is not a symgpt one)"
             raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
-    except OSError as e:
+    except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (Path.resolve, Python < 3.13)
         raise _fail(path, e) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

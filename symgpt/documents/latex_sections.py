@@ -16,7 +16,7 @@ from ..core.symbols import as_expr
 from ..derive.params import parameter_list, tied_uses
 from ..core.symbols import CANONICAL
 from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
-from ..render.latex_escape import tex_escape, tex_label, tex_texttt
+from ..render.latex_escape import NO_GLYPH_NOTE, no_glyph, tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
 from ..render.latex_numbers import tex_int, tex_percent, tex_short
 
@@ -51,6 +51,8 @@ def header(model, notation) -> dict:
     changed = [f"{k} = {str(v).lower()}" for k, v in model.flags.items() if v != model.family.flags[k]]
     return {"model": model.name, "family": model.family.name, "legend": legend,
             "flags": ", ".join(changed), "notation": notation.name,
+            "workload": next((n.split(": ", 1)[1] for n in model.notes if n.startswith("workload: ")), ""),
+            "glyphs": NO_GLYPH_NOTE if no_glyph(model.name) else "",
             "theta": Tex(notation.quantity("params"))}
 
 

@@ -48,14 +48,14 @@ def _no_constant(name: str):
 def read_json(path: Path) -> dict:
     """The JSON object in *path*; a one-line error for anything else (a FIFO or a device is
     refused, at most MAX_BYTES are read, NaN/Infinity and integers past MAX_DIGITS refused)."""
-    from ..core.io import read_bounded
+    from ..core.io import path_error, read_bounded
 
     shown = printable(str(path))
     try:
         if path.is_dir():
             raise SymgptError(f"{shown} is a directory with no config.json")
     except OSError as e:
-        raise SymgptError(f"cannot read {shown}: {e.strerror or e}") from None
+        raise path_error(path, e, "read config") from None
     try:
         data = read_bounded(path, MAX_BYTES, "config")
     except TooLarge:
@@ -133,6 +133,11 @@ def locate(path: Path) -> tuple[Path, str]:
     and the model's name: the file's stem (the folder's name for a folder)."""
     path = Path(path)
     name = path.stem
-    if path.is_dir() and (path / "config.json").is_file():
-        path, name = path / "config.json", path.resolve().name
+    try:
+        if path.is_dir() and (path / "config.json").is_file():
+            path, name = path / "config.json", path.resolve().name
+    except (OSError, RuntimeError) as e:  # a name too long, a symlink loop, a file as a folder
+        from ..core.io import path_error
+
+        raise path_error(path, e, "read config") from None
     return path, name or "config"

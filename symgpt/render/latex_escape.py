@@ -12,9 +12,24 @@ _TEX = {
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", '"': "''",
 }
 _TEX_RE = re.compile("|".join(re.escape(c) for c in _TEX))
-#: characters a text font of pdflatex may not have; everything outside printable ASCII and
-#: Latin-1 letters becomes '?' so that a document always compiles
+#: characters a text font of pdflatex may not have (CJK, control characters, most symbols):
+#: everything outside printable ASCII and Latin-1 letters is shown as its code point
+#: (``[U+4E2D]``, ``NO_GLYPH_NOTE``), so that a document always compiles and shows every name
 _SAFE_CHAR = re.compile(r"[^\x20-\x7e\u00c0-\u00ff]")
+#: what a document says where a name has characters shown as code points
+NO_GLYPH_NOTE = ("Characters the document's fonts have no glyph for are shown as their Unicode "
+                 "code points in brackets, e.g. [U+4E2D].")
+
+
+def _code_point(m: "re.Match") -> str:
+    return f"{{[}}U+{ord(m.group(0)):04X}{{]}}"  # braced: never read as a line break's [skip]
+
+
+def no_glyph(text) -> bool:
+    """Whether *text*, escaped (``tex_escape``, ``tex_texttt``), shows a character as its code
+    point (a document with such a name says so: ``NO_GLYPH_NOTE``)."""
+    text = " ".join(str(text).split())
+    return bool(_SAFE_CHAR.search(_UNICODE_RE.sub("", text)))
 
 
 #: a few non-ASCII characters that labels use, as text-mode LaTeX
@@ -36,14 +51,15 @@ def label_key(name: str) -> str:
 
 def tex_escape(text) -> str:
     """*text* as LaTeX text-mode material that typesets literally (``my_model&v2%#$`` ->
-    ``my\\_model\\&v2\\%\\#\\$``). Control characters and newlines become spaces; a backslash
-    can never start a command, so ``\\input`` or ``\\write18`` print as text."""
+    ``my\\_model\\&v2\\%\\#\\$``). Newlines and tabs become spaces; a character no font has
+    (CJK, a control character) its code point, ``[U+4E2D]``; a backslash can never start a
+    command, so ``\\input`` or ``\\write18`` print as text."""
     text = " ".join(str(text).split())
     parts = _UNICODE_RE.split(text)
     marks = _UNICODE_RE.findall(text)
     out = []
     for i, part in enumerate(parts):
-        out.append(_TEX_RE.sub(lambda m: _TEX[m.group(0)], _SAFE_CHAR.sub("?", part)))
+        out.append(_SAFE_CHAR.sub(_code_point, _TEX_RE.sub(lambda m: _TEX[m.group(0)], part)))
         if i < len(marks):
             out.append(_UNICODE[marks[i]])
     return "".join(out)

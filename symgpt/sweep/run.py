@@ -57,26 +57,64 @@ class SweepResult:
         return csv_header(self.header) + (csv_rows(self.header, self.table) if len(self) else "")
 
 
-class Progress:
-    """A one-line progress bar on *stream*, shown once the work takes more than *after* s."""
+#: off a terminal, a progress line comes only once a sweep has run this long, and then at most
+#: once per this many seconds (a log gets a few lines, never a flood)
+LINE_AFTER, LINE_EVERY = 10.0, 10.0
 
-    def __init__(self, total: int, stream=None, after: float = 0.5, enabled: bool = True):
+
+class Progress:
+    """Progress on *stream* (stderr; never the output): on a terminal (``bar``) a one-line bar
+    redrawn in place once the work takes more than *after* s; elsewhere a line once the work has
+    run LINE_AFTER s, then at most one each LINE_EVERY s. Both say how long is left, from the
+    rate so far."""
+
+    def __init__(self, total: int, stream=None, after: float = 0.5, enabled: bool = True,
+                 bar: bool = True):
         self.total, self.stream, self.after = total, stream or sys.stderr, after
-        self.enabled, self.start, self.shown = enabled, time.monotonic(), False
+        self.enabled, self.start, self.shown, self.bar = enabled, time.monotonic(), False, bar
+        self.last = self.first = None
 
     def update(self, done: int) -> None:
-        if not self.enabled or time.monotonic() - self.start < self.after:
+        now = time.monotonic()
+        elapsed = now - self.start
+        if not self.enabled or elapsed < (self.after if self.bar else LINE_AFTER):
             return
+        if not self.bar and self.last is not None and now - self.last < LINE_EVERY:
+            return
+        self.last = now
+        if self.first is None:  # the rate is timed from the first report on (not start-up)
+            self.first = (now, done)
+        t0, d0 = self.first
+        rate = (done - d0) / (now - t0) if done > d0 and now > t0 else done / elapsed
         frac = done / self.total if self.total else 1.0
-        bar = "#" * int(30 * frac)
-        self.stream.write(f"\rsweep [{bar:<30}] {100 * frac:5.1f}%  {done:,}/{self.total:,} points")
+        left = f", about {duration((self.total - done) / rate)} left" if 0 < done < self.total and rate > 0 else ""
+        if self.bar:
+            bar = "#" * int(30 * frac)
+            self.stream.write(f"\rsweep [{bar:<30}] {100 * frac:5.1f}%  {done:,}/{self.total:,} points{left}  ")
+        else:
+            self.stream.write(f"symgpt: sweep {100 * frac:.1f}% done ({done:,}/{self.total:,} points, "
+                              f"{duration(elapsed)} so far{left})\n")
         self.stream.flush()
         self.shown = True
 
     def close(self) -> None:
-        if self.shown:
+        if self.shown and self.bar:
             self.stream.write("\n")
             self.stream.flush()
+        self.shown = False
+
+
+def duration(seconds: float) -> str:
+    """*seconds* in words, to two units at most: '45 s', '3 min 20 s', '2 h 5 min', '3 days 4 h'."""
+    s = int(round(max(seconds, 0)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min" if s % 3600 // 60 else f"{s // 3600} h"
+    days = s // 86400
+    return f"{days:,} day{'s' if days != 1 else ''} {s % 86400 // 3600} h"
 
 
 def _quantity_expr(model, name: str, options: Mapping, used: dict):
@@ -127,7 +165,7 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
           where: Sequence[str] = (), top: int | None = None, by: str | None = None,
           smallest: bool = False, options: Mapping[str, object] | None = None,
           progress: Progress | bool = False, workers: int | None = None, scheduler=None,
-          chunk: int = CHUNK) -> SweepResult:
+          chunk: int = CHUNK, before=None) -> SweepResult:
     """Evaluate *columns* (quantity names) of *model* at every point of *grid*.
 
     *model*: a name, path or ``Model`` (its bound sizes are fixed unless gridded). *where*:
@@ -142,9 +180,13 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
     process per core. *chunk*: points evaluated at once (memory per worker). Local workers
     are started the way Python's ``multiprocessing`` spawns processes: a script that sweeps
     past PARALLEL_POINTS needs the ``if __name__ == "__main__":`` guard (or ``workers=0``).
+    *before(plan)* runs once the request is checked and compiled, before any point is evaluated
+    (``estimate.check_job``: the expected time, and a refusal past the limits).
     """
     plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress, chunk,
                  workers, scheduler)
+    if before is not None:
+        before(plan)
     if top is not None:
         return plan.result(plan.best())
     kept: list[dict[str, np.ndarray]] = []
@@ -163,12 +205,15 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
 
 def write_csv(out, model, grid, columns: Sequence[str] = ("params",), where: Sequence[str] = (),
               options: Mapping[str, object] | None = None, progress: Progress | bool = False,
-              workers: int | None = None, scheduler=None, chunk: int = CHUNK) -> SweepResult:
+              workers: int | None = None, scheduler=None, chunk: int = CHUNK, before=None
+              ) -> SweepResult:
     """Stream the sweep's CSV into the binary file *out*, chunk by chunk, in grid order (memory
     stays bounded whatever the number of rows: on Dask, a few chunks' text at a time, formatted
-    by the workers). *workers*, *scheduler*, *chunk*: as ``sweep``. Returns the counts."""
+    by the workers). *workers*, *scheduler*, *chunk*, *before*: as ``sweep``. Returns the counts."""
     plan = _Plan(model, grid, columns, where, None, None, False, options, progress, chunk,
                  workers, scheduler)
+    if before is not None:
+        before(plan)
     parts = plan.parts("csv")
     first = next(parts, None)  # a cluster that cannot be reached fails before any output
     out.write(csv_header(plan.header).encode("utf-8"))
