@@ -41,4 +41,12 @@ def read(f: Fields):
 
 READERS = {"granite": Reader(read, ("GraniteForCausalLM",))}
 
-PRESETS = ()
+PRESETS = (
+    Preset("granite-3.3-8b", "granite",
+           {"L": 40, "h": 32, "h_kv": 8, "d": 4096, "d_ff": 12800, "V": 49159, "T_max": 131072},
+           flags={"tied": True},
+           source="IBM 2025 (Granite 3.3 model card); ibm-granite/granite-3.3-8b-instruct its config.json on "
+                  "the Hugging Face Hub",
+           note="8,170,864,640 parameters; published: 8B. Its multipliers (embeddings x 12, branch outputs "
+                "x 0.22, logits / 16, scores x 1/128) are elementwise products not counted"),
+)

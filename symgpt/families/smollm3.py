@@ -5,6 +5,7 @@ attention and a tied head; every fourth layer applies no rotary embedding (NoPE 
 from __future__ import annotations
 
 from ..core.errors import SymgptError
+from .base import Preset
 from .decoders import decoder_family
 from .fields import Fields, Reader, layer_types, windows
 from .llama import read_llama_like
@@ -38,9 +39,17 @@ def read(f: Fields):
     if not use or window is None:
         types = ["full_attention"] * L
     windows(f, flags, sizes, types, window)
+    f.silent("max_window_layers")  # in SmolLM3-3B's config.json (Qwen2's field): no SmolLM3 class reads it
     return "smollm3", flags, sizes
 
 
 READERS = {"smollm3": Reader(read, ("SmolLM3ForCausalLM",))}
 
-PRESETS = ()
+PRESETS = (
+    Preset("smollm3-3b", "smollm3",
+           {"L": 36, "h": 16, "h_kv": 4, "d": 2048, "d_ff": 11008, "V": 128256, "T_max": 65536},
+           source="Hugging Face 2025 (SmolLM3 blog post); HuggingFaceTB/SmolLM3-3B its config.json on the "
+                  "Hugging Face Hub",
+           note="3,075,098,624 parameters; published: 3B. 9 of the 36 layers apply no rotary embedding "
+                "(NoPE): RoPE's elementwise work is counted in every layer"),
+)
