@@ -1,4 +1,4 @@
-"""HyperCLOVA X SEED (NAVER Cloud 2025; transformers' HyperCLOVAXForCausalLM): LLaMA's block with
+"""HyperCLOVA X (NAVER Cloud 2025; transformers' HyperCLOVAXForCausalLM): LLaMA's block with
 Peri-LN (Kim et al. 2025, arXiv:2502.02732) -- a norm before each branch and another on its output
 (``use_post_norm``) -- and Granite's scalar multipliers (the logits multiplied by
 ``logits_scaling``)."""

@@ -1,13 +1,13 @@
-"""Seed-OSS (ByteDance Seed 2025, ByteDance-Seed/Seed-OSS-36B-Base): LLaMA's block with grouped-query
-attention and Q/K/V biases (``attention_bias``), the output projection's bias apart
-(``attention_out_bias``) (transformers' SeedOssForCausalLM)."""
+"""ByteDance's open 36B model of 2025 (transformers' SeedOssForCausalLM, model type ``seed_oss``):
+LLaMA's block with grouped-query attention and Q/K/V biases (``attention_bias``), the output
+projection's bias apart (``attention_out_bias``)."""
 
 from __future__ import annotations
 
 from .decoders import decoder_family
 from .fields import Fields, Reader, llama_like
 
-FAMILIES = (decoder_family("seed_oss", "Seed-OSS: LLaMA's block, GQA, Q/K/V biases", gqa=True, qkv_bias=True),)
+FAMILIES = (decoder_family("seed_oss", "SeedOss (ByteDance): LLaMA's block, GQA, Q/K/V biases", gqa=True, qkv_bias=True),)
 
 
 def read(f: Fields):
