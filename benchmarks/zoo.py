@@ -26,17 +26,6 @@ sys.path.insert(0, str(ROOT))
 
 #: (group, what it needs, types) -- every type that is not exact is in exactly one group
 GROUPS: list[tuple[str, str, list[str]]] = [
-    ("Reader only: an existing reader already gives the same params and forward FLOPs",
-     "a reader for the model_type (the count and B=1, T=8 FLOPs equal transformers' when the "
-     "config is read by the reader named in brackets; check the fields that reader would ignore: "
-     "windows, NoPE layers, multipliers)",
-     ["exaone", "internlm3", "iquestcoder", "cwm", "ernie4_5", "granite", "helium", "ministral3",
-      "smollm3", "vaultgemma", "glm", "seed_oss", "olmo3", "hyperclovax", "granitemoe",
-      "granitemoeshared", "sarvam_mla", "camembert", "data2vec-text", "xlm-roberta", "ernie"]),
-    ("Reader fix on a supported type's default config",
-     "accept a null the default configuration carries (gemma2: use_bidirectional_attention "
-     "null = false; deepseek_v2: num_experts_per_tok null, which changes no parameter count)",
-     ["gemma2", "deepseek_v2"]),
     ("Dense decoders: a reader plus at most a small flag",
      "gpt_bigcode: GPT-2 with multi-query fused c_attn; gpt_neo: learned positions, local "
      "attention every other layer, no Q/K/V bias; gptj, codegen: parallel block, one LayerNorm, "

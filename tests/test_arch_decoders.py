@@ -36,6 +36,8 @@ EXPECTED = {
     "olmo2-7b.json": ("olmo2", None),
     "deepseek-v2-lite.json": ("deepseek_v2", None),
     "deepseek-v3.json": ("deepseek_v3", None),
+    "smollm3-3b.json": ("smollm3", None),
+    "granite-3.3-8b-instruct.json": ("granite", None),
 }
 #: the publishers' rounded totals: the exact count must round to them
 ROUNDED = {
@@ -48,6 +50,8 @@ ROUNDED = {
     "olmo2-7b.json": (7.3e9, 0.05e9),            # OLMo 2 7B (7.30B)
     "deepseek-v2-lite.json": (15.7e9, 0.05e9),   # DeepSeek-V2-Lite: 15.7B
     "deepseek-v3.json": (671e9, 0.5e9),          # DeepSeek-V3 README: 671B main model (MTP excluded)
+    "smollm3-3b.json": (3.0e9, 0.1e9),           # SmolLM3 model card: 3B
+    "granite-3.3-8b-instruct.json": (8.0e9, 0.2e9),  # Granite 3.3 model card: 8B
 }
 MOE = {"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"}
 
@@ -80,7 +84,8 @@ def test_dense_flops_match_flopcountermode(name):
     m = symgpt.load(CONFIGS / name, B=B, T=T)
     assert m.quantity("flops.forward") == flop_count(_hf_model(cfg, "meta", "eager"), B, T)
     layers = SHORT.get(name, 2)
-    short = _hf_model({**cfg, "num_hidden_layers": layers}, "meta", "eager")
+    cut = {k: cfg[k][:layers] for k in ("layer_types",) if k in cfg}  # one entry a layer (SmolLM3)
+    short = _hf_model({**cfg, "num_hidden_layers": layers, **cut}, "meta", "eager")
     assert m.with_(L=layers).quantity("flops.train") == flop_count(short, B, T, backward=True)
 
 
@@ -173,7 +178,8 @@ PRESETS = {"deepseek-v3": "deepseek-v3.json", "deepseek-v2-lite": "deepseek-v2-l
            "qwen3-8b": "qwen3-8b.json", "qwen3-30b-a3b": "qwen3-30b-a3b.json",
            "qwen1.5-moe-a2.7b": "qwen1.5-moe-a2.7b.json", "gemma-2-9b": "gemma-2-9b.json",
            "gemma-3-1b": "gemma-3-1b.json", "phi-2": "phi-2.json", "starcoder2-3b": "starcoder2-3b.json",
-           "olmo2-7b": "olmo2-7b.json"}
+           "olmo2-7b": "olmo2-7b.json", "smollm3-3b": "smollm3-3b.json",
+           "granite-3.3-8b": "granite-3.3-8b-instruct.json"}
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import sympy
@@ -23,6 +24,7 @@ from symgpt.render.latex_numbers import tex_int
 from symgpt.core.symbols import T_dec, T_enc
 
 B_, T_, TE, TD = 2, 8, 8, 5
+ZOO = Path(__file__).parent / "configs" / "zoo"
 #: family -> (preset, lengths bound on load)
 CASES = {
     "bert": ("bert-base", dict(T=T_)),
@@ -32,6 +34,8 @@ CASES = {
     "bart": ("bart-base", dict(T_enc=TE, T_dec=TD)),
     "transformer": ("transformer-base", dict(T_enc=TE, T_dec=TD)),
     "vit": ("vit-base", {}),
+    # RoBERTa's and BERT's architecture under other names: transformers' default configurations
+    **{t: (str(ZOO / f"{t}.json"), dict(T=T_)) for t in ("camembert", "xlm-roberta", "data2vec-text", "ernie")},
 }
 FAMILIES = sorted(CASES)
 ENCDEC = {"t5", "bart", "transformer"}

@@ -8,7 +8,7 @@ import symgpt
 from symgpt.graph import roles
 from symgpt.core.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
 
-ENCODERS = ("bert", "roberta", "distilbert")
+ENCODERS = ("bert", "roberta", "distilbert", "camembert", "xlm-roberta", "data2vec-text", "ernie")
 ENCDEC = ("t5", "bart", "transformer")
 
 

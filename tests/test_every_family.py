@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import sympy
@@ -31,6 +32,7 @@ from symgpt.render.latex_numbers import tex_int
 from symgpt.core.symbols import T
 
 B_, T_ = 2, 8
+ZOO = Path(__file__).parent / "configs" / "zoo"
 #: family -> (model, sizes bound on load); presets are rows of symgpt/presets*.py
 CASES = {
     "gpt2": ("gpt2-small", {}),
@@ -55,9 +57,15 @@ CASES = {
     "olmo2": ("olmo2-7b", {}),
     "deepseek_v2": ("deepseek-v2-lite", {}),
     "deepseek_v3": ("deepseek-v3", {}),
+    # existing blocks under other names, or a flag away: a preset, else transformers' default config
+    "smollm3": ("smollm3-3b", {}),
+    "granite": ("granite-3.3-8b", {}),
+    **{t: (str(ZOO / f"{t}.json"), {}) for t in (
+        "exaone", "internlm3", "iquestcoder", "cwm", "ernie4_5", "helium", "ministral3", "vaultgemma", "glm",
+        "seed_oss", "olmo3", "hyperclovax", "granitemoe", "granitemoeshared", "sarvam_mla")},
 }
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3"}
 
 
 def test_every_registered_family_is_covered():
@@ -65,7 +73,8 @@ def test_every_registered_family_is_covered():
     builtin = {name for name, fam in families().items()
                if getattr(fam.build, "func", fam.build).__module__.startswith("symgpt.")}
     # the encoders, encoder-decoders and ViT: tests/test_encdec_everywhere.py
-    assert set(CASES) == builtin - {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit"}
+    assert set(CASES) == builtin - {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
+                                    "camembert", "xlm-roberta", "data2vec-text", "ernie"}
 
 
 _MODELS: dict[str, object] = {}
@@ -101,7 +110,7 @@ def test_counts(family):
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
-    if family.startswith("deepseek"):                       # MLA: the latent and the shared rotary key
+    if "kv_lora_rank" in m.flags:                           # MLA: the latent and the shared rotary key
         per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])
     assert m.quantity("memory.kv_cache").value == s["L"] * B_ * per_layer * 4  # fp32
 

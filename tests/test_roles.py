@@ -13,7 +13,8 @@ from symgpt.core.symbols import B, L, T, d, V
 
 
 #: the encoder, encoder-decoder and vision families: tests/test_encdec_roles.py
-ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit"}
+ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
+          "camembert", "xlm-roberta", "data2vec-text", "ernie"}
 
 
 @pytest.mark.parametrize("family", sorted(set(families()) - ENCDEC))

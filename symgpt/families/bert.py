@@ -34,19 +34,30 @@ FLAG_HELP = {
 }
 
 
-def _family(name, description, changes):
+def _family(name, description, changes, builds=None):
+    """A BERT-style family; *builds* names the graph it is when that is another family's under
+    another name (CamemBERT is RoBERTa's: its node names and position ids)."""
     return Family(
         name=name, description=description, flags={**FLAGS, **changes},
         sizes=("L", "d", "h", "V", "T_max"), optional=("d_ff",),
-        build=partial(Ref("symgpt.families.blocks.bert", "build"), name=name),
+        build=partial(Ref("symgpt.families.blocks.bert", "build"), name=builds or name),
         flag_help=FLAG_HELP, choices=CHOICES)
+
+
+_ROBERTA = {"type_vocab": 1, "pos_offset": 2, "head_activation": "gelu"}
 
 
 FAMILIES = (
     _family("bert", "BERT: bidirectional post-LN encoder, token-type embeddings, masked-LM head or pooler", {}),
-    _family("roberta", "RoBERTa: BERT with one token type and a position table offset by 2",
-            {"type_vocab": 1, "pos_offset": 2, "head_activation": "gelu"}),
+    _family("roberta", "RoBERTa: BERT with one token type and a position table offset by 2", _ROBERTA),
     _family("distilbert", "DistilBERT: BERT without token types or pooler", {"type_vocab": None}),
+    # RoBERTa's architecture under other names (transformers' Camembert*, XLMRoberta*, Data2VecText*
+    # classes are RoBERTa's, copied): CamemBERT (Martin et al. 2020), XLM-R (Conneau et al. 2020),
+    # data2vec's text model (Baevski et al. 2022); ERNIE (Sun et al. 2019) is BERT's
+    _family("camembert", "CamemBERT: RoBERTa's architecture (French)", _ROBERTA, builds="roberta"),
+    _family("xlm-roberta", "XLM-RoBERTa: RoBERTa's architecture (multilingual)", _ROBERTA, builds="roberta"),
+    _family("data2vec-text", "data2vec (text): RoBERTa's architecture", _ROBERTA, builds="roberta"),
+    _family("ernie", "ERNIE: BERT's architecture (no task-type embeddings unless use_task_id)", {}, builds="bert"),
 )
 
 #: the transformers class -> the head counted, for each model type (the first is the default)
@@ -54,8 +65,15 @@ FAMILIES = (
 #: encoder and MLM head run under a causal mask (``is_decoder``): the same parameters and matmuls
 BERT_HEADS = {"BertForMaskedLM": "mlm", "BertModel": "pooler", "BertLMHeadModel": "mlm"}
 ROBERTA_HEADS = {"RobertaForMaskedLM": "mlm", "RobertaModel": "pooler", "RobertaForCausalLM": "mlm"}
+#: the same heads under the names of the types that are RoBERTa's or BERT's architecture
+CAMEMBERT_HEADS = {"CamembertForMaskedLM": "mlm", "CamembertModel": "pooler", "CamembertForCausalLM": "mlm"}
+XLM_ROBERTA_HEADS = {"XLMRobertaForMaskedLM": "mlm", "XLMRobertaModel": "pooler", "XLMRobertaForCausalLM": "mlm"}
+DATA2VEC_TEXT_HEADS = {"Data2VecTextForMaskedLM": "mlm", "Data2VecTextModel": "pooler",
+                       "Data2VecTextForCausalLM": "mlm"}
+ERNIE_HEADS = {"ErnieForMaskedLM": "mlm", "ErnieModel": "pooler", "ErnieForCausalLM": "mlm"}
 #: causal-LM classes of an encoder family: counted, but generation with a KV cache is not modelled
-CAUSAL_HEADS = frozenset({"BertLMHeadModel", "RobertaForCausalLM"})
+CAUSAL_HEADS = frozenset({"BertLMHeadModel", "RobertaForCausalLM", "CamembertForCausalLM", "XLMRobertaForCausalLM",
+                          "Data2VecTextForCausalLM", "ErnieForCausalLM"})
 DISTILBERT_HEADS = {"DistilBertForMaskedLM": "mlm", "DistilBertModel": "none"}
 
 
@@ -69,6 +87,8 @@ def _bert_like(f: Fields, defaults: dict) -> tuple[dict, dict]:
     if f.bool("is_decoder", False) or f.bool("add_cross_attention", False):
         raise SymgptError(f"{f.where}: a BERT-style decoder (is_decoder / add_cross_attention) is not supported")
     types = f.int("type_vocab_size", 2, minimum=0)
+    if not f.bool("tie_word_embeddings", True):
+        raise SymgptError(f"{f.where}: tie_word_embeddings=false (an MLM decoder of its own) is not modelled")
     flags = {"activation": f.activation("hidden_act", "gelu"), "type_vocab": types or None}
     f.used.update({"gradient_checkpointing", "classifier_dropout", "hidden_dropout_prob",
                    "attention_probs_dropout_prob"})
@@ -89,18 +109,45 @@ def _causal_note(f: Fields) -> None:
                        "FLOPs are counted; a KV cache and generation are not modelled for it")
 
 
-def read_roberta(f: Fields):
-    """transformers' RobertaConfig."""
-    flags, sizes = _bert_like(f, {"V": 50265})
+def read_ernie(f: Fields):
+    """transformers' ErnieConfig: BertConfig's fields and the task-type embedding (``use_task_id``)."""
+    flags, sizes = _bert_like(f, {"V": 30522})
+    f.int("task_type_vocab_size", 3)
+    if f.bool("use_task_id", False):
+        raise SymgptError(f"{f.where}: use_task_id=true (ERNIE's task-type embedding table) is not modelled")
+    flags["head"] = ERNIE_HEADS.get(f.architecture, "mlm")
+    _causal_note(f)
+    return "ernie", flags, sizes
+
+
+def read_roberta(f: Fields, name="roberta", heads=ROBERTA_HEADS, vocab=50265):
+    """transformers' RobertaConfig (and the configuration classes that copy it, with their own
+    vocabulary default)."""
+    flags, sizes = _bert_like(f, {"V": vocab})
     # positions count from padding_idx + 1: the table keeps pad + 1 rows no token uses
     offset = f.int("pad_token_id", 1, minimum=0) + 1
     if sizes["T_max"] <= offset:
         raise SymgptError(f"{f.where}: max_position_embeddings must exceed pad_token_id + 1 = {offset}")
     sizes["T_max"] -= offset
     flags["pos_offset"] = offset
-    flags["head"] = ROBERTA_HEADS.get(f.architecture, "mlm")
+    flags["head"] = heads.get(f.architecture, "mlm")
     _causal_note(f)
-    return "roberta", flags, sizes
+    return name, flags, sizes
+
+
+def read_camembert(f: Fields):
+    """transformers' CamembertConfig."""
+    return read_roberta(f, "camembert", CAMEMBERT_HEADS, 30522)
+
+
+def read_xlm_roberta(f: Fields):
+    """transformers' XLMRobertaConfig."""
+    return read_roberta(f, "xlm-roberta", XLM_ROBERTA_HEADS, 30522)
+
+
+def read_data2vec_text(f: Fields):
+    """transformers' Data2VecTextConfig."""
+    return read_roberta(f, "data2vec-text", DATA2VEC_TEXT_HEADS, 30522)
 
 
 def read_distilbert(f: Fields):
@@ -118,7 +165,11 @@ def read_distilbert(f: Fields):
 
 READERS = {"bert": Reader(read_bert, tuple(BERT_HEADS)),
            "roberta": Reader(read_roberta, tuple(ROBERTA_HEADS)),
-           "distilbert": Reader(read_distilbert, tuple(DISTILBERT_HEADS))}
+           "distilbert": Reader(read_distilbert, tuple(DISTILBERT_HEADS)),
+           "camembert": Reader(read_camembert, tuple(CAMEMBERT_HEADS)),
+           "xlm-roberta": Reader(read_xlm_roberta, tuple(XLM_ROBERTA_HEADS)),
+           "data2vec-text": Reader(read_data2vec_text, tuple(DATA2VEC_TEXT_HEADS)),
+           "ernie": Reader(read_ernie, tuple(ERNIE_HEADS))}
 
 _HF = "its config.json on the Hugging Face Hub"
 

@@ -75,16 +75,23 @@ def _read(f: Fields, name, D):
              "L": f.int("num_hidden_layers", D["L"]), "h": f.int("num_attention_heads", D["h"]),
              "T_max": f.int("max_position_embeddings", D["T_max"]),
              "d_ff": f.int("moe_intermediate_size", D["moe_ff"]),
-             "E": f.int("n_routed_experts", D["E"]), "k": f.int("num_experts_per_tok", D["k"])}
+             "E": f.int("n_routed_experts", D["E"])}
+    k = f.int("num_experts_per_tok", D["k"], optional=True)
+    if k is None:  # DeepseekV2Config's default: the model builds, its router cannot run
+        f.notes.append("num_experts_per_tok is null: k (experts per token) is left a symbol; the parameters "
+                       "do not depend on it (transformers builds the model, but its forward needs k)")
+    else:
+        sizes["k"] = k
     kv = f.int("num_key_value_heads", None, optional=True)
     if kv not in (None, sizes["h"]):
         raise SymgptError(f"{f.where}: multi-latent attention with num_key_value_heads != "
                           "num_attention_heads is not modelled")
     f.int("head_dim", None, optional=True)  # transformers sets it to qk_rope_head_dim
+    f.int("qk_head_dim", None, optional=True)  # transformers derives it: qk_nope_head_dim + qk_rope_head_dim
     flags = {"tied": f.bool("tie_word_embeddings", False),
              "activation": f.activation("hidden_act", "silu"),
              "attention_bias": f.bool("attention_bias", False),
-             "q_lora_rank": f.int("q_lora_rank", 1536, optional=True),
+             "q_lora_rank": f.int("q_lora_rank", D.get("q_lora", 1536), optional=True),
              "kv_lora_rank": f.int("kv_lora_rank", 512),
              "qk_nope_dim": f.int("qk_nope_head_dim", 128),
              "qk_rope_dim": f.int("qk_rope_head_dim", 64),
@@ -104,7 +111,7 @@ def _read(f: Fields, name, D):
     flags["router"] = "sigmoid" if f.str("scoring_func", D["scoring"]) == "sigmoid" else "softmax"
     norm = f.cfg.get("norm_topk_prob")  # null in some DeepSeek-V2 configs: transformers' default
     flags["topk_norm"] = D["norm"] if norm is None else f.bool("norm_topk_prob")
-    grouped = name == "deepseek_v3" or f.str("topk_method", "greedy") == "group_limited_greedy"
+    grouped = D["grouped"] or f.str("topk_method", "greedy") == "group_limited_greedy"
     n_group, keep = f.int("n_group", D["groups"][0], optional=True), f.int("topk_group", D["groups"][1], optional=True)
     flags["n_group"], flags["topk_group"] = (n_group, keep) if grouped and n_group and keep else (None, None)
     if name == "deepseek_v2":
@@ -122,14 +129,14 @@ def read_v2(f: Fields):
     """transformers' DeepseekV2Config."""
     return _read(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
                                         k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False,
-                                        groups=(None, None)))
+                                        groups=(None, None), grouped=False))
 
 
 def read_v3(f: Fields):
     """transformers' DeepseekV3Config."""
     return _read(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
                                         k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True,
-                                        groups=(8, 4)))
+                                        groups=(8, 4), grouped=True))
 
 
 READERS = {"deepseek_v2": Reader(read_v2, ("DeepseekV2ForCausalLM",)),

@@ -89,6 +89,15 @@ class Fields:
             return self.int(alias, default)
         return self.int(key, default)
 
+    def rename(self, attribute_map: dict) -> None:
+        """transformers' ``attribute_map`` (alias -> field) for this config class: each alias present
+        is read as its field, and wins over the field (transformers sets the field from it)."""
+        cfg = dict(self.cfg)
+        for alias, key in attribute_map.items():
+            if alias in cfg:
+                cfg[key] = cfg.pop(alias)
+        self.cfg = cfg
+
     def whole(self, key, default):
         """A positive whole number that config.json may write as a float (a soft cap of 50.0), or
         None when the field is null."""
@@ -235,9 +244,12 @@ def layer_types(f: Fields, L: int, default: list[str]) -> list[str]:
 def windows(f: Fields, flags: dict, sizes: dict, types: list[str], window) -> None:
     """Sliding-window layers among full ones: every layer alike, or one full layer in every p
     (``full_every``; the layer pattern must be that periodic one, which the decoder declares as
-    two stacks)."""
+    two stacks of L - floor(L/p) sliding and floor(L/p) full layers). The full layer may stand at
+    any place of its period (Gemma 2: last, CWM: first) as long as floor(L/p) layers are full: the
+    order of the layers changes no count."""
     kinds = set(types)
     flags["window"] = "sliding_attention" in kinds
+    flags["full_every"] = None  # set below when the layers mix (a family's default is overridden)
     if not flags["window"]:
         return
     if window is None:
@@ -245,8 +257,15 @@ def windows(f: Fields, flags: dict, sizes: dict, types: list[str], window) -> No
     sizes["W"] = window
     if kinds == {"sliding_attention"}:
         return
-    p = types.index("full_attention") + 1
-    if types != ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(len(types))]:
-        raise SymgptError(f"{f.where}: layer_types is not one full-attention layer in every p "
-                          "(the pattern symgpt declares as two stacks)")
+    L = len(types)
+    full = [i for i, t in enumerate(types) if t == "full_attention"]
+    first = full[0]
+    if len(full) > 1:
+        p = full[1] - first
+    else:  # one full layer: its period ends with it, or spans every layer
+        p = first + 1 if L // (first + 1) == 1 else L
+    if first >= p or len(full) != L // p \
+            or types != ["full_attention" if i % p == first else "sliding_attention" for i in range(L)]:
+        raise SymgptError(f"{f.where}: layer_types is not one full-attention layer in every p with "
+                          "floor(L/p) full layers (the pattern symgpt declares as two stacks)")
     flags["full_every"] = p

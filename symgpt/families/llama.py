@@ -10,11 +10,18 @@ from .fields import Fields, Reader, llama_like
 FAMILIES = (decoder_family("llama", "LLaMA / Llama 2 / Llama 3: RMSNorm, RoPE, SwiGLU, GQA via h_kv, untied head"),)
 
 
-def read(f: Fields):
-    """transformers' LlamaConfig."""
-    flags, sizes = llama_like(f, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+def read_llama_like(f: Fields, defaults: dict) -> tuple[dict, dict]:
+    """The fields of LlamaConfig and of the configuration classes that copy it: ``llama_like``'s,
+    ``attention_bias`` (Q, K, V and the output projection) and ``mlp_bias``."""
+    flags, sizes = llama_like(f, defaults)
     bias = f.bool("attention_bias", False)
     flags.update(qkv_bias=bias, proj_bias=bias, mlp_bias=f.bool("mlp_bias", False))
+    return flags, sizes
+
+
+def read(f: Fields):
+    """transformers' LlamaConfig."""
+    flags, sizes = read_llama_like(f, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
     return "llama", flags, sizes
 
 

@@ -22,7 +22,7 @@ MAX_BYTES = 1 << 20  # a config.json is a few kilobytes
 MAX_DIGITS = 1001  # digits of one integer in a config (the same bound as --set's 1e1000)
 
 _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop",
-             "dropout", "activation_dropout",
+             "dropout", "activation_dropout", "residual_dropout",  # SeedOssConfig
              "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout_rate")  # BERT, ViT; T5
 
 _MISSING = object()
