@@ -1,5 +1,5 @@
-"""The presets of current published checkpoints against their config.json files (tests/configs/,
-named with their Hub repositories in its README).
+"""The presets of current published checkpoints against their config.json files
+(tests/configs/published/, named with their Hub repositories in tests/configs/README.md).
 
 Oracles: each preset equals what symgpt reads from the checkpoint's own config.json (family,
 flags, sizes), and its parameter count equals ``sum(p.numel() for p in model.parameters())`` of
@@ -16,7 +16,7 @@ import symgpt
 from oracles.measure import _hf_model, param_count
 from symgpt.core.errors import SymgptError
 
-CONFIGS = Path(__file__).parent / "configs"
+CONFIGS = Path(__file__).parent / "configs" / "published"
 
 # preset -> (config file, family)
 PUBLISHED = {
