@@ -158,4 +158,19 @@ PRESETS = (
                   "topk_group": None},
            source="deepseek-ai/DeepSeek-V2-Lite " + _HF,
            note="15,706,484,224 parameters; published: 15.7B. Queries without compression (q_proj)"),
+    Preset("deepseek-r1", "deepseek_v3",
+           {"L": 61, "h": 128, "d": 7168, "d_ff": 2048, "V": 129280, "T_max": 163840, "E": 256, "k": 8},
+           flags={"dense_ff": 18432, "shared_ff": 2048},
+           source="DeepSeek-AI 2025 (DeepSeek-R1); deepseek-ai/DeepSeek-R1 " + _HF,
+           note="671,026,404,352 parameters; published: 671B in total, 37B activated (the main model; "
+                "the multi-token-prediction module is not counted, as transformers does not build it). "
+                "DeepSeek-V3's architecture"),
+    Preset("kimi-k2-instruct", "deepseek_v3",
+           {"L": 61, "h": 64, "d": 7168, "d_ff": 2048, "V": 163840, "T_max": 131072, "E": 384, "k": 8},
+           flags={"dense_ff": 18432, "shared_ff": 2048, "dense_layers": 1, "n_group": 1, "topk_group": 1},
+           source="Kimi Team 2025 (Kimi K2); moonshotai/Kimi-K2-Instruct " + _HF,
+           note="1,026,408,209,408 parameters; published: 1T in total, 32B activated. DeepSeek-V3's "
+                "architecture (its config names DeepseekV3ForCausalLM) with 384 routed experts, 64 heads "
+                "and 1 dense layer; the config's model_type is kimi_k2, which symgpt does not read: "
+                "load the preset, or the config with model_type deepseek_v3 (the model card's workaround)"),
 )

@@ -44,4 +44,28 @@ PRESETS = (
     Preset("llama-3-8b", "llama",
            {"L": 32, "h": 32, "h_kv": 8, "d": 4096, "d_ff": 14336, "V": 128256, "T_max": 8192},
            source="meta-llama/Meta-Llama-3-8B " + _HF),
+    Preset("llama-3.1-8b", "llama",
+           {"L": 32, "h": 32, "h_kv": 8, "d": 4096, "d_ff": 14336, "V": 128256, "T_max": 131072},
+           source="Meta 2024 (The Llama 3 Herd of Models); meta-llama/Llama-3.1-8B " + _HF,
+           note="8,030,261,248 parameters; published: 8B. Context 131,072 (RoPE scaled, rope_type "
+                "llama3: no parameters)"),
+    Preset("llama-3.1-70b-instruct", "llama",
+           {"L": 80, "h": 64, "h_kv": 8, "d": 8192, "d_ff": 28672, "V": 128256, "T_max": 131072},
+           source="Meta 2024 (The Llama 3 Herd of Models); meta-llama/Llama-3.1-70B-Instruct " + _HF,
+           note="70,553,706,496 parameters; published: 70B. The instruction-tuned checkpoint's "
+                "config (its shapes are the count's only input)"),
+    Preset("llama-3.2-1b-instruct", "llama",
+           {"L": 16, "h": 32, "h_kv": 8, "d_head": 64, "d": 2048, "d_ff": 8192, "V": 128256,
+            "T_max": 131072},
+           flags={"tied": True},
+           source="meta-llama/Llama-3.2-1B-Instruct " + _HF,
+           note="1,235,814,400 parameters; published: 1B. The output head "
+                "is the embedding matrix (tie_word_embeddings), counted once"),
+    Preset("llama-3.2-3b", "llama",
+           {"L": 28, "h": 24, "h_kv": 8, "d_head": 128, "d": 3072, "d_ff": 8192, "V": 128256,
+            "T_max": 131072},
+           flags={"tied": True},
+           source="meta-llama/Llama-3.2-3B " + _HF,
+           note="3,212,749,824 parameters; published: 3B. The output head "
+                "is the embedding matrix (tie_word_embeddings), counted once"),
 )

@@ -27,4 +27,9 @@ PRESETS = (
            {"L": 32, "h": 32, "d": 4096, "d_ff": 11008, "V": 100352, "T_max": 4096},
            source="OLMo Team 2024 (2 OLMo 2 Furious); allenai/OLMo-2-1124-7B its config.json on the Hugging Face Hub",
            note="7,298,617,344 parameters; published: 7B"),
+    Preset("olmo2-13b", "olmo2",
+           {"L": 40, "h": 40, "d": 5120, "d_ff": 13824, "V": 100352, "T_max": 4096},
+           source="OLMo Team 2024 (2 OLMo 2 Furious); allenai/OLMo-2-1124-13B its config.json on the Hugging Face Hub",
+           note="13,716,198,400 parameters; published: 13B (its float32 safetensors index: "
+                "54,864,793,600 bytes, 13,716,198,400 numbers)"),
 )

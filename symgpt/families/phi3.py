@@ -26,4 +26,9 @@ PRESETS = (
             "W": 2047},
            flags={"window": True}, source="microsoft/Phi-3-mini-4k-instruct its config.json on the Hugging Face Hub",
            note="the 4k-context model; its config sets a 2,047-token sliding window"),
+    Preset("phi-4", "phi3",
+           {"L": 40, "h": 40, "h_kv": 10, "d": 5120, "d_ff": 17920, "V": 100352, "T_max": 16384},
+           source="Abdin et al. 2024 (Phi-4 Technical Report); microsoft/phi-4 its config.json on the "
+                  "Hugging Face Hub",
+           note="14,659,507,200 parameters; published: 14B"),
 )

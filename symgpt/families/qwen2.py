@@ -41,8 +41,19 @@ def read(f: Fields):
 
 READERS = {"qwen2": Reader(read, ("Qwen2ForCausalLM",))}
 
+_HF = "its config.json on the Hugging Face Hub"
+
 PRESETS = (
     Preset("qwen2-0.5b", "qwen2",
            {"L": 24, "h": 14, "h_kv": 2, "d": 896, "d_ff": 4864, "V": 151936, "T_max": 131072},
-           flags={"tied": True}, source="Qwen/Qwen2-0.5B its config.json on the Hugging Face Hub"),
+           flags={"tied": True}, source="Qwen/Qwen2-0.5B " + _HF),
+    Preset("qwen2.5-7b", "qwen2",
+           {"L": 28, "h": 28, "h_kv": 4, "d": 3584, "d_ff": 18944, "V": 152064, "T_max": 131072},
+           source="Qwen Team 2024 (Qwen2.5 Technical Report); Qwen/Qwen2.5-7B " + _HF,
+           note="7,615,616,512 parameters; published: 7B"),
+    Preset("qwen2.5-72b-instruct", "qwen2",
+           {"L": 80, "h": 64, "h_kv": 8, "d": 8192, "d_ff": 29568, "V": 152064, "T_max": 32768},
+           source="Qwen Team 2024 (Qwen2.5 Technical Report); Qwen/Qwen2.5-72B-Instruct " + _HF,
+           note="72,706,203,648 parameters; published: 72B. The instruction-tuned checkpoint's "
+                "config (context 32,768)"),
 )

@@ -87,4 +87,11 @@ PRESETS = (
            flags={"shared_ff": 5632},
            source="Qwen/Qwen1.5-MoE-A2.7B " + _HF,
            note="14,315,784,192 parameters; published: 14.3B in total, 2.7B active"),
+    Preset("qwen3-235b-a22b-instruct-2507", "qwen3_moe",
+           {"L": 94, "h": 64, "h_kv": 4, "d_head": 128, "d": 4096, "d_ff": 1536, "V": 151936,
+            "T_max": 262144, "E": 128, "k": 8},
+           flags={"topk_norm": True},
+           source="Qwen/Qwen3-235B-A22B-Instruct-2507 " + _HF,
+           note="235,093,634,560 parameters; published: 235B in total, 22B active. The July 2025 "
+                "instruction-tuned release (context 262,144); 128 routed experts per layer, 8 active"),
 )
