@@ -328,4 +328,4 @@ def test_a_failed_sync_keeps_the_previous_folder(tmp_path, monkeypatch):
         with io_folders.atomic_dir(out) as stage:
             sio.write_atomic(stage / "index.md", "# symgpt report: new\n")
     assert tree(out) == before and siblings(tmp_path) == ["rep"]
-    assert sio._STAGED == set()
+    assert sio.STAGED == set()
