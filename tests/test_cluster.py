@@ -162,6 +162,29 @@ def test_step_time_adds_its_parts():
     assert b == c * R(3, 8)                 # (p - 1)/m of the compute
 
 
+def test_a_cluster_given_whole_prices_as_its_keyword_options():
+    """``cluster=`` (a ``Cluster``) is the same step as the keyword options it is made from, on
+    every time.* quantity; a one-device option beside it is refused in one line."""
+    from symgpt.core.errors import SymgptError
+    from symgpt.derive.steptime import Cluster
+
+    m = symgpt.load("gpt3-1.3b", B=1, T=2048)
+    o = dict(precision="mixed-bf16", tp=2, pp=4, dp=2, microbatches=8, peak=312 * 10**12,
+             link_bandwidth=300 * 10**9, node_bandwidth=25 * 10**9)
+    cl = Cluster.from_options(**o)
+    for name in ("time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"):
+        assert m.quantity(name, cluster=cl).expr == m.quantity(name, **o).expr, name
+    assert m.quantity("time.to_train", tokens=10**9, cluster=cl).value == \
+        m.quantity("time.to_train", tokens=10**9, **o).value
+    c, k, b = (m.quantity(x, cluster=cl).value for x in ("time.compute", "time.comm", "time.bubble"))
+    assert m.quantity("time.step", cluster=cl).value == c + k + b
+    for bad in (dict(peak=10**12), dict(mfu=R(1, 2)), dict(tp=4)):
+        with pytest.raises(SymgptError, match="not beside it"):
+            m.quantity("time.step", cluster=cl, **bad)
+    with pytest.raises(SymgptError, match="not beside it"):
+        m.quantity("time.comm", cluster=cl, tp=4)
+
+
 # --- the command line ---------------------------------------------------------------------------
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "symgpt", *args], capture_output=True, text=True)
