@@ -84,7 +84,7 @@ def test_stage_weights_gpt2():
     m = symgpt.load("gpt2")
     first = m.quantity("memory.weights", precision="bf16", pp=4).expr
     last = m.quantity("memory.weights", precision="bf16", pp=4, stage="last").expr
-    block = 12 * d**2 + 13 * d                      # seed 000 §4.1
+    block = 12 * d**2 + 13 * d                      # lecture note 7.3 §4.1
     assert sympy.expand(first - 2 * (L * block / 4 + V * d + T_max * d)) == 0
     # the last stage: its layers, the final LayerNorm and its copy of the tied embedding
     assert sympy.expand(last - 2 * (L * block / 4 + 2 * d + V * d)) == 0

@@ -42,7 +42,7 @@ FLAGS: dict[str, object] = {
     "vocab_multiple": None,   # pad the vocabulary up to a multiple
     "dropout": False,         # dropout layers present
     "loss": True,             # the graph ends in the cross-entropy loss
-    # --- the families of issue 16 (Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2, OLMo 2) ---
+    # --- the flags of later decoders (Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2, OLMo 2) ---
     "qk_norm": "none",        # none | head (a norm of d_head on each Q/K head) | full (of h·d_head)
     "pre_norm": True,         # a norm before each branch (OLMo 2 has none)
     "branch_norms": False,    # a norm on each branch's output before its residual add (Gemma 2, OLMo 2)
