@@ -3,7 +3,7 @@
 ``payloads(marker_dir)`` are strings that *would* create a file in *marker_dir* if anything ran
 them (Python eval/exec, a shell, TeX's \\write18, a template engine); ``INERT`` are hostile or
 absurd strings that must simply be refused or shown as data. ``run_cli`` runs ``symgpt`` in
-process (one parser, built once) and ``check_cli`` asserts the contract of issue 8: exit 0 or 2,
+process (one parser, built once) and ``check_cli`` asserts the command line's contract: exit 0 or 2,
 a single ``symgpt: error:`` line on 2, never a traceback or an ``internal error``.
 ``code_guard`` turns any call of eval/exec/compile/sympify/parse_expr/os.system/a shell made
 *from symgpt's own code* with text into a test failure. The subprocess harness for hostile runs

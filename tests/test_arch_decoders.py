@@ -1,4 +1,4 @@
-"""Issue 16's decoders against transformers: Qwen3, Qwen2-MoE, Qwen3-MoE, Gemma 2, Gemma 3,
+"""Decoders against transformers: Qwen3, Qwen2-MoE, Qwen3-MoE, Gemma 2, Gemma 3,
 Phi-2, StarCoder2, OLMo 2, DeepSeek-V2 (Lite), DeepSeek-V3.
 
 Oracles: ``sum(p.numel() for p in model.parameters())`` of ``AutoModelForCausalLM.from_config``

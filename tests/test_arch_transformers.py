@@ -22,7 +22,7 @@ B, T = 2, 8
 
 # (config file, family symgpt picks, published parameter count where one is well known)
 EXPECTED = {
-    "llama-2-7b.json": ("llama", 6_738_415_616),       # seed 000: LLaMA-7B
+    "llama-2-7b.json": ("llama", 6_738_415_616),       # lecture note 7.3: LLaMA-7B
     "llama-2-70b.json": ("llama", 68_976_648_192),     # Llama 2 70B (GQA, 8 KV heads)
     "llama-3-8b.json": ("llama", 8_030_261_248),
     "mistral-7b-v0.1.json": ("mistral", 7_241_732_096),
@@ -41,7 +41,7 @@ FILES = sorted(p.name for p in CONFIGS.glob("*.json") if p.name in EXPECTED)
 
 
 def test_every_config_file_is_in_the_table():
-    from test_arch_decoders import EXPECTED as DECODERS  # issue 16's decoders, tested there
+    from test_arch_decoders import EXPECTED as DECODERS  # Qwen3, Gemma 2/3, ... decoders, tested there
 
     assert sorted(p.name for p in CONFIGS.glob("*.json")) == sorted({**EXPECTED, **DECODERS})
     assert FILES == sorted(EXPECTED)

@@ -1,4 +1,4 @@
-"""Issue 8, item 4: nothing half-written. A crash or a SIGKILL mid-write leaves the previous file
+"""Nothing half-written. A crash or a SIGKILL mid-write leaves the previous file
 or report intact; temporaries vanish (at once, or on the next write after a kill); a report never
 mixes old and new files; a folder symgpt did not write is never replaced."""
 
@@ -102,7 +102,7 @@ def test_write_atomic_refuses_a_folder_and_long_names(tmp_path):
 
 
 def test_write_atomic_replaces_a_symlinks_target_and_keeps_the_link(tmp_path):
-    """Issue 20, item 1: -o through a symlink writes what the link points to (as shells and
+    """-o through a symlink writes what the link points to (as shells and
     editors do), atomically, and the link stays a link."""
     target = tmp_path / "sub" / "target.txt"
     target.parent.mkdir()
@@ -328,4 +328,4 @@ def test_a_failed_sync_keeps_the_previous_folder(tmp_path, monkeypatch):
         with io_folders.atomic_dir(out) as stage:
             sio.write_atomic(stage / "index.md", "# symgpt report: new\n")
     assert tree(out) == before and siblings(tmp_path) == ["rep"]
-    assert sio._STAGED == set()
+    assert sio.STAGED == set()

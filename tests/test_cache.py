@@ -2,7 +2,7 @@
 derivation without importing SymPy or networkx; corrupt, foreign and stale entries are ignored;
 ``--no-cache`` and ``symgpt cache clear``; the tree format holds exact values and nothing else.
 
-Oracles: the usual derivation's output (``--no-cache``, same process rules) and seed 000's count
+Oracles: the usual derivation's output (``--no-cache``, same process rules) and lecture note 7.3's count
 of GPT-2 small, 124,439,808; the values of the trees against SymPy's exact evaluation; the tree
 of 12·L·d² + 13·L·d + V·d + T_max·d + 2·d written out by hand.
 """

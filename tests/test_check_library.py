@@ -2,7 +2,7 @@
 
 The expected verdicts below are read off the sources (conventions.md, the seeds), not symgpt:
 Megatron's P omits the final LayerNorm (§9.9: -2d); Kaplan's N excludes biases and norms
-(§1: 13d per block for GPT-2: seed 000's table minus its 12d² weights); seed 002's count has
+(§1: 13d per block for GPT-2: lecture note 7.3's table minus its 12d² weights); lesson LM4-T5's count has
 no Q/K/V biases ("would add 3d per block"); Kaplan drops the context term from 6N (§1).
 """
 

@@ -84,7 +84,7 @@ def test_stage_weights_gpt2():
     m = symgpt.load("gpt2")
     first = m.quantity("memory.weights", precision="bf16", pp=4).expr
     last = m.quantity("memory.weights", precision="bf16", pp=4, stage="last").expr
-    block = 12 * d**2 + 13 * d                      # seed 000 §4.1
+    block = 12 * d**2 + 13 * d                      # lecture note 7.3 §4.1
     assert sympy.expand(first - 2 * (L * block / 4 + V * d + T_max * d)) == 0
     # the last stage: its layers, the final LayerNorm and its copy of the tied embedding
     assert sympy.expand(last - 2 * (L * block / 4 + 2 * d + V * d)) == 0
@@ -160,6 +160,29 @@ def test_step_time_adds_its_parts():
     c, k, b = (m.quantity(x, **o).value for x in ("time.compute", "time.comm", "time.bubble"))
     assert m.quantity("time.step", **o).value == c + k + b
     assert b == c * R(3, 8)                 # (p - 1)/m of the compute
+
+
+def test_a_cluster_given_whole_prices_as_its_keyword_options():
+    """``cluster=`` (a ``Cluster``) is the same step as the keyword options it is made from, on
+    every time.* quantity; a one-device option beside it is refused in one line."""
+    from symgpt.core.errors import SymgptError
+    from symgpt.derive.steptime import Cluster
+
+    m = symgpt.load("gpt3-1.3b", B=1, T=2048)
+    o = dict(precision="mixed-bf16", tp=2, pp=4, dp=2, microbatches=8, peak=312 * 10**12,
+             link_bandwidth=300 * 10**9, node_bandwidth=25 * 10**9)
+    cl = Cluster.from_options(**o)
+    for name in ("time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"):
+        assert m.quantity(name, cluster=cl).expr == m.quantity(name, **o).expr, name
+    assert m.quantity("time.to_train", tokens=10**9, cluster=cl).value == \
+        m.quantity("time.to_train", tokens=10**9, **o).value
+    c, k, b = (m.quantity(x, cluster=cl).value for x in ("time.compute", "time.comm", "time.bubble"))
+    assert m.quantity("time.step", cluster=cl).value == c + k + b
+    for bad in (dict(peak=10**12), dict(mfu=R(1, 2)), dict(tp=4)):
+        with pytest.raises(SymgptError, match="not beside it"):
+            m.quantity("time.step", cluster=cl, **bad)
+    with pytest.raises(SymgptError, match="not beside it"):
+        m.quantity("time.comm", cluster=cl, tp=4)
 
 
 # --- the command line ---------------------------------------------------------------------------

@@ -81,6 +81,17 @@ def test_schedule_svg_is_deterministic_and_bubble_matches(tmp_path):
     assert r.returncode == 2 and "multiple of p" in r.stderr
 
 
+def test_schedule_text_with_output_writes_the_file(tmp_path):
+    """-o with the default text format writes what stdout would show (it once wrote nothing)."""
+    f = tmp_path / "bubble.txt"
+    shown = _cli("schedule", "--pp", "4", "--microbatches", "8", "--vp", "2")
+    r = _cli("schedule", "--pp", "4", "--microbatches", "8", "--vp", "2", "-o", str(f))
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    assert f.read_text(encoding="utf-8") == shown.stdout
+    # the bubble of interleaved 1F1B, (p - 1)/(v·m) = 3/16 (Narayanan et al. 2021, Sec. 2.2)
+    assert "bubble 3/16 of the compute" in shown.stdout and "= 3/16: equal" in shown.stdout
+
+
 def test_optimal_json():
     r = _cli("optimal", "--compute", "1e24", "--fit", "besiroglu2024", "--json")
     assert r.returncode == 0

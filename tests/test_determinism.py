@@ -1,4 +1,4 @@
-"""Issue 8, item 5: byte-identical outputs across runs and across PYTHONHASHSEED values (set
+"""Byte-identical outputs across runs and across PYTHONHASHSEED values (set
 iteration order, dict-of-set orders and SymPy's hashing must never leak into an output).
 Each seed runs every command below and writes a report in its own process; the PDF aside,
 every byte must agree."""

@@ -1,4 +1,4 @@
-"""Every family, everywhere (issue 7: "the graph, LaTeX and queries work for every family").
+"""Every family, everywhere (the graph, LaTeX and queries work for every family).
 
 For one preset of each registered family (the generic ``decoder`` at small sizes), at a small
 B and T: the counts, the shape trace, the Graphviz DOT, the LaTeX of ``--what all``, and the
@@ -46,7 +46,7 @@ CASES = {
     "gpt_neox": ("pythia-160m", {}),
     "opt": ("opt-125m", {}),
     "decoder": ("decoder", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 160}),
-    # issue 16
+    # the decoders of Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2 and OLMo 2
     "qwen3": ("qwen3-8b", {}),
     "qwen2_moe": ("qwen1.5-moe-a2.7b", {}),
     "qwen3_moe": ("qwen3-30b-a3b", {}),

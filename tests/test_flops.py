@@ -30,14 +30,14 @@ def small():
     return symgpt.load("gpt2-small", B=8, T=1024)
 
 
-# --- seed 000 §5 ---------------------------------------------------------------------------------
-def test_seed000_per_block_formula():
+# --- lecture note 7.3 §5 ---------------------------------------------------------------------------------
+def test_note73_per_block_formula():
     # §5: "#FLOPs/block forward = 24·T·d² + 4·T²·d" (one sequence, one block)
     fwd = symgpt.load("gpt2").quantity("flops.forward", per="sequence")
     assert sympy.expand(fwd.part("blocks").expr / L - (24 * T * d**2 + 4 * T**2 * d)) == 0
 
 
-def test_seed000_section5_numbers(small):
+def test_note73_section5_numbers(small):
     fwd = small.quantity("flops.forward")
     per_block_per_seq = fwd.part("blocks").value / 12 / 8
     assert near(per_block_per_seq, 1.771e10, 1e7)          # §5.1: 1.771 × 10¹⁰
@@ -51,7 +51,7 @@ def test_seed000_section5_numbers(small):
     assert train.value == 3 * fwd.value                     # "≈ 3 · forward": exact for GPT-2
 
 
-def test_seed000_6nd():
+def test_note73_6nd():
     # §5.2: 6 · 124 × 10⁶ · 8192 = 6.1 × 10¹², "close enough" to the derived 7 × 10¹²
     m = symgpt.load("gpt2-small", B=8, T=1024)
     six_nd = 6 * m.params.value * 8 * 1024
@@ -59,8 +59,8 @@ def test_seed000_6nd():
     assert 1 < m.quantity("flops.train").value / six_nd < 1.2
 
 
-# --- seed 002 ------------------------------------------------------------------------------------
-def test_seed002_forward_flops_per_token():
+# --- lesson LM4-T5 ------------------------------------------------------------------------------------
+def test_lm4t5_forward_flops_per_token():
     # "2 · 124,412,160 ≈ 249 million ... plus the attention products 4 · n · d per layer per token,
     # which at n = 1,024 adds 4 · 1,024 · 768 · 12 ≈ 37.7 million"
     m = symgpt.load("gpt2-small", qkv_bias=False, B=1, T=1024)

@@ -22,7 +22,7 @@ def test_flops_json_contract(capsys):
     assert data["model"] == "gpt2-small" and data["convention"] == "default"
     assert data["bindings"]["B"] == 8
     train = data["flops.train"]
-    assert train["value"] == 3 * data["flops.forward"]["value"]  # seed 000 §5.2: 3 × forward
+    assert train["value"] == 3 * data["flops.forward"]["value"]  # lecture note 7.3 §5.2: 3 × forward
     assert train["expression"] == "12*B*L*T**2*d + 72*B*L*T*d**2 + 6*B*T*V*d"
     assert sum(e["value"] for e in train["breakdown"].values()) == train["value"]
     assert train["convention"] == "default" and train["unit"] == "FLOPs"
@@ -59,7 +59,7 @@ def test_memory_json_contract(capsys):
     for name in ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
                  "memory.logits", "memory.kv_cache", "memory.total"):
         assert data[name]["unit"] == "bytes" and isinstance(data[name]["value"], int)
-    assert data["memory.optimizer"]["value"] == 12 * 124_439_808  # seed 000 §5.4: 12 · #θ
+    assert data["memory.optimizer"]["value"] == 12 * 124_439_808  # lecture note 7.3 §5.4: 12 · #θ
     assert data["options"]["precision"] == "mixed-fp16"
     assert set(data["three_term_estimate"]["breakdown"]) == {"BTd", "BhT^2", "4BTd"}
 
@@ -85,7 +85,7 @@ def test_time_command(capsys):
     data = json.loads(out)
     assert round(data["time.step"]["value"] * 1000, 1) == 46.7  # 7.0 × 10¹² / (1.5 × 10¹⁴)
     assert round(data["time.mfu"]["value"], 3) == 0.467
-    assert round(data["loss.initial"]["value"], 2) == 10.82      # seed 002
+    assert round(data["loss.initial"]["value"], 2) == 10.82      # lesson LM4-T5
     code, out, _ = run(capsys, "time", "gpt2-small", *BT)
     assert "23.33 ms" in out and "10.8249 nats" in out
 

@@ -1,4 +1,4 @@
-"""Issue 8, item 7: thousands of generated inputs through the CLI (in process) and the API end
+"""Thousands of generated inputs through the CLI (in process) and the API end
 with zero tracebacks, zero internal errors and zero executed payloads. Sized to run in well under
 a minute: hypothesis with fixed example counts and no deadline (a 20 s per-call alarm and a
 memory cap turn a hang or a runaway computation into a failure instead of a stuck suite)."""

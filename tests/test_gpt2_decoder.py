@@ -33,7 +33,7 @@ def test_conflicting_bias_flags_are_refused():
 
 
 def test_only_gpt2_sizes_shape_its_graph():
-    # GPT-2 is multi-head with d_head = d/h: binding h_kv or d_head changes nothing (seed 000 §4.3)
+    # GPT-2 is multi-head with d_head = d/h: binding h_kv or d_head changes nothing (lecture note 7.3 §4.3)
     assert symgpt.load("gpt2-small", h_kv=4, d_head=32).params == 124_439_808
     # bound d_ff is its own symbol: per block 4d² + 2d·d_ff + d_ff + 9d (LayerNorms 4d, Q/K/V and
     # output 4d² + 4d, the MLP 2d·d_ff + d_ff + d), which is 12d² + 13d at d_ff = 4d

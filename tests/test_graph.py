@@ -1,4 +1,4 @@
-"""The DOT diagram of GPT-2-small against seed 001 (the 23-step trace at T = 3), the shape trace,
+"""The DOT diagram of GPT-2-small against the worked-example note (the 23-step trace at T = 3), the shape trace,
 the hand parameter counts, and golden files. No Graphviz needed here (see test_graph_svg.py).
 
 Regenerate the golden files with ``SYMGPT_REGEN_GOLDEN=1 python -m pytest tests/test_graph.py``.
@@ -46,7 +46,7 @@ def text(html: str) -> str:
 from helpers import golden  # noqa: E402
 
 
-# --- seed 001: GPT-2 small, "The cat sat" = 3 tokens, d = 768, 12 layers, 12 heads ---------
+# --- the worked-example note: GPT-2 small, "The cat sat" = 3 tokens, d = 768, 12 layers, 12 heads ---------
 # the tensor each op produces, as the seed states it (our tensors carry a leading batch B = 1)
 SEED_001 = [
     ("embedding/token", (3, 768)),                # step 1
@@ -128,7 +128,7 @@ def test_block_cluster_once_with_its_repeat_count(t3):
     _, dot = t3
     assert dot.count("subgraph ") == 1
     assert 'subgraph "cluster_blocks" {' in dot
-    assert "× L = 12" in dot  # seed 001: 12 layers, steps 10-21 repeat the block
+    assert "× L = 12" in dot  # the worked-example note: 12 layers, steps 10-21 repeat the block
 
 
 def test_tied_weight_feeds_the_embedding_and_the_head(t3):
@@ -146,7 +146,7 @@ def test_untied_head_owns_its_matrix():
     nodes, edges = parse(dot_text(m))
     assert "embedding/token.weight" not in nodes
     assert not [e for e in edges if "same" in e[2]]
-    # 768 x 50257 = 38,597,376 new parameters (seed 002's untied count minus the tied one)
+    # 768 x 50257 = 38,597,376 new parameters (lesson LM4-T5's untied count minus the tied one)
     assert "params 38,597,376 = 768×50257" in nodes["lm_head"][0]
 
 

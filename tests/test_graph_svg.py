@@ -67,7 +67,7 @@ def test_svg_edges_carry_the_traced_shapes(t3):
     assert len(data) == 32
     for u, v in data:
         assert edges[f"{u}->{v}"] == [trace[u]], (u, v)
-    # seed 001 at T = 3: scores per head (3, 3), 12 heads of 64, logits (3, 50257)
+    # the worked-example note at T = 3: scores per head (3, 3), 12 heads of 64, logits (3, 50257)
     assert edges["blocks/attention/scores->blocks/attention/scale"] == ["(1, 12, 3, 3)"]
     assert edges["blocks/attention/q_heads->blocks/attention/scores"] == ["(1, 12, 3, 64)"]
     assert edges["lm_head->loss"] == ["(1, 3, 50257)"]

@@ -28,7 +28,7 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "llama": {}, "mistral": {}, "qwen2": {"num_hidden_layers": 4}, "gemma": {"num_hidden_layers": 4},
     "phi3": {}, "falcon": {}, "gpt_neox": {"num_hidden_layers": 4}, "opt": {}, "gpt2": {},
     "mixtral": {"num_hidden_layers": 2},
-    # issue 16
+    # the decoders of Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2 and OLMo 2
     "qwen3": {"num_hidden_layers": 2}, "qwen2_moe": {"num_hidden_layers": 2}, "qwen3_moe": {"num_hidden_layers": 2},
     "gemma2": {"num_hidden_layers": 4}, "gemma3_text": {"num_hidden_layers": 12}, "phi": {},
     "starcoder2": {"num_hidden_layers": 2}, "olmo2": {"num_hidden_layers": 2},

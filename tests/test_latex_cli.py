@@ -24,7 +24,7 @@ def run(capsys, *args):
     (["latex", "gpt2-small", "--what", "total", "--notation", "megatron"], [r"12 l h^{2}"]),
     (["latex", "gpt2", "--what", "total"], [r"12 L d^{2} + 13 L d + T_{\max} d + V d + 2 d"]),
     (["latex", "gpt2-small", "--what", "total", "--standalone"], [r"\documentclass", r"\end{document}"]),
-    # seed 000 §5.1 exactly: 24*1024*768^2 + 4*1024^2*768 = 14,495,514,624 + 3,221,225,472
+    # lecture note 7.3 §5.1 exactly: 24*1024*768^2 + 4*1024^2*768 = 14,495,514,624 + 3,221,225,472
     (["latex", "gpt2-small", "--what", "flops", "--numbers", "exact"], ["&= 17{,}716{,}740{,}096."]),
     (["latex", "gpt2-small", "--what", "flops", "--digits", "3"], [r"&= 1.77 \times 10^{10}."]),
     # Kaplan counts Q.K^T only: 2T^2d per block instead of 4T^2d

@@ -51,9 +51,9 @@ def built(tmp_path_factory):
         (d / f"{name}.tex").write_text(text)
         docs[name] = d / f"{name}.tex"
 
-    # 1. the full report document of GPT-2-small (seed 000's notation)
+    # 1. the full report document of GPT-2-small (lecture note 7.3's notation)
     put("gpt2small", document(report_model(symgpt.load("gpt2-small"))))
-    # 2. seed 002's parameters in seed 002's notation (no Q/K/V biases)
+    # 2. lesson LM4-T5's parameters in lesson LM4-T5's notation (no Q/K/V biases)
     put("raschka", document(symgpt.load("gpt2-small", qkv_bias=False), ("notation", "params", "breakdown"), "raschka"))
     # 3. a model from a config file with a hostile name, in Kaplan's notation
     cfg = base / f"{WEIRD}.json"

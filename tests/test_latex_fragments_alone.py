@@ -77,7 +77,7 @@ def test_headers_name_what_the_tables_use(compiled):
 
 
 def test_a_compiled_fragment_shows_its_number(compiled):
-    # GPT-2-small: 124,439,808 parameters (hand count in README / seed 000)
+    # GPT-2-small: 124,439,808 parameters (hand count in README / lecture note 7.3)
     words = re.sub(r"\s+", " ", compiled["total0"][2][2])
     assert "124,439,808" in words, words[:500]
     table = re.sub(r"\s+", " ", compiled["table0"][2][2])

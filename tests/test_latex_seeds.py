@@ -1,4 +1,4 @@
-"""The LaTeX sections carry the seeds' numbers: seed 000 §3-§6 and the self-test, seed 002's
+"""The LaTeX sections carry the seeds' numbers: lecture note 7.3 §3-§6 and the self-test, lesson LM4-T5's
 breakdown and shapes. Expected values are typed from the seeds (where a seed rounds, the test
 checks symgpt's exact value against the seed's rounding)."""
 
@@ -24,7 +24,7 @@ def g(n: int) -> str:
 
 @pytest.fixture(scope="module")
 def small():
-    return report_model(symgpt.load("gpt2-small"))   # B = 8, T = 1024 (seed 000 §3)
+    return report_model(symgpt.load("gpt2-small"))   # B = 8, T = 1024 (lecture note 7.3 §3)
 
 
 def rows(tex: str) -> list[str]:
@@ -37,8 +37,8 @@ def row_with(tex: str, *needles: str) -> str:
     return found[0]
 
 
-# seed 000 §4.1: per-block table (one row per tensor; the seed pairs the LayerNorm's two)
-SEED000_BLOCK = [
+# lecture note 7.3 §4.1: per-block table (one row per tensor; the seed pairs the LayerNorm's two)
+NOTE73_BLOCK = [
     (r"W_{\mathrm{attn}}", "(d, 3 d)", "3 d^{2}", 1_769_472),
     (r"b_{\mathrm{attn}}", "(3 d,)", "3 d", 2_304),
     ("W_O", "(d, d)", "d^{2}", 589_824),
@@ -52,13 +52,13 @@ SEED000_BLOCK = [
 ]
 
 
-@pytest.mark.parametrize("symbol,shape,formula,value", SEED000_BLOCK)
-def test_seed000_block_table(small, symbol, shape, formula, value):
+@pytest.mark.parametrize("symbol,shape,formula,value", NOTE73_BLOCK)
+def test_note73_block_table(small, symbol, shape, formula, value):
     r = row_with(fragment(small, "blocks"), f"${symbol}$")
     assert f"${shape}$" in r and f"${formula}$" in r and f"${g(value)}$" in r
 
 
-def test_seed000_block_totals(small):
+def test_note73_block_totals(small):
     tex = fragment(small, "blocks")
     assert r"\mathbf{" + g(7_087_872) + "}" in tex                  # per block total
     assert g(85_054_464) in tex and r"\approx 85.05\,\mathrm{M}" in tex  # x 12 blocks
@@ -66,7 +66,7 @@ def test_seed000_block_totals(small):
 
 @pytest.mark.parametrize("symbol,value", [("E", 38_597_376), (r"W_{\mathrm{pos}}", 786_432),
                                           (r"\gamma_f", 768), (r"\beta_f", 768)])
-def test_seed000_embeddings_table(small, symbol, value):
+def test_note73_embeddings_table(small, symbol, value):
     tex = fragment(small, "embeddings")
     assert g(value) in row_with(tex, f"${symbol}$")
     assert "(50{,}257, 768)" in tex and "(1{,}024, 768)" in tex
@@ -74,14 +74,14 @@ def test_seed000_embeddings_table(small, symbol, value):
     assert r"\mathbf{" + g(39_385_344) + "}" in tex
 
 
-def test_seed000_grand_total(small):
+def test_note73_grand_total(small):
     tex = fragment(small, "total")
     assert r"\begin{align*}" in tex
     assert f"{g(85_054_464)} + {g(39_385_344)}" in tex
     assert f"{g(124_439_808)} \\approx 124.4\\,\\mathrm{{M}}" in tex
 
 
-def test_seed000_rule_crosscheck(small):
+def test_note73_rule_crosscheck(small):
     tex = fragment(small, "rule")
     # V d + 12 L d^2 + 2 d = 38,597,376 + 84,934,656 + 1,536 = 123,533,568, within 1 %
     assert g(123_533_568) in tex
@@ -91,7 +91,7 @@ def test_seed000_rule_crosscheck(small):
     assert err and abs(float(err.group(1))) < 1.0
 
 
-def test_seed000_flops(small):
+def test_note73_flops(small):
     tex = fragment(small, "flops")
     # §5.1: 24 T d^2 + 4 T^2 d at T = 1024: 1.449e10 + 3.221e9 = 1.771e10 (the seed truncates)
     assert r"4 \cdot 1{,}024^{2} \cdot 768 + 24 \cdot 1{,}024 \cdot 768^{2}" in tex
@@ -105,7 +105,7 @@ def test_seed000_flops(small):
     assert r"6.116 \times 10^{12}" in tex           # 6ND = 6.1e12
 
 
-def test_seed000_memory_budget(small):
+def test_note73_memory_budget(small):
     tex = fragment(small, "memory")
     # §5.6 under fp16 weights/gradients and fp32 Adam (master, m, v): ~250 MB, ~250 MB, ~1.5 GB
     assert row_with(tex, "Parameters").count(r"249\,\mathrm{MB}") == 1
@@ -117,7 +117,7 @@ def test_seed000_memory_budget(small):
     assert "Activations (every saved tensor)" in tex
 
 
-def test_seed000_shapes(small):
+def test_note73_shapes(small):
     tex = fragment(small, "shapes")
     for shape in ["(8, 1{,}024)", "(8, 1{,}024, 768)", "(8, 1{,}024, 2{,}304)", "(8, 12, 1{,}024, 64)",
                   "(8, 12, 1{,}024, 1{,}024)", "(8, 1{,}024, 3{,}072)", "(8, 1{,}024, 50{,}257)", "(1{,}024, 768)"]:
@@ -125,8 +125,8 @@ def test_seed000_shapes(small):
     assert r"repeated $L = 12$ times" in tex
 
 
-def test_seed002_shapes_table():
-    # seed 002: B = 2, n = 16, GPT-2 small, in its notation
+def test_lm4t5_shapes_table():
+    # lesson LM4-T5: B = 2, n = 16, GPT-2 small, in its notation
     m = symgpt.load("gpt2-small", B=2, T=16)
     tex = fragment(m, "shapes", "raschka")
     for sym, conc in [("(B, n)", "(2, 16)"), ("(B, n, d)", "(2, 16, 768)"), ("(B, H, n, d / H)", "(2, 12, 16, 64)"),
@@ -135,7 +135,7 @@ def test_seed002_shapes_table():
         assert any(sym in r and conc in r for r in rows(tex)), (sym, conc)
 
 
-SEED002 = [  # label, formula, value (GPT-2 small without Q/K/V biases), share of the 124.4 M
+LM4T5 = [  # label, formula, value (GPT-2 small without Q/K/V biases), share of the 124.4 M
     ("Token embedding", "V d", 38_597_376, "31.0"),
     ("Position embedding", "L d", 786_432, None),
     ("Attention, per block", "4 d^{2} + d", 2_360_064, "22.8"),
@@ -146,8 +146,8 @@ SEED002 = [  # label, formula, value (GPT-2 small without Q/K/V biases), share o
 ]
 
 
-@pytest.mark.parametrize("label,formula,value,share", SEED002)
-def test_seed002_breakdown(label, formula, value, share):
+@pytest.mark.parametrize("label,formula,value,share", LM4T5)
+def test_lm4t5_breakdown(label, formula, value, share):
     m = symgpt.load("gpt2-small", qkv_bias=False)
     r = row_with(fragment(m, "breakdown", "raschka"), label)
     assert f"${formula}$" in r and f"${g(value)}$" in r
@@ -155,11 +155,11 @@ def test_seed002_breakdown(label, formula, value, share):
         assert f"${share}\\,\\%$" in r
 
 
-def test_seed002_totals_and_bar():
+def test_lm4t5_totals_and_bar():
     m = symgpt.load("gpt2-small", qkv_bias=False)
     tex = fragment(m, "breakdown", "raschka")
     assert g(124_412_160) in tex
-    # the stacked bar: 124.4 M tied, 163.0 M with a separate head (seed 002's figure)
+    # the stacked bar: 124.4 M tied, 163.0 M with a separate head (lesson LM4-T5's figure)
     assert r"124.4\,\mathrm{M}\ \text{parameters}" in tex and r"163.0\,\mathrm{M}\ \text{parameters}" in tex
     caption = tex[tex.index(r"\caption{Share"):]
     for part in ["feed-forward 45.5", "token embedding 31.0", "attention 22.8", "layer norms 0.03",
@@ -168,7 +168,7 @@ def test_seed002_totals_and_bar():
     assert "position embedding 0.63" in caption     # the seed rounds to 0.6
 
 
-SEED000_SCALING = [  # model, L, h, d, d_ff, T_max, params as the seed rounds them
+NOTE73_SCALING = [  # model, L, h, d, d_ff, T_max, params as the seed rounds them
     ("gpt2-small", 12, 12, 768, 3072, 1024, 124e6), ("gpt2-medium", 24, 16, 1024, 4096, 1024, 355e6),
     ("gpt2-large", 36, 20, 1280, 5120, 1024, 774e6), ("gpt2-xl", 48, 25, 1600, 6400, 1024, 1.5e9),
     ("gpt3-125m", 12, 12, 768, 3072, 2048, 125e6), ("gpt3-350m", 24, 16, 1024, 4096, 2048, 350e6),
@@ -178,10 +178,10 @@ SEED000_SCALING = [  # model, L, h, d, d_ff, T_max, params as the seed rounds th
 ]
 
 
-def test_seed000_scaling_table():
-    t = scaling_table([r[0] for r in SEED000_SCALING])
-    assert t.models == tuple(r[0] for r in SEED000_SCALING)
-    for row, values in zip(SEED000_SCALING, t.values):
+def test_note73_scaling_table():
+    t = scaling_table([r[0] for r in NOTE73_SCALING])
+    assert t.models == tuple(r[0] for r in NOTE73_SCALING)
+    for row, values in zip(NOTE73_SCALING, t.values):
         assert [int(v) for v in values[:5]] == list(row[1:6]), row[0]
         # the seed's numbers are the models' rounded names (1.5B for 1.558 B): within 4 %
         assert abs(float(values[5]) - row[6]) / row[6] < 0.04, row[0]

@@ -1,7 +1,7 @@
-"""The ``steps`` LaTeX section: seed 001's worked example (GPT-2 small, B = 1, T = 3), the forward
+"""The ``steps`` LaTeX section: the worked-example note's trace (GPT-2 small, B = 1, T = 3), the forward
 pass as numbered steps, generated from the shape trace and the op graph.
 
-Expected shapes are typed from seed 001 (/work/shared/seeds/001*): the token table (50257, 768),
+Expected shapes are typed from the worked-example note (/work/shared/seeds/001*): the token table (50257, 768),
 (3, 768) per token matrix, the position table (1024, 768), the QKV matrix (768, 2304) giving
 (3, 2304), heads (12, 3, 64), one head (3, 64), scores (3, 3), sqrt(64) = 8, the output projection
 (768, 768), the FFN 768 -> 3072 -> 768, the transposed token embedding (768, 50257), logits
@@ -38,7 +38,7 @@ def _op(step, kind, role=None):
     return next(i for i in step["ops"] if i["kind"] == kind and (role is None or i.get("role") == role))
 
 
-def test_seed001_steps_and_shapes(seed):
+def test_worked_example_steps_and_shapes(seed):
     titles = [(s["number"], s["phase"]) for s in seed["steps"]]
     assert titles == [("1", "token"), ("2", "position"), ("3", "attn_in"), ("4", "heads"),
                       ("5", "attention"), ("6", "attn_out"), ("7", "residual"), ("8", "ffn"),
@@ -79,7 +79,7 @@ def test_seed001_steps_and_shapes(seed):
     assert head["out"].dims == (3, 50257) and head["last"].dims == (50257,)
 
 
-def test_seed001_prose(seed):
+def test_worked_example_prose(seed):
     tex = fragment(symgpt.load("gpt2-small", B=1, T=3), "steps")
     for line in (r"\paragraph{Step 1: Token Embedding Lookup.}",
                  r"which has shape $(50{,}257, 768)$. For 3 tokens, we retrieve a matrix of shape $(3, 768)$.",

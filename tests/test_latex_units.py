@@ -97,7 +97,7 @@ def test_user_profile_json_and_text(tmp_path):
     t = tmp_path / "mine.txt"
     t.write_text("# my notation\nL = \\ell\nT = n_{\\mathrm{tok}}\nparams = P\n")
     p = notation(str(t))
-    # issue 20: a value ending in a control word is typeset braced, so that what follows it
+    # a value ending in a control word is typeset braced, so that what follows it
     # (another symbol, a power) cannot run into it: \ell then n would read \elln
     assert (p.name, p.symbol("L"), p.symbol("T"), p.quantity("params")) == ("mine", r"{\ell}", r"n_{\mathrm{tok}}", "P")
     assert p.symbols["L"] == r"\ell"  # the value as given

@@ -18,8 +18,8 @@ def rounded(x, unit):
     return round(float(x) / unit)
 
 
-# --- seed 002 ------------------------------------------------------------------------------------
-def test_seed002_weights_and_adam_state():
+# --- lesson LM4-T5 ------------------------------------------------------------------------------------
+def test_lm4t5_weights_and_adam_state():
     # "124.4 million parameters need 498 MB in float32 ... and 249 MB in 16-bit formats";
     # "weight (4 bytes), its gradient (4) and two optimizer moments (8): about 16 bytes, ... about 2.0 GB"
     m = symgpt.load("gpt2-small", qkv_bias=False)
@@ -31,7 +31,7 @@ def test_seed002_weights_and_adam_state():
     assert round(float(in_unit(state, "GB")), 2) == 1.99 and round(float(in_unit(state, "GB")), 1) == 2.0
 
 
-def test_seed002_logits():
+def test_lm4t5_logits():
     # "with B = 8, n = 1,024 and V = 50,257 it has 411,705,344 entries, 1.6 GB in float32"
     m = symgpt.load("gpt2-small", B=8, T=1024)
     q = m.quantity("memory.logits", precision="fp32")
@@ -39,8 +39,8 @@ def test_seed002_logits():
     assert round(float(in_unit(q.value, "GB")), 1) == 1.6
 
 
-# --- seed 000 §5.5-5.6 ---------------------------------------------------------------------------
-def test_seed000_memory_table():
+# --- lecture note 7.3 §5.5-5.6 ---------------------------------------------------------------------------
+def test_note73_memory_table():
     # §5.6 (fp16/bf16 with fp32 Adam master): parameters ~250 MB, gradients ~250 MB,
     # optimizer state ~1.5 GB (12 bytes per parameter: master, m, v)
     m = symgpt.load("gpt2-small", B=8, T=1024)
@@ -54,7 +54,7 @@ def test_seed000_memory_table():
     assert total.paths()[:2] == ["weights", "gradients"] and total.paths()[-1] == "activations"
 
 
-def test_seed000_three_terms_beside_the_exact_count():
+def test_note73_three_terms_beside_the_exact_count():
     # §5.5: BTd = 6.3 × 10⁶, BhT² = 1.0 × 10⁸, B·T·4d = 2.5 × 10⁷ entries per block, 2 bytes each
     m = symgpt.load("gpt2-small", B=8, T=1024)
     terms = three_term_estimate(m, "mixed-fp16")

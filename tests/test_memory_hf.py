@@ -31,7 +31,7 @@ FAMILIES = {
     "phi": dict(partial_rotary_factor=0.5),
     "starcoder2": dict(num_key_value_heads=2),
     "olmo2": dict(),
-    # families declared before issue 16
+    # families declared before Qwen3, Gemma 2/3, Phi-2, StarCoder2 and OLMo 2
     "gemma": dict(num_key_value_heads=1, head_dim=16),             # one KV head: stride-0 repeat at B = 1
     "gpt_neox": dict(),                                              # fused QKV: V a view of it
     "opt": dict(ffn_dim=FF, dropout=0.0),                            # positions from the mask, per row

@@ -158,7 +158,7 @@ def test_zero_stages(stage, per_param):
 
 @pytest.mark.parametrize("precision,optimizer,per_param", [
     # EleutherAI Transformer Math 101: model 2 or 4, gradients 2 or 4, AdamW 12, 8-bit Adam 6,
-    # SGD with momentum 8 (fp32 copy + momentum) under mixed precision; seed 002: fp32 Adam 16
+    # SGD with momentum 8 (fp32 copy + momentum) under mixed precision; lesson LM4-T5: fp32 Adam 16
     ("mixed-bf16", "adamw", 2 + 2 + 12),
     ("mixed-bf16", "adam8bit", 2 + 2 + 6),
     ("mixed-bf16", "momentum", 2 + 2 + 8),

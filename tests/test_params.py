@@ -12,10 +12,10 @@ from oracles.torch_gpt2 import GPTConfig, build
 
 # (flags, expected count, where the number comes from)
 SEED_COUNTS = [
-    ({}, 124_439_808, "seed 000 §4.3; seed 002 'with Q, K, V biases'"),
-    ({"qkv_bias": False}, 124_412_160, "seed 002 tied"),
+    ({}, 124_439_808, "lecture note 7.3 §4.3; lesson LM4-T5 'with Q, K, V biases'"),
+    ({"qkv_bias": False}, 124_412_160, "lesson LM4-T5 tied"),
     ({"tied": False}, 163_037_184, "conventions.md §10: untied with Q/K/V biases"),
-    ({"tied": False, "qkv_bias": False}, 163_009_536, "seed 002 'untied' (also no Q/K/V biases)"),
+    ({"tied": False, "qkv_bias": False}, 163_009_536, "lesson LM4-T5 'untied' (also no Q/K/V biases)"),
     ({"bias": False}, 124_337_664, "nanoGPT bias=False"),
 ]
 
@@ -32,7 +32,7 @@ def test_expression_is_the_issue_formula():
 
 @pytest.mark.parametrize("tied,qkv_bias", [(True, False), (False, False), (True, True), (False, True)])
 def test_seed_002_formula_holds_symbolically(tied, qkv_bias):
-    # seed 002: P = V·d + L·d + N·(12d² + 10d) + 2d (+ V·d untied), in its notation L = context
+    # lesson LM4-T5: P = V·d + L·d + N·(12d² + 10d) + 2d (+ V·d untied), in its notation L = context
     # length, N = blocks; "Q, K and V biases would add 3d per block".
     ctx, blocks = T_max, L
     formula = V * d + ctx * d + blocks * (12 * d**2 + 10 * d) + 2 * d
@@ -43,7 +43,7 @@ def test_seed_002_formula_holds_symbolically(tied, qkv_bias):
 
 
 def test_seed_000_per_block_table():
-    # seed 000 §4.1, row by row: (path, local, count per block)
+    # lecture note 7.3 §4.1, row by row: (path, local, count per block)
     table = [
         ("blocks/norms/attention", "weight", d), ("blocks/norms/attention", "bias", d),
         ("blocks/attention/qkv", "weight", 3 * d**2), ("blocks/attention/qkv", "bias", 3 * d),
@@ -57,7 +57,7 @@ def test_seed_000_per_block_table():
     assert [(p, n) for p, n, _ in rows] == [(p, n) for p, n, _ in table]
     for (_, _, got), (_, _, want) in zip(rows, table):
         assert sympy.expand(got - want) == 0
-    # per-block total 7,087,872; 12 blocks 85,054,464 (seed 000 §4.1)
+    # per-block total 7,087,872; 12 blocks 85,054,464 (lecture note 7.3 §4.1)
     assert m.params.part("blocks").value == 85_054_464
     assert m.value(m.params.part("blocks").expr / L) == 7_087_872
 
@@ -86,7 +86,7 @@ def _shares(q):
 
 
 def test_seed_002_share_bar():
-    # seed 002's figure: 45.5 / 31.0 / 22.8 / 0.6 / 0.03 tied; 34.8 / 23.7 / 17.4 / 23.7 untied
+    # lesson LM4-T5's figure: 45.5 / 31.0 / 22.8 / 0.6 / 0.03 tied; 34.8 / 23.7 / 17.4 / 23.7 untied
     tied = _shares(symgpt.load("gpt2-small").params)
     assert (tied["feed-forward"], tied["token emb."], tied["attention"], tied["position emb."],
             tied["layer norms"]) == (45.5, 31.0, 22.8, 0.6, 0.03)

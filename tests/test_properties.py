@@ -1,4 +1,4 @@
-"""Issue 8, item 6: property-based tests over random valid GPT-2 configurations. For each, the
+"""Property-based tests over random valid GPT-2 configurations. For each, the
 symbolic total equals the sum of its breakdown, equals the integer it substitutes to, and equals
 the parameter count of an independent PyTorch GPT-2 (tests/oracles/torch_gpt2.py) built on the
 meta device; the shape trace is concrete and positive. Random invalid input through the CLI

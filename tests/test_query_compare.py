@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 import symgpt
-from attacks import code_guard  # tests/attacks.py (issue 8's harness)
+from attacks import code_guard  # tests/attacks.py (the hostile-input harness)
 from symgpt.core.errors import SymgptError
 from symgpt.query import check_formula, compare, holds
 from symgpt.core.symbols import L, T_max, V, d

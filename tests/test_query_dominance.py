@@ -1,4 +1,4 @@
-"""Dominance (growth order, share limits) and ranking at a configuration, against seed 000's
+"""Dominance (growth order, share limits) and ranking at a configuration, against lecture note 7.3's
 self-tests (a), (d), (e) computed here by hand from its §4.1-4.3 tables."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from symgpt.query import dominance, rank_terms, ranking, select
 from symgpt.core.symbols import L, T_max, V, d
 
 
-def seed000_total(L: int, d: int, V: int, T_max: int) -> int:
+def note73_total(L: int, d: int, V: int, T_max: int) -> int:
     block = 2 * d + 3 * d * d + 3 * d + d * d + d + 2 * d + 4 * d * d + 4 * d + 4 * d * d + d
     return L * block + V * d + T_max * d + 2 * d
 
@@ -41,12 +41,12 @@ def test_embedding_share_when_V_grows_with_d():
 
 
 @pytest.mark.parametrize("name,L_,d_,T_max_,low,high", [
-    ("gpt2-small", 12, 768, 1024, 0.3095, 0.3105),  # seed 002's bar: "token emb. 31.0%"
+    ("gpt2-small", 12, 768, 1024, 0.3095, 0.3105),  # lesson LM4-T5's bar: "token emb. 31.0%"
     ("gpt3-175b", 96, 12288, 2048, 0.0030, 0.0040),  # about a third of a percent
 ])
 def test_self_test_e_embedding_share(name, L_, d_, T_max_, low, high):
-    """Seed 000 (e): V·d over the total, GPT-2-small vs GPT-3-175B (V = 50,257)."""
-    exact = Fraction(50257 * d_, seed000_total(L_, d_, 50257, T_max_))
+    """Lecture note 7.3 (e): V·d over the total, GPT-2-small vs GPT-3-175B (V = 50,257)."""
+    exact = Fraction(50257 * d_, note73_total(L_, d_, 50257, T_max_))
     m = symgpt.load(name)
     top = {r.name: r for r in ranking(m.params)}
     assert top["embedding/token"].value == 50257 * d_
@@ -64,7 +64,7 @@ def test_self_test_e_share_falls_with_scale():
 
 
 def test_self_test_a_largest_term_of_a_block():
-    """Seed 000 (a): the per-block table's largest rows are W_1 and W_2 (4d² = 2,359,296)."""
+    """Lecture note 7.3 (a): the per-block table's largest rows are W_1 and W_2 (4d² = 2,359,296)."""
     q = select("gpt2-small", "params", "blocks", True)
     rows = ranking(q)
     assert [r.name for r in rows[:2]] == ["blocks/ffn/up", "blocks/ffn/down"]
@@ -79,13 +79,13 @@ def test_ranking_needs_bound_sizes():
         ranking(symgpt.load("gpt2").params)
 
 
-# --- activation memory: seed 000 §5.5 and self-test (d); Korthikanti's 5as²b ---------------
+# --- activation memory: lecture note 7.3 §5.5 and self-test (d); Korthikanti's 5as²b ---------------
 
 ACT = symgpt.load("gpt2-small", B=8, T=1024)
 
 
 def test_self_test_d_attention_scores_are_the_largest_activation():
-    """Seed 000 (d): the B·h·T² attention scores (8·12·1024² ≈ 1.0e8 entries per block)."""
+    """Lecture note 7.3 (d): the B·h·T² attention scores (8·12·1024² ≈ 1.0e8 entries per block)."""
     entries = 8 * 12 * 1024**2
     assert entries == 100_663_296
     for precision, nbytes in (("fp32", 4), ("mixed-fp16", 2)):

@@ -1,7 +1,7 @@
 """Rules (leading-order forms) against the seeds' rules and numbers, computed here by hand.
 
-Oracles: seed 000 (§4.1 per-block table, §4.4 rule, §5.1 FLOPs per block, self-test (b)),
-seed 002 ("P ≈ 12·N·d²"), and conventions.md §1 (Kaplan: C_forward = 2N + 2·L·T·d, 6N).
+Oracles: lecture note 7.3 (§4.1 per-block table, §4.4 rule, §5.1 FLOPs per block, self-test (b)),
+lesson LM4-T5 ("P ≈ 12·N·d²"), and conventions.md §1 (Kaplan: C_forward = 2N + 2·L·T·d, 6N).
 """
 
 from __future__ import annotations
@@ -19,25 +19,25 @@ from symgpt.core.symbols import L, T, T_max, V, d, h
 N = sympy.Symbol("N", positive=True)
 
 
-def seed000_block(d: int) -> int:
-    """Seed 000 §4.1, the per-block table summed row by row."""
+def note73_block(d: int) -> int:
+    """Lecture note 7.3 §4.1, the per-block table summed row by row."""
     return (2 * d) + (3 * d * d) + (3 * d) + (d * d) + d + (2 * d) + (4 * d * d) + (4 * d) \
         + (4 * d * d) + d
 
 
-def seed000_total(L: int, d: int, V: int, T_max: int) -> int:
-    """Seed 000 §4.1-4.3: L blocks + token table + position table + final LayerNorm."""
-    return L * seed000_block(d) + V * d + T_max * d + 2 * d
+def note73_total(L: int, d: int, V: int, T_max: int) -> int:
+    """Lecture note 7.3 §4.1-4.3: L blocks + token table + position table + final LayerNorm."""
+    return L * note73_block(d) + V * d + T_max * d + 2 * d
 
 
 # --- which regime gives which rule (symbolic, GPT-2 family with every size free) ---------
 
 RULES = [
     # (quantity, part, regime, expected leading form: the textbook rule)
-    ("params", None, "d", 12 * L * d**2),                       # seed 002: 12·N·d² (N blocks)
+    ("params", None, "d", 12 * L * d**2),                       # lesson LM4-T5: 12·N·d² (N blocks)
     ("params", "blocks", "d", 12 * L * d**2),                   # Kaplan's N
     ("params", "blocks", "d,L", 12 * L * d**2),
-    ("params", None, ["d", "V"], V * d + 12 * L * d**2),        # seed 000 §7.2: Vd + 12Ld²
+    ("params", None, ["d", "V"], V * d + 12 * L * d**2),        # lecture note 7.3 §7.2: Vd + 12Ld²
     ("params", None, "d,L,V:2", V * d + 12 * L * d**2),
     ("params", None, "V", V * d),
     ("params", None, "T_max", T_max * d),
@@ -50,9 +50,9 @@ def test_textbook_rules_are_leading_orders(quantity, part, regime, expected):
     assert sympy.expand(rule(q, regime).rule - expected) == 0
 
 
-def test_seed000_rule_within_one_percent():
-    """Seed 000 §4.4: Vd + 12Ld² + 2d = 123,533,568, within 1 % of 124,439,808."""
-    exact = seed000_total(12, 768, 50257, 1024)
+def test_note73_rule_within_one_percent():
+    """Lecture note 7.3 §4.4: Vd + 12Ld² + 2d = 123,533,568, within 1 % of 124,439,808."""
+    exact = note73_total(12, 768, 50257, 1024)
     assert exact == 124_439_808
     m = symgpt.load("gpt2-small")
     r = rule(m.params, ["d", "V"])
@@ -65,12 +65,12 @@ def test_seed000_rule_within_one_percent():
 
 
 def test_self_test_b_rule_vs_exact():
-    """Seed 000 self-test (b): d=4096, L=32, V=50000, T_max=2048."""
+    """Lecture note 7.3 self-test (b): d=4096, L=32, V=50000, T_max=2048."""
     d_, L_, V_, Tm = 4096, 32, 50000, 2048
     estimate = V_ * d_ + 12 * L_ * d_**2          # the Vd + 12Ld² rule
     assert estimate == 6_647_250_944              # 204,800,000 + 6,442,450,944
-    exact = seed000_total(L_, d_, V_, Tm)         # §4.1: biases and LayerNorms included
-    assert seed000_block(d_) == 201_379_840
+    exact = note73_total(L_, d_, V_, Tm)         # §4.1: biases and LayerNorms included
+    assert note73_block(d_) == 201_379_840
     assert exact == 6_657_351_680                 # 32 x 201,379,840 + 204,800,000 + 8,388,608 + 8,192
     m = symgpt.load("gpt2", d=d_, L=L_, V=V_, T_max=Tm, h=32)
     r = rule(m.params, "d,V")
@@ -100,9 +100,9 @@ def test_padded_vocabulary_ceiling_is_leading_order_V():
     assert r.notes and "ceiling" in r.notes[0]
 
 
-# --- FLOPs rules: seed 000 §5.1, Kaplan §1 --------------------------------------------------
+# --- FLOPs rules: lecture note 7.3 §5.1, Kaplan §1 --------------------------------------------------
 
-def test_per_block_forward_flops_rule_seed000():
+def test_per_block_forward_flops_rule_note73():
     """24Td² + 4T²d per block per sequence (d, T growing together), = 1.771e10 at T=1024."""
     q = select(symgpt.load("gpt2-small", T=1024), "flops.forward", "blocks", True, per="sequence")
     r = rule(q, "d,T")

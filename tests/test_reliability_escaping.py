@@ -1,4 +1,4 @@
-"""Issue 8, item 3: user text is escaped in every LaTeX, DOT, SVG, Markdown and CSV output. A model
+"""User text is escaped in every LaTeX, DOT, SVG, Markdown and CSV output. A model
 is loaded from a config file whose name (hence the model's name) and one of whose field names
 (which lands in the model's notes) are hostile; each printer's output is checked by what reads
 it: pdflatex compiles it and prints the name literally, Graphviz draws the same graph as for a

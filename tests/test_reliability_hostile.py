@@ -1,4 +1,4 @@
-"""Issue 20: hostile inputs, each run as a real ``symgpt`` process in a sandbox (its own cwd,
+"""Hostile inputs, each run as a real ``symgpt`` process in a sandbox (its own cwd,
 HOME and TMPDIR under one temporary folder). Every case checks the exit code, exactly one
 ``symgpt: error:`` line on stderr when it fails, its time and peak memory (``os.wait4``), and
 that nothing under the sandbox changed but the case's own target.
@@ -28,7 +28,7 @@ EVIL = "evil\x1b[31m\x01name"  # an escape sequence and a control character in a
 
 
 def gpt2_params(L, d, V=50257, T_max=1024):
-    """Seed 000's closed form of a tied GPT-2 (Radford et al. 2019 architecture)."""
+    """Lecture note 7.3's closed form of a tied GPT-2 (Radford et al. 2019 architecture)."""
     return 12 * L * d * d + 13 * L * d + V * d + T_max * d + 2 * d
 
 

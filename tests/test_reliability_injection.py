@@ -1,4 +1,4 @@
-"""Issue 8, item 2: no user text ever runs. Attack strings go through every slot of every CLI
+"""No user text ever runs. Attack strings go through every slot of every CLI
 command (positionals, every option that takes a value, the fields of NAME=VALUE options) and
 every API entry point; each gets exit 0 or a one-line exit 2 (SymgptError in the API), the
 payloads never run (no marker file appears), and symgpt's own code never hands text to

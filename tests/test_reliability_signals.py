@@ -1,4 +1,4 @@
-"""Issue 20: what a stopped or repeated run leaves behind, and answers where internal errors were.
+"""What a stopped or repeated run leaves behind, and answers where internal errors were.
 
 * SIGTERM while TeX builds a report's PDF: exit 143 with one line, latexmk and pdflatex killed
   with it, no staging folder and no TeX temp folder left, nothing written into HOME.

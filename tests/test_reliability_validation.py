@@ -1,4 +1,4 @@
-"""Issue 8, item 1: every bad input gets one clear line (what was wrong, what would be right) and
+"""Every bad input gets one clear line (what was wrong, what would be right) and
 exit 2; absurd but valid sizes are computed exactly and fast. Each case checks the message."""
 
 import json
@@ -17,7 +17,7 @@ W40 = 1234567890123456789012345678901234567890  # a 40-digit width; divisible by
 
 
 def gpt2_params(L, d, V=50257, T_max=1024):
-    """Seed 000's closed form of a tied GPT-2 (Radford et al. 2019 architecture)."""
+    """Lecture note 7.3's closed form of a tied GPT-2 (Radford et al. 2019 architecture)."""
     return 12 * L * d * d + 13 * L * d + V * d + T_max * d + 2 * d
 
 
@@ -149,7 +149,7 @@ def test_config_folder_and_device(tmp_path):
     assert "is a directory" in r.err
     r = run_cli(["params", "/dev/zero"])
     check_cli(r, allow=(2,))
-    assert "is not a regular file (a device)" in r.err  # issue 20: refused unread
+    assert "is not a regular file (a device)" in r.err  # refused unread
 
 
 def test_config_with_huge_layer_count_is_fast(tmp_path):

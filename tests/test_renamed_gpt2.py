@@ -103,14 +103,14 @@ def test_paths_differ_and_roles_agree():
 
 def test_seed_numbers():
     m = renamed()
-    assert m.params.value == 124_439_808                       # seed 000 §4.3
+    assert m.params.value == 124_439_808                       # lecture note 7.3 §4.3
     one = per_block(by_role(m.params, m, [R.STACK]), m)
-    assert one.value == 12 * 768**2 + 13 * 768 == 7_087_872   # seed 000 §4.1: 12d² + 13d
+    assert one.value == 12 * 768**2 + 13 * 768 == 7_087_872   # lecture note 7.3 §4.1: 12d² + 13d
     assert sympy.expand(m.params.expr - (12 * L * d**2 + 13 * L * d + V * d + T_max * d + 2 * d)) == 0
     f = select(m, "flops.forward", roles=[R.STACK], per_block_=True, per="sequence")
-    assert sympy.expand(f.expr - (24 * T * d**2 + 4 * T**2 * d)) == 0   # seed 000 §5 (6.12)
+    assert sympy.expand(f.expr - (24 * T * d**2 + 4 * T**2 * d)) == 0   # lecture note 7.3 §5 (6.12)
     head = by_role(renamed(B=8, T=1024).quantity("flops.forward", per="batch"), m, [R.HEAD])
-    assert head.value == 2 * 8 * 1024 * 50257 * 768            # seed 000 §5.1: 2BTVd
+    assert head.value == 2 * 8 * 1024 * 50257 * 768            # lecture note 7.3 §5.1: 2BTVd
     assert crossover(select(m, "flops.forward", roles=[R.STACK], per="token"), "T").value == 6 * 768
 
 
@@ -118,8 +118,8 @@ def test_same_rules_as_gpt2():
     m, g = renamed(), symgpt.load("gpt2-small")
     for regime in ("d", ["d", "V"]):
         assert sympy.expand(rule(m.params, regime).rule - rule(g.params, regime).rule) == 0
-    assert sympy.expand(rule(m.params, "d").rule - 12 * L * d**2) == 0            # seed 002
-    assert sympy.expand(rule(m.params, ["d", "V"]).rule - (V * d + 12 * L * d**2)) == 0  # seed 000 §7.2
+    assert sympy.expand(rule(m.params, "d").rule - 12 * L * d**2) == 0            # lesson LM4-T5
+    assert sympy.expand(rule(m.params, ["d", "V"]).rule - (V * d + 12 * L * d**2)) == 0  # lecture note 7.3 §7.2
 
 
 def _as_gpt2(tex: str) -> str:

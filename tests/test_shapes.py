@@ -1,4 +1,4 @@
-"""The shape trace against seed 000 §3, seed 001's steps and a real PyTorch forward pass."""
+"""The shape trace against lecture note 7.3 §3, the worked-example note's steps and a real PyTorch forward pass."""
 
 import pytest
 
@@ -13,7 +13,7 @@ def _by_name(model, **bt):
     return {t.name: tuple(int(x) for x in t.shape) for t in model.shapes(**bt)}
 
 
-# seed 000 §3 at B = 8, T = 1024: (symgpt tensor, the seed's shape comment)
+# lecture note 7.3 §3 at B = 8, T = 1024: (symgpt tensor, the seed's shape comment)
 SEED_000 = [
     ("input_ids", (8, 1024)),                        # §3.1
     ("embedding/token", (8, 1024, 768)),             # tok_emb
@@ -53,7 +53,7 @@ def test_seed_000_trace():
 
 
 def test_seed_000_weight_shapes():
-    # seed 000 §3.3 comments: W_attn (768, 2304), W_O (768, 768), W_1 (768, 3072), W_2 (3072, 768);
+    # lecture note 7.3 §3.3 comments: W_attn (768, 2304), W_O (768, 768), W_1 (768, 3072), W_2 (3072, 768);
     # §3.2: E (50257, 768), W_pos (1024, 768)
     m = symgpt.load("gpt2-small")
     w = {n: tuple(int(x.xreplace(m.bindings)) for x in s) for n, s in weight_shapes(m.arch)}
@@ -67,7 +67,7 @@ def test_seed_000_weight_shapes():
 
 
 def test_seed_001_steps_at_T_3():
-    # seed 001, "The cat sat" (3 tokens), one sequence: shapes without the batch axis
+    # the worked-example note, "The cat sat" (3 tokens), one sequence: shapes without the batch axis
     got = {k: v[1:] if len(v) > 1 and v[0] == 1 and k != "embedding/position" else v
            for k, v in _by_name(symgpt.load("gpt2-small"), B=1, T=3).items()}
     steps = [

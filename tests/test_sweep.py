@@ -1,6 +1,6 @@
 """Sweeps: vectorised values equal symgpt's exact values and independent closed forms typed here.
 
-Oracles: seed 000's parameter count 12Ld² + 13Ld + Vd + T_max·d + 2d (GPT-2, tied, with
+Oracles: lecture note 7.3's parameter count 12Ld² + 13Ld + Vd + T_max·d + 2d (GPT-2, tied, with
 biases), and the seeds' default FLOP convention (matmuls only, 2 per multiply-add, full T×T,
 LM head in): forward 24BTLd² + 4BT²Ld + 2BTVd, training 3× forward.
 """

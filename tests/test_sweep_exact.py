@@ -2,7 +2,7 @@
 and past 2⁵³ included (the int64 path, the float pre-screen with its exact re-check, and the
 exact object path all answer the same as the loop).
 
-Oracle: seed 000's parameter count 12Ld² + 13Ld + Vd + T_max·d + 2d and the seeds' training
+Oracle: lecture note 7.3's parameter count 12Ld² + 13Ld + Vd + T_max·d + 2d and the seeds' training
 FLOPs 3·(24BTLd² + 4BT²Ld + 2BTVd) (GPT-2, tied, matmuls only), evaluated with Python ints one
 point at a time, the constraint d mod h = 0 checked by hand, --where applied with exact integer
 comparisons, and --top taken by sorting the whole list (ties in grid order).

@@ -1,4 +1,4 @@
-"""Time: seed 000's self-test (c), MFU, training time, and seed 002's initial loss ln V."""
+"""Time: lecture note 7.3's self-test (c), MFU, training time, and lesson LM4-T5's initial loss ln V."""
 
 import math
 
@@ -8,10 +8,10 @@ import sympy
 import symgpt
 from symgpt.core.errors import SymgptError
 
-PEAK = 300 * 10**12  # seed 000 (c): "an A100 GPU at ~300 TFLOPs/s fp16"
+PEAK = 300 * 10**12  # lecture note 7.3 (c): "an A100 GPU at ~300 TFLOPs/s fp16"
 
 
-def test_seed000_self_test_c_gpt2_small():
+def test_note73_self_test_c_gpt2_small():
     # ≈ 7 × 10¹² FLOPs per step / 3 × 10¹⁴ FLOP/s ≈ 23 ms
     m = symgpt.load("gpt2-small", B=8, T=1024)
     step = m.quantity("time.step", peak=PEAK)
@@ -19,7 +19,7 @@ def test_seed000_self_test_c_gpt2_small():
     assert round(float(step.value) * 1000) == round(7e12 / 3e14 * 1000) == 23
 
 
-def test_seed000_self_test_c_gpt3_175b():
+def test_note73_self_test_c_gpt3_175b():
     # 6·N·D with N = 175 × 10⁹, D = 1024 · 2048 tokens: 2.2 × 10¹⁸ FLOPs, 7.3 × 10³ s at 300 TFLOP/s;
     # the derived count adds attention and the LM head: within 10 % of it
     m = symgpt.load("gpt3-175b", B=1024, T=2048)
@@ -48,7 +48,7 @@ def test_training_time_for_d_tokens():
         2 * m.quantity("time.training", tokens=10**9, peak=PEAK).value
 
 
-def test_seed002_initial_loss():
+def test_lm4t5_initial_loss():
     # "The cross-entropy of a uniform guess is ln V, which is 10.82 for V = 50,257"; code: 10.825
     q = symgpt.load("gpt2-small").quantity("loss.initial")
     assert q.expr == sympy.log(sympy.Symbol("V", integer=True, positive=True))

@@ -21,7 +21,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ._query_args import check_text_args
+    from .query_args import check_text_args
     from ..query import check_library
     from ..render.jsonout import dumps
     from ..render.query_json import check_json

@@ -3,7 +3,7 @@ much it differs, as an expression, a value and a relative error."""
 
 from __future__ import annotations
 
-from ._query_args import add_let, add_quantity
+from .query_args import add_let, add_quantity
 from .common import add_json, add_model, emit, load_model
 
 HELP = "compare a formula you type with the derived quantity"
@@ -21,12 +21,12 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ._query_args import check_text_args
+    from .query_args import check_text_args
     from ..query import compare
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import compare_json
     from ..render.query_text import compare_text
-    from ._query_args import lets, quantity
+    from .query_args import lets, quantity
 
     check_text_args(args)
     m = load_model(args)

@@ -3,7 +3,7 @@ rest (or --part overtakes --against), solved exactly, and how far counting every
 
 from __future__ import annotations
 
-from ._query_args import add_quantity
+from .query_args import add_quantity
 from .common import add_json, add_model, emit, load_model
 
 HELP = "where the fastest-growing terms of a quantity overtake the rest"
@@ -24,13 +24,13 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ._query_args import check_text_args
+    from .query_args import check_text_args
     from ..query import by_role, crossover, outside, per_block, restrict, select, shift
     from ..query.selection import stack_for
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import crossover_json
     from ..render.query_text import crossover_text
-    from ._query_args import options
+    from .query_args import options
 
     check_text_args(args)
     m = load_model(args)

@@ -3,7 +3,7 @@ share; without --as, the largest parts and terms at the configuration (ranking).
 
 from __future__ import annotations
 
-from ._query_args import add_quantity, add_regime
+from .query_args import add_quantity, add_regime
 from .common import add_json, add_model, emit, load_model
 
 HELP = "terms ordered by growth as a symbol grows, with each part's limiting share"
@@ -22,12 +22,12 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ._query_args import check_text_args
+    from .query_args import check_text_args
     from ..query import dominance, rank_terms, ranking
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import dominance_json, ranking_json
     from ..render.query_text import dominance_text, ranking_text
-    from ._query_args import quantity
+    from .query_args import quantity
 
     check_text_args(args)
     m = load_model(args)

@@ -3,7 +3,7 @@ quantity as symbols grow, with its relative error at the configuration."""
 
 from __future__ import annotations
 
-from ._query_args import add_let, add_quantity, add_regime
+from .query_args import add_let, add_quantity, add_regime
 from .common import add_json, add_model, emit, load_model
 
 HELP = "the leading-order rule of a quantity as symbols grow, and its error here"
@@ -23,12 +23,12 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from ._query_args import check_text_args
+    from .query_args import check_text_args
     from ..query import rule
     from ..render.jsonout import dumps, model_json
     from ..render.query_json import rule_json
     from ..render.query_text import rule_text
-    from ._query_args import lets, quantity
+    from .query_args import lets, quantity
 
     check_text_args(args)
     m = load_model(args)

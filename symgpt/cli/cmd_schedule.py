@@ -19,7 +19,8 @@ def add_arguments(p):
     p.add_argument("--schedule", choices=choices.SCHEDULES, default="1f1b")
     p.add_argument("--format", choices=choices.SCHEDULE_FORMATS, default="text",
                    help="text: the bubble only; svg or tikz: the drawing (default text)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the drawing to FILE (default: stdout)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the output (the bubble, or the drawing) to FILE (default: stdout)")
 
 
 def run(args) -> int:
@@ -38,10 +39,10 @@ def run(args) -> int:
     paper = sympy.Rational(p - 1, v * m)
     title = f"{name}: p = {p}, m = {m}" + (f", v = {v}" if v > 1 else "") + f"; bubble {frac} of the compute"
     if args.format == "text":
-        emit(f"{title}\nthe papers' (p - 1)/{'(v·m)' if v > 1 else 'm'} = {paper}: "
-             f"{'equal' if frac == paper else 'differs'} (forward 1, backward 2 time units)")
-        return 0
-    text = schedule_svg(slots, title) if args.format == "svg" else schedule_tikz(slots, title)
+        text = (f"{title}\nthe papers' (p - 1)/{'(v·m)' if v > 1 else 'm'} = {paper}: "
+                f"{'equal' if frac == paper else 'differs'} (forward 1, backward 2 time units)\n")
+    else:
+        text = schedule_svg(slots, title) if args.format == "svg" else schedule_tikz(slots, title)
     if args.output:
         from ..core.io import write_atomic
 

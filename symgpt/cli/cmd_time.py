@@ -34,9 +34,14 @@ def add_arguments(p):
     add_cluster(p)
 
 
-def _layout(args, given: dict) -> dict:
-    """The step-time options of a cluster ({} for one device): the layout flags, and with them
-    (or with a bandwidth flag) the bandwidths and node size, given or the profile's."""
+def _cluster(args, opts: dict, mach, peak, mfu):
+    """The cluster the step is priced on, made once here: (the options shown by --json, the
+    ``derive.steptime.Cluster`` made from them), or None for one device. The rule: a cluster
+    when a layout flag differs from one device (--dp, --tp, --zero, --sp, --pp, ...), or
+    --precision, a bandwidth flag, --node-size or --overlap-dp is given; then with the
+    bandwidths and node size given or the profile's, the peak, and --mfu as the kernels'
+    efficiency."""
+    from ..derive.steptime import Cluster
     from .costargs import layout_options
 
     out = {k: v for k, v in (("dp", args.dp), ("tp", args.tp), ("zero", args.zero)) if v not in (1, 0)}
@@ -46,9 +51,11 @@ def _layout(args, given: dict) -> dict:
         out["precision"] = args.precision
     out.update(layout_options(args))
     flags = any(getattr(args, k) is not None for k in ("link_bandwidth", "node_bandwidth", "node_size"))
-    if out or flags or args.overlap_dp:
-        out.update(cluster_options(args, given))
-    return out
+    if not (out or flags or args.overlap_dp):
+        return None
+    o = {**opts, **out, **cluster_options(args, mach.values), "peak": peak, "efficiency": mfu}
+    o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
+    return o, Cluster.from_options(**o)
 
 
 def run(args) -> int:
@@ -63,13 +70,13 @@ def run(args) -> int:
     opts.pop("per", None)
     mach = machine(args, args.precision or convention(args.convention).precision)
     peak, mfu = mach.values.get("peak", DEFAULT_PEAK), number(args.mfu, "--mfu")
-    cluster = _layout(args, mach.values)
-    if cluster:
+    cluster = _cluster(args, opts, mach, peak, mfu)
+    if cluster is not None:
         if args.measured:
             from ..core.errors import SymgptError
 
             raise SymgptError("--measured gives one device's MFU; on a cluster, time reports MFU and HFU itself")
-        return _cluster(args, m, opts, cluster, peak, mfu, mach)
+        return _on_cluster(args, m, *cluster, mach)
     qs = [m.quantity("time.step", peak=peak, mfu=mfu, **opts),
           m.quantity("time.throughput", peak=peak, mfu=mfu, **opts)]
     if args.measured:
@@ -77,7 +84,7 @@ def run(args) -> int:
     if args.tokens:
         qs.append(m.quantity("time.training", tokens=number(args.tokens, "--tokens"), peak=peak, mfu=mfu, **opts))
     qs.append(m.quantity("loss.initial"))
-    memory = _memory(args, m, opts, {}, mach)
+    memory = _memory(args, m, opts, mach)
     if args.json:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
         emit(dumps(_with_machine(out, mach, memory)))
@@ -87,14 +94,14 @@ def run(args) -> int:
     return 0
 
 
-def _memory(args, m, opts, cluster, mach):
+def _memory(args, m, options, mach):
     """memory.total per device under the same layout, when the device's memory is known."""
     if "device_memory" not in mach.values:
         return None
     from ..derive.options import Machine, split
     from ..derive.steptime import Cluster
 
-    _, o = split({**opts, **cluster}, Machine)  # the machine's and the cluster's own: not memory's
+    _, o = split(options, Machine)  # the machine's and the cluster's own: not memory's
     _, o = split(o, Cluster)
     o = {k: v for k, v in o.items() if k not in ("hardware", "per")}  # FLOP-count choices
     if args.precision:
@@ -121,16 +128,16 @@ def _machine_lines(mach, memory) -> None:
         emit(text)
 
 
-def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
+def _on_cluster(args, m, o: dict, on, mach) -> int:
+    """The step on the cluster *on* (made from the options *o* once), passed whole to every
+    ``time.*`` quantity; *o* is what --json shows."""
     from ..core.errors import SymgptError
     from ..render.cluster_text import cluster_time_text
     from ..render.jsonout import dumps
 
-    o = {**opts, **cluster, "peak": peak, "efficiency": mfu}
-    o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     names = ["time.compute", "time.comm", "time.bubble", "time.step", "time.mfu_cluster", "time.hfu"]
     try:
-        qs = [m.quantity(n, **o) for n in names]
+        qs = [m.quantity(n, cluster=on) for n in names]
     except SymgptError as e:
         missing = [k for k in ("link_bandwidth", "node_bandwidth") if k not in o]
         if mach.profile is None or not missing:
@@ -139,27 +146,30 @@ def _cluster(args, m, opts, cluster, peak, mfu, mach) -> int:
         raise SymgptError(f"{e}; {mach.profile.name}'s datasheet gives no {flags.replace('--', '')}: give {flags}") from None
     if args.tokens:
         tokens = number(args.tokens, "--tokens")
-        qs += [m.quantity("time.to_train", tokens=tokens, **o), m.quantity("time.device_hours", tokens=tokens, **o)]
-    memory = _memory(args, m, opts, cluster, mach)
+        qs += [m.quantity("time.to_train", tokens=tokens, cluster=on),
+               m.quantity("time.device_hours", tokens=tokens, cluster=on)]
+    memory = _memory(args, m, o, mach)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in o.items()}
         emit(dumps(_with_machine(payload(m, qs[0].convention, shown, qs), mach, memory)))
         return 0
     emit(cluster_time_text(m, qs, unbound_hint(m, qs)))
-    _stages_note(m, o, qs[3])
+    _stages_note(m, on, qs[3])
     _machine_lines(mach, memory)
     return 0
 
 
-def _stages_note(m, o, step) -> None:
+def _stages_note(m, cluster, step) -> None:
     """On a pipeline, both end stages' steps: the MFU and the time to train use the slower."""
-    if o.get("pp", 1) == 1 or step.value is None:
+    lay = cluster.training.layout
+    if lay.pp == 1 or step.value is None:
         return
     from ..derive.layout import larger_stage
+    from ..derive.steptime import at_stage
 
-    here = o.get("stage", "first")
+    here = lay.stage
     other = "last" if here == "first" else "first"
-    steps = {here: step.value, other: m.quantity("time.step", **{**o, "stage": other}).value}
+    steps = {here: step.value, other: m.quantity("time.step", cluster=at_stage(cluster, other)).value}
     slower = larger_stage(steps["first"], steps["last"])
     emit(f"note: a pipeline's step ends with its slower stage: first {float(steps['first']) * 1000:.4g} ms, "
          f"last {float(steps['last']) * 1000:.4g} ms; time.mfu_cluster, time.hfu and time.to_train use the "

@@ -33,10 +33,11 @@ MAX_LINKS = 40
 #: staging folders (``io_folders.atomic_dir``, absolute paths) being written: a file written
 #: inside one is not synced on its own; the folder syncs all its files at once before it is
 #: swapped in (``sync_tree``), so nothing is published before its bytes are on disk
-_STAGED: set[str] = set()
+STAGED: set[str] = set()
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process's file-creation mask (read without changing it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -104,11 +105,7 @@ def path_error(path: Path | str, e: OSError | RuntimeError, verb: str = "write")
     return SymgptError(f"cannot {verb} {printable(str(path), 1 << 16)}: {path_reason(path, e)}")
 
 
-def _fail(path: Path, e: OSError) -> SymgptError:
-    return path_error(path, e)
-
-
-def _prefix(path: Path, kind: str) -> str:
+def temp_prefix(path: Path, kind: str) -> str:
     """The name prefix of *path*'s temporaries of *kind* (tmp, new, old) made by this process."""
     return f".{path.name[:100]}.{kind}-{os.getpid()}-"
 
@@ -152,7 +149,7 @@ def clean_dead(folder: Path | str, prefix: str) -> None:
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
-def _clean_up(path: Path) -> None:
+def clean_up(path: Path) -> None:
     """Remove what killed writers of *path* left behind; put back a folder caught mid-swap."""
     for kind, p in _leftovers(path):
         if kind == "old" and (p / "x").is_dir() and not path.exists() and not path.is_symlink():
@@ -233,43 +230,43 @@ def open_atomic(path: Path | str) -> Iterator:
         if direct:
             fd = _open_into(path)
     except OSError as e:
-        raise _fail(given, e) from None
+        raise path_error(given, e) from None
     if direct:
         try:
             with os.fdopen(fd, "wb") as f:
                 yield f
         except OSError as e:
-            raise _fail(given, e) from None
+            raise path_error(given, e) from None
         return
     try:
         if path.is_dir():
             raise SymgptError(f"cannot write {path}: it is a folder; give a file name")
         path.parent.mkdir(parents=True, exist_ok=True)
-        _clean_up(path)
-        fd, tmp = tempfile.mkstemp(prefix=_prefix(path, "tmp"), dir=path.parent)
+        clean_up(path)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path, "tmp"), dir=path.parent)
     except OSError as e:
-        raise _fail(path, e) from None
+        raise path_error(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             if not _staged(path):
                 os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a written file is an ordinary file
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600; a written file is an ordinary file
         os.replace(tmp, path)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(e, OSError):
-            raise _fail(path, e) from None
+            raise path_error(path, e) from None
         raise
 
 
 def _staged(path: Path) -> bool:
-    """Whether *path* lies inside a staging folder being written (see ``_STAGED``)."""
-    if not _STAGED:
+    """Whether *path* lies inside a staging folder being written (see ``STAGED``)."""
+    if not STAGED:
         return False
     p = os.path.abspath(path)
-    return any(p.startswith(root + os.sep) for root in _STAGED)
+    return any(p.startswith(root + os.sep) for root in STAGED)
 
 
 def _sync(path: str) -> None:

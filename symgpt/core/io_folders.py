@@ -6,7 +6,7 @@ starts with ``# symgpt report:``): ``symgpt report -o ~`` must never wipe a home
 also lists the files symgpt wrote into it (``MANIFEST``); anything else found there is the
 user's and is carried over into the new folder (hard links), and a user's file where the new
 folder puts one of its own is refused, never overwritten. A previous folder caught mid-swap by a
-kill is put back the next time the same path is written (``io._clean_up``). The files of a
+kill is put back the next time the same path is written (``io.clean_up``). The files of a
 staged folder are synced to disk all at once (``io.sync_tree``) before the swap, not one by one.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import SymgptError, printable
-from .io import _STAGED, _clean_up, _fail, _prefix, _umask, read_bounded, sync_tree, write_atomic
+from .io import STAGED, clean_up, path_error, read_bounded, sync_tree, temp_prefix, umask, write_atomic
 
 #: (file, first-line prefix) that marks a folder as a symgpt report (and so replaceable whole)
 REPORT_SIGNATURE = ("index.md", "# symgpt report:")
@@ -143,25 +143,25 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
             raise SymgptError(f"cannot write {path}: it is the current folder or one above it; "
                               "give a new folder")
         if path.parent.is_dir():
-            _clean_up(path)
+            clean_up(path)
         if not _replaceable(path, signature):
             what = "is not a folder" if path.is_symlink() or not path.is_dir() else \
                 f"is a folder that symgpt did not write (its {signature[0]} is not a symgpt one)"
             raise SymgptError(f"cannot write {path}: it {what}; choose a new or empty folder")
     except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (Path.resolve, Python < 3.13)
-        raise _fail(path, e) from None
+        raise path_error(path, e) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=_prefix(path, "new"), dir=path.parent))
-        os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700
+        stage = Path(tempfile.mkdtemp(prefix=temp_prefix(path, "new"), dir=path.parent))
+        os.chmod(stage, 0o777 & ~umask())  # mkdtemp makes 0700
     except OSError as e:
-        raise _fail(path, e) from None
+        raise path_error(path, e) from None
     staged = os.path.abspath(stage)
-    _STAGED.add(staged)  # its files are synced together, before the swap
+    STAGED.add(staged)  # its files are synced together, before the swap
     try:
         yield stage
     except BaseException:
-        _STAGED.discard(staged)
+        STAGED.discard(staged)
         shutil.rmtree(stage, ignore_errors=True)
         raise
     old = None
@@ -172,15 +172,15 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
         if not _replaceable(path, signature):  # it changed while we wrote
             raise SymgptError(f"cannot write {path}: it appeared while the report was written")
         _write_manifest(stage)
-        _STAGED.discard(staged)
+        STAGED.discard(staged)
         sync_tree(stage)  # every file on disk before the folder is published
         if path.exists():
             _carry_over(path, stage, signature)
-            old = Path(tempfile.mkdtemp(prefix=_prefix(path, "old"), dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=temp_prefix(path, "old"), dir=path.parent))
             os.replace(path, old / "x")
         os.replace(stage, path)
     except BaseException as e:
-        _STAGED.discard(staged)
+        STAGED.discard(staged)
         shutil.rmtree(stage, ignore_errors=True)
         if old is not None:
             if (old / "x").exists() and not path.exists():
@@ -188,7 +188,7 @@ def atomic_dir(path: Path | str, signature: tuple[str, str] = REPORT_SIGNATURE) 
             if not (old / "x").exists():
                 old.rmdir()
         if isinstance(e, OSError):
-            raise _fail(path, e) from None
+            raise path_error(path, e) from None
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

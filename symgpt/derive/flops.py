@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..graph import roles as _roles
+from ..graph import roles as R
 from ..core.conventions import Convention, check_choice, convention, PER, RECOMPUTE
 from ..core.errors import SymgptError
 from ..graph.arch import Arch
@@ -78,7 +78,7 @@ def _sum(conv, works, head: bool = False) -> sympy.Expr:
 def op_forward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     """Forward FLOPs of one copy of *node*."""
     a = arch.graph.nodes[node]
-    return _sum(conv, a["op"].forward(arch.input_shapes(node), a["shape"]), a.get("role") == _roles.HEAD)
+    return _sum(conv, a["op"].forward(arch.input_shapes(node), a["shape"]), a.get("role") == R.HEAD)
 
 
 def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
@@ -87,7 +87,7 @@ def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     if not needs_grad(arch)[node]:
         return sympy.Integer(0)
     op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
-    head = a.get("role") == _roles.HEAD
+    head = a.get("role") == R.HEAD
     if conv.backward_factor is not None:
         return conv.backward_factor * _sum(conv, op.forward(ins, out), head)
     works = op.backward(ins, out, context(arch, node, conv.attention))

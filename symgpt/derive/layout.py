@@ -22,7 +22,7 @@ a copy of the embedding matrix on the last stage (its gradient is summed between
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import sympy
@@ -155,20 +155,30 @@ class Layout:
         return ", ".join(out)
 
 
-def layout(dp=1, tp=1, pp=1, vp=1, cp=1, ep=1, microbatches=1, sp=False, stage="first",
-           schedule="1f1b", zero=0, distributed_optimizer=False, offload=False) -> Layout:
-    """A checked :class:`Layout` (model-independent checks; the model's are :func:`check_model`)."""
+#: the fields of :class:`Layout` and their defaults (one device)
+_FIELDS = {f.name: f.default for f in fields(Layout)}
+
+
+def layout(**options) -> Layout:
+    """A checked :class:`Layout` from keyword *options* named as its fields (``dp``, ``tp``,
+    ``pp``, ``vp``, ``cp``, ``ep``, ``microbatches``, ``sp``, ``stage``, ``schedule``, ``zero``,
+    ``distributed_optimizer``, ``offload``), each not given at its default (one device).
+    Model-independent checks; the model's are :func:`check_model`."""
     from ..core.conventions import check_choice
 
+    unknown = [k for k in options if k not in _FIELDS]
+    if unknown:
+        raise SymgptError(f"unknown layout option {unknown[0]!r}")
+    o = {**_FIELDS, **options}
+    zero, sp, stage, schedule = o["zero"], o["sp"], o["stage"], o["schedule"]
     if isinstance(zero, bool) or not isinstance(zero, (int, sympy.Integer)) or zero not in ZERO_STAGES:
         raise SymgptError(f"zero must be an integer {ZERO_STAGES[0]}..{ZERO_STAGES[-1]}, got {zero!r}")
 
-    vals = {n: degree(n, v) for n, v in (("dp", dp), ("tp", tp), ("pp", pp), ("vp", vp), ("cp", cp),
-                                          ("ep", ep), ("microbatches", microbatches))}
+    vals = {n: degree(n, o[n]) for n in ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")}
     check_choice("stage", stage, STAGES)
     check_choice("schedule", schedule, SCHEDULES)
     lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule, zero=int(zero),
-                 distributed_optimizer=bool(distributed_optimizer), offload=bool(offload))
+                 distributed_optimizer=bool(o["distributed_optimizer"]), offload=bool(o["offload"]))
     if lay.sp and known(lay.tp) and lay.tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
     if lay.interleaved:

@@ -15,8 +15,8 @@ time to train on D tokens and device-hours.
 * ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
   (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 Sec. 2.2; ``derive.pipeline`` derives these
   fractions from the schedules themselves).
-* ``time.step`` = compute + comm + bubble (``derive.time`` hands it over when it is given the
-  options of a :class:`Cluster`: a layout, a bandwidth, ...).
+* ``time.step`` = compute + comm + bubble (``derive.time.step`` given ``cluster=``, or at its
+  keyword edge the options of a :class:`Cluster`: a layout, a bandwidth, ...).
 * ``time.mfu_cluster``, ``time.hfu``: model (hardware) FLOPs of the whole step / (devices · peak ·
   step time); ``time.to_train``: seconds to train on D tokens, D/(B·m·dp·T) steps;
   ``time.device_hours``: that × devices / 3600.
@@ -174,31 +174,42 @@ class Priced:
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
 
 
-def _priced(model, options) -> Priced:
-    """The keyword edge of every ``time.*`` cluster quantity: the options become a
-    :class:`Cluster` once."""
-    return Priced(model, Cluster.from_options(**options))
+def on_cluster(cluster: Cluster | None, options: dict) -> Cluster:
+    """The edge of every ``time.*`` cluster quantity: *cluster* as given (a :class:`Cluster`,
+    then no other option), or the keyword *options* made into one, once
+    (:meth:`Cluster.from_options`)."""
+    if cluster is None:
+        return Cluster.from_options(**options)
+    if not isinstance(cluster, Cluster):
+        raise SymgptError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    if options:
+        raise SymgptError(f"a cluster's step takes its options in the Cluster, not beside it: {next(iter(options))}")
+    return cluster
 
 
-def compute(model, **options) -> Quantity:
-    c = _priced(model, options)
+def _priced(model, cluster, options) -> Priced:
+    return Priced(model, on_cluster(cluster, options))
+
+
+def compute(model, cluster: Cluster | None = None, **options) -> Quantity:
+    c = _priced(model, cluster, options)
     return c.quantity("time.compute", c.compute(), "compute: this device's FLOPs / (peak · efficiency)")
 
 
-def comm(model, **options) -> Quantity:
-    c = _priced(model, options)
+def comm(model, cluster: Cluster | None = None, **options) -> Quantity:
+    c = _priced(model, cluster, options)
     what = "communication not overlapped: bytes / bandwidth per dimension" + \
         (" (data-parallel overlapped with backward)" if c.overlap_dp else "")
     return c.quantity("time.comm", c.comm(), what)
 
 
-def bubble(model, **options) -> Quantity:
-    c = _priced(model, options)
+def bubble(model, cluster: Cluster | None = None, **options) -> Quantity:
+    c = _priced(model, cluster, options)
     return c.quantity("time.bubble", c.bubble(), f"pipeline bubble: {c.bubble_fraction()} of the compute")
 
 
-def step(model, **options) -> Quantity:
-    return step_on(model, Cluster.from_options(**options))
+def step(model, cluster: Cluster | None = None, **options) -> Quantity:
+    return step_on(model, on_cluster(cluster, options))
 
 
 def step_on(model, cluster: Cluster) -> Quantity:
@@ -208,8 +219,8 @@ def step_on(model, cluster: Cluster) -> Quantity:
     return c.quantity("time.step", parts, "step time = compute + exposed communication + bubble")
 
 
-def _utilisation(model, hardware, **options) -> Quantity:
-    c = _priced(model, options)
+def _utilisation(model, hardware, cluster, options) -> Quantity:
+    c = _priced(model, cluster, options)
     st = sympy.Add(*[e for _, e in pipeline_step_parts(model, c)])
     u = c.step_flops(hardware) / (c.lay.devices * c.peak * st)
     name = "time.hfu" if hardware else "time.mfu_cluster"
@@ -245,16 +256,16 @@ def pipeline_step_parts(model, c: Priced) -> list:
     return by_stage[slower]
 
 
-def mfu(model, **options) -> Quantity:
-    return _utilisation(model, False, **options)
+def mfu(model, cluster: Cluster | None = None, **options) -> Quantity:
+    return _utilisation(model, False, cluster, options)
 
 
-def hfu(model, **options) -> Quantity:
-    return _utilisation(model, True, **options)
+def hfu(model, cluster: Cluster | None = None, **options) -> Quantity:
+    return _utilisation(model, True, cluster, options)
 
 
-def to_train(model, tokens, **options) -> Quantity:
-    return _to_train(Priced(model, Cluster.from_options(**options)), model, tokens)
+def to_train(model, tokens, cluster: Cluster | None = None, **options) -> Quantity:
+    return _to_train(_priced(model, cluster, options), model, tokens)
 
 
 def _to_train(c: Priced, model, tokens) -> Quantity:
@@ -268,8 +279,8 @@ def _to_train(c: Priced, model, tokens) -> Quantity:
                       "(of the slower pipeline stage)")
 
 
-def device_hours(model, tokens, **options) -> Quantity:
-    c = _priced(model, options)
+def device_hours(model, tokens, cluster: Cluster | None = None, **options) -> Quantity:
+    c = _priced(model, cluster, options)
     q = _to_train(c, model, tokens)
     return c.quantity("time.device_hours", [(p, e * c.lay.devices / 3600) for p, e in q.breakdown],
                       "device-hours: time to train × devices / 3600", "device-hours")

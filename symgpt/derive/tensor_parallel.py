@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..graph import roles as _roles
+from ..graph import roles as R
 from ..graph.arch import Arch
 
-_COLUMN = frozenset({_roles.QKV, _roles.QUERY, _roles.KEY, _roles.VALUE, _roles.CROSS_QUERY,
-                     _roles.CROSS_KEY, _roles.CROSS_VALUE, _roles.FFN_UP, _roles.FFN_GATE, _roles.FFN_GATE_UP})
-_ROW = frozenset({_roles.OUT, _roles.CROSS_OUT, _roles.FFN_DOWN})
+_COLUMN = frozenset({R.QKV, R.QUERY, R.KEY, R.VALUE, R.CROSS_QUERY,
+                     R.CROSS_KEY, R.CROSS_VALUE, R.FFN_UP, R.FFN_GATE, R.FFN_GATE_UP})
+_ROW = frozenset({R.OUT, R.CROSS_OUT, R.FFN_DOWN})
 
 
 def replicated(arch: Arch, node: str) -> bool:
     """Whether tensor parallelism keeps op *node* whole on every rank (``roles.TP_REPLICATED``):
     the one rule the KV cache, inference per device, weights and saved activations share."""
-    return arch.role(node) in _roles.TP_REPLICATED
+    return arch.role(node) in R.TP_REPLICATED
 
 
 def _linears(arch: Arch):
@@ -45,7 +45,7 @@ def linear_roles(arch: Arch) -> dict[str, str]:
     out = {}
     for n, a in _linears(arch):
         role = a.get("role")
-        if role in _roles.TP_REPLICATED:
+        if role in R.TP_REPLICATED:
             continue
         if role in _COLUMN or role in _ROW:
             out[n] = "column" if role in _COLUMN else "row"
@@ -82,7 +82,7 @@ def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
     if role == "column" or (role == "row" and local == "weight"):
         return tp
     op = arch.graph.nodes[owner]["op"]
-    if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == _roles.HEAD):
+    if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == R.HEAD):
         return tp  # vocabulary-parallel
     return 1
 

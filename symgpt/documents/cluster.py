@@ -140,6 +140,7 @@ def _larger(stages: tuple, quantities: list):
 
 def _price(model, s: Strategy, machine: dict) -> Priced:
     from ..core.symbols import B
+    from ..derive.steptime import Cluster
 
     o = {"precision": PRECISION, "optimizer": OPTIMIZER, **s.options}
     # a pipeline is as big as its busier stage and as slow as its slower one: the first stage
@@ -147,12 +148,13 @@ def _price(model, s: Strategy, machine: dict) -> Priced:
     stages = ("first", "last") if o.get("pp", 1) > 1 else (None,)
     at = lambda stage: {**o, "stage": stage} if stage else o  # noqa: E731
     mem_stage = _larger(stages, [model.quantity("memory.total", **at(st)) for st in stages])
-    time_stage = _larger(stages, [model.quantity("time.step", **at(st), **machine) for st in stages])
+    on = lambda stage: Cluster.from_options(**at(stage), **machine)  # noqa: E731  (the step's options, once)
+    time_stage = _larger(stages, [model.quantity("time.step", cluster=on(st)) for st in stages])
     memory = {part: model.quantity(f"memory.{part}", **at(mem_stage)) for part in MEMORY}
     seqs = B * o.get("microbatches", 1) * o.get("dp", 1)
     return Priced(s, memory, model.quantity("memory.total", **at(mem_stage)),
                   model.quantity("comm.total", **at(time_stage)), model.quantity("comm.dp", **at(time_stage)),
-                  model.quantity("time.step", **at(time_stage), **machine), seqs.subs(model.bindings))
+                  model.quantity("time.step", cluster=on(time_stage)), seqs.subs(model.bindings))
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

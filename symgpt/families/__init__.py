@@ -22,7 +22,7 @@ from types import ModuleType
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from . import base as _base
+from . import base
 from .base import Family, Preset  # noqa: F401
 from .fields import Reader  # noqa: F401
 
@@ -95,7 +95,7 @@ def family(name: str) -> Family:
         ref = _BY_NAME[name]
         names = next(n for r, n in MODULES if r is ref)
         return next(f for f in _module(ref, names).FAMILIES if f.name == name)
-    found = _base.registered().get(name)
+    found = base.registered().get(name)
     if found is None:
         raise SymgptError(f"unknown family {name!r}; known: {', '.join(sorted(families()))}")
     return found
@@ -103,14 +103,14 @@ def family(name: str) -> Family:
 
 def families() -> dict[str, Family]:
     """Every family: the built-in ones in table order, then those registered by the user."""
-    return {**{f.name: f for m in _modules() for f in m.FAMILIES}, **_base.registered()}
+    return {**{f.name: f for m in _modules() for f in m.FAMILIES}, **base.registered()}
 
 
 def register_family(fam: Family) -> Family:
     """Register your own family (a name a built-in family has already raises)."""
     if fam.name in _BY_NAME:
         raise SymgptError(f"family {fam.name!r} is registered twice")
-    return _base.register_family(fam)
+    return base.register_family(fam)
 
 
 def presets() -> dict[str, Preset]:

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import sympy
 
-from . import roles as _roles
+from . import roles as R
 from .digraph import DiGraph
 from ..core.errors import SymgptError
 from ..core.symbols import T, as_expr  # noqa: F401  (re-exported)
@@ -137,7 +137,7 @@ class Arch:
 
     def find(self, role: str, stack: str | None = None) -> list[str]:
         """Every op or input node with *role*, in forward order (inside *stack* only, if given)."""
-        _roles.check(role)
+        R.check(role)
         out = []
         for n in self.order:
             a = self.graph.nodes[n]
@@ -159,18 +159,18 @@ class Arch:
         for n in self.order:
             g = self.graph.nodes[n].get("group")
             chain = self.group_chain(g)
-            if chain and chain[-1].role == _roles.STACK and chain[-1] not in seen:
+            if chain and chain[-1].role == R.STACK and chain[-1] not in seen:
                 seen.append(chain[-1])
         return seen
 
     def stack_of(self, name: str) -> str | None:
         """The name of the stack node *name* lies in, or None (embeddings, head)."""
         chain = self.group_chain(self.graph.nodes[name].get("group"))
-        return chain[-1].name if chain and chain[-1].role == _roles.STACK else None
+        return chain[-1].name if chain and chain[-1].role == R.STACK else None
 
     def groups_with(self, role: str) -> list[Group]:
         """Every group with *role* (``roles.EXPERTS``), outermost first."""
-        _roles.check(role, group=True)
+        R.check(role, group=True)
         return [g for g in self.groups.values() if g.role == role]
 
 
@@ -217,11 +217,11 @@ class Builder:
                 if c not in self.graph:
                     raise SymgptError(f"group {path!r}: carried tensor {c!r} is not declared")
         if role is None and parent is None:
-            role = _roles.STACK
+            role = R.STACK
         elif role is None and not self.declared_roles:
-            role = _roles.EXPERTS if name.split("/")[-1] == "experts" else None
-        _roles.check(role, group=True)
-        if role == _roles.STACK and length is None:
+            role = R.EXPERTS if name.split("/")[-1] == "experts" else None
+        R.check(role, group=True)
+        if role == R.STACK and length is None:
             length = T
         length = None if length is None else as_expr(length)
         self.groups[path] = Group(path, count, active, parent, label or name, carry, role, length)
@@ -246,7 +246,7 @@ class Builder:
         path = self._path(name)
         role = self._role(path, role)
         self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={},
-                  role=_roles.check(role))
+                  role=R.check(role))
         self.order.append(path)
         return path
 
@@ -278,7 +278,7 @@ class Builder:
         params: dict[str, str] = {}
         role = self._role(path, role)
         self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,
-                  role=_roles.check(role), cached=cached)
+                  role=R.check(role), cached=cached)
         for slot, i in enumerate(inputs):
             self.graph.add_edge(i, path, kind="data", slot=slot, shape=self.graph.nodes[i]["shape"])
         for spec in specs:
@@ -305,7 +305,7 @@ class Builder:
             return role
         if self.declared_roles:
             raise SymgptError(f"{self.name}: node {path!r} declares no role (see symgpt.graph.roles)")
-        return _roles.infer(path, list(self._stack))
+        return R.infer(path, list(self._stack))
 
     def param(self, op_path: str, local: str = "weight") -> str:
         """The parameter node *local* of the op at *op_path* (for tying)."""

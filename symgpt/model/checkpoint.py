@@ -193,10 +193,10 @@ def safetensors_metadata(repo_id: str, revision: str | None):
 
 def read_hub(hub_id) -> Checkpoint:
     """The tensors of a Hub repository's safetensors checkpoint (headers only)."""
-    from .hub import _Quiet, hub_error
+    from .hub import QuietHub, hub_error
 
     try:
-        with _Quiet():
+        with QuietHub():
             meta = safetensors_metadata(hub_id.repo, hub_id.revision)
     except Exception as e:
         from huggingface_hub import errors as E

@@ -118,7 +118,7 @@ def download(repo_id: str, filename: str, revision: str | None) -> str:
     return hf_hub_download(repo_id, filename, revision=revision)
 
 
-class _Quiet:
+class QuietHub:
     """huggingface_hub's retry warnings and progress bars off for one call (the answer, or one
     error line, is all a command prints), restored after it."""
 
@@ -148,7 +148,7 @@ class _Quiet:
 def fetch(hub_id: HubId, filename: str) -> str:
     """The local path of *filename* of the repository, through the HF cache; one-line errors."""
     try:
-        with _Quiet():
+        with QuietHub():
             return download(hub_id.repo, filename, hub_id.revision)
     except Exception as e:
         err = hub_error(e, hub_id, filename)

@@ -20,7 +20,7 @@ from ..core.errors import SymgptError
 from ..families import family as get_family, families, find_preset, presets
 from ..families.base import Family, Preset
 from ..graph.arch import Arch
-from ..derive.params import params as _params
+from ..derive.params import params as count_params
 from ..core.lazy import Ref
 from ..derive.quantity import Quantity, evaluate
 from ..core.symbols import CANONICAL, LENGTHS, MEANING
@@ -229,7 +229,7 @@ class Model:
     @cached_property
     def params(self) -> Quantity:
         """The exact parameter count, with its breakdown by op path."""
-        return _params(self.arch, self.bindings)
+        return count_params(self.arch, self.bindings)
 
     def quantity(self, name: str, /, **options) -> Quantity:
         """Any registered quantity by name: ``params``, ``flops.forward``, ``memory.total``, ..."""

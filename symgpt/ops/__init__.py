@@ -4,7 +4,7 @@ Conv2d``): a GPT-2 never imports the vision, mixture-of-experts or rotary ops. `
 explicit table of every op definition; ``registered_kinds()`` and ``op_class()`` import it all."""
 
 from ..core.lazy import Ref
-from . import base as _base
+from . import base
 from .base import (  # noqa: F401
     Context,
     MissingRule,
@@ -79,16 +79,16 @@ def register(cls: type[Op]) -> type[Op]:
     """Class decorator: register your own op definition under ``cls.kind`` (the catalog is loaded
     first, so a kind the catalog has already raises here)."""
     _everything()
-    return _base.register(cls)
+    return base.register(cls)
 
 
 def registered_kinds() -> tuple[str, ...]:
     """The kind of every op definition of the catalog (and of any registered since)."""
     _everything()
-    return _base.registered_kinds()
+    return base.registered_kinds()
 
 
 def op_class(kind: str) -> type[Op]:
     """The registered op definition of *kind*; a clear error for an unknown kind."""
     _everything()
-    return _base.op_class(kind)
+    return base.op_class(kind)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import sympy
 
 from .base import Saved, Work, numel, register
-from .elementwise import _Unary
+from .elementwise import Unary
 
 
-class _KeepsOutput(_Unary):
+class _KeepsOutput(Unary):
     """An activation whose PyTorch backward keeps its result (relu, sigmoid, tanh: the gradient
     is a function of the output), stored as the output itself."""
 
@@ -37,7 +37,7 @@ class Sigmoid(_KeepsOutput):
 
 @register
 @dataclass(frozen=True)
-class SoftCap(_Unary):
+class SoftCap(Unary):
     """Soft-capping c·tanh(x / c) (Gemma 2's attention scores and logits): three PyTorch ops,
     of which only the tanh saves anything (its result, for 1 - tanh²); the division and the
     product by the constant c keep nothing."""

@@ -27,7 +27,7 @@ def broadcast(a, b):
     return tuple(out)
 
 
-class _Unary(Pointwise):
+class Unary(Pointwise):
     """An activation applied elementwise; saves its input."""
 
     work = "activation"
@@ -39,7 +39,7 @@ class _Unary(Pointwise):
 
 @register
 @dataclass(frozen=True)
-class GELU(_Unary):
+class GELU(Unary):
     """GELU; ``composite``: written as PyTorch ops, as transformers' ``gelu_new`` (GPT-2, Phi-2)
     does: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). A fused kernel keeps x; the composite,
     run eagerly (``implementation`` hf-eager), keeps what each of its ops saves: x (for x³),
@@ -60,7 +60,7 @@ class GELU(_Unary):
 
 @register
 @dataclass(frozen=True)
-class SiLU(_Unary):
+class SiLU(Unary):
     kind = "silu"
     title = "SiLU"
 

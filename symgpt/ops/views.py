@@ -10,7 +10,9 @@ from ..core.errors import SymgptError
 from .base import Op, Saved, register
 
 
-class _Free(Op):
+class FreeView(Op):
+    """A view: no parameters, no arithmetic, nothing saved (the base of the reshaping ops)."""
+
     def params(self, inputs):
         return ()
 
@@ -26,7 +28,7 @@ class _Free(Op):
 
 @register
 @dataclass(frozen=True)
-class Slice(_Free):
+class Slice(FreeView):
     """Columns [start, start + size) of the last dimension (splitting a fused QKV output).
 
     ``index`` is the length of the index list an implementation takes the columns with
@@ -56,7 +58,7 @@ class Slice(_Free):
 
 @register
 @dataclass(frozen=True)
-class SplitHeads(_Free):
+class SplitHeads(FreeView):
     """(B, T, heads*d_head) -> (B, heads, T, d_head): view and transpose."""
 
     heads: sympy.Expr
@@ -73,7 +75,7 @@ class SplitHeads(_Free):
 
 @register
 @dataclass(frozen=True)
-class MergeHeads(_Free):
+class MergeHeads(FreeView):
     """(B, heads, T, d_head) -> (B, T, heads*d_head): transpose and view."""
 
     kind = "merge_heads"
@@ -86,7 +88,7 @@ class MergeHeads(_Free):
 
 @register
 @dataclass(frozen=True)
-class RepeatKV(_Free):
+class RepeatKV(FreeView):
     """Grouped-query attention: repeat each key/value head ``groups`` times (a broadcast view)."""
 
     groups: sympy.Expr
@@ -100,7 +102,7 @@ class RepeatKV(_Free):
 
 @register
 @dataclass(frozen=True)
-class FirstToken(_Free):
+class FirstToken(FreeView):
     """(B, T, d) -> (B, d): the first position (BERT's [CLS], ViT's class token), a view.
 
     A tensor saved from this view keeps its whole source alive: ``view_of_input`` tells memory

@@ -9,7 +9,7 @@ import sympy
 
 from ..core.errors import SymgptError
 from .base import Context, Op, ParamSpec, Saved, Work, numel, register
-from .views import _Free
+from .views import FreeView
 
 
 @register
@@ -69,7 +69,7 @@ class Conv2d(Op):
 
 @register
 @dataclass(frozen=True)
-class FlattenPatches(_Free):
+class FlattenPatches(FreeView):
     """(B, d, n, n) -> (B, n², d): flatten the patch grid and move the channels last (a view)."""
 
     kind = "flatten_patches"

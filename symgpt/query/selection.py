@@ -14,7 +14,7 @@ from typing import Iterable
 
 import sympy
 
-from ..graph import roles as _roles
+from ..graph import roles as R
 from ..core.errors import SymgptError, short
 from ..derive.quantity import Quantity, is_prefix
 
@@ -83,7 +83,7 @@ def _node_roles(arch, path: str) -> set[str]:
                    if r is not None)
     stack = entry_stack(arch, path)
     if stack is not None:
-        out.update((_roles.STACK, stack))
+        out.update((R.STACK, stack))
     return out
 
 
@@ -97,7 +97,7 @@ def by_role(q: Quantity, model, wanted) -> Quantity:
     stacks = {g.name for g in arch.stacks()}
     for w in wanted:
         if w not in stacks:
-            _roles.check(w, group=w in _roles.GROUP_ROLES)
+            R.check(w, group=w in R.GROUP_ROLES)
     kept = tuple((p, e) for p, e in q.breakdown if _node_roles(arch, p) & set(wanted))
     for w in wanted:
         if not any(w in _node_roles(arch, p) for p, _ in q.breakdown):

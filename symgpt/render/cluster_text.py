@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .costs_text import _value
+from .costs_text import part_value
 from .report_text import model_header
 from .text import expr_text, number, table
 from .units import bytes_in, bytes_text, scaled
@@ -17,7 +17,7 @@ def comm_text(m, qs, hint: str = "") -> str:
                        rows, "llrr"))
     total = qs[-1]
     lines += ["", "by collective"]
-    rows = [[p, expr_text(e), number(_value(total, e)), scaled(_value(total, e))] for p, e in total.breakdown]
+    rows = [[p, expr_text(e), number(part_value(total, e)), scaled(part_value(total, e))] for p, e in total.breakdown]
     lines.append(table(["collective", "formula", "bytes", "decimal"], rows, "llrr"))
     lines += [f"note: {n}" for n in total.notes]
     if hint:
@@ -47,13 +47,13 @@ def plan_text(m, result, top: int) -> str:
 
 
 def _time_value(q) -> str:
-    from .costs_text import _seconds
+    from .costs_text import seconds_text
 
     v = q.value
     if v is None:
         return "(symbolic)"
     if q.unit == "s":
-        return _seconds(v)
+        return seconds_text(v)
     if q.unit == "device-hours":
         return f"{float(v):,.6g} device-hours"
     return f"{float(v) * 100:.4g} %"

@@ -9,7 +9,8 @@ from .text import expr_text, number, sci, table
 from .units import bytes_text, scaled
 
 
-def _value(q, e):
+def part_value(q, e):
+    """The value of *e*, a part of *q*'s breakdown, at *q*'s bindings (None where symbolic)."""
     from ..derive.quantity import evaluate
 
     return evaluate(e, q.bindings)
@@ -33,9 +34,9 @@ def flops_text(m, qs, hint: str = "") -> str:
         cells = []
         for q in qs:
             e = q[p] if p in q.paths() else sympy.Integer(0)
-            v = _value(q, e)
+            v = part_value(q, e)
             cells.append(number(v) if v is not None else expr_text(e))
-        v = _value(train, train[p])
+        v = part_value(train, train[p])
         share = f"{100 * float(v) / float(total):.2f} %" if (v is not None and total) else ""
         rows.append([p, expr_text(train[p]), *cells, share])
     rows.append(["total", expr_text(train.expr),
@@ -57,13 +58,13 @@ def memory_text(m, qs, estimate=None, hint: str = "") -> str:
     lines += ["", f"activations saved for backward, by the op that saves them (convention {acts.convention})"]
     rows = []
     for p, e in acts.breakdown:
-        v = _value(acts, e)
+        v = part_value(acts, e)
         rows.append([p, expr_text(e), number(v), scaled(v)])
     rows.append(["total", expr_text(acts.expr), number(acts.value), scaled(acts.value)])
     lines.append(table(["op", "formula", "bytes", "decimal"], rows, "llrr"))
     if estimate is not None:
         lines += ["", "the textbook estimate, three named terms, beside the exact count above:"]
-        rows = [[p, expr_text(e), number(_value(estimate, e)), scaled(_value(estimate, e))] for p, e in estimate.breakdown]
+        rows = [[p, expr_text(e), number(part_value(estimate, e)), scaled(part_value(estimate, e))] for p, e in estimate.breakdown]
         rows.append(["sum", expr_text(estimate.expr), number(estimate.value), scaled(estimate.value)])
         lines.append(table(["term", "formula", "bytes", "decimal"], rows, "llrr"))
     for q in qs:
@@ -75,7 +76,9 @@ def memory_text(m, qs, estimate=None, hint: str = "") -> str:
     return "\n".join(lines)
 
 
-def _seconds(v) -> str:
+def seconds_text(v) -> str:
+    """*v* seconds as people read them: ms below a second, hours or days past them, ``(symbolic)``
+    for None."""
     if v is None:
         return "(symbolic)"
     if abs(v) >= 10**15:  # past what a float shows well (or holds: 1e400 is inf)
@@ -92,7 +95,7 @@ def _seconds(v) -> str:
 
 def time_text(m, qs, peak, mfu, hint: str = "") -> str:
     lines = [model_header(m), "", f"peak {sci(peak)} FLOP/s, MFU {100 * float(mfu):.4g} %", ""]
-    fmt = {"s": _seconds, "tokens/s": lambda v: f"{float(v):,.6g} tokens/s" if v is not None else "(symbolic)",
+    fmt = {"s": seconds_text, "tokens/s": lambda v: f"{float(v):,.6g} tokens/s" if v is not None else "(symbolic)",
            "": lambda v: f"{100 * float(v):.4g} % (exact {number(v)})" if v is not None else "(symbolic)",
            "nats": lambda v: f"{float(v):.4f} nats (ln V)" if v is not None else "(symbolic)"}
     for q in qs:

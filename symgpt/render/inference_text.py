@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .costs_text import _seconds
+from .costs_text import seconds_text
 from .report_text import model_header
 from .text import expr_text, number, sci, table
 from .units import bytes_text
@@ -17,7 +17,7 @@ def _value_text(q) -> str:
     if q.unit == "bytes":
         return bytes_text(v)
     if q.unit == "s":
-        return _seconds(v)
+        return seconds_text(v)
     if q.unit in ("FLOPs",):
         return f"{number(v)}  (≈ {sci(v)})"
     return f"{number(v)}  (≈ {float(v):,.6g})" if not v.is_Integer else number(v)

@@ -28,15 +28,15 @@ from ...graph import roles
 from ...core.errors import SymgptError
 from ...graph.arch import Builder
 from ...core.symbols import B, L, T, T_max, d, d_head, h, h_kv
-from .decoder_flags import (CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, _Sizes,  # noqa: F401  (the flag tables:
+from .decoder_flags import (CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES, BuildSizes,  # noqa: F401  (the flag tables:
                             padded, require_experts)                           # re-exported)
-from .decoder_layers import _attention, _ffn, _norm
+from .decoder_layers import decoder_attention, decoder_ffn, decoder_norm
 from .stacks import layers, stacks  # noqa: F401  (stacks: re-exported)
 
 
 def build(flags, bound, name="decoder", labels=None):
     """The decoder's graph for *flags*; *labels* renames nodes' labels by path."""
-    s = _Sizes(flags, bound)
+    s = BuildSizes(flags, bound)
     if flags["post_norm"] and flags["parallel"]:
         raise SymgptError("post_norm and parallel blocks cannot be combined")
     g = Builder(name, declared_roles=True)
@@ -49,7 +49,7 @@ def build(flags, bound, name="decoder", labels=None):
         g.require("le", flags["full_every"] - L, "L must be at least full_every (one full-attention layer)",
                   id="full_layer_within_layers")
 
-    x = _embeddings(g, flags, s)
+    x = decoder_embeddings(g, flags, s)
     table = None
     if flags["positions"] == "rotary":
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
@@ -60,7 +60,7 @@ def build(flags, bound, name="decoder", labels=None):
                      label="cos, sin (local)", role=roles.ROTARY_TABLE)
     x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else table))
     if flags["final_norm"]:
-        x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
+        x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     width = d
     if flags["embed_dim"]:
         width = sympy.Integer(flags["embed_dim"])
@@ -80,7 +80,8 @@ def build(flags, bound, name="decoder", labels=None):
     return arch
 
 
-def _embeddings(g, flags, s):
+def decoder_embeddings(g, flags, s):
+    """The decoder's input ids and embeddings (token, positions as the flags choose) into *g*."""
     ids = g.input("input_ids", (B, T), label="input ids", role=roles.TOKENS)          # (B, T)
     width = sympy.Integer(flags["embed_dim"]) if flags["embed_dim"] else d
     x = g.op("embedding/token", ops.Embedding(s.vocab, width), ids, label="tok_emb",
@@ -110,16 +111,16 @@ def _block(g, flags, s, x, table):
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
     a_in = _norm_op(g, flags, "attention", x) if pre else x                          # (B, T, d)
-    o = _attention(g, flags, s, a_in, table)                                          # (B, T, d)
+    o = decoder_attention(g, flags, s, a_in, table)                                            # (B, T, d)
     if flags["branch_norms"]:
-        o = g.op("norms/post_attention", _norm(flags, d), o, label="norm(attn_out)",
+        o = g.op("norms/post_attention", decoder_norm(flags, d), o, label="norm(attn_out)",
                  role=roles.POST_ATTENTION_NORM)                                      # (B, T, d)
     if flags["parallel"]:
         if flags["shared_norm"]:
             f_in = a_in
         else:
             f_in = _norm_op(g, flags, "ffn", x)                                       # (B, T, d)
-        f = _ffn(g, flags, s, f_in)                                                   # (B, T, d)
+        f = decoder_ffn(g, flags, s, f_in)                                                     # (B, T, d)
         x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
                  role=roles.ATTENTION_RESIDUAL)                                       # (B, T, d)
         return g.op("ffn/residual", ops.Add(), x, f, label="X + attn_out + ffn_out",
@@ -129,9 +130,9 @@ def _block(g, flags, s, x, table):
     if post:
         x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
     f_in = _norm_op(g, flags, "ffn", x) if pre else x                                 # (B, T, d)
-    f = _ffn(g, flags, s, f_in)                                                       # (B, T, d)
+    f = decoder_ffn(g, flags, s, f_in)                                                         # (B, T, d)
     if flags["branch_norms"]:
-        f = g.op("norms/post_ffn", _norm(flags, d), f, label="norm(ffn_out)",
+        f = g.op("norms/post_ffn", decoder_norm(flags, d), f, label="norm(ffn_out)",
                  role=roles.POST_FFN_NORM)                                            # (B, T, d)
     x = g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)  # (B, T, d)
     if post:
@@ -143,4 +144,4 @@ def _norm_op(g, flags, branch, x):
     """The norm of the attention or FFN branch (before it; after its residual add when post-norm)."""
     role = roles.ATTENTION_NORM if branch == "attention" else roles.FFN_NORM
     label = "norm_attn" if branch == "attention" else "norm_ffn"
-    return g.op(f"norms/{branch}", _norm(flags, d), x, label=label, role=role)
+    return g.op(f"norms/{branch}", decoder_norm(flags, d), x, label=label, role=role)

@@ -1,5 +1,5 @@
 """The decoder families' configuration: every flag with its generic default, the choices a flag
-takes, its help line, the size names, and the symbolic sizes a build uses (``_Sizes``: chosen from
+takes, its help line, the size names, and the symbolic sizes a build uses (``BuildSizes``: chosen from
 the flags and the names bound). ``families/named.py`` gives each family its own defaults.
 """
 
@@ -42,7 +42,7 @@ FLAGS: dict[str, object] = {
     "vocab_multiple": None,   # pad the vocabulary up to a multiple
     "dropout": False,         # dropout layers present
     "loss": True,             # the graph ends in the cross-entropy loss
-    # --- the families of issue 16 (Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2, OLMo 2) ---
+    # --- the flags of later decoders (Qwen3, Qwen-MoE, Gemma 2/3, Phi-2, StarCoder2, OLMo 2) ---
     "qk_norm": "none",        # none | head (a norm of d_head on each Q/K head) | full (of h·d_head)
     "pre_norm": True,         # a norm before each branch (OLMo 2 has none)
     "branch_norms": False,    # a norm on each branch's output before its residual add (Gemma 2, OLMo 2)
@@ -122,7 +122,7 @@ SIZES = ("L", "d", "h", "V")
 OPTIONAL = ("d_ff", "h_kv", "d_head", "T_max", "W", "E", "k")
 
 
-class _Sizes:
+class BuildSizes:
     """The symbolic sizes a build uses, chosen from the flags and the bound names."""
 
     def __init__(self, flags, bound):
@@ -141,7 +141,7 @@ class _Sizes:
     def layer(self, flags):
         """The sizes of one stack's layers, whose flags may differ from the model's (a dense
         stack before the experts, a full-attention stack among sliding ones)."""
-        out = _Sizes.__new__(_Sizes)
+        out = BuildSizes.__new__(BuildSizes)
         out.__dict__.update(self.__dict__)
         out.window = W if flags["window"] else None
         if not flags["moe"] and flags["dense_ff"]:

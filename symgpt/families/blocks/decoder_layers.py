@@ -1,7 +1,7 @@
 """The generic decoder's sublayers under GPT-2's path scheme, as its flags choose them: the norm
-(``_norm``), attention (``_attention``: the builder of ``families/attention.py`` with fused or
+(``decoder_norm``), attention (``decoder_attention``: the builder of ``families/attention.py`` with fused or
 separate Q/K/V, grouped or multi-query heads, rotary, ALiBi, sliding windows, soft-capping, Q/K
-norms) and the FFN (``_ffn``: the builder of ``families/ffn.py``, an MLP, gated, or a mixture of
+norms) and the FFN (``decoder_ffn``: the builder of ``families/ffn.py``, an MLP, gated, or a mixture of
 experts with routed and shared experts).
 """
 
@@ -16,24 +16,25 @@ from .ffn import MoE, ffn
 from .encoder_layers import activation
 
 
-def _norm(flags, dim) -> ops.Op:
+def decoder_norm(flags, dim) -> ops.Op:
+    """The decoder's norm of width *dim* as its flags choose it (RMSNorm or LayerNorm)."""
     if flags["norm"] == "rmsnorm":
         return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")))
     return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]))
 
 
-def _attention(g, flags, s, a, table):
+def decoder_attention(g, flags, s, a, table):
     """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it."""
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
-                     norm=lambda dim: _norm(flags, dim), rotary=table, window=s.window,
+                     norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
                      scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]))                                  # (B, T, d)
 
 
-def _ffn(g, flags, s, x):
+def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts."""
     moe = None
     if flags["moe"]:

@@ -32,10 +32,10 @@ from ...graph import roles
 from ...core.errors import SymgptError
 from ...graph.arch import Builder
 from ...core.symbols import d, h
-from .decoder import _embeddings
-from .decoder_flags import _Sizes, require_experts
+from .decoder import decoder_embeddings
+from .decoder_flags import BuildSizes, require_experts
 from .attention import MLA, attention
-from .decoder_layers import _ffn, _norm
+from .decoder_layers import decoder_ffn, decoder_norm
 from .stacks import layers
 
 def _int(flags, name) -> sympy.Integer:
@@ -48,15 +48,15 @@ def _int(flags, name) -> sympy.Integer:
 def build(flags, bound, name="deepseek_v3"):
     if flags["window"] or flags["positions"] != "rotary" or flags["fused_qkv"]:
         raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
-    s = _Sizes(flags, bound)
+    s = BuildSizes(flags, bound)
     g = Builder(name, declared_roles=True)
     require_experts(g, flags)
-    x = _embeddings(g, flags, s)
+    x = decoder_embeddings(g, flags, s)
     table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
                  label="cos, sin", role=roles.ROTARY_TABLE)  # (2, T, rope)
     emb = x
     hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
-    x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
+    x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), x, tie=tie,
                   label="logits", role=roles.HEAD)                                    # (B, T, V)
@@ -73,14 +73,14 @@ def _mtp(g, flags, s, h, emb, table, head_tie):
     output head (its own final norm, the main LM head's matrix). A stack of ``mtp_layers``."""
     f = {**flags, "moe": True}
     with g.repeat("mtp", sympy.Integer(flags["mtp_layers"]), label="MTP module", carry=h, role=roles.STACK):
-        hn = g.op("hnorm", _norm(f, d), h, label="norm(h)", role=roles.MTP_NORM)        # (B, T, d)
-        en = g.op("enorm", _norm(f, d), emb, label="norm(emb)", role=roles.MTP_NORM)    # (B, T, d)
+        hn = g.op("hnorm", decoder_norm(f, d), h, label="norm(h)", role=roles.MTP_NORM)    # (B, T, d)
+        en = g.op("enorm", decoder_norm(f, d), emb, label="norm(emb)", role=roles.MTP_NORM)  # (B, T, d)
         x = g.op("concat", ops.Concat(), en, hn, label="[norm(emb); norm(h)]",
                  role=roles.MTP_CONCAT)                                                 # (B, T, 2d)
         x = g.op("eh_proj", ops.Linear(2 * d, d, bias=False), x, label="M h'",
                  role=roles.MTP_PROJ)                                                   # (B, T, d)
         h = _block(g, f, s.layer(f), x, table)                                          # (B, T, d)
-        y = g.op("shared_head/norm", _norm(f, d), h, label="norm", role=roles.FINAL_NORM)
+        y = g.op("shared_head/norm", decoder_norm(f, d), h, label="norm", role=roles.FINAL_NORM)
         y = g.op("shared_head/head", ops.Linear(d, s.vocab, bias=False, tag="lm_head"), y, tie=head_tie,
                  label="MTP logits", role=roles.HEAD)                                   # (B, T, V)
         if flags["loss"]:
@@ -89,12 +89,12 @@ def _mtp(g, flags, s, h, emb, table, head_tie):
 
 
 def _block(g, flags, s, x, table):
-    a = g.op("norms/attention", _norm(flags, d), x, label="norm_attn", role=roles.ATTENTION_NORM)
+    a = g.op("norms/attention", decoder_norm(flags, d), x, label="norm_attn", role=roles.ATTENTION_NORM)
     o = mla(g, flags, a, table)                                                       # (B, T, d)
     x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
              role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
-    f = g.op("norms/ffn", _norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
-    f = _ffn(g, flags, s, f)                                                          # (B, T, d)
+    f = g.op("norms/ffn", decoder_norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
+    f = decoder_ffn(g, flags, s, f)                                                        # (B, T, d)
     return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)
 
 
