@@ -30,7 +30,7 @@ def _attention(g, flags, s, a, table):
                      norm=lambda dim: _norm(flags, dim), rotary=table, window=s.window,
                      scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]))                                  # (B, T, d)
+                     dropout=bool(flags["dropout"]), sinks=bool(flags["sinks"]))      # (B, T, d)
 
 
 def _ffn(g, flags, s, x):
@@ -38,7 +38,7 @@ def _ffn(g, flags, s, x):
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
-                  shared=flags["shared_expert"], shared_ff=s.shared)
+                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags["router_bias"]))
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)
