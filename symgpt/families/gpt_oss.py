@@ -12,14 +12,32 @@ form keeps a few more tensors): the answer says so."""
 
 from __future__ import annotations
 
-from .base import Preset
-from .decoders import decoder_family
+from functools import partial
+
+from .base import Extended, Family, Preset
+from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, heads, layer_types, rotary_pct, windows
 
-FAMILIES = (decoder_family("gpt_oss", "gpt-oss: GQA with biases and attention sinks, sliding-window and full "
-                           "layers alternating, MoE with a biased router and biased experts (clamped SwiGLU)",
-                           gqa=True, qkv_bias=True, proj_bias=True, sinks=True, moe=True, router="topk_softmax",
-                           router_bias=True, mlp_bias=True, fused_gate_up=True, window=True, full_every=2),)
+#: the flags gpt-oss adds to the generic decoder's (read by ``blocks/decoder_layers.py``)
+ADDED = {"sinks": True, "router_bias": True}
+ADDED_HELP = {
+    "sinks": "attention sinks: a learned logit per head joins each softmax row and is dropped after it "
+             "(h parameters per layer)",
+    "router_bias": "the router has a bias",
+}
+#: the router: the softmax of the k largest logits (GptOssTopKRouter), or the generic ones
+ROUTERS = ("topk_softmax", "softmax", "sigmoid")
+
+FAMILIES = (Family(
+    name="gpt_oss",
+    description="gpt-oss: GQA with biases and attention sinks, sliding-window and full layers alternating, "
+                "MoE with a biased router and biased experts (clamped SwiGLU)",
+    flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True, proj_bias=True, moe=True, router="topk_softmax",
+                               mlp_bias=True, fused_gate_up=True, window=True, full_every=2), ADDED),
+    sizes=SIZES, optional=OPTIONAL, build=partial(BUILD, name="gpt_oss"),
+    flag_help=Extended(FLAG_HELP, {"router": "topk_softmax (the softmax of the k largest logits), softmax "
+                                             "or sigmoid router scores"}, ADDED_HELP),
+    choices=Extended(CHOICES, {"router": ROUTERS})),)
 
 _NOTE = ("gpt-oss's clamped SwiGLU ((up + 1)·gate·σ(1.702·gate), clamped at swiglu_limit) is counted as a "
          "SwiGLU: the same parameters and matmuls; its few extra elementwise operations per expert unit "

@@ -60,9 +60,6 @@ FLAGS: dict[str, object] = {
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
     "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
-    # --- attention variants: sinks (gpt-oss), routers with a bias ---
-    "sinks": False,           # a learned logit per head joins each softmax row (attention sinks: gpt-oss)
-    "router_bias": False,     # with moe: the router has a bias (gpt-oss)
 }
 
 CHOICES = {
@@ -72,7 +69,7 @@ CHOICES = {
     "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
-    "router": ("softmax", "sigmoid", "topk_softmax"),
+    "router": ("softmax", "sigmoid"),
 }
 
 FLAG_HELP = {
@@ -113,16 +110,12 @@ FLAG_HELP = {
     "dense_ff": "width of the dense layers' FFN when not d_ff",
     "shared_expert": "gated (Qwen2-MoE) or plain (DeepSeek): a shared expert every token runs",
     "shared_ff": "width of the shared expert (unset: d_ff)",
-    "router": "softmax or sigmoid (DeepSeek-V3) router scores, or topk_softmax: the softmax of the "
-              "k largest logits (gpt-oss)",
+    "router": "softmax or sigmoid (DeepSeek-V3) router scores",
     "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
     "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
                 "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
-    "sinks": "attention sinks: a learned logit per head joins each softmax row and is dropped after "
-             "it (gpt-oss; h parameters per layer)",
-    "router_bias": "with moe: the router has a bias (gpt-oss)",
 }
 
 SIZES = ("L", "d", "h", "V")
