@@ -55,9 +55,11 @@ CASES = {
     "olmo2": ("olmo2-7b", {}),
     "deepseek_v2": ("deepseek-v2-lite", {}),
     "deepseek_v3": ("deepseek-v3", {}),
+    # attention variants
+    "gpt_oss": ("gpt-oss-20b", {}),
 }
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "gpt_oss"}
 
 
 def test_every_registered_family_is_covered():
