@@ -49,7 +49,7 @@ ROUNDED = {
     "deepseek-v2-lite.json": (15.7e9, 0.05e9),   # DeepSeek-V2-Lite: 15.7B
     "deepseek-v3.json": (671e9, 0.5e9),          # DeepSeek-V3 README: 671B main model (MTP excluded)
 }
-MOE = {"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"}
+MOE = {"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
 
 
 def _cfg(name):
@@ -100,6 +100,8 @@ def _tiny(model_type):
                             num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
                             q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
                             v_head_dim=12, n_group=2, topk_group=1),
+        "gpt_oss": dict(num_key_value_heads=2, head_dim=16, intermediate_size=48, num_local_experts=6,
+                        num_experts_per_tok=2, sliding_window=16, num_hidden_layers=4),
     }[model_type]}
 
 
