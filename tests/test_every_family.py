@@ -63,9 +63,11 @@ CASES = {
     **{t: (str(ZOO / f"{t}.json"), {}) for t in (
         "exaone", "internlm3", "iquestcoder", "cwm", "ernie4_5", "helium", "ministral3", "vaultgemma", "glm",
         "seed_oss", "olmo3", "hyperclovax", "granitemoe", "granitemoeshared", "sarvam_mla")},
+    # attention variants
+    "gpt_oss": ("gpt-oss-20b", {}),
 }
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss"}
 
 
 def test_every_registered_family_is_covered():

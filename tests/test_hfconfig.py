@@ -43,11 +43,14 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "granitemoe": {"num_hidden_layers": 2},
     "granitemoeshared": {"num_hidden_layers": 2, "shared_intermediate_size": 1024},
     "sarvam_mla": {"num_hidden_layers": 3},
+    # attention variants
+    "gpt_oss": {"num_hidden_layers": 4},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
                  "granitemoeshared": "multiplies the embeddings", "hyperclovax": "multiplies the embeddings",
-                 "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary"}
+                 "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
+                 "gpt_oss": "clamped SwiGLU"}
 
 
 @pytest.mark.parametrize("model_type", sorted(SMALL))

@@ -21,7 +21,7 @@ CONFIGS = Path(__file__).parent / "configs"
 B, T = 2, 8
 #: mixtures of experts: a router cannot route on the meta device (and transformers' grouped_mm
 #: experts take bf16 only), so these run as tiny real models on the CPU below
-MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"}
+MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
 DENSE = sorted(p.name for p in CONFIGS.glob("*.json")
                if json.loads(p.read_text())["model_type"] not in MOE)
 MIXTURES = sorted(p.name for p in CONFIGS.glob("*.json")
@@ -37,6 +37,8 @@ def _short(name):
     layers = SHORT.get(name, 2)
     cfg = json.loads((CONFIGS / name).read_text())
     key = "n_layer" if cfg["model_type"] == "gpt2" else "num_hidden_layers"
+    if "layer_types" in cfg:  # gpt-oss: the first layers' kinds
+        cfg["layer_types"] = cfg["layer_types"][:layers]
     return {**cfg, key: layers}, symgpt.load(CONFIGS / name, B=B, T=T, L=layers)
 
 

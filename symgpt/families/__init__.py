@@ -68,6 +68,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # attention variants: sinks, output gates, sparse-attention indexers
+    (Ref("symgpt.families.gpt_oss"), ("gpt_oss",)),
 )
 
 #: built-in family name -> its module's reference

@@ -22,6 +22,7 @@ CATALOG = {
     "CausalMask": Ref("symgpt.ops.attention", "CausalMask"),
     "Dropout": Ref("symgpt.ops.attention", "Dropout"),
     "Softmax": Ref("symgpt.ops.attention", "Softmax"),
+    "SinkSoftmax": Ref("symgpt.ops.sinks", "SinkSoftmax"),
     "GELU": Ref("symgpt.ops.elementwise", "GELU"),
     "Add": Ref("symgpt.ops.elementwise", "Add"),
     "Mul": Ref("symgpt.ops.elementwise", "Mul"),

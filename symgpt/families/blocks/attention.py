@@ -19,6 +19,8 @@ The variants are parameters of :func:`attention`:
 * ``scale``: the scores are divided by √scale (d_head, Gemma 2's query scalar, MLA's
   nope + rope), or not at all (None: T5); ``softcap`` (Gemma 2), ``alibi``, ``position_bias``
   (a (1, h, T_q, T_k) tensor added to the scores: T5's relative bias);
+* ``sinks``: a learned logit per head joins each row's softmax and is dropped after it (attention
+  sinks: gpt-oss; ``ops.SinkSoftmax``, which owns the ``h`` logits);
 * ``memory``: cross-attention (queries from *x*, keys and values from the encoder's output;
   the ``cross_attention.*`` roles); ``dropout`` on the probabilities and on the output.
 
@@ -100,7 +102,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               rotary: str | None = None, causal: bool = True, window=None, scale="d_head",
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
-              mla: MLA | None = None) -> str:
+              mla: MLA | None = None, sinks: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh."""
     step = _Steps(module, names or {})
@@ -128,7 +130,11 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         s = g.op(step("position_bias"), ops.Add(), s, position_bias, role=R.POSITION_BIAS, label="S + bias")
     if causal:
         s = g.op(step("mask"), ops.CausalMask(), s, role=R.MASK, label="S + mask")
-    p = g.op(step("softmax"), ops.Softmax(), s, role=rr.softmax, label="A = softmax(S)")       # (B, h, T_q, T_k)
+    if sinks:
+        p = g.op(step("softmax"), ops.SinkSoftmax(heads), s, role=rr.softmax,
+                 label="A = softmax([S, sink])")                                              # (B, h, T_q, T_k)
+    else:
+        p = g.op(step("softmax"), ops.Softmax(), s, role=rr.softmax, label="A = softmax(S)")   # (B, h, T_q, T_k)
     if dropout:
         p = g.op(step("dropout"), ops.Dropout(), p, role=R.DROPOUT)
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,

@@ -24,22 +24,24 @@ def decoder_norm(flags, dim) -> ops.Op:
 
 
 def decoder_attention(g, flags, s, a, table):
-    """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it."""
+    """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it (``sinks``:
+    a flag gpt-oss's family adds)."""
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
                      norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
                      scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]))                                  # (B, T, d)
+                     dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")))      # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):
-    """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts."""
+    """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
+    a flag gpt-oss's family adds)."""
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
-                  shared=flags["shared_expert"], shared_ff=s.shared)
+                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")))
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)

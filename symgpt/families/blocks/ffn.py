@@ -44,7 +44,9 @@ class MoE:
     DeepSeek-V2/V3 blocks): ``score`` is ``softmax`` or ``sigmoid``; ``normalize`` divides the top-k
     weights by their sum; ``groups`` is group-limited routing (n_group, per-group score count,
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
-    width ``shared_ff``."""
+    width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
+    their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
+    bias (gpt-oss)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -53,6 +55,7 @@ class MoE:
     groups: tuple | None = None
     shared: str = "none"
     shared_ff: sympy.Expr | None = None
+    router_bias: bool = False
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -105,12 +108,18 @@ def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropo
 def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     """Router -> scores -> top-k weights; the experts (a group of E, k active); their weighted
     sum; plus the shared expert."""
-    r = g.op(step("router"), ops.Linear(d_model, moe.experts, bias=False, tag="router"), x, role=R.ROUTER,
-             label="router logits")                                                        # (B, T, E)
-    score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
-    r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-    w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r, role=R.TOP_K,
-             label="top-k weights")                                                        # (B, T, k)
+    r = g.op(step("router"), ops.Linear(d_model, moe.experts, bias=moe.router_bias, tag="router"), x,
+             role=R.ROUTER, label="router logits")                                         # (B, T, E)
+    if moe.score == "topk_softmax":  # gpt-oss: the k largest logits, then their softmax
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=False), r, role=R.TOP_K,
+                 label="top-k logits")                                                     # (B, T, k)
+        w = g.op(step("router_softmax"), ops.Softmax(), w, role=R.ROUTER_SOFTMAX,
+                 label="top-k weights")                                                    # (B, T, k)
+    else:
+        score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
+        r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
+                 role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
         e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
