@@ -51,6 +51,10 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # --- dense decoders read from config.json: ALiBi, learned/sinusoidal positions, GPT-J, Cohere, ...
+    (Ref("symgpt.families.bloom"), ("bloom", "mpt")),
+    (Ref("symgpt.families.gptj"), ("gptj", "codegen")),
+    (Ref("symgpt.families.gpt_neo"), ("gpt_neo", "gpt_bigcode", "openai_gpt")),
 )
 
 #: built-in family name -> its module's reference

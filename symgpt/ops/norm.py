@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -12,10 +12,13 @@ from .base import Op, ParamSpec, Saved, Work, numel, register
 @register
 @dataclass(frozen=True)
 class LayerNorm(Op):
-    """LayerNorm over the last dimension: scale (and shift when ``bias``) of size ``dim``."""
+    """LayerNorm over the last dimension: scale (and shift when ``bias``) of size ``dim``;
+    ``affine=False``: no parameters at all (OLMo's ``OlmoLayerNorm``, ``F.layer_norm`` without
+    weight or bias)."""
 
     dim: sympy.Expr
     bias: bool = True
+    affine: bool = field(default=True, repr=False)  # (shown by ``describe``; the repr is LayerNorm's as before)
     kind = "layernorm"
     title = "LayerNorm"
 
@@ -24,6 +27,8 @@ class LayerNorm(Op):
         return tuple(x)  # (..., d) -> (..., d)
 
     def params(self, inputs):
+        if not self.affine:
+            return ()
         g = ParamSpec("weight", (self.dim,))
         return (g, ParamSpec("bias", (self.dim,))) if self.bias else (g,)
 
@@ -43,6 +48,8 @@ class LayerNorm(Op):
         )
 
     def describe(self):
+        if not self.affine:
+            return f"LayerNorm {self.dim} (no parameters)"
         return f"LayerNorm {self.dim}" + ("" if self.bias else " (no bias)")
 
 

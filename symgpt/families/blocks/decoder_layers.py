@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.errors import SymgptError
 from ...core.symbols import E, d, h, k
 from .attention import attention
 from .ffn import MoE, ffn
@@ -17,9 +18,12 @@ from .encoder_layers import activation
 
 
 def _norm(flags, dim) -> ops.Op:
+    affine = flags.get("norm_affine", True)
     if flags["norm"] == "rmsnorm":
+        if not affine:
+            raise SymgptError("norm_affine=false is modelled for layernorm only")
         return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")))
-    return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]))
+    return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]), affine=bool(affine))
 
 
 def _attention(g, flags, s, a, table):
@@ -28,7 +32,8 @@ def _attention(g, flags, s, a, table):
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
                      norm=lambda dim: _norm(flags, dim), rotary=table, window=s.window,
-                     scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
+                     scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
+                     if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]))                                  # (B, T, d)
 
