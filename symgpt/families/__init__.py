@@ -55,6 +55,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bloom"), ("bloom", "mpt")),
     (Ref("symgpt.families.gptj"), ("gptj", "codegen")),
     (Ref("symgpt.families.gpt_neo"), ("gpt_neo", "gpt_bigcode", "openai_gpt")),
+    (Ref("symgpt.families.cohere"), ("cohere", "cohere2")),
+    (Ref("symgpt.families.stablelm"), ("stablelm", "glm4")),
+    (Ref("symgpt.families.olmo"), ("olmo", "exaone4")),
+    (Ref("symgpt.families.persimmon"), ("persimmon", "arcee", "jais2")),
+    (Ref("symgpt.families.xglm"), ("xglm", "ctrl", "biogpt")),
 )
 
 #: built-in family name -> its module's reference
