@@ -58,7 +58,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.cohere"), ("cohere", "cohere2")),
     (Ref("symgpt.families.stablelm"), ("stablelm", "glm4")),
     (Ref("symgpt.families.olmo"), ("olmo", "exaone4")),
-    (Ref("symgpt.families.persimmon"), ("persimmon", "arcee", "jais2")),
+    (Ref("symgpt.families.persimmon"), ("persimmon", "arcee", "jais2", "nanochat")),
     (Ref("symgpt.families.xglm"), ("xglm", "ctrl", "biogpt")),
 )
 

@@ -3,7 +3,9 @@
 Persimmon (Adept 2023; transformers' ``PersimmonForCausalLM``): one fused Q/K/V projection with
 biases, a LayerNorm (with shift) on each query and key head, partial rotary (50%), LayerNorms and
 biases. Arcee (AFM; ``ArceeForCausalLM``): the LLaMA block with an up/down MLP. Jais 2
-(``Jais2ForCausalLM``): the same with LayerNorm and biases."""
+(``Jais2ForCausalLM``): the same with LayerNorm and biases. NanoChat (Karpathy 2025;
+``NanoChatForCausalLM``): parameter-free RMSNorms, also on the embeddings and on each query and
+key head after the rotary, and soft-capped logits."""
 
 from __future__ import annotations
 
@@ -22,6 +24,10 @@ FAMILIES = (
                    activation="relu2"),
     decoder_family("jais2", "Jais 2: squared-ReLU up/down MLP, LayerNorm, biases", norm="layernorm", ffn="mlp",
                    activation="relu2", qkv_bias=True, proj_bias=True, mlp_bias=True),
+    decoder_family("nanochat", "NanoChat: parameter-free RMSNorms (also on the embeddings and, after RoPE, "
+                   "on each Q/K head), squared-ReLU up/down MLP, soft-capped logits", ffn="mlp",
+                   activation="relu2", norm_affine=False, embed_norm=True, qk_norm="head", qk_norm_after_rope=True,
+                   logit_softcap=15),
 )
 
 
@@ -53,8 +59,17 @@ def read_jais2(f: Fields):
     return "jais2", flags, sizes
 
 
+def read_nanochat(f: Fields):
+    """transformers' NanoChatConfig."""
+    flags, sizes = llama_like(f, dict(V=50304, d=768, d_ff=8192, L=12, h=6, T_max=2048, act="relu2"))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, logit_softcap=f.whole("final_logit_softcapping", 15))
+    return "nanochat", flags, sizes
+
+
 READERS = {"persimmon": Reader(read_persimmon, ("PersimmonForCausalLM",)),
            "arcee": Reader(read_arcee, ("ArceeForCausalLM",)),
-           "jais2": Reader(read_jais2, ("Jais2ForCausalLM",))}
+           "jais2": Reader(read_jais2, ("Jais2ForCausalLM",)),
+           "nanochat": Reader(read_nanochat, ("NanoChatForCausalLM",))}
 
 PRESETS: tuple[Preset, ...] = ()

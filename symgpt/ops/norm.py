@@ -63,6 +63,7 @@ class RMSNorm(Op):
 
     dim: sympy.Expr
     offset: bool = False
+    affine: bool = field(default=True, repr=False)  # false: no scale at all (NanoChat's norms)
     kind = "rmsnorm"
     title = "RMSNorm"
 
@@ -71,7 +72,7 @@ class RMSNorm(Op):
         return tuple(x)  # (..., d) -> (..., d)
 
     def params(self, inputs):
-        return (ParamSpec("weight", (self.dim,)),)
+        return (ParamSpec("weight", (self.dim,)),) if self.affine else ()
 
     def forward(self, inputs, out):
         return (Work("norm", numel(out)),)
@@ -81,6 +82,8 @@ class RMSNorm(Op):
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
+        if not self.affine:  # no scale: nothing multiplies x·rstd afterwards
+            return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"))
         # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
         # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
         kept = (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
@@ -91,4 +94,4 @@ class RMSNorm(Op):
         return kept
 
     def describe(self):
-        return f"RMSNorm {self.dim}"
+        return f"RMSNorm {self.dim}" + ("" if self.affine else " (no parameters)")

@@ -65,7 +65,8 @@ FLAGS: dict[str, object] = {
     "scores_scaled": True,    # scores divided by sqrt(d_head) (false: GPT-Neo, which does not scale)
     "logit_divisor": None,    # n: logits multiplied by 1/n (Cohere's logit_scale 0.0625: 16)
     "nope_full": False,       # with full_every: the full-attention layers have no rotary (Cohere2, EXAONE 4)
-    "norm_affine": True,      # norms have learned parameters (false: OLMo's parameter-free LayerNorm)
+    "norm_affine": True,      # norms have learned parameters (false: OLMo's LayerNorm, NanoChat's RMSNorm)
+    "qk_norm_after_rope": False,  # with qk_norm=head: the per-head norm after the rotary (NanoChat)
 }
 
 CHOICES = {
@@ -127,7 +128,9 @@ FLAG_HELP = {
     "scores_scaled": "scores divided by sqrt(d_head) (false: GPT-Neo, which leaves them unscaled)",
     "logit_divisor": "logits multiplied by 1/n (Cohere: logit_scale 0.0625, n = 16)",
     "nope_full": "with full_every: the full-attention layers have no rotary positions (Cohere2, EXAONE 4)",
-    "norm_affine": "norms have a learned scale (and shift); false: OLMo's parameter-free LayerNorm",
+    "norm_affine": "norms have a learned scale (and shift); false: parameter-free norms (OLMo's LayerNorm, "
+                   "NanoChat's RMSNorm)",
+    "qk_norm_after_rope": "with qk_norm=head: each query/key head is normed after the rotary, not before (NanoChat)",
 }
 
 SIZES = ("L", "d", "h", "V")

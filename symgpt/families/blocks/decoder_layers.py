@@ -20,9 +20,9 @@ from .encoder_layers import activation
 def _norm(flags, dim) -> ops.Op:
     affine = flags.get("norm_affine", True)
     if flags["norm"] == "rmsnorm":
-        if not affine:
-            raise SymgptError("norm_affine=false is modelled for layernorm only")
-        return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")))
+        if not affine and flags.get("norm_offset"):
+            raise SymgptError("norm_affine=false and norm_offset cannot be combined (no weight to offset)")
+        return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")), affine=bool(affine))
     return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]), affine=bool(affine))
 
 
@@ -35,7 +35,8 @@ def _attention(g, flags, s, a, table):
                      scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
                      if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]))                                  # (B, T, d)
+                     dropout=bool(flags["dropout"]),
+                     norm_after_rotary=bool(flags.get("qk_norm_after_rope")))         # (B, T, d)
 
 
 def _ffn(g, flags, s, x):
