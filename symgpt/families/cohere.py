@@ -28,7 +28,7 @@ def _common(f: Fields, name: str, defaults: dict):
     flags, sizes = llama_like(f, {**defaults, "tied": True})
     bias = f.bool("attention_bias", False)
     flags.update(qkv_bias=bias, proj_bias=bias)
-    scale = f.get("logit_scale", Fraction(1, 16))[0]
+    scale = f.get("logit_scale", 0.0625)[0]
     if scale is None:
         flags["logit_divisor"] = None
     else:
