@@ -49,7 +49,7 @@ def read_mpt(f: Fields):
     sizes = {"V": f.int("vocab_size", 50368), "d": f.aliased("d_model", "hidden_size", 2048),
              "L": f.aliased("n_layers", "num_hidden_layers", 24),
              "h": f.aliased("n_heads", "num_attention_heads", 16)}
-    f.int("max_seq_len", 2048)  # the ALiBi table's length: no parameters
+    sizes["T_max"] = f.int("max_seq_len", 2048)  # the ALiBi table's length: no parameters
     for key, value in _MPT_FIXED.items():
         got, _ = f.get(key, value)
         if got != value:

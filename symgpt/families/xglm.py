@@ -30,7 +30,7 @@ def read_xglm(f: Fields):
     sizes = {"V": f.int("vocab_size", 256008), "d": f.aliased("d_model", "hidden_size", 1024),
              "d_ff": f.int("ffn_dim", 4096), "L": f.aliased("num_layers", "num_hidden_layers", 24),
              "h": f.aliased("attention_heads", "num_attention_heads", 16)}
-    f.int("max_position_embeddings", 2048)  # the sinusoidal table's length: no parameters
+    sizes["T_max"] = f.int("max_position_embeddings", 2048)  # the sinusoidal table's length: no parameters
     if f.bool("add_cross_attention", False):
         raise SymgptError(f"{f.where}: add_cross_attention=true is not supported")
     flags = {"tied": f.bool("tie_word_embeddings", True), "embed_scale": f.bool("scale_embedding", True),
@@ -43,7 +43,7 @@ def read_ctrl(f: Fields):
     sizes = {"V": f.int("vocab_size", 246534), "d": f.aliased("n_embd", "hidden_size", 1280),
              "d_ff": f.int("dff", 8192), "L": f.aliased("n_layer", "num_hidden_layers", 48),
              "h": f.aliased("n_head", "num_attention_heads", 16)}
-    f.aliased("n_positions", "max_position_embeddings", 256)  # the sinusoidal table's length
+    sizes["T_max"] = f.aliased("n_positions", "max_position_embeddings", 256)  # the sinusoidal table's length
     f.int("n_ctx", None, optional=True)
     return "ctrl", {"tied": f.bool("tie_word_embeddings", True)}, sizes
 
