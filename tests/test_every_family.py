@@ -66,8 +66,22 @@ CASES = {
     # attention variants
     "gpt_oss": ("gpt-oss-20b", {}),
 }
+# the dense decoders read from config.json: each family at small sizes (no presets)
+_SMALL = {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 160}
+CASES.update({
+    "bloom": ("bloom", _SMALL), "mpt": ("mpt", _SMALL), "gptj": ("gptj", _SMALL), "codegen": ("codegen", _SMALL),
+    "gpt_neo": ("gpt_neo", {**_SMALL, "T_max": 64, "W": 16}),
+    "gpt_bigcode": ("gpt_bigcode", {**_SMALL, "T_max": 64, "h_kv": 1}),
+    "openai_gpt": ("openai_gpt", {**_SMALL, "T_max": 64}),
+    "cohere": ("cohere", _SMALL), "cohere2": ("cohere2", {**_SMALL, "L": 4, "W": 16}),
+    "stablelm": ("stablelm", _SMALL), "glm4": ("glm4", {**_SMALL, "h_kv": 2}), "olmo": ("olmo", _SMALL),
+    "exaone4": ("exaone4", {**_SMALL, "L": 4, "W": 16}), "persimmon": ("persimmon", _SMALL),
+    "arcee": ("arcee", _SMALL), "jais2": ("jais2", _SMALL), "nanochat": ("nanochat", _SMALL),
+    "xglm": ("xglm", _SMALL), "ctrl": ("ctrl", _SMALL), "biogpt": ("biogpt", {**_SMALL, "T_max": 64}),
+})
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
+            "gpt_neo", "cohere2", "exaone4"}
 
 
 def test_every_registered_family_is_covered():

@@ -45,6 +45,13 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "sarvam_mla": {"num_hidden_layers": 3},
     # attention variants
     "gpt_oss": {"num_hidden_layers": 4},
+    # dense decoders (tests/test_arch_dense.py)
+    "bloom": {}, "mpt": {"n_layers": 2}, "gptj": {"n_layer": 2}, "codegen": {"n_layer": 2}, "gpt_neo": {},
+    "gpt_bigcode": {}, "openai-gpt": {}, "cohere": {"num_hidden_layers": 2}, "cohere2": {"num_hidden_layers": 4},
+    "stablelm": {"num_hidden_layers": 2}, "glm4": {"num_hidden_layers": 2}, "olmo": {"num_hidden_layers": 2},
+    "exaone4": {"num_hidden_layers": 4}, "persimmon": {"num_hidden_layers": 2}, "arcee": {"num_hidden_layers": 2},
+    "jais2": {"num_hidden_layers": 2}, "nanochat": {}, "xglm": {"num_layers": 2}, "ctrl": {"n_layer": 2},
+    "biogpt": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -173,7 +180,8 @@ BAD_FILES = [
     (b"[" * 100000 + b"]" * 100000, "nested too deeply|not valid JSON"),
     (b"{}", "missing field 'model_type'"),
     (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
-    (b"{\"model_type\": \"whisper\"}", "unknown model_type 'whisper'; supported: bart, bert, camembert, "),
+    (b"{\"model_type\": \"whisper\"}",
+     "unknown model_type 'whisper'; supported: (\\S+, )*bart, bert, (\\S+, )*deepseek_v2, deepseek_v3"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),
@@ -241,27 +249,41 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
 
 
 # --- fields that change no parameter count, against transformers' parsed config ---------------
+#: activations the modeling code fixes with no config field: BloomGelu (the tanh GELU),
+#: MptMLP's nn.GELU(approximate="none"), CTRL's point_wise_feed_forward_network nn.ReLU
+_FIXED_ACTIVATION = {"bloom": "gelu_tanh", "mpt": "gelu", "ctrl": "relu"}
+
+
 def _transformers_view(cfg):
     from transformers import AutoConfig
     from symgpt.families.fields import ACTIVATIONS
 
     c = AutoConfig.for_model(**cfg)
     rope = getattr(c, "rope_parameters", None) or {}
-    act = next(getattr(c, a) for a in ("hidden_activation", "hidden_act", "activation", "activation_function")
-               if getattr(c, a, None))
+    if cfg["model_type"] in _FIXED_ACTIVATION:
+        activation = _FIXED_ACTIVATION[cfg["model_type"]]
+    else:
+        activation = ACTIVATIONS[next(getattr(c, a) for a in ("hidden_activation", "hidden_act", "activation",
+                                                              "activation_function", "afn") if getattr(c, a, None))]
     experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts")
                     if getattr(c, a, None)), None)
-    return {"W": getattr(c, "sliding_window", None) or None,  # Qwen2-MoE writes 0 for none
-            "T_max": getattr(c, "max_position_embeddings", None)
-            or c.n_positions, "rotary": rope.get("partial_rotary_factor", 1.0) if rope else None,
-            "activation": ACTIVATIONS[act], "E": experts,
+    rotary = rope.get("partial_rotary_factor", 1.0) if rope else None
+    if getattr(c, "rotary_dim", None):  # GPT-J, CodeGen: the first rotary_dim of each head
+        rotary = c.rotary_dim / (c.hidden_size // c.num_attention_heads)
+    window = getattr(c, "sliding_window", None) or None  # Qwen2-MoE writes 0 for none
+    if "local" in (getattr(c, "attention_layers", None) or ()):  # GPT-Neo's local layers
+        window = c.window_size
+    return {"W": window,
+            "T_max": next((getattr(c, a) for a in ("max_position_embeddings", "n_positions", "max_seq_len")
+                           if getattr(c, a, None)), None),  # BLOOM has none (ALiBi)
+            "rotary": rotary, "activation": activation, "E": experts,
             "k": getattr(c, "num_experts_per_tok", None)}
 
 
 def _symgpt_view(m):
     f, s = m.flags, m.sizes
     rotary = None if f.get("positions", "learned") != "rotary" else (f["rotary_pct"] or 100) / 100
-    return {"W": s.get("W") if f.get("window") else None, "T_max": s["T_max"], "rotary": rotary,
+    return {"W": s.get("W") if f.get("window") else None, "T_max": s.get("T_max"), "rotary": rotary,
             "activation": f.get("activation", "gelu_tanh"), "E": s.get("E"), "k": s.get("k")}
 
 

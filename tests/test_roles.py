@@ -28,9 +28,9 @@ def test_every_op_has_a_role(family, dropout):
     stacks = arch.stacks()
     assert "blocks" in [g.name for g in stacks] and all(g.length == T for g in stacks)
     assert sympy.simplify(sum(g.repeat for g in stacks) - L) == 0
-    # one token embedding, one LM head (the logits, or soft-capped after it), what a cache holds
+    # one token embedding, one LM head (the logits, soft-capped or scaled after it), what a cache holds
     assert len(arch.find(roles.TOKEN_EMBEDDING)) == 1
-    assert arch.first(roles.HEAD) == arch.output or arch.first(roles.LOGIT_SOFTCAP) == arch.output
+    assert arch.output in (arch.first(roles.HEAD), arch.first(roles.LOGIT_SOFTCAP), arch.first(roles.LOGIT_SCALE))
     cached = roles.LATENT_CACHE if arch.find(roles.KV_LATENT) else roles.PLAIN_CACHE
     assert all(arch.find(r, stack=g.name) for r in cached for g in stacks)
     assert arch.stack_of(arch.first(roles.HEAD)) is None

@@ -68,6 +68,15 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # --- dense decoders read from config.json: ALiBi, learned/sinusoidal positions, GPT-J, Cohere, ...
+    (Ref("symgpt.families.bloom"), ("bloom", "mpt")),
+    (Ref("symgpt.families.gptj"), ("gptj", "codegen")),
+    (Ref("symgpt.families.gpt_neo"), ("gpt_neo", "gpt_bigcode", "openai_gpt")),
+    (Ref("symgpt.families.cohere"), ("cohere", "cohere2")),
+    (Ref("symgpt.families.stablelm"), ("stablelm", "glm4")),
+    (Ref("symgpt.families.olmo"), ("olmo", "exaone4")),
+    (Ref("symgpt.families.persimmon"), ("persimmon", "arcee", "jais2", "nanochat")),
+    (Ref("symgpt.families.xglm"), ("xglm", "ctrl", "biogpt")),
     # attention variants: sinks, output gates, sparse-attention indexers
     (Ref("symgpt.families.gpt_oss"), ("gpt_oss",)),
 )

@@ -36,7 +36,8 @@ IGNORABLE = frozenset("""
 
 #: HF activation names -> the families' ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",
-               "gelu_new": "gelu_new", "gelu_fast": "gelu_tanh", "relu": "relu"}
+               "gelu_new": "gelu_new", "gelu_fast": "gelu_tanh", "relu": "relu",
+               "relu2": "relu2"}
 
 #: the default of a field that must be present (``Fields.int("n_layer")`` raises if it is missing)
 REQUIRED = object()
@@ -269,3 +270,23 @@ def windows(f: Fields, flags: dict, sizes: dict, types: list[str], window) -> No
         raise SymgptError(f"{f.where}: layer_types is not one full-attention layer in every p with "
                           "floor(L/p) full layers (the pattern symgpt declares as two stacks)")
     flags["full_every"] = p
+
+
+def periodic_windows(f: Fields, flags: dict, sizes: dict, types: list[str], window) -> None:
+    """Like :func:`windows`, for a pattern of one full-attention layer in every p at any phase
+    (GPT-Neo's global layer comes first, Cohere2's last) when p divides L: the full layers are
+    then L/p whatever the phase, and the order of the stacks changes no count."""
+    kinds = set(types)
+    if len(kinds) < 2:
+        windows(f, flags, sizes, types, window)
+        return
+    full = [i for i, t in enumerate(types) if t == "full_attention"]
+    L = len(types)
+    p = full[1] - full[0] if len(full) > 1 else L
+    if p < 2 or L % p or full != list(range(full[0], L, p)) or full[0] >= p:
+        raise SymgptError(f"{f.where}: the layer pattern is not one full-attention layer in every p layers "
+                          "with p dividing the layer count (the pattern symgpt declares as two stacks)")
+    if window is None:
+        raise SymgptError(f"{f.where}: sliding_attention layers need a window length")
+    flags["window"], flags["full_every"] = True, p
+    sizes["W"] = window

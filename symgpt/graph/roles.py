@@ -133,6 +133,7 @@ SHARED_ADD = "ffn.shared_add"        # routed experts + shared expert
 # --- output ---------------------------------------------------------------------------------
 HEAD = "head"                        # the LM head (or a classifier)
 LOGIT_SOFTCAP = "head.softcap"       # c·tanh(z/c) on the logits (Gemma 2)
+LOGIT_SCALE = "head.logit_scale"     # the logits times a constant (Cohere's logit_scale)
 MTP_NORM = "mtp.norm"                # multi-token prediction (DeepSeek-V3): the norms of h and of the embedding
 MTP_CONCAT = "mtp.concat"            # [norm(h); norm(emb)]
 MTP_PROJ = "mtp.proj"                # eh_proj: 2d -> d

@@ -23,7 +23,8 @@ MAX_DIGITS = 1001  # digits of one integer in a config (the same bound as --set'
 
 _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop",
              "dropout", "activation_dropout", "residual_dropout",  # SeedOssConfig
-             "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout_rate")  # BERT, ViT; T5
+             "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout_rate",  # BERT, ViT; T5
+             "embed_dropout", "resid_dropout")  # GPT-Neo
 
 _MISSING = object()
 

@@ -41,6 +41,7 @@ CATALOG = {
     "Slice": Ref("symgpt.ops.views", "Slice"),
     "SplitHeads": Ref("symgpt.ops.views", "SplitHeads"),
     "ReLU": Ref("symgpt.ops.activations", "ReLU"),
+    "ReLU2": Ref("symgpt.ops.activations", "ReLU2"),
     "Sigmoid": Ref("symgpt.ops.activations", "Sigmoid"),
     "SoftCap": Ref("symgpt.ops.activations", "SoftCap"),
     "Tanh": Ref("symgpt.ops.activations", "Tanh"),

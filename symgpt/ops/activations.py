@@ -1,5 +1,5 @@
-"""Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the sigmoid
-(routers and gates) and Gemma 2's soft-capping."""
+"""Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the squared ReLU
+(Primer, Persimmon), the sigmoid (routers and gates) and Gemma 2's soft-capping."""
 
 from __future__ import annotations
 
@@ -24,6 +24,29 @@ class _KeepsOutput(Unary):
 class ReLU(_KeepsOutput):
     kind = "relu"
     title = "ReLU"
+
+
+@register
+@dataclass(frozen=True)
+class ReLU2(Unary):
+    """The squared ReLU, relu(x)² (So et al. 2021, "Primer"; transformers'
+    ``ReLUSquaredActivation``): two PyTorch ops, ``relu`` then ``square``. relu keeps its result
+    for its gradient and square keeps its input, which is that same tensor: one tensor of the
+    output's shape is saved, neither the input nor the output."""
+
+    kind = "relu2"
+    title = "ReLU²"
+
+    def forward(self, inputs, out):
+        n = numel(out)
+        return (Work("activation", n), Work("elementwise", n))  # relu, square
+
+    def backward(self, inputs, out, ctx):
+        n = numel(out)
+        return (Work("elementwise", n, grad="input"), Work("activation", n, grad="input"))
+
+    def saved(self, inputs, out, ctx):
+        return (Saved("relu_output", tuple(out)),)
 
 
 @register

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -12,10 +12,13 @@ from .base import Op, ParamSpec, Saved, Work, numel, register
 @register
 @dataclass(frozen=True)
 class LayerNorm(Op):
-    """LayerNorm over the last dimension: scale (and shift when ``bias``) of size ``dim``."""
+    """LayerNorm over the last dimension: scale (and shift when ``bias``) of size ``dim``;
+    ``affine=False``: no parameters at all (OLMo's ``OlmoLayerNorm``, ``F.layer_norm`` without
+    weight or bias)."""
 
     dim: sympy.Expr
     bias: bool = True
+    affine: bool = field(default=True, repr=False)  # (shown by ``describe``; the repr is LayerNorm's as before)
     kind = "layernorm"
     title = "LayerNorm"
 
@@ -24,6 +27,8 @@ class LayerNorm(Op):
         return tuple(x)  # (..., d) -> (..., d)
 
     def params(self, inputs):
+        if not self.affine:
+            return ()
         g = ParamSpec("weight", (self.dim,))
         return (g, ParamSpec("bias", (self.dim,))) if self.bias else (g,)
 
@@ -43,6 +48,8 @@ class LayerNorm(Op):
         )
 
     def describe(self):
+        if not self.affine:
+            return f"LayerNorm {self.dim} (no parameters)"
         return f"LayerNorm {self.dim}" + ("" if self.bias else " (no bias)")
 
 
@@ -56,6 +63,7 @@ class RMSNorm(Op):
 
     dim: sympy.Expr
     offset: bool = False
+    affine: bool = field(default=True, repr=False)  # false: no scale at all (NanoChat's norms)
     kind = "rmsnorm"
     title = "RMSNorm"
 
@@ -64,7 +72,7 @@ class RMSNorm(Op):
         return tuple(x)  # (..., d) -> (..., d)
 
     def params(self, inputs):
-        return (ParamSpec("weight", (self.dim,)),)
+        return (ParamSpec("weight", (self.dim,)),) if self.affine else ()
 
     def forward(self, inputs, out):
         return (Work("norm", numel(out)),)
@@ -74,6 +82,8 @@ class RMSNorm(Op):
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
+        if not self.affine:  # no scale: nothing multiplies x·rstd afterwards
+            return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"))
         # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
         # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
         kept = (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
@@ -84,4 +94,4 @@ class RMSNorm(Op):
         return kept
 
     def describe(self):
-        return f"RMSNorm {self.dim}"
+        return f"RMSNorm {self.dim}" + ("" if self.affine else " (no parameters)")

@@ -12,7 +12,8 @@ The variants are parameters of :func:`attention`:
   biases (``bias``, ``out_bias``); or multi-latent attention (``mla``: DeepSeek-V2/V3's low-rank
   query and key/value projections and the rotary key shared by every head);
 * ``qk_norm``: a norm of the queries and keys, per head (``"head"``: Qwen3, Gemma 3) or over all
-  heads of the projection (``"full"``: OLMo 2), made by ``norm(width)``;
+  heads of the projection (``"full"``: OLMo 2), made by ``norm(width)``; per head, after the
+  rotary instead of before it with ``norm_after_rotary`` (NanoChat);
 * ``rotary``: the rotary table's node (RoPE on Q and K; a partial rotary is in the table);
 * ``causal`` (a causal mask, and matmuls a causal kernel could halve) or bidirectional;
   ``window`` (sliding-window attention over W keys);
@@ -102,7 +103,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               rotary: str | None = None, causal: bool = True, window=None, scale="d_head",
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
-              mla: MLA | None = None, sinks: bool = False) -> str:
+              mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh."""
     step = _Steps(module, names or {})
@@ -114,7 +115,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     else:
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary)
+                               qk_norm, norm, rotary, norm_after_rotary)
         width = heads * dh
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
@@ -157,7 +158,7 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary):
+                 rotary, norm_after_rotary=False):
     """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
     kv_in = memory if memory is not None else x
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
@@ -192,15 +193,23 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
     if not fused:
         hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
                       label=f"{n.upper()} heads") for n in "qkv"}                             # (B, heads, T, dh)
-    if qk_norm == "head":  # Qwen3, Gemma 3: a norm of d_head on each head
+    if norm_after_rotary and qk_norm != "head":
+        raise SymgptError("norm_after_rotary needs qk_norm=head")
+
+    def head_norms():  # Qwen3, Gemma 3: a norm of d_head on each head
         for n in "qk":
             hd[n] = g.op(step(f"{n}_norm"), norm(dh), hd[n], role=norm_roles[n],
                          label=f"norm({n.upper()} heads)")                                    # (B, heads, T, dh)
+
+    if qk_norm == "head" and not norm_after_rotary:
+        head_norms()
     if rotary is not None:
         rot_roles = {"q": R.QUERY_ROTARY, "k": R.KEY_ROTARY}
         for n in "qk":
             hd[n] = g.op(step(f"{n}_rotary"), ops.Rotary(), hd[n], rotary, role=rot_roles[n],
                          label=f"RoPE({n.upper()})")                                          # (B, heads, T, dh)
+    if qk_norm == "head" and norm_after_rotary:  # NanoChat: RoPE, then the norm
+        head_norms()
     if kv_heads != heads:
         rep_roles = {"k": R.KEY_REPEAT, "v": R.VALUE_REPEAT}
         for n in "kv":

@@ -58,7 +58,10 @@ def build(flags, bound, name="decoder", labels=None):
     if table is not None and flags["local_rope"] and flags["full_every"]:
         local = g.op("embedding/rotary_local", ops.RotaryTable(s.dh, s.rot), "input_ids",
                      label="cos, sin (local)", role=roles.ROTARY_TABLE)
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else table))
+    if flags["nope_full"] and not flags["full_every"]:
+        raise SymgptError("nope_full needs full_every (full-attention layers among sliding ones)")
+    full = None if flags["nope_full"] else table  # Cohere2, EXAONE 4: no positions in the full layers
+    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else full))
     if flags["final_norm"]:
         x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     width = d
@@ -72,6 +75,10 @@ def build(flags, bound, name="decoder", labels=None):
     if flags["logit_softcap"]:
         logits = g.op("lm_head_softcap", ops.SoftCap(sympy.Integer(flags["logit_softcap"])), logits,
                       label="logits soft-capped", role=roles.LOGIT_SOFTCAP)          # (B, T, V)
+    if flags["logit_divisor"]:
+        n = flags["logit_divisor"]
+        logits = g.op("lm_head_scale", ops.Scale(sympy.Rational(1, n)), logits,
+                      label=f"logits × 1/{n}", role=roles.LOGIT_SCALE)               # (B, T, V)
     loss = g.op("loss", ops.CrossEntropy(), logits, label="loss", role=roles.LOSS) if flags["loss"] else ""
     arch = g.build(output=logits, loss=loss, flags=dict(flags))
     for path, label in (labels or {}).items():  # a family's own names for some nodes
@@ -92,6 +99,13 @@ def decoder_embeddings(g, flags, s):
     if flags["embed_scale"]:
         x = g.op("embedding/scale", ops.Scale(sympy.sqrt(d), tensor=True), x,
                  label="tok_emb × √d", role=roles.EMBEDDING_SCALE)                    # (B, T, d)
+    if flags["embed_norm"]:
+        x = g.op("embedding/norm", decoder_norm(flags, d), x, label="norm(tok_emb)",
+                 role=roles.EMBEDDING_NORM)                                           # (B, T, d)
+    if flags["positions"] == "sinusoidal":
+        pos = g.op("embedding/position", ops.SinusoidalPositions(d), ids, label="sinusoidal positions",
+                   role=roles.POSITION_EMBEDDING)                                     # (T, d)
+        x = g.op("embedding/add", ops.Add(), x, pos, label="X0", role=roles.EMBEDDING_ADD)  # (B, T, d)
     if flags["positions"] == "learned":
         g.require("le", T - T_max, "T must not exceed T_max, the length of the learned position table",
                   id="length_within_positions")

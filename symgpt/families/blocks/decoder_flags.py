@@ -60,13 +60,20 @@ FLAGS: dict[str, object] = {
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
     "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
+    # --- dense decoders read from config.json (BLOOM, GPT-Neo, Cohere, EXAONE 4, OLMo, ...) ---
+    "embed_norm": False,      # a norm of the token embeddings (BLOOM's word_embeddings_layernorm)
+    "scores_scaled": True,    # scores divided by sqrt(d_head) (false: GPT-Neo, which does not scale)
+    "logit_divisor": None,    # n: logits multiplied by 1/n (Cohere's logit_scale 0.0625: 16)
+    "nope_full": False,       # with full_every: the full-attention layers have no rotary (Cohere2, EXAONE 4)
+    "norm_affine": True,      # norms have learned parameters (false: OLMo's LayerNorm, NanoChat's RMSNorm)
+    "qk_norm_after_rope": False,  # with qk_norm=head: the per-head norm after the rotary (NanoChat)
 }
 
 CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
-    "positions": ("rotary", "learned", "alibi"),
+    "positions": ("rotary", "learned", "alibi", "sinusoidal"),
     "ffn": ("gated", "mlp"),
-    "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu"),
+    "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu", "relu2"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
     "router": ("softmax", "sigmoid"),
@@ -76,7 +83,8 @@ FLAG_HELP = {
     "tied": "LM head shares the token embedding matrix",
     "norm": "layernorm or rmsnorm",
     "norm_bias": "LayerNorm has a bias (layernorm only)",
-    "positions": "rotary (RoPE, no parameters), learned (a T_max x d table) or alibi",
+    "positions": "rotary (RoPE, no parameters), learned (a T_max x d table), alibi, or sinusoidal "
+                 "(fixed, no parameters: XGLM, CTRL)",
     "rotary_pct": "percent of each head's dimensions rotated (GPT-NeoX: 25); unset = 100",
     "pos_offset": "extra rows of the learned position table (OPT: 2)",
     "embed_scale": "token embeddings are multiplied by sqrt(d) (Gemma)",
@@ -86,7 +94,7 @@ FLAG_HELP = {
     "qkv_bias": "Q/K/V projections have a bias",
     "proj_bias": "attention output projection has a bias",
     "ffn": "gated (SwiGLU/GeGLU, three matrices) or mlp (two matrices)",
-    "activation": "silu, gelu, gelu_tanh or relu",
+    "activation": "silu, gelu, gelu_tanh, gelu_new, relu or relu2 (squared ReLU: Primer, Persimmon)",
     "fused_gate_up": "one fused gate/up projection (Phi-3)",
     "mlp_bias": "FFN linear layers have biases",
     "parallel": "attention and FFN in parallel on the same input",
@@ -116,6 +124,13 @@ FLAG_HELP = {
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
     "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
                 "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
+    "embed_norm": "a norm of the token embeddings before the first layer (BLOOM)",
+    "scores_scaled": "scores divided by sqrt(d_head) (false: GPT-Neo, which leaves them unscaled)",
+    "logit_divisor": "logits multiplied by 1/n (Cohere: logit_scale 0.0625, n = 16)",
+    "nope_full": "with full_every: the full-attention layers have no rotary positions (Cohere2, EXAONE 4)",
+    "norm_affine": "norms have a learned scale (and shift); false: parameter-free norms (OLMo's LayerNorm, "
+                   "NanoChat's RMSNorm)",
+    "qk_norm_after_rope": "with qk_norm=head: each query/key head is normed after the rotary, not before (NanoChat)",
 }
 
 SIZES = ("L", "d", "h", "V")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.errors import SymgptError
 from ...core.symbols import E, d, h, k
 from .attention import attention
 from .ffn import MoE, ffn
@@ -17,10 +18,14 @@ from .encoder_layers import activation
 
 
 def decoder_norm(flags, dim) -> ops.Op:
-    """The decoder's norm of width *dim* as its flags choose it (RMSNorm or LayerNorm)."""
+    """The decoder's norm of width *dim* as its flags choose it (RMSNorm or LayerNorm; ``norm_affine``
+    false: no weight, as OLMo's parameter-free LayerNorm)."""
+    affine = flags.get("norm_affine", True)
     if flags["norm"] == "rmsnorm":
-        return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")))
-    return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]))
+        if not affine and flags.get("norm_offset"):
+            raise SymgptError("norm_affine=false and norm_offset cannot be combined (no weight to offset)")
+        return ops.RMSNorm(dim, offset=bool(flags.get("norm_offset")), affine=bool(affine))
+    return ops.LayerNorm(dim, bias=bool(flags["norm_bias"]), affine=bool(affine))
 
 
 def decoder_attention(g, flags, s, a, table):
@@ -30,9 +35,11 @@ def decoder_attention(g, flags, s, a, table):
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
                      norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
-                     scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
+                     scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
+                     if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")))      # (B, T, d)
+                     dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
+                     norm_after_rotary=bool(flags.get("qk_norm_after_rope")))         # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):
