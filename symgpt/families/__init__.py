@@ -51,6 +51,10 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # --- mixture-of-experts decoders and multi-latent attention (the moe group) ---
+    (Ref("symgpt.families.olmoe"), ("olmoe",)),
+    (Ref("symgpt.families.minimax"), ("minimax_m2",)),
+    (Ref("symgpt.families.mellum"), ("mellum",)),
 )
 
 #: built-in family name -> its module's reference
