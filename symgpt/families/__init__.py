@@ -55,6 +55,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.olmoe"), ("olmoe",)),
     (Ref("symgpt.families.minimax"), ("minimax_m2",)),
     (Ref("symgpt.families.mellum"), ("mellum",)),
+    (Ref("symgpt.families.glm4_moe"), ("glm4_moe",)),
 )
 
 #: built-in family name -> its module's reference
