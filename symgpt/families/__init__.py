@@ -56,6 +56,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.minimax"), ("minimax_m2",)),
     (Ref("symgpt.families.mellum"), ("mellum",)),
     (Ref("symgpt.families.glm4_moe"), ("glm4_moe",)),
+    (Ref("symgpt.families.kolibri"), ("kolibri1",)),
 )
 
 #: built-in family name -> its module's reference

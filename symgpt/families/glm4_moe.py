@@ -6,7 +6,8 @@ SwiGLU experts chosen by a sigmoid router (group-limited, ``n_group``/``topk_gro
 shared expert of n_shared_experts × moe_intermediate_size. The router's score-correction bias is a
 buffer, not a parameter; the multi-token-prediction layer is not built by transformers.
 
-Sarvam-MoE (``sarvam_moe``) is built by the same transformers class from its own configuration."""
+Sarvam-MoE (``sarvam_moe``) is built by the same transformers class from its own configuration;
+Solar Open (``solar_open``, ``SolarOpenForCausalLM``) is the same block with experts in every layer."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def experts(f: Fields, flags: dict, sizes: dict, D: dict, *, aliases: dict | Non
     """The DeepSeek-V3-style mixture fields: dense first layers, routed experts, plain shared
     experts (one FFN of n_shared × moe_intermediate_size), sigmoid group-limited routing."""
     L = sizes["L"]
-    dense = f.int("first_k_dense_replace", D["dense"], minimum=0)
+    dense = 0 if D["dense"] is None else f.int("first_k_dense_replace", D["dense"], minimum=0)
     if dense >= L:
         raise SymgptError(f"{f.where}: first_k_dense_replace must be below num_hidden_layers")
     if dense:
@@ -105,7 +106,20 @@ def read_sarvam(f: Fields):
     return "glm4_moe", flags, sizes
 
 
+def read_solar_open(f: Fields):
+    """transformers' SolarOpenConfig (Upstage's Solar Open): GLM-4.5's mixture in every layer, full
+    rotary, no Q/K norms."""
+    flags, sizes = llama_like(f, dict(V=196608, d=4096, d_ff=1, L=48, h=64, h_kv=8, T_max=131072, head_dim=128))
+    f.used.discard("intermediate_size")  # SolarOpenConfig has none: every layer has experts
+    flags["rotary_pct"] = rotary_pct(f, default=Fraction(1))
+    flags.update(qkv_bias=f.bool("attention_bias", False), proj_bias=False, qk_norm="none")
+    experts(f, flags, sizes, dict(dense=None, moe_ff=1280, E=128, k=8, shared=1),
+            aliases={"n_routed_experts": ("num_local_experts",)})
+    return "glm4_moe", flags, sizes
+
+
 READERS = {"glm4_moe": Reader(read, ("Glm4MoeForCausalLM",)),
+           "solar_open": Reader(read_solar_open, ("SolarOpenForCausalLM",)),
            "sarvam_moe": Reader(read_sarvam, ("Glm4MoeForCausalLM",))}
 
 PRESETS: tuple[Preset, ...] = ()

@@ -58,7 +58,7 @@ def build(flags, bound, name="decoder", labels=None):
     if table is not None and flags["local_rope"] and flags["full_every"]:
         local = g.op("embedding/rotary_local", ops.RotaryTable(s.dh, s.rot), "input_ids",
                      label="cos, sin (local)", role=roles.ROTARY_TABLE)
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else table))
+    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, _layer_table(f, table, local)))
     if flags["final_norm"]:
         x = g.op("final_norm", _norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     width = d
@@ -78,6 +78,15 @@ def build(flags, bound, name="decoder", labels=None):
         if path in arch.graph:
             arch.graph.nodes[path]["label"] = label
     return arch
+
+
+def _layer_table(flags, table, local):
+    """The rotary table a stack's layers use: the local one in sliding-window layers, none in
+    full-attention layers without positions (``nope_full``: Kolibri's and Llama 4's NoPE layers,
+    a flag only the families that have it declare)."""
+    if flags["window"]:
+        return local
+    return None if flags.get("nope_full") else table
 
 
 def _embeddings(g, flags, s):
