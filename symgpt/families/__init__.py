@@ -58,7 +58,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.glm4_moe"), ("glm4_moe",)),
     (Ref("symgpt.families.kolibri"), ("kolibri1",)),
     (Ref("symgpt.families.phimoe"), ("phimoe",)),
-    (Ref("symgpt.families.mla_dense"), ("minicpm3", "youtu")),
+    (Ref("symgpt.families.mla_models"), ("minicpm3", "youtu")),
 )
 
 #: built-in family name -> its module's reference
