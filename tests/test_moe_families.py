@@ -130,3 +130,15 @@ def test_what_is_not_modelled_is_refused_in_one_line(model_type, fields, why, tm
     with pytest.raises(SymgptError, match=why) as err:
         symgpt.load(_config(tmp_path, model_type, fields))
     assert "\n" not in str(err.value)
+
+
+def test_glm_4_5_air_preset_is_its_config_and_transformers_count():
+    """zai-org/GLM-4.5-Air: 106B parameters in total (its model card); the preset, the config file
+    and transformers' Glm4MoeForCausalLM agree to the parameter."""
+    from pathlib import Path
+    from oracles.measure import _hf_model
+
+    path = Path(__file__).parent / "configs" / "glm-4.5-air.json"
+    n = param_count(_hf_model(json.loads(path.read_text()), "meta", "eager"))
+    assert symgpt.load(path).params == n == symgpt.load("glm-4.5-air").params
+    assert n // 10**9 == 106

@@ -131,4 +131,15 @@ READERS = {"glm4_moe": Reader(read, ("Glm4MoeForCausalLM",)),
            "solar_open": Reader(read_solar_open, ("SolarOpenForCausalLM",)),
            "sarvam_moe": Reader(read_sarvam, ("Glm4MoeForCausalLM",))}
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS = (
+    Preset("glm-4.5-air", "glm4_moe",
+           {"L": 46, "h": 96, "h_kv": 8, "d_head": 128, "d": 4096, "d_ff": 1408, "V": 151552, "T_max": 131072,
+            "E": 128, "k": 8},
+           flags={"dense_layers": 1, "dense_ff": 10944, "shared_ff": 1408, "qkv_bias": True, "rotary_pct": 50,
+                  "n_group": 1, "topk_group": 1},
+           source="Zhipu AI / Z.ai 2025 (GLM-4.5 technical report); zai-org/GLM-4.5-Air its config.json on the "
+                  "Hugging Face Hub",
+           note="106,852,245,504 parameters; published: 106B in total, 12B active. 1 dense layer, then 45 with "
+                "128 routed experts (8 active) and 1 shared; the multi-token-prediction layer is not counted "
+                "(transformers does not build it)"),
+)
