@@ -124,7 +124,6 @@ def test_kolibri_full_layers_have_no_rotary_positions_when_a_window_is_set(tmp_p
     ("mellum", {"num_hidden_layers": 3, "mlp_layer_types": ["sparse", "dense", "sparse"]}, "mlp_layer_types"),
     ("olmoe", {"head_dim": 32}, "head_dim"),
     ("glm4_moe_lite", {"num_hidden_layers": 3, "num_key_value_heads": 4, "mlp_layer_types": ["dense", "sparse", "dense"]}, "mlp_layer_types"),
-    ("ernie4_5_moe", {}, "score-correction bias"),
 ])
 def test_what_is_not_modelled_is_refused_in_one_line(model_type, fields, why, tmp_path):
     with pytest.raises(SymgptError, match=why) as err:

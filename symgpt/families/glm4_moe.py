@@ -118,16 +118,7 @@ def read_solar_open(f: Fields):
     return "glm4_moe", flags, sizes
 
 
-def read_ernie4_5_moe(f: Fields):
-    """transformers' Ernie4_5_MoeConfig: refused. Its router adds a score-correction bias that is a
-    parameter (``moe_statics.e_score_correction_bias``: float32 whatever the model's dtype, and not
-    trained), which symgpt's parameters, weight bytes and optimizer state cannot yet tell apart."""
-    raise SymgptError(f"{f.where}: ernie4_5_moe is not modelled: its router's score-correction bias "
-                      "(moe_statics) is a float32 parameter that is not trained")
-
-
 READERS = {"glm4_moe": Reader(read, ("Glm4MoeForCausalLM",)),
-           "ernie4_5_moe": Reader(read_ernie4_5_moe, ("Ernie4_5_MoeForCausalLM",)),
            "solar_open": Reader(read_solar_open, ("SolarOpenForCausalLM",)),
            "sarvam_moe": Reader(read_sarvam, ("Glm4MoeForCausalLM",))}
 
