@@ -55,9 +55,22 @@ CASES = {
     "olmo2": ("olmo2-7b", {}),
     "deepseek_v2": ("deepseek-v2-lite", {}),
     "deepseek_v3": ("deepseek-v3", {}),
+    # mixture-of-experts decoders and multi-latent attention (the moe group)
+    "olmoe": ("olmoe", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32, "E": 4, "k": 2}),
+    "minimax_m2": ("minimax_m2", {"L": 2, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32,
+                                  "E": 4, "k": 2}),
+    "mellum": ("mellum", {"L": 2, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32, "E": 4, "k": 2}),
+    "glm4_moe": ("glm-4.5-air", {}),
+    "kolibri1": ("kolibri1", {"L": 5, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32, "E": 4,
+                              "k": 2, "W": 64}),
+    "phimoe": ("phimoe", {"L": 2, "d": 64, "h": 4, "h_kv": 2, "V": 100, "d_ff": 32, "E": 4, "k": 2}),
+    "minicpm3": ("minicpm3", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
+    "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
 }
+#: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
+MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "kolibri1"}
 
 
 def test_every_registered_family_is_covered():
@@ -101,7 +114,7 @@ def test_counts(family):
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
-    if family.startswith("deepseek"):                       # MLA: the latent and the shared rotary key
+    if family in MLA_FAMILIES:                              # MLA: the latent and the shared rotary key
         per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])
     assert m.quantity("memory.kv_cache").value == s["L"] * B_ * per_layer * 4  # fp32
 

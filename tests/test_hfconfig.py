@@ -34,7 +34,16 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "starcoder2": {"num_hidden_layers": 2}, "olmo2": {"num_hidden_layers": 2},
     "deepseek_v2": {"num_hidden_layers": 3, "first_k_dense_replace": 1, "num_experts_per_tok": 6},
     "deepseek_v3": {"num_hidden_layers": 5},
+    # mixture-of-experts decoders and multi-latent attention (the moe group)
+    "olmoe": {"num_hidden_layers": 2}, "minimax_m2": {"num_hidden_layers": 2}, "mellum": {"num_hidden_layers": 2},
+    "glm4_moe": {"num_hidden_layers": 3}, "sarvam_moe": {"num_hidden_layers": 2},
+    "solar_open": {"num_hidden_layers": 2}, "kolibri1": {"num_hidden_layers": 5}, "phimoe": {"num_hidden_layers": 2},
+    "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
 }
+
+
+#: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
+NOTED = {"minicpm3": ("scale_emb, scale_depth, dim_model_base",)}
 
 
 @pytest.mark.parametrize("model_type", sorted(SMALL))
@@ -42,7 +51,8 @@ def test_missing_fields_take_transformers_defaults(model_type):
     cfg = {"model_type": model_type, **SMALL[model_type]}
     m = from_dict(cfg, model_type)
     assert m.params == hf_param_count(cfg), model_type
-    assert m.notes == ()
+    assert len(m.notes) == len(NOTED.get(model_type, ()))
+    assert all(part in note for part, note in zip(NOTED.get(model_type, ()), m.notes))
 
 
 def test_every_model_type_has_a_default_case():
@@ -232,7 +242,10 @@ def _transformers_view(cfg):
                if getattr(c, a, None))
     experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts")
                     if getattr(c, a, None)), None)
-    return {"W": getattr(c, "sliding_window", None) or None,  # Qwen2-MoE writes 0 for none
+    window = getattr(c, "sliding_window", None) or None  # Qwen2-MoE writes 0 for none
+    if "sliding_attention" not in (getattr(c, "layer_types", None) or ["sliding_attention"]):
+        window = None  # no layer slides (Mellum's default): the length is never used
+    return {"W": window,
             "T_max": getattr(c, "max_position_embeddings", None)
             or c.n_positions, "rotary": rope.get("partial_rotary_factor", 1.0) if rope else None,
             "activation": ACTIVATIONS[act], "E": experts,

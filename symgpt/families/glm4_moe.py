@@ -87,7 +87,7 @@ def read(f: Fields):
     flags.update(qkv_bias=f.bool("attention_bias", False), proj_bias=False,
                  qk_norm="head" if f.bool("use_qk_norm", False) else "none")
     experts(f, flags, sizes, dict(dense=1, moe_ff=1408, E=128, k=8, shared=1))
-    mtp_note(f)
+    mtp_note(f, default=None)
     return "glm4_moe", flags, sizes
 
 
