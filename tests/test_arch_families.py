@@ -21,7 +21,9 @@ def test_all_named_families_are_registered():
                              "falcon", "gpt_neox", "opt",
                              # DeepSeek's MLA families are built by blocks/mla.py
                              "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text", "phi",
-                             "starcoder2", "olmo2"}
+                             "starcoder2", "olmo2",
+                             # mixture-of-experts decoders (the moe group; minicpm3 and youtu are MLA)
+                             "olmoe", "minimax_m2", "mellum", "glm4_moe", "kolibri1", "phimoe"}
     assert set(FAMILIES) <= set(families())
 
 
