@@ -52,12 +52,22 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "exaone4": {"num_hidden_layers": 4}, "persimmon": {"num_hidden_layers": 2}, "arcee": {"num_hidden_layers": 2},
     "jais2": {"num_hidden_layers": 2}, "nanochat": {}, "xglm": {"num_layers": 2}, "ctrl": {"n_layer": 2},
     "biogpt": {"num_hidden_layers": 2},
+    # mixture-of-experts decoders and multi-latent attention (the moe group)
+    "olmoe": {"num_hidden_layers": 2}, "minimax_m2": {"num_hidden_layers": 2}, "mellum": {"num_hidden_layers": 2},
+    "glm4_moe": {"num_hidden_layers": 3}, "sarvam_moe": {"num_hidden_layers": 2},
+    "solar_open": {"num_hidden_layers": 2}, "kolibri1": {"num_hidden_layers": 5}, "phimoe": {"num_hidden_layers": 2},
+    "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
                  "granitemoeshared": "multiplies the embeddings", "hyperclovax": "multiplies the embeddings",
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
+                 "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU"}
+
+
+#: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
+NOTED = {"minicpm3": ("scale_emb, scale_depth, dim_model_base",)}
 
 
 @pytest.mark.parametrize("model_type", sorted(SMALL))
@@ -271,6 +281,8 @@ def _transformers_view(cfg):
     if getattr(c, "rotary_dim", None):  # GPT-J, CodeGen: the first rotary_dim of each head
         rotary = c.rotary_dim / (c.hidden_size // c.num_attention_heads)
     window = getattr(c, "sliding_window", None) or None  # Qwen2-MoE writes 0 for none
+    if "sliding_attention" not in (getattr(c, "layer_types", None) or ["sliding_attention"]):
+        window = None  # no layer slides (Mellum's default): the length is never used
     if "local" in (getattr(c, "attention_layers", None) or ()):  # GPT-Neo's local layers
         window = c.window_size
     return {"W": window,

@@ -79,6 +79,14 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.xglm"), ("xglm", "ctrl", "biogpt")),
     # attention variants: sinks, output gates, sparse-attention indexers
     (Ref("symgpt.families.gpt_oss"), ("gpt_oss",)),
+    # --- mixture-of-experts decoders and multi-latent attention (the moe group) ---
+    (Ref("symgpt.families.olmoe"), ("olmoe",)),
+    (Ref("symgpt.families.minimax"), ("minimax_m2",)),
+    (Ref("symgpt.families.mellum"), ("mellum",)),
+    (Ref("symgpt.families.glm4_moe"), ("glm4_moe",)),
+    (Ref("symgpt.families.kolibri"), ("kolibri1",)),
+    (Ref("symgpt.families.phimoe"), ("phimoe",)),
+    (Ref("symgpt.families.mla_models"), ("minicpm3", "youtu")),
 )
 
 #: built-in family name -> its module's reference

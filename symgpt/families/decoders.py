@@ -36,3 +36,12 @@ def decoder_family(name: str, description: str, **changes) -> Family:
 FAMILIES = (decoder_family("decoder", "generic decoder-only Transformer (pre-norm RMSNorm, RoPE, SwiGLU by default)"),)
 READERS: dict = {}
 PRESETS: tuple = ()
+
+
+def decoder_family_with(name: str, description: str, added: dict, help: dict, **changes) -> Family:
+    """A decoder family with flags of its own besides the generic decoder's: *added* (each new
+    flag's default) and *help* (its help line); every other family's flags, and so its graphs, stay
+    as they are."""
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=help),
+                  choices=Extended(CHOICES))

@@ -1,0 +1,35 @@
+"""OLMoE (Muennighoff et al. 2024, "OLMoE: Open Mixture-of-Experts Language Models"): LLaMA's
+pre-norm block with an RMSNorm over all query heads and one over all key heads (as OLMo 2), and a
+mixture of E SwiGLU experts, k routed per token by a softmax router (transformers'
+``OlmoeForCausalLM``)."""
+
+from __future__ import annotations
+
+from ..core.errors import SymgptError
+from .base import Preset
+from .decoders import decoder_family
+from .fields import Fields, Reader, llama_like
+
+FAMILIES = (decoder_family(
+    "olmoe", "OLMoE: pre-norm RMSNorm blocks, RMSNorm over all query/key heads, E SwiGLU experts, top-k routing",
+    moe=True, qk_norm="full", topk_norm=False),)
+
+
+def read(f: Fields):
+    """transformers' OlmoeConfig."""
+    flags, sizes = llama_like(f, dict(V=50304, d=2048, d_ff=2048, L=16, h=16, T_max=4096))
+    if "d_head" in sizes and sizes["d_head"] * sizes["h"] != sizes["d"]:
+        # the query norm is over hidden_size whatever head_dim says
+        raise SymgptError(f"{f.where}: head_dim other than hidden_size / num_attention_heads is not modelled")
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias)
+    f.silent("clip_qkv")  # clamps Q, K, V in place: no count
+    sizes["E"] = f.int("num_experts", 64)
+    sizes["k"] = f.int("num_experts_per_tok", 8)
+    flags["topk_norm"] = f.bool("norm_topk_prob", False)
+    return "olmoe", flags, sizes
+
+
+READERS = {"olmoe": Reader(read, ("OlmoeForCausalLM",))}
+
+PRESETS: tuple[Preset, ...] = ()
