@@ -57,6 +57,14 @@ CASES = {
     "olmo2": ("olmo2-7b", {}),
     "deepseek_v2": ("deepseek-v2-lite", {}),
     "deepseek_v3": ("deepseek-v3", {}),
+    # existing blocks under other names, or a flag away: a preset, else transformers' default config
+    "smollm3": ("smollm3-3b", {}),
+    "granite": ("granite-3.3-8b", {}),
+    **{t: (str(ZOO / f"{t}.json"), {}) for t in (
+        "exaone", "internlm3", "iquestcoder", "cwm", "ernie4_5", "helium", "ministral3", "vaultgemma", "glm",
+        "seed_oss", "olmo3", "hyperclovax", "granitemoe", "granitemoeshared", "sarvam_mla")},
+    # attention variants
+    "gpt_oss": ("gpt-oss-20b", {}),
     # mixture-of-experts decoders and multi-latent attention (the moe group)
     "olmoe": ("olmoe", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32, "E": 4, "k": 2}),
     "minimax_m2": ("minimax_m2", {"L": 2, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32,
@@ -70,9 +78,23 @@ CASES = {
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
-MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}
+MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
+# the dense decoders read from config.json: each family at small sizes (no presets)
+_SMALL = {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 160}
+CASES.update({
+    "bloom": ("bloom", _SMALL), "mpt": ("mpt", _SMALL), "gptj": ("gptj", _SMALL), "codegen": ("codegen", _SMALL),
+    "gpt_neo": ("gpt_neo", {**_SMALL, "T_max": 64, "W": 16}),
+    "gpt_bigcode": ("gpt_bigcode", {**_SMALL, "T_max": 64, "h_kv": 1}),
+    "openai_gpt": ("openai_gpt", {**_SMALL, "T_max": 64}),
+    "cohere": ("cohere", _SMALL), "cohere2": ("cohere2", {**_SMALL, "L": 4, "W": 16}),
+    "stablelm": ("stablelm", _SMALL), "glm4": ("glm4", {**_SMALL, "h_kv": 2}), "olmo": ("olmo", _SMALL),
+    "exaone4": ("exaone4", {**_SMALL, "L": 4, "W": 16}), "persimmon": ("persimmon", _SMALL),
+    "arcee": ("arcee", _SMALL), "jais2": ("jais2", _SMALL), "nanochat": ("nanochat", _SMALL),
+    "xglm": ("xglm", _SMALL), "ctrl": ("ctrl", _SMALL), "biogpt": ("biogpt", {**_SMALL, "T_max": 64}),
+})
 FAMILIES = sorted(CASES)
-WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "kolibri1"}
+WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
+            "gpt_neo", "cohere2", "exaone4", "kolibri1"}
 
 
 def test_every_registered_family_is_covered():
@@ -117,7 +139,7 @@ def test_counts(family):
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
-    if family in MLA_FAMILIES:                              # MLA: the latent and the shared rotary key
+    if "kv_lora_rank" in m.flags:                           # MLA: the latent and the shared rotary key
         per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])
     assert m.quantity("memory.kv_cache").value == s["L"] * B_ * per_layer * 4  # fp32
 

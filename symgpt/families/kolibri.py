@@ -27,9 +27,9 @@ def read(f: Fields):
     types = layer_types(f, L, ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(L)])
     windows(f, flags, sizes, types, w)
     flags.setdefault("full_every", None)
-    # NoPE in the full-attention layers when a window is set (and there are full layers among them)
+    # NoPE in the full-attention layers whenever a window is set (every layer, if none slides)
     flags.update(qk_norm="head", branch_norms=True, router="sigmoid", shared_expert="plain",
-                 nope_full=w is not None and flags["window"] and flags["full_every"] is not None)
+                 nope_full=w is not None)
     sizes["d_ff"] = f.int("moe_intermediate_size", 512)
     sizes["E"] = f.aliased("num_local_experts", "num_experts", 384)
     sizes["k"] = f.int("num_experts_per_tok", 6)

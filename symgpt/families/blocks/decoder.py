@@ -58,9 +58,9 @@ def build(flags, bound, name="decoder", labels=None):
     if table is not None and flags["local_rope"] and flags["full_every"]:
         local = g.op("embedding/rotary_local", ops.RotaryTable(s.dh, s.rot), "input_ids",
                      label="cos, sin (local)", role=roles.ROTARY_TABLE)
-    if flags["nope_full"] and not flags["full_every"]:
-        raise SymgptError("nope_full needs full_every (full-attention layers among sliding ones)")
-    full = None if flags["nope_full"] else table  # Cohere2, EXAONE 4: no positions in the full layers
+    # nope_full: no positions in the full-attention layers (Cohere2, EXAONE 4, Kolibri with a window);
+    # with every layer full that is every layer, with every layer sliding it changes nothing
+    full = None if flags["nope_full"] else table
     x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else full))
     if flags["final_norm"]:
         x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
