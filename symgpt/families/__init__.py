@@ -51,6 +51,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # ...ForCausalLM heads of encoder and encoder-decoder families
+    (Ref("symgpt.families.seq2seq_decoder"), ("seq2seq_decoder",)),
 )
 
 #: built-in family name -> its module's reference
