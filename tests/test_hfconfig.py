@@ -47,8 +47,9 @@ def test_missing_fields_take_transformers_defaults(model_type):
 
 def test_every_model_type_has_a_default_case():
     from symgpt.families import bart, bert, t5, vit  # defaults: tests/test_encdec_configs.py
+    from symgpt.families import seq2seq_decoder  # defaults: tests/test_seq2seq_decoder.py
 
-    encdec = {t for m in (bert, t5, bart, vit) for t in m.READERS}
+    encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder) for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 
 
@@ -154,7 +155,7 @@ BAD_FILES = [
     (b"[" * 100000 + b"]" * 100000, "nested too deeply|not valid JSON"),
     (b"{}", "missing field 'model_type'"),
     (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
-    (b"{\"model_type\": \"whisper\"}", "unknown model_type 'whisper'; supported: bart, bert, deepseek_v2, deepseek_v3"),
+    (b"{\"model_type\": \"whisper\"}", "unknown model_type 'whisper'; supported: bart, bert, .*deepseek_v2, deepseek_v3"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),

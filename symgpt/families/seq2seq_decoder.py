@@ -107,31 +107,35 @@ def read_marian(f: Fields):
     if dec is not None and dec != V:
         raise SymgptError(f"{f.where}: decoder_vocab_size {dec} differs from vocab_size {V}: MarianForCausalLM's "
                           "token table and LM head would differ in rows (not supported)")
-    return read_causal(f, "MarianForCausalLM", {**_BART, "V": 58101, "act": "gelu"}, positions="sinusoidal_table", pos_offset=None,
-                       embed_norm="none")
+    return read_causal(f, "MarianForCausalLM", {**_BART, "V": 58101}, positions="sinusoidal_table",
+                       pos_offset=None, embed_norm="none")
 
 
 def read_pegasus(f: Fields):
     """transformers' PegasusConfig, as PegasusForCausalLM: pre-LN, sinusoids in a parameter table."""
-    return read_causal(f, "PegasusForCausalLM", _BART, norm="pre", positions="sinusoidal_table", pos_offset=None, embed_norm="none")
+    return read_causal(f, "PegasusForCausalLM", _BART, norm="pre", positions="sinusoidal_table", pos_offset=None,
+                       embed_norm="none")
 
 
 def read_blenderbot(f: Fields):
     """transformers' BlenderbotConfig, as BlenderbotForCausalLM: pre-LN, learned positions without offset."""
-    return read_causal(f, "BlenderbotForCausalLM", {"V": 8008, "d": 2560, "L": 24, "h": 32, "d_ff": 10240, "T_max": 128},
+    return read_causal(f, "BlenderbotForCausalLM",
+                       {"V": 8008, "d": 2560, "L": 24, "h": 32, "d_ff": 10240, "T_max": 128},
                        norm="pre", pos_offset=None, embed_norm="none")
 
 
 def read_blenderbot_small(f: Fields):
     """transformers' BlenderbotSmallConfig, as BlenderbotSmallForCausalLM: post-LN, a LayerNorm of
     the token embeddings before the positions are added."""
-    return read_causal(f, "BlenderbotSmallForCausalLM", {"V": 50265, "d": 512, "L": 8, "h": 16, "d_ff": 2048, "T_max": 512},
+    return read_causal(f, "BlenderbotSmallForCausalLM",
+                       {"V": 50265, "d": 512, "L": 8, "h": 16, "d_ff": 2048, "T_max": 512},
                        pos_offset=None, embed_norm="before")
 
 
 def read_plbart(f: Fields):
     """transformers' PLBartConfig, as PLBartForCausalLM: BART's decoder (scale_embedding defaults true)."""
-    return read_causal(f, "PLBartForCausalLM", {"V": 50005, "d": 768, "L": 6, "h": 12, "d_ff": 3072, "T_max": 1024, "scale": True})
+    return read_causal(f, "PLBartForCausalLM",
+                       {"V": 50005, "d": 768, "L": 6, "h": 12, "d_ff": 3072, "T_max": 1024, "scale": True})
 
 
 def read_mvp(f: Fields):
@@ -148,9 +152,10 @@ def read_bigbird_pegasus(f: Fields):
     an LM head of its own. The decoder's self-attention is full attention (block-sparse attention
     is the encoder's)."""
     bias = f.bool("use_bias", False)
-    name, flags, sizes = read_causal(
-        f, "BigBirdPegasusForCausalLM", {"V": 96103, "d": 1024, "L": 16, "h": 16, "d_ff": 4096, "T_max": 4096, "act": "gelu_new",
-            "scale": True}, norm="pre", pos_offset=None, embed_norm="none", attn_bias=bias)
+    defaults = {"V": 96103, "d": 1024, "L": 16, "h": 16, "d_ff": 4096, "T_max": 4096, "act": "gelu_new",
+                "scale": True}
+    name, flags, sizes = read_causal(f, "BigBirdPegasusForCausalLM", defaults, norm="pre", pos_offset=None,
+                                     embed_norm="none", attn_bias=bias)
     flags["tied"] = False  # BigBirdPegasusForCausalLM declares no tied weights
     f.notes.append("BigBirdPegasusForCausalLM ties no weights: its lm_head is counted apart from the token table")
     return name, flags, sizes

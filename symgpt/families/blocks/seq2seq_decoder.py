@@ -76,14 +76,18 @@ def build(flags, bound, name="seq2seq_decoder"):
     x = _embed(g, flags, ids)
     proj = {"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj", "o": "self_attn/out_proj"}
     with g.repeat(f"{PREFIX}/layers", L, label="decoder layer", carry=x, role=R.STACK, length=T):
-        a = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn") if pre else x
+        a = x
+        if pre:
+            a = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
         o = attention(g, a, d_model=d, heads=h, dh=dh, module="self_attn", names=proj, bias=bool(flags["attn_bias"]),
                       causal=True, dropout=drop)
         x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         if not pre:
             x = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
         _held_cross_attention(g, flags, dh)
-        a = g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn") if pre else x
+        a = x
+        if pre:
+            a = g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
         f = ffn(g, a, d_model=d, ff=d_ff, act=activation(flags["activation"]), bias=True, dropout=drop,
                 act_dropout=drop, names={"up": "fc1", "act": "activation_fn", "down": "fc2",
                                          "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"})
