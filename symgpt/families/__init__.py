@@ -53,6 +53,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.transformer"), ("transformer",)),
     # ...ForCausalLM heads of encoder and encoder-decoder families
     (Ref("symgpt.families.seq2seq_decoder"), ("seq2seq_decoder",)),
+    (Ref("symgpt.families.bert_causal"), ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm",
+                                         "bert_generation")),
 )
 
 #: built-in family name -> its module's reference
