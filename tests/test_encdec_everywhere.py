@@ -34,6 +34,9 @@ CASES = {
     "vit": ("vit-base", {}),
     # BartForCausalLM and kin: the decoder alone, every layer's cross-attention held but not run
     "seq2seq_decoder": ("seq2seq_decoder", dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32)),
+    # encoders run as causal LMs (ElectraForCausalLM and kin)
+    **{f: (f, dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32))
+       for f in ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation")},
 }
 FAMILIES = sorted(CASES)
 ENCDEC = {"t5", "bart", "transformer"}

@@ -67,7 +67,8 @@ def test_every_registered_family_is_covered():
     # the encoders, encoder-decoders, an encoder-decoder's decoder alone and ViT:
     # tests/test_encdec_everywhere.py
     assert set(CASES) == builtin - {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
-                                    "seq2seq_decoder"}
+                                    "seq2seq_decoder", "electra", "megatron_bert", "xlm_roberta_xl",
+                                    "roberta_prelayernorm", "bert_generation"}
 
 
 _MODELS: dict[str, object] = {}
