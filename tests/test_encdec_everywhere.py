@@ -36,6 +36,11 @@ CASES = {
     "vit": ("vit-base", {}),
     # RoBERTa's and BERT's architecture under other names: transformers' default configurations
     **{t: (str(ZOO / f"{t}.json"), dict(T=T_)) for t in ("camembert", "xlm-roberta", "data2vec-text", "ernie")},
+    # BartForCausalLM and kin: the decoder alone, every layer's cross-attention held but not run
+    "seq2seq_decoder": ("seq2seq_decoder", dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32)),
+    # encoders run as causal LMs (ElectraForCausalLM and kin)
+    **{f: (f, dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32))
+       for f in ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation")},
 }
 FAMILIES = sorted(CASES)
 ENCDEC = {"t5", "bart", "transformer"}
@@ -66,6 +71,8 @@ def test_counts(family):
     if family in ENCDEC:
         d_head = s.get("d_head", sympy.Rational(s["d"], s["h"]))
         assert kv == 2 * s["L_dec"] * B_ * (TD + TE) * s["h"] * d_head * 4  # fp32: self + cross
+    elif family == "seq2seq_decoder":  # self-attention only: the held cross-attention caches nothing
+        assert kv == 2 * s["L"] * B_ * T_ * s["d"] * 4
     else:
         assert kv == 0
 

@@ -8,11 +8,12 @@ import symgpt
 from symgpt.graph import roles
 from symgpt.core.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
 
-ENCODERS = ("bert", "roberta", "distilbert", "camembert", "xlm-roberta", "data2vec-text", "ernie")
+ENCODERS = ("bert", "roberta", "distilbert", "camembert", "xlm-roberta", "data2vec-text", "ernie",
+            "electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation")
 ENCDEC = ("t5", "bart", "transformer")
 
 
-@pytest.mark.parametrize("family", ENCODERS + ENCDEC + ("vit",))
+@pytest.mark.parametrize("family", ENCODERS + ENCDEC + ("vit", "seq2seq_decoder"))
 @pytest.mark.parametrize("dropout", [False, True])
 def test_every_op_has_a_role(family, dropout):
     arch = symgpt.load(family, dropout=dropout).arch
@@ -30,6 +31,24 @@ def test_encoders_one_bidirectional_stack(family):
     assert arch.node(scores)["op"].causal is False
     assert arch.first(roles.HEAD) == arch.output  # the masked-LM decoder
     assert arch.node(arch.output)["params"]["weight"] == arch.first(roles.TOKEN_EMBEDDING) + ".weight"
+
+
+def test_a_decoder_alone_holds_its_cross_attention_and_runs_none():
+    """BartForCausalLM and kin: one causal stack over T; each layer's cross-attention (four
+    projections and a LayerNorm) is held -- parameters that no tensor reaches and no op reads."""
+    arch = symgpt.load("seq2seq_decoder").arch
+    (stack,) = arch.stacks()
+    assert (stack.repeat, stack.length) == (L, T)
+    (scores,) = arch.find(roles.SCORES)
+    assert arch.node(scores)["op"].causal is True
+    assert arch.find(roles.CROSS_SCORES) == [] and arch.find(roles.CROSS_KEY) == []
+    held = arch.find(roles.HELD_CROSS_ATTENTION, stack=stack.name)
+    assert len(held) == 5
+    for n in held:
+        assert arch.inputs_of(n) == [] and list(arch.graph.successors(n)) == []
+        assert arch.params_of(n)
+    assert all(arch.find(r, stack=stack.name) for r in roles.PLAIN_CACHE)
+    assert arch.first(roles.HEAD) == arch.output
 
 
 @pytest.mark.parametrize("family", ENCDEC)

@@ -101,9 +101,12 @@ def test_every_registered_family_is_covered():
     # symgpt's own families (a user's, such as examples/my_arch.py loaded by another test, aside)
     builtin = {name for name, fam in families().items()
                if getattr(fam.build, "func", fam.build).__module__.startswith("symgpt.")}
-    # the encoders, encoder-decoders and ViT: tests/test_encdec_everywhere.py
+    # the encoders, encoder-decoders, an encoder-decoder's decoder alone and ViT:
+    # tests/test_encdec_everywhere.py
     assert set(CASES) == builtin - {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
-                                    "camembert", "xlm-roberta", "data2vec-text", "ernie"}
+                                    "camembert", "xlm-roberta", "data2vec-text", "ernie",
+                                    "seq2seq_decoder", "electra", "megatron_bert", "xlm_roberta_xl",
+                                    "roberta_prelayernorm", "bert_generation"}
 
 
 _MODELS: dict[str, object] = {}

@@ -138,21 +138,22 @@ def test_a_reader_reads_the_classes_it_declares_and_refuses_others(model_type):
 BART_CAUSAL = {"model_type": "bart", "architectures": ["BartForCausalLM"]}
 
 
-def test_bart_for_causal_lm_is_refused_not_counted_as_the_encoder_decoder():
+def test_bart_for_causal_lm_is_the_decoder_alone_not_the_encoder_decoder():
     """transformers' BartForCausalLM is the decoder alone (with cross-attention weights it never
-    uses) and an LM head: another count than the encoder--decoder symgpt's bart family models."""
+    runs on token ids alone) and an LM head: another count than the encoder--decoder, counted by
+    the seq2seq_decoder family, never as BartForConditionalGeneration."""
     causal = params(build({"model_type": "bart"}, "BartForCausalLM"))
     whole = params(build({"model_type": "bart"}, "BartForConditionalGeneration"))
     assert causal == 254_084_096 and whole == 406_291_456
     assert from_config({"model_type": "bart"}, "x").params.value == whole
-    with pytest.raises(SymgptError, match="architectures names BartForCausalLM"):
-        from_config(BART_CAUSAL, "x")
+    m = from_config(BART_CAUSAL, "x")
+    assert m.family.name == "seq2seq_decoder" and m.params.value == causal
+    assert any("BartForCausalLM holds each decoder layer's cross-attention" in n for n in m.notes)
 
 
-def test_bart_for_causal_lm_is_one_error_line_and_exit_2(tmp_path, capsys):
+def test_bart_for_causal_lm_answers_with_its_note(tmp_path, capsys):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(BART_CAUSAL))
-    assert main(["params", str(path)]) == 2
+    assert main(["params", str(path)]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1
-    assert err.startswith("symgpt: error: ") and "BartForCausalLM" in err and "BartForConditionalGeneration" in err
+    assert err == "" and "254,084,096" in out and "runs it only with encoder_hidden_states" in " ".join(out.split())

@@ -12,9 +12,11 @@ from symgpt import ops
 from symgpt.core.symbols import B, L, T, d, V
 
 
-#: the encoder, encoder-decoder and vision families: tests/test_encdec_roles.py
+#: the encoder, encoder-decoder and vision families, an encoder-decoder's decoder alone:
+#: tests/test_encdec_roles.py
 ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
-          "camembert", "xlm-roberta", "data2vec-text", "ernie"}
+          "camembert", "xlm-roberta", "data2vec-text", "ernie", "seq2seq_decoder", "electra",
+          "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation"}
 
 
 @pytest.mark.parametrize("family", sorted(set(families()) - ENCDEC))

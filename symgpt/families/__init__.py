@@ -87,6 +87,10 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.kolibri"), ("kolibri1",)),
     (Ref("symgpt.families.phimoe"), ("phimoe",)),
     (Ref("symgpt.families.mla_models"), ("minicpm3", "youtu")),
+    # ...ForCausalLM heads of encoder and encoder-decoder families
+    (Ref("symgpt.families.seq2seq_decoder"), ("seq2seq_decoder",)),
+    (Ref("symgpt.families.bert_causal"), ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm",
+                                         "bert_generation")),
 )
 
 #: built-in family name -> its module's reference

@@ -3,7 +3,8 @@ offset), a LayerNorm of the embeddings, GELU and a tied head (``blocks/bart.py``
 original Transformer, ``transformer.py``, is the same builder with other flags).
 
 Only the classes the reader names are counted: ``BartForCausalLM`` (the decoder alone, with
-cross-attention weights it does not use) is refused, not counted as the encoder-decoder."""
+cross-attention weights it does not run) is the ``seq2seq_decoder`` family, never counted as the
+encoder-decoder."""
 
 from __future__ import annotations
 
@@ -52,7 +53,11 @@ HEADS = {"BartForConditionalGeneration": "lm", "BartModel": "none"}
 
 
 def read(f: Fields):
-    """transformers' BartConfig."""
+    """transformers' BartConfig (``BartForCausalLM``: its decoder alone, ``seq2seq_decoder.py``)."""
+    if f.architecture == "BartForCausalLM":
+        from .seq2seq_decoder import read_bart_causal
+
+        return read_bart_causal(f)
     sizes = {"V": f.int("vocab_size", 50265), "d": f.aliased("d_model", "hidden_size", 1024),
              "L": f.aliased("encoder_layers", "num_hidden_layers", 12),
              "L_dec": f.int("decoder_layers", 12),
@@ -76,7 +81,7 @@ def read(f: Fields):
     return "bart", flags, sizes
 
 
-READERS = {"bart": Reader(read, tuple(HEADS))}
+READERS = {"bart": Reader(read, (*HEADS, "BartForCausalLM"))}
 
 PRESETS = (
     Preset("bart-base", "bart", {"L": 6, "L_dec": 6, "h": 12, "d": 768, "d_ff": 3072, "V": 50265, "T_max": 1024},

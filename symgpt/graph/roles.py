@@ -146,6 +146,11 @@ POOLER = "head.pooler"               # BERT's pooler: dense d -> d on the first 
 POOLER_ACT = "head.pooler_act"       # ... and its tanh
 LOSS = "loss"
 
+# --- held, not run --------------------------------------------------------------------------
+#: parameters a module holds that this forward does not run (``ops.Held``): the cross-attention
+#: of an encoder--decoder's decoder run alone as a causal LM (transformers' BartForCausalLM)
+HELD_CROSS_ATTENTION = "held.cross_attention"
+
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)
 EXPERTS = "experts"                  # the experts of a mixture (× E, k active)

@@ -57,6 +57,7 @@ CATALOG = {
     "ClassToken": Ref("symgpt.ops.vision", "ClassToken"),
     "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
     "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
+    "Held": Ref("symgpt.ops.held", "Held"),
 }
 
 
