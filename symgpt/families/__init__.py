@@ -68,6 +68,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bart"), ("bart",)),
     (Ref("symgpt.families.vit"), ("vit",)),
     (Ref("symgpt.families.transformer"), ("transformer",)),
+    # decoders with designs of their own
+    (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
 )
 
 #: built-in family name -> its module's reference
