@@ -6,13 +6,23 @@ without biases, and a bias on the attention output projection of the last layer 
 
 from __future__ import annotations
 
-from .decoders import decoder_family
+from functools import partial
+
+from .base import Extended, Family
+from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, rotary_pct
 
-FAMILIES = (decoder_family(
-    "gpt_neox_japanese", "GPT-NeoX-Japanese: pre-LN LayerNorm, fused Q/K/V, rotary, GELU MLP, no biases but "
-    "the last layer's attention output bias",
-    norm="layernorm", ffn="mlp", activation="gelu", fused_qkv=True, tied=True, last_proj_bias=True),)
+FAMILIES = (Family(
+    name="gpt_neox_japanese",
+    description="GPT-NeoX-Japanese: pre-LN LayerNorm, fused Q/K/V, rotary, GELU MLP, no biases but the last "
+                "layer's attention output bias",
+    flags=Extended(FLAGS, {"norm": "layernorm", "ffn": "mlp", "activation": "gelu", "fused_qkv": True, "tied": True},
+                   {"last_proj_bias": True}),
+    sizes=SIZES, optional=OPTIONAL, build=partial(BUILD, name="gpt_neox_japanese"),
+    flag_help=Extended(FLAG_HELP, added={
+        "last_proj_bias": "only the last layer's attention output projection has a bias (GPTNeoXJapaneseAttention's "
+                          "dense_bias): a stack of its own, one layer"}),
+    choices=Extended(CHOICES)),)
 
 
 def read(f: Fields):

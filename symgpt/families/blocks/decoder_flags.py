@@ -60,8 +60,6 @@ FLAGS: dict[str, object] = {
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
     "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
-    # --- the flags of the decoders with designs of their own (GPT-NeoX-Japanese, ...) ---
-    "last_proj_bias": False,  # only the last layer's attention output projection has a bias (GPT-NeoX-Japanese)
 }
 
 CHOICES = {
@@ -118,8 +116,6 @@ FLAG_HELP = {
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
     "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
                 "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
-    "last_proj_bias": "only the last layer's attention output projection has a bias (GPT-NeoX-Japanese): "
-                      "a stack of its own, one layer",
 }
 
 SIZES = ("L", "d", "h", "V")
