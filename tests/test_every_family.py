@@ -63,6 +63,8 @@ CASES = {
     **{t: (str(ZOO / f"{t}.json"), {}) for t in (
         "exaone", "internlm3", "iquestcoder", "cwm", "ernie4_5", "helium", "ministral3", "vaultgemma", "glm",
         "seed_oss", "olmo3", "hyperclovax", "granitemoe", "granitemoeshared", "sarvam_mla")},
+    # the decoders with designs of their own
+    "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
 }
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3"}

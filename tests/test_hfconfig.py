@@ -43,6 +43,8 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "granitemoe": {"num_hidden_layers": 2},
     "granitemoeshared": {"num_hidden_layers": 2, "shared_intermediate_size": 1024},
     "sarvam_mla": {"num_hidden_layers": 3},
+    # the decoders with designs of their own
+    "gpt_neox_japanese": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
