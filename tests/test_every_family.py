@@ -76,6 +76,8 @@ CASES = {
     "phimoe": ("phimoe", {"L": 2, "d": 64, "h": 4, "h_kv": 2, "V": 100, "d_ff": 32, "E": 4, "k": 2}),
     "minicpm3": ("minicpm3", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
+    # the decoders with designs of their own
+    "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)

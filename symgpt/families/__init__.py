@@ -91,6 +91,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.seq2seq_decoder"), ("seq2seq_decoder",)),
     (Ref("symgpt.families.bert_causal"), ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm",
                                          "bert_generation")),
+    # decoders with designs of their own
+    (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
 )
 
 #: built-in family name -> its module's reference

@@ -25,7 +25,9 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     dense-FFN layers (``dense_blocks``) before L - n MoE layers (``blocks``), as DeepSeek's
     first_k_dense_replace does; ``full_every = p`` (with ``window``) makes floor(L/p) layers
     full-attention (``full_blocks``, after L - floor(L/p) sliding-window ``blocks``). Gemma
-    interleaves them (every p-th layer is full): the order of the stacks changes no count."""
+    interleaves them (every p-th layer is full): the order of the stacks changes no count.
+    ``last_proj_bias`` makes the last layer a stack ``last_blocks`` of one whose attention output
+    projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``."""
     n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
     if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 0:
         raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
@@ -37,6 +39,11 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
     if n_dense and p:
         raise SymgptError("dense_layers and full_every cannot be combined")
+    if flags.get("last_proj_bias"):
+        if n_dense or p or flags["proj_bias"]:
+            raise SymgptError("last_proj_bias cannot be combined with dense_layers, full_every or proj_bias")
+        return [("blocks", L - 1, {}, "Transformer block"),
+                ("last_blocks", sympy.Integer(1), {"proj_bias": True}, "last layer (output-projection bias)")]
     if n_dense:
         return [("dense_blocks", sympy.Integer(n_dense), {"moe": False}, "dense layer"),
                 ("blocks", L - n_dense, {}, "MoE layer")]
