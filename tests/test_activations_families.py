@@ -53,6 +53,10 @@ FAMILIES = {
     "granite": GQA,
     "seed_oss": dict(GQA16, attention_dropout=0.0, residual_dropout=0.0),  # defaults: 0.1 each
     "phi3": dict(num_key_value_heads=4, pad_token_id=0),
+    # RoPE on interleaved pairs: each layer builds cos/sin tables of its own
+    "ernie4_5": GQA16,
+    "helium": GQA16,
+    "glm": dict(GQA16, pad_token_id=0),  # rotates half of each head
     # norms after the branches, norms on Q/K
     "olmo2": dict(),
     "olmo3": dict(GQA, sliding_window=32),
@@ -91,14 +95,6 @@ MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "sarva
 
 #: case -> (overrides, bytes measured, bytes symgpt counts (B = 2), why they differ)
 KNOWN_DIFFERENT = {
-    # transformers' ERNIE 4.5, Helium and GLM rotate interleaved pairs: each layer's
-    # apply_rotary_pos_emb builds cos and sin of its own (cos[..., :rot/2].repeat_interleave(2)),
-    # which that layer's products keep: 2·T·rot fp32 a layer, where symgpt counts the one shared
-    # (2, T, rot) table (T = 7, rot = 16: 896 measured in 2 layers' 4 tables, 448 counted once)
-    "ernie4_5": (GQA16, 105672, 104776, "per-layer interleaved rotary tables"),
-    "helium": (GQA16, 105672, 104776, "per-layer interleaved rotary tables"),
-    # GLM rotates half of each head (rot = 8)
-    "glm": (dict(GQA16, pad_token_id=0), 104776, 104328, "per-layer interleaved rotary tables"),
     # Ministral3Attention multiplies the queries by get_llama_4_attn_scale(...), a (1, 1, T, 1)
     # fp32 tensor the product keeps: 4·T bytes a layer, an op symgpt's graph does not have
     # (the family's note names the product as not counted)
@@ -149,6 +145,26 @@ def _counted(case, overrides, tmp_path):
 def test_activations_equal_saved_tensors(case, tmp_path):
     measured = _measured(_hf_model(case, FAMILIES[case]))
     assert _counted(case, FAMILIES[case], tmp_path) == measured
+
+
+@pytest.mark.parametrize("case, rot", [("ernie4_5", 16), ("helium", 16), ("glm", 8)])
+def test_interleaved_rotary_tables_are_kept_by_every_layer(case, rot, tmp_path):
+    """transformers' GLM, Helium and ERNIE 4.5 repeat the first half of cos and sin into
+    interleaved tables inside each layer's apply_rotary_pos_emb (cos[..., :rot/2]
+    .repeat_interleave(2, dim=-1)): every layer keeps 2·T·rot fp32 numbers of its own, by hand
+    (L - 1)·2·T·rot·4 bytes more than one shared table; the fused ideal keeps one table."""
+    model_type, cfg = _config(case, FAMILIES[case])
+    path = tmp_path / f"{case}.json"
+    path.write_text(json.dumps({"model_type": model_type, **cfg}))
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    q = {i: {impl: symgpt.load(path, B=B, T=T, loss=False, rotary_interleave=i).quantity(
+        "memory.activations", implementation=impl, **opts).value for impl in ("hf-eager", "fused")}
+        for i in (True, False)}
+    assert q[True]["hf-eager"] - q[False]["hf-eager"] == (L - 1) * 2 * T * rot * 4
+    assert q[True]["fused"] == q[False]["fused"]
+    tables = [e for e in saved_tensors(_hf_model(case, FAMILIES[case]), B, T, dtype=torch.float32, with_loss=False)
+              if e["shape"] == (1, 1, T, rot)]
+    assert len(tables) == 2 * L  # cos and sin, in each layer
 
 
 @pytest.mark.parametrize("case", MOE)

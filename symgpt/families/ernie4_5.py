@@ -8,7 +8,7 @@ from .decoders import decoder_family
 from .fields import Fields, Reader, llama_like
 
 FAMILIES = (decoder_family("ernie4_5", "ERNIE 4.5 (dense): LLaMA's block, GQA, tied head",
-                           gqa=True, tied=True),)
+                           gqa=True, tied=True, rotary_interleave=True),)
 
 
 def read(f: Fields):

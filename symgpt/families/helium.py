@@ -8,7 +8,8 @@ from .decoders import decoder_family
 from .fields import Fields, Reader
 from .llama import read_llama_like
 
-FAMILIES = (decoder_family("helium", "Helium: LLaMA's block (RMSNorm, RoPE, SwiGLU), heads of 128"),)
+FAMILIES = (decoder_family("helium", "Helium: LLaMA's block (RMSNorm, RoPE, SwiGLU), heads of 128",
+                           rotary_interleave=True),)
 
 
 def read(f: Fields):

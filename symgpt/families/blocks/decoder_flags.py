@@ -60,6 +60,7 @@ FLAGS: dict[str, object] = {
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
     "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
+    "rotary_interleave": False,  # RoPE rotates interleaved pairs (GLM, Helium, ERNIE 4.5; hf-eager: per-layer tables)
 }
 
 CHOICES = {
@@ -116,6 +117,8 @@ FLAG_HELP = {
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
     "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
                 "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
+    "rotary_interleave": "RoPE rotates interleaved pairs (GLM, Helium, ERNIE 4.5): same FLOPs; hf-eager builds "
+                         "and keeps each layer's own cos/sin tables",
 }
 
 SIZES = ("L", "d", "h", "V")

@@ -31,7 +31,8 @@ def decoder_attention(g, flags, s, a, table):
                      norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
                      scale=sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]))                                  # (B, T, d)
+                     dropout=bool(flags["dropout"]),
+                     rotary_interleave=bool(flags.get("rotary_interleave")))             # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):
