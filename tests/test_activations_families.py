@@ -79,6 +79,9 @@ FAMILIES = {
     "qwen2_moe": dict(GQA, moe_intermediate_size=24, num_experts=6, num_experts_per_tok=2,
                       shared_expert_intermediate_size=40, mlp_only_layers=[1]),
     "qwen3_moe": dict(GQA16, moe_intermediate_size=24, num_experts=6, num_experts_per_tok=2, norm_topk_prob=True),
+    # GraniteMoeTopKRouter: the top k logits, then a softmax over those k
+    "granitemoe": dict(GQA, num_local_experts=4, num_experts_per_tok=2),
+    "granitemoeshared": dict(GQA, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=24),
     # multi-latent attention
     "deepseek_v2": dict(moe_intermediate_size=24, n_routed_experts=6, num_experts_per_tok=2, n_shared_experts=2,
                         first_k_dense_replace=1, q_lora_rank=None, kv_lora_rank=32, qk_nope_head_dim=16,
@@ -91,7 +94,8 @@ FAMILIES = {
                        qk_rope_head_dim=8, v_head_dim=12),
 }
 
-MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "sarvam_mla")
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3",
+       "sarvam_mla")
 
 #: case -> (overrides, bytes measured, bytes symgpt counts (B = 2), why they differ)
 KNOWN_DIFFERENT = {
@@ -99,15 +103,6 @@ KNOWN_DIFFERENT = {
     # fp32 tensor the product keeps: 4·T bytes a layer, an op symgpt's graph does not have
     # (the family's note names the product as not counted)
     "ministral3": (GQA16, 104832, 104776, "the llama_4 query scale"),
-    # GraniteMoeTopKRouter takes the top k of the logits, then a softmax over those k: it keeps
-    # the (B·T, k) int64 indices and the (B·T, k) softmax output. symgpt's router is Mixtral's
-    # (softmax over E, top-k, renormalised: the same weights), which keeps the (B, T, E)
-    # probabilities, the indices, the (B, T, k) quotient and the (B, T, 1) sum:
-    # L·B·T·(E + 1)·4 = 560 bytes more at E = 4
-    "granitemoe": (dict(GQA, num_local_experts=4, num_experts_per_tok=2), 167496, 168056,
-                   "top-k before the softmax"),
-    "granitemoeshared": (dict(GQA, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=24),
-                         178248, 178808, "top-k before the softmax"),
 }
 
 
@@ -167,6 +162,22 @@ def test_interleaved_rotary_tables_are_kept_by_every_layer(case, rot, tmp_path):
     assert len(tables) == 2 * L  # cos and sin, in each layer
 
 
+def test_granite_router_keeps_the_top_k_softmax(tmp_path):
+    """Granite MoE's router keeps the (B·T, k) int64 indices of its top-k and the (B·T, k) output
+    of the softmax over them; Mixtral's order (softmax over the E logits, top-k, renormalised: the
+    same weights) keeps the (B, T, E) probabilities, the indices, the (B, T, k) quotient and the
+    (B, T, 1) sum -- by hand L·B·T·(E + 1)·4 bytes more (E = 4)."""
+    path = tmp_path / "granitemoe.json"
+    path.write_text(json.dumps({"model_type": "granitemoe", **BASE, **FAMILIES["granitemoe"]}))
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    q = {r: symgpt.load(path, B=B, T=T, loss=False, router=r, topk_norm=r == "softmax").quantity(
+        "memory.activations", **opts).value for r in ("topk_softmax", "softmax")}
+    assert q["softmax"] - q["topk_softmax"] == L * B * T * (4 + 1) * 4
+    kept = [e for e in saved_tensors(_hf_model("granitemoe", FAMILIES["granitemoe"]), B, T, dtype=torch.float32,
+                                     with_loss=False) if e["shape"] == (B * T, 2)]
+    assert sorted(str(e["dtype"]) for e in kept) == ["torch.float32"] * L + ["torch.int64"] * L
+
+
 @pytest.mark.parametrize("case", MOE)
 def test_mixture_bytes_do_not_depend_on_the_routing(case):
     """Two inputs route the tokens differently (the experts' token counts differ) and keep the
@@ -178,7 +189,7 @@ def test_mixture_bytes_do_not_depend_on_the_routing(case):
         idx = next(a for a in args if isinstance(a, torch.Tensor) and a.dtype == torch.int64)
         counts.append(torch.bincount(idx.flatten(), minlength=64).tolist())
 
-    experts = [mod for name, mod in model.named_modules() if name.endswith("mlp.experts")]
+    experts = [mod for mod in model.modules() if type(mod).__name__.endswith("Experts")]
     assert experts
     handles = [mod.register_forward_hook(count) for mod in experts]
     try:

@@ -55,7 +55,7 @@ FLAGS: dict[str, object] = {
     "dense_ff": None,         # the dense layers' FFN width when it is not d_ff (an integer)
     "shared_expert": "none",  # none | gated (Qwen2-MoE: sigmoid-gated) | plain (DeepSeek) shared expert
     "shared_ff": None,        # the shared expert's width (an integer; None: d_ff)
-    "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) router scores
+    "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) | topk_softmax (Granite MoE) router scores
     "topk_norm": True,        # the top-k router weights are divided by their sum (Mixtral; norm_topk_prob)
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
@@ -70,7 +70,7 @@ CHOICES = {
     "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
-    "router": ("softmax", "sigmoid"),
+    "router": ("softmax", "sigmoid", "topk_softmax"),
 }
 
 FLAG_HELP = {
@@ -111,7 +111,8 @@ FLAG_HELP = {
     "dense_ff": "width of the dense layers' FFN when not d_ff",
     "shared_expert": "gated (Qwen2-MoE) or plain (DeepSeek): a shared expert every token runs",
     "shared_ff": "width of the shared expert (unset: d_ff)",
-    "router": "softmax or sigmoid (DeepSeek-V3) router scores",
+    "router": "softmax or sigmoid (DeepSeek-V3) router scores, or topk_softmax: a softmax over the top-k "
+              "logits (Granite MoE)",
     "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",

@@ -41,7 +41,9 @@ STEPS = {
 @dataclass(frozen=True)
 class MoE:
     """A mixture of ``experts`` FFNs, ``active`` of them per token (transformers' Mixtral, Qwen2-MoE,
-    DeepSeek-V2/V3 blocks): ``score`` is ``softmax`` or ``sigmoid``; ``normalize`` divides the top-k
+    DeepSeek-V2/V3 blocks): ``score`` is ``softmax``, ``sigmoid`` or ``topk_softmax`` (the top k of the
+    logits, then a softmax over those k: Granite MoE; the same weights as a renormalised top-k of
+    the softmax, other saved tensors); ``normalize`` divides the top-k
     weights by their sum; ``groups`` is group-limited routing (n_group, per-group score count,
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``."""
@@ -108,9 +110,15 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     r = g.op(step("router"), ops.Linear(d_model, moe.experts, bias=False, tag="router"), x, role=R.ROUTER,
              label="router logits")                                                        # (B, T, E)
     score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
-    r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-    w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r, role=R.TOP_K,
-             label="top-k weights")                                                        # (B, T, k)
+    if moe.score == "topk_softmax":  # Granite MoE: the top k logits, then a softmax over those k
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=False), r, role=R.TOP_K,
+                 label="top-k logits")                                                     # (B, T, k)
+        w = g.op(step("router_softmax"), ops.Softmax(), w, role=R.ROUTER_SOFTMAX,
+                 label="top-k weights")                                                    # (B, T, k)
+    else:
+        r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
+                 role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
         e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
