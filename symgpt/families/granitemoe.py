@@ -10,11 +10,17 @@ from .decoders import decoder_family
 from .fields import Fields, Reader, llama_like
 from .granite import MULTIPLIERS, multipliers
 
+#: GraniteMoeTopKRouter: the softmax of the k largest logits (a router choice of the family's own)
+ROUTER = dict(router="topk_softmax", topk_norm=False,
+              choice_changes={"router": ("topk_softmax", "softmax", "sigmoid")},
+              help_changes={"router": "topk_softmax (the softmax of the k largest logits), softmax or sigmoid "
+                                      "router scores"})
+
 FAMILIES = (
     decoder_family("granitemoe", "Granite MoE: Granite's block with a mixture of E SwiGLU experts, top-k routing",
-                   moe=True, router="topk_softmax", topk_norm=False),
+                   moe=True, **ROUTER),
     decoder_family("granitemoeshared", "Granite MoE with a shared expert: Granite MoE plus an expert every token runs",
-                   moe=True, shared_expert="plain", router="topk_softmax", topk_norm=False),
+                   moe=True, shared_expert="plain", **ROUTER),
 )
 
 

@@ -80,6 +80,9 @@ class Rotary(Op):
     #: tables of its own, which the layer's products keep under hf-eager
     interleaved: bool = False
     kind = "rotary"
+
+    def __repr__(self):
+        return f"Rotary(complex={self.complex!r}" + (", interleaved=True)" if self.interleaved else ")")
     title = "RoPE"
     arity = 2
 

@@ -195,7 +195,7 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
         rot_roles = {"q": R.QUERY_ROTARY, "k": R.KEY_ROTARY}
         for n in "qk":
             hd[n] = g.op(step(f"{n}_rotary"), ops.Rotary(interleaved=rotary_interleave), hd[n], rotary,
-                         role=rot_roles[n], label=f"RoPE({n.upper()})")                                          # (B, heads, T, dh)
+                         role=rot_roles[n], label=f"RoPE({n.upper()})")           # (B, heads, T, dh)
     if kv_heads != heads:
         rep_roles = {"k": R.KEY_REPEAT, "v": R.VALUE_REPEAT}
         for n in "kv":

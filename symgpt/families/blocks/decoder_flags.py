@@ -55,12 +55,11 @@ FLAGS: dict[str, object] = {
     "dense_ff": None,         # the dense layers' FFN width when it is not d_ff (an integer)
     "shared_expert": "none",  # none | gated (Qwen2-MoE: sigmoid-gated) | plain (DeepSeek) shared expert
     "shared_ff": None,        # the shared expert's width (an integer; None: d_ff)
-    "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) | topk_softmax (Granite MoE) router scores
+    "router": "softmax",      # softmax | sigmoid (DeepSeek-V3) router scores
     "topk_norm": True,        # the top-k router weights are divided by their sum (Mixtral; norm_topk_prob)
     "norm_offset": False,     # Gemma's RMSNorm scales by (1 + w) (same parameters; hf-eager keeps 1 + w)
     "local_rope": False,      # sliding-window layers have rotary tables of their own (Gemma 3)
     "kv_index": False,        # with fused_qkv: K and V taken by list indexing (Falcon; hf-eager keeps the indices)
-    "rotary_interleave": False,  # RoPE rotates interleaved pairs (GLM, Helium, ERNIE 4.5; hf-eager: per-layer tables)
 }
 
 CHOICES = {
@@ -70,7 +69,7 @@ CHOICES = {
     "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
-    "router": ("softmax", "sigmoid", "topk_softmax"),
+    "router": ("softmax", "sigmoid"),
 }
 
 FLAG_HELP = {
@@ -111,15 +110,12 @@ FLAG_HELP = {
     "dense_ff": "width of the dense layers' FFN when not d_ff",
     "shared_expert": "gated (Qwen2-MoE) or plain (DeepSeek): a shared expert every token runs",
     "shared_ff": "width of the shared expert (unset: d_ff)",
-    "router": "softmax or sigmoid (DeepSeek-V3) router scores, or topk_softmax: a softmax over the top-k "
-              "logits (Granite MoE)",
+    "router": "softmax or sigmoid (DeepSeek-V3) router scores",
     "topk_norm": "the top-k router weights are renormalised to sum to 1 (norm_topk_prob)",
     "norm_offset": "RMSNorm scales by (1 + w), Gemma's parametrisation (memory under hf-eager)",
     "local_rope": "sliding-window layers have their own rotary tables (Gemma 3: another base)",
     "kv_index": "with fused_qkv: K and V are taken from the fused output by list indexing, a one-entry "
                 "index each (Falcon: [..., [-2], :]); hf-eager keeps the int64 indices",
-    "rotary_interleave": "RoPE rotates interleaved pairs (GLM, Helium, ERNIE 4.5): same FLOPs; hf-eager builds "
-                         "and keeps each layer's own cos/sin tables",
 }
 
 SIZES = ("L", "d", "h", "V")
