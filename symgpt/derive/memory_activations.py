@@ -72,7 +72,7 @@ def _saved(s: Setup):
                 continue  # a fused kernel regenerates its dropout mask from the RNG state
             g = top_group(arch, node)
             copies = arch.activity(node)
-            if item.shares.startswith("input") and loop_invariant(arch, producer, node):
+            if item.shares.startswith("input") and not item.per_copy and loop_invariant(arch, producer, node):
                 # one tensor shared by every copy: made once outside the group, or by the last
                 # copy of another stack (an encoder's output, read by every decoder layer)
                 g, copies = None, sympy.Integer(1)

@@ -25,13 +25,23 @@ SIZES = ("L", "d", "h", "V")
 OPTIONAL = ("d_ff", "h_kv", "d_head", "T_max", "W", "E", "k")
 
 
-def decoder_family(name: str, description: str, **changes) -> Family:
+def decoder_family(name: str, description: str, added: dict | None = None, added_help: dict | None = None,
+                   help_changes: dict | None = None, choice_changes: dict | None = None, **changes) -> Family:
     """A decoder family: the generic decoder with the flag defaults *changes* (each a flag of the
-    decoder's table; an unknown one raises when the flags are first read), built under *name*."""
-    return Family(name=name, description=description, flags=Extended(FLAGS, changes), sizes=SIZES,
-                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP),
-                  choices=Extended(CHOICES))
+    decoder's table; an unknown one raises when the flags are first read), built under *name*.
+    *added*: flags of the family's own (not in the generic table, so every other graph is left as
+    it is), with their help lines *added_help*; *help_changes*, *choice_changes*: a generic flag's
+    help line and choices as this family has them."""
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name),
+                  flag_help=Extended(FLAG_HELP, help_changes, added_help), choices=Extended(CHOICES, choice_changes))
 
+
+#: a flag the families whose RoPE rotates interleaved pairs add (GLM, Helium, ERNIE 4.5; read by
+#: ``blocks/decoder_layers.py``): the same FLOPs; hf-eager builds and keeps each layer's own tables
+INTERLEAVED = dict(added={"rotary_interleave": True},
+                   added_help={"rotary_interleave": "RoPE rotates interleaved pairs: the same FLOPs; hf-eager "
+                                                    "builds and keeps each layer's own cos/sin tables"})
 
 FAMILIES = (decoder_family("decoder", "generic decoder-only Transformer (pre-norm RMSNorm, RoPE, SwiGLU by default)"),)
 READERS: dict = {}

@@ -4,11 +4,11 @@ Ernie4_5ForCausalLM)."""
 
 from __future__ import annotations
 
-from .decoders import decoder_family
+from .decoders import INTERLEAVED, decoder_family
 from .fields import Fields, Reader, llama_like
 
 FAMILIES = (decoder_family("ernie4_5", "ERNIE 4.5 (dense): LLaMA's block, GQA, tied head",
-                           gqa=True, tied=True),)
+                           gqa=True, tied=True, **INTERLEAVED),)
 
 
 def read(f: Fields):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .decoders import decoder_family
+from .decoders import INTERLEAVED, decoder_family
 from .fields import Fields, Reader, llama_like, rotary_pct
 
 FAMILIES = (decoder_family("glm", "GLM-4: LLaMA's block with Q/K/V biases, fused gate/up, RoPE on half of each head",
-                           gqa=True, qkv_bias=True, fused_gate_up=True, rotary_pct=50),)
+                           gqa=True, qkv_bias=True, fused_gate_up=True, rotary_pct=50,
+                           **INTERLEAVED),)
 
 
 def read(f: Fields):

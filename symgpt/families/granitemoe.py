@@ -1,7 +1,8 @@
 """Granite 3 MoE (IBM 2024, ibm-granite/granite-3.1-3b-a800m-instruct): Mixtral's mixture of E SwiGLU
 experts (k per token) on Granite's block with its scalar multipliers (transformers'
-GraniteMoeForCausalLM); GraniteMoeShared adds a shared expert of width
-``shared_intermediate_size`` every token runs (none when it is 0)."""
+GraniteMoeForCausalLM); its router (GraniteMoeTopKRouter) takes the top k logits, then a softmax
+over those k. GraniteMoeShared adds a shared expert of width ``shared_intermediate_size`` every token
+runs (none when it is 0)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ from .decoders import decoder_family
 from .fields import Fields, Reader, llama_like
 from .granite import MULTIPLIERS, multipliers
 
+#: GraniteMoeTopKRouter: the softmax of the k largest logits (a router choice of the family's own)
+ROUTER = dict(router="topk_softmax", topk_norm=False,
+              choice_changes={"router": ("topk_softmax", "softmax", "sigmoid")},
+              help_changes={"router": "topk_softmax (the softmax of the k largest logits), softmax or sigmoid "
+                                      "router scores"})
+
 FAMILIES = (
     decoder_family("granitemoe", "Granite MoE: Granite's block with a mixture of E SwiGLU experts, top-k routing",
-                   moe=True),
+                   moe=True, **ROUTER),
     decoder_family("granitemoeshared", "Granite MoE with a shared expert: Granite MoE plus an expert every token runs",
-                   moe=True, shared_expert="plain"),
+                   moe=True, shared_expert="plain", **ROUTER),
 )
 
 

@@ -4,11 +4,12 @@ is d x d (transformers' HeliumAttention), so the heads must span the width."""
 from __future__ import annotations
 
 from ..core.errors import SymgptError
-from .decoders import decoder_family
+from .decoders import INTERLEAVED, decoder_family
 from .fields import Fields, Reader
 from .llama import read_llama_like
 
-FAMILIES = (decoder_family("helium", "Helium: LLaMA's block (RMSNorm, RoPE, SwiGLU), heads of 128"),)
+FAMILIES = (decoder_family("helium", "Helium: LLaMA's block (RMSNorm, RoPE, SwiGLU), heads of 128",
+                           **INTERLEAVED),)
 
 
 def read(f: Fields):

@@ -93,13 +93,16 @@ class Saved:
     ``fp32`` (always 4 bytes, e.g. normalisation statistics), ``bool`` (1 byte: masks),
     ``int64`` (8 bytes: indices). ``role`` names the tensor (``"input"``, ``"output"``,
     ``"mask"``, ...); ``shares`` names the graph tensor it is (``"input0"``, ``"output"``) so
-    that two ops saving the same tensor are counted once.
+    that two ops saving the same tensor are counted once. ``per_copy``: the op keeps a copy of
+    that input made in each copy of its repeated group (a layer's own rotary tables), so an input
+    made once outside the group still counts once per copy (and once for the ops of one copy).
     """
 
     role: str
     shape: Shape
     dtype: str = "act"
     shares: str = ""
+    per_copy: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in SAVED_DTYPES:

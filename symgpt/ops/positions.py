@@ -75,7 +75,14 @@ class Rotary(Op):
     #: rotation as a complex product (transformers' DeepSeek-V2): the table is kept as one
     #: complex64 tensor of rot/2 entries per position (8 bytes each) instead of cos and sin
     complex: bool = False
+    #: interleaved pairs rotated (transformers' GLM, Helium, ERNIE 4.5): each layer's
+    #: apply_rotary_pos_emb repeats the first half of cos and sin (``repeat_interleave(2)``) into
+    #: tables of its own, which the layer's products keep under hf-eager
+    interleaved: bool = False
     kind = "rotary"
+
+    def __repr__(self):
+        return f"Rotary(complex={self.complex!r}" + (", interleaved=True)" if self.interleaved else ")")
     title = "RoPE"
     arity = 2
 
@@ -106,7 +113,8 @@ class Rotary(Op):
             return ()
         if self.complex and ctx.implementation == "hf-eager":
             return (Saved("freqs_cis", tuple(table[1:]), "fp32", shares="input1"),)  # T·rot/2 complex64
-        return (Saved("cos_sin", tuple(table), shares="input1"),)
+        per_copy = self.interleaved and ctx.implementation == "hf-eager"
+        return (Saved("cos_sin", tuple(table), shares="input1", per_copy=per_copy),)
 
 
 @register

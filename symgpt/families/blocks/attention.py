@@ -103,9 +103,11 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               rotary: str | None = None, causal: bool = True, window=None, scale="d_head",
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
-              mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False) -> str:
+              mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
+              rotary_interleave: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
-    given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh."""
+    given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
+    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
@@ -115,7 +117,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     else:
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary)
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
         width = heads * dh
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
@@ -158,7 +160,7 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False):
+                 rotary, norm_after_rotary=False, rotary_interleave=False):
     """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
     kv_in = memory if memory is not None else x
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
@@ -206,7 +208,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
     if rotary is not None:
         rot_roles = {"q": R.QUERY_ROTARY, "k": R.KEY_ROTARY}
         for n in "qk":
-            hd[n] = g.op(step(f"{n}_rotary"), ops.Rotary(), hd[n], rotary, role=rot_roles[n],
+            hd[n] = g.op(step(f"{n}_rotary"), ops.Rotary(interleaved=rotary_interleave), hd[n], rotary,
+                         role=rot_roles[n],
                          label=f"RoPE({n.upper()})")                                          # (B, heads, T, dh)
     if qk_norm == "head" and norm_after_rotary:  # NanoChat: RoPE, then the norm
         head_norms()

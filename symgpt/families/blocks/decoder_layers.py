@@ -39,7 +39,8 @@ def decoder_attention(g, flags, s, a, table):
                      if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
-                     norm_after_rotary=bool(flags.get("qk_norm_after_rope")))         # (B, T, d)
+                     norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
+                     rotary_interleave=bool(flags.get("rotary_interleave")))              # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):

@@ -41,7 +41,9 @@ STEPS = {
 @dataclass(frozen=True)
 class MoE:
     """A mixture of ``experts`` FFNs, ``active`` of them per token (transformers' Mixtral, Qwen2-MoE,
-    DeepSeek-V2/V3 blocks): ``score`` is ``softmax`` or ``sigmoid``; ``normalize`` divides the top-k
+    DeepSeek-V2/V3 blocks): ``score`` is ``softmax``, ``sigmoid`` or ``topk_softmax`` (the top k of the
+    logits, then a softmax over those k: Granite MoE; the same weights as a renormalised top-k of
+    the softmax, other saved tensors); ``normalize`` divides the top-k
     weights by their sum; ``groups`` is group-limited routing (n_group, per-group score count,
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and

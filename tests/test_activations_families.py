@@ -1,0 +1,222 @@
+"""``memory.activations`` against the bytes PyTorch really saves, for every decoder family symgpt
+reads: a tiny real transformers model of each (``AutoModelForCausalLM.from_config``: 2 layers,
+d = 64, a vocabulary of 256, fp32, CPU, ``attn_implementation="eager"``, eager expert loops)
+runs one training-mode forward under ``torch.autograd.graph.saved_tensors_hooks``
+(tests/oracles/measure.py: every saved storage once, parameters excluded), and symgpt counts
+the same config (``symgpt.load`` of the same JSON) at the same B and T.
+
+The convention is the one that follows transformers' eager modules: ``pytorch-cpu`` (its
+``hf-eager`` implementation), fp32, HF's causal mask is an added float tensor (nothing saved:
+``causal_mask_saved=False``), the loss left out (HF shifts the labels before its
+cross-entropy). Dropout is off in every config (the families whose configs default to dropout
+set it to 0).
+
+Mixtures of experts: transformers' eager expert loop runs only the experts some token chose,
+and every tensor it keeps for an expert has one row per (token, expert) pair routed to it, so
+the sum over the experts is the same for any routing: B·T·k pairs. symgpt's expected-routing
+convention (B·T·k/E tokens per expert, E experts) gives that same sum. The mixture test below
+checks this on the real models (two different inputs, different routings, the same bytes).
+
+``KNOWN_DIFFERENT`` lists the families whose hf-eager code keeps something symgpt's graph does
+not have, with both sides' bytes measured at B = 2 and the reason; its test pins both numbers.
+"""
+
+import json
+
+import pytest
+import torch
+
+import symgpt
+from oracles.measure import saved_tensors
+
+B, T = 2, 7
+d, h, L, FF, V = 64, 4, 2, 40, 256
+BASE = {"hidden_size": d, "num_hidden_layers": L, "num_attention_heads": h, "vocab_size": V,
+        "max_position_embeddings": 64, "tie_word_embeddings": False, "intermediate_size": FF}
+GQA = dict(num_key_value_heads=2)
+GQA16 = dict(num_key_value_heads=2, head_dim=16)
+
+#: case -> tiny config overrides (over BASE); a case whose name is not a model_type names it
+FAMILIES = {
+    # LLaMA's block and its relatives
+    "llama": GQA,
+    "mistral": dict(GQA, sliding_window=32),
+    "qwen2": GQA,
+    "qwen3": GQA16,
+    "starcoder2": GQA,
+    "internlm3": GQA16,
+    "iquestcoder": GQA16,
+    "cwm": dict(GQA16, sliding_window=32),
+    "exaone": GQA,
+    "smollm3": dict(GQA, pad_token_id=0),
+    "hyperclovax": GQA,
+    "granite": GQA,
+    "seed_oss": dict(GQA16, attention_dropout=0.0, residual_dropout=0.0),  # defaults: 0.1 each
+    "phi3": dict(num_key_value_heads=4, pad_token_id=0),
+    # RoPE on interleaved pairs: each layer builds cos/sin tables of its own
+    "ernie4_5": GQA16,
+    "helium": GQA16,
+    "glm": dict(GQA16, pad_token_id=0),  # rotates half of each head
+    # norms after the branches, norms on Q/K
+    "olmo2": dict(),
+    "olmo3": dict(GQA, sliding_window=32),
+    # Gemma: (1 + w) norms, scaled embeddings, soft caps, local/global layers
+    "gemma": dict(num_key_value_heads=1, head_dim=16),
+    "gemma2": dict(GQA16, query_pre_attn_scalar=16, sliding_window=32),
+    "gemma3_text": dict(GQA16, query_pre_attn_scalar=16, sliding_window=32, sliding_window_pattern=2),
+    "vaultgemma": dict(GQA16, query_pre_attn_scalar=16, sliding_window=32),
+    # LayerNorm, fused QKV, parallel blocks, learned positions
+    "phi": dict(partial_rotary_factor=0.5),
+    "gpt_neox": dict(),
+    "opt": dict(ffn_dim=FF, dropout=0.0),
+    "falcon": dict(multi_query=True, new_decoder_architecture=False, parallel_attn=True, bias=False, alibi=False),
+    "falcon-new": dict(model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True,
+                       bias=False, alibi=False),
+    "gpt2": dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, resid_pdrop=0.0, embd_pdrop=0.0,
+                 attn_pdrop=0.0, bos_token_id=0, eos_token_id=0),
+    # mixtures of experts (eager expert loops)
+    "mixtral": dict(GQA, num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(GQA, moe_intermediate_size=24, num_experts=6, num_experts_per_tok=2,
+                      shared_expert_intermediate_size=40, mlp_only_layers=[1]),
+    "qwen3_moe": dict(GQA16, moe_intermediate_size=24, num_experts=6, num_experts_per_tok=2, norm_topk_prob=True),
+    # GraniteMoeTopKRouter: the top k logits, then a softmax over those k
+    "granitemoe": dict(GQA, num_local_experts=4, num_experts_per_tok=2),
+    "granitemoeshared": dict(GQA, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=24),
+    # multi-latent attention
+    "deepseek_v2": dict(moe_intermediate_size=24, n_routed_experts=6, num_experts_per_tok=2, n_shared_experts=2,
+                        first_k_dense_replace=1, q_lora_rank=None, kv_lora_rank=32, qk_nope_head_dim=16,
+                        qk_rope_head_dim=8, v_head_dim=12),
+    "deepseek_v3": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                        n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24, kv_lora_rank=32,
+                        qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=2, topk_group=1),
+    "sarvam_mla": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                       n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=32, qk_nope_head_dim=16,
+                       qk_rope_head_dim=8, v_head_dim=12),
+}
+
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3",
+       "sarvam_mla")
+
+#: case -> (overrides, bytes measured, bytes symgpt counts (B = 2), why they differ)
+KNOWN_DIFFERENT = {
+    # Ministral3Attention multiplies the queries by get_llama_4_attn_scale(...), a (1, 1, T, 1)
+    # fp32 tensor the product keeps: 4·T bytes a layer, an op symgpt's graph does not have
+    # (the family's note names the product as not counted)
+    "ministral3": (GQA16, 104832, 104776, "the llama_4 query scale"),
+}
+
+
+def _config(case, overrides):
+    cfg = {**BASE, **overrides}
+    return cfg.pop("model_type", case), cfg
+
+
+def _hf_model(case, overrides):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # e.g. ids outside a tiny vocabulary
+    model_type, cfg = _config(case, overrides)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **cfg), attn_implementation="eager",
+                                             experts_implementation="eager")
+    return model.float()
+
+
+def _measured(model, input_seed=0):
+    torch.manual_seed(input_seed)  # the token ids saved_tensors draws
+    return sum(e["nbytes"] for e in saved_tensors(model, B, T, dtype=torch.float32, with_loss=False))
+
+
+def _counted(case, overrides, tmp_path):
+    model_type, cfg = _config(case, overrides)
+    path = tmp_path / f"{case}.json"
+    path.write_text(json.dumps({"model_type": model_type, **cfg}))
+    m = symgpt.load(path, B=B, T=T, loss=False)
+    return m.quantity("memory.activations", convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+
+
+@pytest.mark.parametrize("case", sorted(FAMILIES))
+def test_activations_equal_saved_tensors(case, tmp_path):
+    measured = _measured(_hf_model(case, FAMILIES[case]))
+    assert _counted(case, FAMILIES[case], tmp_path) == measured
+
+
+@pytest.mark.parametrize("case, rot", [("ernie4_5", 16), ("helium", 16), ("glm", 8)])
+def test_interleaved_rotary_tables_are_kept_by_every_layer(case, rot, tmp_path):
+    """transformers' GLM, Helium and ERNIE 4.5 repeat the first half of cos and sin into
+    interleaved tables inside each layer's apply_rotary_pos_emb (cos[..., :rot/2]
+    .repeat_interleave(2, dim=-1)): every layer keeps 2·T·rot fp32 numbers of its own, by hand
+    (L - 1)·2·T·rot·4 bytes more than one shared table; the fused ideal keeps one table."""
+    model_type, cfg = _config(case, FAMILIES[case])
+    path = tmp_path / f"{case}.json"
+    path.write_text(json.dumps({"model_type": model_type, **cfg}))
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    q = {i: {impl: symgpt.load(path, B=B, T=T, loss=False, rotary_interleave=i).quantity(
+        "memory.activations", implementation=impl, **opts).value for impl in ("hf-eager", "fused")}
+        for i in (True, False)}
+    assert q[True]["hf-eager"] - q[False]["hf-eager"] == (L - 1) * 2 * T * rot * 4
+    assert q[True]["fused"] == q[False]["fused"]
+    tables = [e for e in saved_tensors(_hf_model(case, FAMILIES[case]), B, T, dtype=torch.float32, with_loss=False)
+              if e["shape"] == (1, 1, T, rot)]
+    assert len(tables) == 2 * L  # cos and sin, in each layer
+
+
+def test_granite_router_keeps_the_top_k_softmax(tmp_path):
+    """Granite MoE's router keeps the (B·T, k) int64 indices of its top-k and the (B·T, k) output
+    of the softmax over them; Mixtral's order (softmax over the E logits, top-k, renormalised: the
+    same weights) keeps the (B, T, E) probabilities, the indices, the (B, T, k) quotient and the
+    (B, T, 1) sum -- by hand L·B·T·(E + 1)·4 bytes more (E = 4)."""
+    path = tmp_path / "granitemoe.json"
+    path.write_text(json.dumps({"model_type": "granitemoe", **BASE, **FAMILIES["granitemoe"]}))
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    q = {r: symgpt.load(path, B=B, T=T, loss=False, router=r, topk_norm=r == "softmax").quantity(
+        "memory.activations", **opts).value for r in ("topk_softmax", "softmax")}
+    assert q["softmax"] - q["topk_softmax"] == L * B * T * (4 + 1) * 4
+    kept = [e for e in saved_tensors(_hf_model("granitemoe", FAMILIES["granitemoe"]), B, T, dtype=torch.float32,
+                                     with_loss=False) if e["shape"] == (B * T, 2)]
+    assert sorted(str(e["dtype"]) for e in kept) == ["torch.float32"] * L + ["torch.int64"] * L
+
+
+@pytest.mark.parametrize("case", MOE)
+def test_mixture_bytes_do_not_depend_on_the_routing(case):
+    """Two inputs route the tokens differently (the experts' token counts differ) and keep the
+    same bytes: the sum over the experts of the loop's per-(token, expert) tensors is fixed."""
+    model = _hf_model(case, FAMILIES[case])
+    counts = []
+
+    def count(_mod, args, _out):  # the experts' (B·T, k) top-k index, whichever module takes it
+        idx = next(a for a in args if isinstance(a, torch.Tensor) and a.dtype == torch.int64)
+        counts.append(torch.bincount(idx.flatten(), minlength=64).tolist())
+
+    experts = [mod for mod in model.modules() if type(mod).__name__.endswith("Experts")]
+    assert experts
+    handles = [mod.register_forward_hook(count) for mod in experts]
+    try:
+        first = _measured(model, 0)
+        routed_first, counts[:] = list(counts), []
+        second = _measured(model, 1)
+    finally:
+        for hd in handles:
+            hd.remove()
+    assert routed_first != counts  # a different routing
+    assert first == second
+
+
+@pytest.mark.parametrize("case", sorted(KNOWN_DIFFERENT))
+def test_known_differences_are_as_recorded(case, tmp_path):
+    overrides, measured, counted, _why = KNOWN_DIFFERENT[case]
+    assert _measured(_hf_model(case, overrides)) == measured
+    assert _counted(case, overrides, tmp_path) == counted
+
+
+def test_every_decoder_family_is_compared():
+    """At least 30 families exact; every decoder model_type symgpt reads is compared."""
+    from symgpt.model.hfconfig import readers
+
+    encoders = {"bart", "bert", "camembert", "data2vec-text", "distilbert", "ernie", "roberta", "t5", "vit",
+                "xlm-roberta"}
+    exact = {_config(c, o)[0] for c, o in FAMILIES.items()}
+    different = {_config(c, o[0])[0] for c, o in KNOWN_DIFFERENT.items()}
+    assert len(exact) >= 30
+    assert set(readers()) - encoders == exact | different
