@@ -79,7 +79,11 @@ INERT = [
 #: commands' positional arguments: a valid value for each, by dest
 POSITIONAL = {"model": "gpt2-small", "quantity": "params", "expr": "12*L*d^2 + 13*L*d", "match": "gpt2", "action": "path"}
 
-POSITIONAL_FOR = {"crossover": {"quantity": "flops.forward"}}
+#: a checkpoint the verify command matches: a one-layer LlamaForCausalLM saved by transformers
+#: (tests/configs/checkpoints/tiny-llama, 3,376 parameters)
+TINY_CHECKPOINT = str(Path(__file__).resolve().parent / "configs" / "checkpoints" / "tiny-llama")
+
+POSITIONAL_FOR = {"crossover": {"quantity": "flops.forward"}, "verify": {"model": TINY_CHECKPOINT}}
 
 #: what each command needs besides its positionals to succeed on gpt2-small
 REQUIRED = {

@@ -15,6 +15,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PY
 # those of a 100-column terminal, whatever terminal runs pytest.
 os.environ["COLUMNS"] = "100"
 
+# Tests never touch the network: a Hub id in any test (the attack suites' "1/0" looks like
+# org/name) is looked up in the Hub cache only, and fails at once with symgpt's one-line error.
+# tests/test_hub.py prepares caches and replaces the download functions where it needs answers.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 # The derivation cache (symgpt.core.cache) of every test process and its subprocesses lives in a
 # temporary folder, removed at exit: nothing is written into the user's ~/.cache.
 import atexit  # noqa: E402

@@ -53,7 +53,9 @@ def test_attacks_through_every_cli_slot(command, sandbox):
     with code_guard(), memory_cap():
         for attack in payloads(sandbox) + SAMPLE:
             for argv in variants(command, attack):
-                check_cli(run_cli(argv, seconds=20))
+                # verify's exit 1 is its answer "the checkpoint differs" (a flag set to a value the
+                # checkpoint does not hold), never a fault
+                check_cli(run_cli(argv, seconds=20), allow=(0, 1, 2) if command == "verify" else (0, 2))
                 runs += 1
     assert marker_files(sandbox) == []
     assert runs == sum(len(variants(command, a)) for a in payloads(sandbox) + SAMPLE)
