@@ -53,7 +53,7 @@ ROUNDED = {
     "smollm3-3b.json": (3.0e9, 0.1e9),           # SmolLM3 model card: 3B
     "granite-3.3-8b-instruct.json": (8.0e9, 0.2e9),  # Granite 3.3 model card: 8B
 }
-MOE = {"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
+MOE = {"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "glm4_moe"}
 
 
 def _cfg(name):
@@ -107,6 +107,9 @@ def _tiny(model_type):
                             v_head_dim=12, n_group=2, topk_group=1),
         "gpt_oss": dict(num_key_value_heads=2, head_dim=16, intermediate_size=48, num_local_experts=6,
                         num_experts_per_tok=2, sliding_window=16, num_hidden_layers=4),
+        "glm4_moe": dict(num_key_value_heads=2, head_dim=16, intermediate_size=80, moe_intermediate_size=24,
+                         n_routed_experts=6, num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
+                         n_group=1, topk_group=1),
     }[model_type]}
 
 

@@ -21,7 +21,7 @@ CONFIGS = Path(__file__).parent / "configs"
 B, T = 2, 8
 #: mixtures of experts: a router cannot route on the meta device (and transformers' grouped_mm
 #: experts take bf16 only), so these run as tiny real models on the CPU below
-MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
+MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "glm4_moe"}
 DENSE = sorted(p.name for p in CONFIGS.glob("*.json")
                if json.loads(p.read_text())["model_type"] not in MOE)
 MIXTURES = sorted(p.name for p in CONFIGS.glob("*.json")
