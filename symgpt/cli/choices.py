@@ -1,26 +1,33 @@
 """The CLI's choices, read from the engine: no list here repeats one of ``conventions.py``,
-``derive/memory.py`` or the printers. Each is an :class:`EngineChoices`, which imports its engine
-module only when argparse first checks or lists a value, so ``symgpt --help`` (and a command's
-``--help`` that shows no choices) stays free of SymPy and networkx."""
+``derive/memory.py`` or the printers. The table below names each list by a lazy reference
+(:class:`~symgpt.core.lazy.Ref`) to the engine's own collection (or the function that lists it);
+an :class:`EngineChoices` imports that module only when argparse first checks or lists a value,
+so ``symgpt --help`` (and a command's ``--help`` that shows no choices) stays free of SymPy and
+networkx."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Iterator
+from typing import Iterator
+
+from ..core.lazy import Ref
 
 
 class EngineChoices:
-    """argparse ``choices`` loaded on first use from the engine (``load() -> tuple``)."""
+    """argparse ``choices`` loaded on first use from the engine: *source* names a collection (its
+    keys, for a mapping) or a function that returns one; *first* are values listed before it."""
 
-    def __init__(self, what: str, load: Callable[[], tuple]):
+    def __init__(self, what: str, source: Ref, first: tuple = ()):
         self.what = what
-        self._load = load
+        self.source = source
+        self.first = first
         self._values: tuple | None = None
 
     @property
     def values(self) -> tuple:
         if self._values is None:
-            self._values = tuple(self._load())
+            found = self.source.get()
+            self._values = (*self.first, *(found() if callable(found) else found))
         return self._values
 
     def __contains__(self, value) -> bool:
@@ -45,181 +52,31 @@ class EngineChoices:
         return f"EngineChoices({self.what})"
 
 
-def _conventions():
-    from ..core.conventions import CONVENTIONS
-
-    return tuple(CONVENTIONS)
-
-
-def _recompute():
-    from ..core.conventions import RECOMPUTE
-
-    return RECOMPUTE
-
-
-def _per():
-    from ..core.conventions import PER
-
-    return PER
-
-
-def _attention():
-    from ..core.conventions import ATTENTION
-
-    return ATTENTION
-
-
-def _implementations():
-    from ..core.conventions import IMPLEMENTATIONS
-
-    return IMPLEMENTATIONS
-
-
-def _precisions():
-    from ..derive.memory import PRECISIONS
-
-    return tuple(PRECISIONS)
-
-
-def _optimizers():
-    from ..derive.memory import OPTIMIZERS
-
-    return tuple(OPTIMIZERS)
-
-
-def _zero_stages():
-    from ..derive.memory import ZERO_STAGES
-
-    return ZERO_STAGES
-
-
-def _notations():
-    from ..core.notation import builtin_names
-
-    return tuple(builtin_names())
-
-
-def _number_styles():
-    from ..render.latex_numbers import STYLES
-
-    return STYLES
-
-
-def _graph_formats():
-    from ..render.dot import FORMATS
-
-    return FORMATS
-
-
-def _color_by():
-    from ..render.dot import COLOR_BY
-
-    return COLOR_BY
-
-
-def _diagram_fits():
-    from ..render.dotfit import FITS
-
-    return tuple(FITS)
-
-
-def _table_formats():
-    from ..render.tables import FORMATS
-
-    return FORMATS
-
-
-def _latex_parts():
-    from ..documents.latex_doc import WHATS
-
-    return WHATS
-
-
-def _stages():
-    from ..derive.layout import STAGES
-
-    return STAGES
-
-
-def _schedules():
-    from ..derive.layout import SCHEDULES
-
-    return SCHEDULES
-
-
-def _schedule_formats():
-    from ..render.cluster_fig import SCHEDULE_FORMATS
-
-    return SCHEDULE_FORMATS
-
-
-def _fits():
-    from ..derive.optimal import FITS
-
-    return tuple(FITS)
-
-
-def _infer_conventions():
-    from ..derive.inference_setup import CONVENTIONS
-
-    return tuple(CONVENTIONS)
-
-
-def _hardware():
-    from ..core.hardware import names
-
-    return names()
-
-
-def _weight_bits():
-    from ..derive.inference_setup import BITS
-
-    return BITS
-
-
-def _act_bits():
-    from ..derive.inference_setup import ACT_BITS
-
-    return ACT_BITS
-
-
-def _phases():
-    from ..derive.step import PHASES
-
-    return PHASES
-
-
-def _quantities():
-    from ..model.model import quantity_names
-
-    return ("params", *quantity_names())
-
-
-CONVENTIONS = EngineChoices("conventions", _conventions)
-RECOMPUTE = EngineChoices("recompute modes", _recompute)
-PER = EngineChoices("FLOP units", _per)
-ATTENTION = EngineChoices("attention kinds", _attention)
-IMPLEMENTATIONS = EngineChoices("implementations", _implementations)
-PRECISIONS = EngineChoices("precisions", _precisions)
-OPTIMIZERS = EngineChoices("optimizers", _optimizers)
-ZERO_STAGES = EngineChoices("ZeRO stages", _zero_stages)
-STAGES = EngineChoices("pipeline stages", _stages)
-SCHEDULES = EngineChoices("pipeline schedules", _schedules)
-SCHEDULE_FORMATS = EngineChoices("schedule formats", _schedule_formats)
-FITS = EngineChoices("scaling-law fits", _fits)
-NOTATIONS = EngineChoices("notations", _notations)
-NUMBER_STYLES = EngineChoices("number styles", _number_styles)
-GRAPH_FORMATS = EngineChoices("diagram formats", _graph_formats)
-COLOR_BY = EngineChoices("diagram colourings", _color_by)
-DIAGRAM_FITS = EngineChoices("diagram fits", _diagram_fits)
-TABLE_FORMATS = EngineChoices("table formats", _table_formats)
-LATEX_PARTS = EngineChoices("LaTeX parts", _latex_parts)
-QUANTITIES = EngineChoices("quantities", _quantities)
-INFER_CONVENTIONS = EngineChoices("inference conventions", _infer_conventions)
-HARDWARE = EngineChoices("hardware profiles", _hardware)
-WEIGHT_BITS = EngineChoices("weight and KV-cache bits", _weight_bits)
-ACT_BITS = EngineChoices("activation bits", _act_bits)
-PHASES = EngineChoices("inference phases", _phases)
+CONVENTIONS = EngineChoices("conventions", Ref("symgpt.core.conventions", "CONVENTIONS"))
+RECOMPUTE = EngineChoices("recompute modes", Ref("symgpt.core.conventions", "RECOMPUTE"))
+PER = EngineChoices("FLOP units", Ref("symgpt.core.conventions", "PER"))
+ATTENTION = EngineChoices("attention kinds", Ref("symgpt.core.conventions", "ATTENTION"))
+IMPLEMENTATIONS = EngineChoices("implementations", Ref("symgpt.core.conventions", "IMPLEMENTATIONS"))
+PRECISIONS = EngineChoices("precisions", Ref("symgpt.derive.memory", "PRECISIONS"))
+OPTIMIZERS = EngineChoices("optimizers", Ref("symgpt.derive.memory", "OPTIMIZERS"))
+ZERO_STAGES = EngineChoices("ZeRO stages", Ref("symgpt.derive.memory", "ZERO_STAGES"))
+STAGES = EngineChoices("pipeline stages", Ref("symgpt.derive.layout", "STAGES"))
+SCHEDULES = EngineChoices("pipeline schedules", Ref("symgpt.derive.layout", "SCHEDULES"))
+SCHEDULE_FORMATS = EngineChoices("schedule formats", Ref("symgpt.render.cluster_fig", "SCHEDULE_FORMATS"))
+FITS = EngineChoices("scaling-law fits", Ref("symgpt.derive.optimal", "FITS"))
+NOTATIONS = EngineChoices("notations", Ref("symgpt.core.notation", "builtin_names"))
+NUMBER_STYLES = EngineChoices("number styles", Ref("symgpt.render.latex_numbers", "STYLES"))
+GRAPH_FORMATS = EngineChoices("diagram formats", Ref("symgpt.render.dot", "FORMATS"))
+COLOR_BY = EngineChoices("diagram colourings", Ref("symgpt.render.dot", "COLOR_BY"))
+DIAGRAM_FITS = EngineChoices("diagram fits", Ref("symgpt.render.dotfit", "FITS"))
+TABLE_FORMATS = EngineChoices("table formats", Ref("symgpt.render.tables", "FORMATS"))
+LATEX_PARTS = EngineChoices("LaTeX parts", Ref("symgpt.documents.latex_doc", "WHATS"))
+QUANTITIES = EngineChoices("quantities", Ref("symgpt.model.model", "quantity_names"), first=("params",))
+INFER_CONVENTIONS = EngineChoices("inference conventions", Ref("symgpt.derive.inference_setup", "CONVENTIONS"))
+HARDWARE = EngineChoices("hardware profiles", Ref("symgpt.core.hardware", "names"))
+WEIGHT_BITS = EngineChoices("weight and KV-cache bits", Ref("symgpt.derive.inference_setup", "BITS"))
+ACT_BITS = EngineChoices("activation bits", Ref("symgpt.derive.inference_setup", "ACT_BITS"))
+PHASES = EngineChoices("inference phases", Ref("symgpt.derive.step", "PHASES"))
 
 
 def listed(choices: EngineChoices) -> str:
