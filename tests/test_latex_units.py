@@ -181,3 +181,14 @@ def test_a_value_that_rounds_into_the_next_unit_moves_up():
     assert tex_bytes(999_999) == r"1.00\,\mathrm{MB}"
     assert scaled(999_776_258) == "1 GB" and scaled(999_400_000) == "999 MB"
     assert scaled(999_999_999_999) == "1 TB" and scaled(999.7) == "1 kB" and scaled(12) == "12 B"
+
+
+def test_the_symbols_node_labels_use_are_typeset_not_shown_as_code_points():
+    """The MoE combine (Σ), a gated FFN's product (⊙) and the shared-expert gate (σ) are labels of
+    Mixtral's, Qwen-MoE's and every gated family's graph: typeset as the symbols, never [U+03A3]."""
+    from symgpt.render.latex_escape import no_glyph, tex_label
+
+    for label, symbol in (("Σ weights · experts", r"\Sigma"), ("SiLU(G) ⊙ U", r"\odot"),
+                          ("σ(gate) · shared", r"\sigma")):
+        assert symbol in tex_label(label) and "U+" not in tex_label(label)
+        assert not no_glyph(label)

@@ -40,6 +40,9 @@ _UNICODE = {
     "§": r"\S{}", "→": r"\ensuremath{\to}", "∞": r"\ensuremath{\infty}", "∝": r"\ensuremath{\propto}",
     "≤": r"\ensuremath{\leq}", "≥": r"\ensuremath{\geq}", "≠": r"\ensuremath{\neq}", "±": r"\ensuremath{\pm}",
     "⁰": r"\textsuperscript{0}", "¹": r"\textsuperscript{1}", "⁹": r"\textsuperscript{9}",
+    # the symbols node labels use (the MoE combine, the shared-expert gate, gated FFNs)
+    "Σ": r"\ensuremath{\Sigma}", "σ": r"\ensuremath{\sigma}", "⊙": r"\ensuremath{\odot}",
+    "λ": r"\ensuremath{\lambda}",
 }
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 
