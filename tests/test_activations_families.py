@@ -35,6 +35,12 @@ BASE = {"hidden_size": d, "num_hidden_layers": L, "num_attention_heads": h, "voc
         "max_position_embeddings": 64, "tie_word_embeddings": False, "intermediate_size": FF}
 GQA = dict(num_key_value_heads=2)
 GQA16 = dict(num_key_value_heads=2, head_dim=16)
+BARTLIKE = dict(d_model=d, decoder_layers=L, encoder_layers=L, decoder_attention_heads=h, encoder_attention_heads=h,
+                decoder_ffn_dim=FF, encoder_ffn_dim=FF, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                decoder_layerdrop=0.0, encoder_layerdrop=0.0, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                decoder_start_token_id=2, forced_eos_token_id=2)
+BERTLIKE = dict(tie_word_embeddings=True, is_decoder=True, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                pad_token_id=0)
 
 #: case -> tiny config overrides (over BASE); a case whose name is not a model_type names it
 FAMILIES = {
@@ -92,10 +98,56 @@ FAMILIES = {
     "sarvam_mla": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
                        n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=32, qk_nope_head_dim=16,
                        qk_rope_head_dim=8, v_head_dim=12),
+    # types added later: LLaMA-like blocks, LayerNorm blocks, ALiBi, multi-query
+    "stablelm": dict(GQA, hidden_dropout=0.0, attention_dropout=0.0),
+    "olmo": dict(GQA),
+    "exaone4": dict(GQA, sliding_window=32),
+    "persimmon": dict(partial_rotary_factor=0.5, hidden_dropout=0.0, attention_dropout=0.0),
+    "arcee": dict(GQA),
+    "jais2": dict(GQA),
+    "nanochat": dict(GQA),
+    "mellum": dict(GQA16, moe_intermediate_size=24, num_local_experts=6, num_experts_per_tok=2, sliding_window=32,
+                   layer_types=["full_attention"] * 2, mlp_layer_types=["sparse"] * 2),
+    "bloom": dict(n_layer=L, n_head=h, hidden_dropout=0.0, attention_dropout=0.0),
+    "gpt_bigcode": dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, resid_pdrop=0.0,
+                        embd_pdrop=0.0, attn_pdrop=0.0, multi_query=True),
+    "gpt_neox_japanese": dict(hidden_dropout=0.0, attention_dropout=0.0),
+    # mixtures of experts and multi-latent attention added later
+    "olmoe": dict(GQA, num_experts=4, num_experts_per_tok=2),
+    "glm4_moe": dict(GQA16, moe_intermediate_size=24, n_routed_experts=4, num_experts_per_tok=2,
+                     n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1),
+    "minimax_m2": dict(GQA16, num_local_experts=4, num_experts_per_tok=2),
+    "sarvam_moe": dict(GQA16, moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                       first_k_dense_replace=1),
+    "solar_open": dict(GQA16, moe_intermediate_size=24, n_routed_experts=4, num_experts_per_tok=2,
+                       n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1),
+    "youtu": dict(num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=16,
+                  qk_rope_head_dim=8, v_head_dim=12),
+    "glm4_moe_lite": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=4,
+                          num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24,
+                          kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=1,
+                          topk_group=1),
+    # the decoders of encoder--decoder families (their ...ForCausalLM)
+    "mbart": BARTLIKE,
+    "plbart": BARTLIKE,
+    "blenderbot": BARTLIKE,
+    "blenderbot-small": BARTLIKE,
+    "bigbird_pegasus": dict(BARTLIKE, attention_type="original_full"),
+    # BERT-style stacks with a causal mask (is_decoder): see MLM_READ
+    "bert-generation": BERTLIKE,
+    "megatron-bert": BERTLIKE,
+    "roberta-prelayernorm": dict(BERTLIKE, pad_token_id=1),
+    "xlm-roberta-xl": dict(BERTLIKE, pad_token_id=1),
 }
 
+#: model types symgpt reads as the family's masked-LM model (its head, then a cross-entropy over
+#: the B·T tokens): the same modules as the ...ForCausalLM, whose forward here runs without labels,
+#: so the count compared is symgpt's total less its ``loss`` entry
+MLM_READ = {"bert-generation", "electra", "megatron-bert", "roberta-prelayernorm", "xlm-roberta-xl"}
+
 MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3",
-       "sarvam_mla")
+       "sarvam_mla", "olmoe", "glm4_moe", "minimax_m2", "sarvam_moe", "solar_open", "glm4_moe_lite",
+       "mellum")
 
 #: case -> (overrides, bytes measured, bytes symgpt counts (B = 2), why they differ)
 KNOWN_DIFFERENT = {
@@ -103,6 +155,90 @@ KNOWN_DIFFERENT = {
     # fp32 tensor the product keeps: 4·T bytes a layer, an op symgpt's graph does not have
     # (the family's note names the product as not counted)
     "ministral3": (GQA16, 104832, 104776, "the llama_4 query scale"),
+    # GptOssExperts._apply_gate (two clamps, gate·sigmoid(α·gate), (up + 1)·glu) is several PyTorch ops:
+    # the expert loop keeps 26880 bytes more than symgpt's experts; 448 bytes fewer elsewhere, cause not yet found
+    "gpt_oss": (dict(GQA16, num_local_experts=4, num_experts_per_tok=2, sliding_window=32,
+                     layer_types=["sliding_attention", "full_attention"]), 195272, 168840,
+               "the expert loop's gate written as several ops"),
+    # CohereLayerNorm is written as PyTorch ops (mean, subtract, pow, rsqrt, multiply): each of the
+    # 2L + 1 norms keeps two (B, T, d) tensors more and one (B, T, 1) less than a native layer_norm
+    "cohere": (dict(GQA), 93912, 72576,
+              "CohereLayerNorm is written as several PyTorch ops"),
+    # the same CohereLayerNorm (Cohere2LayerNorm)
+    "cohere2": (dict(GQA, sliding_window=32, layer_types=["sliding_attention", "full_attention"]), 93912, 72576,
+               "Cohere2LayerNorm is written as several PyTorch ops"),
+    # Glm4's apply_rotary_pos_emb repeat_interleaves cos and sin inside each layer, as GLM's does
+    # (measured: (L - 1)·2·T·rot·4 bytes more); symgpt's glm4 family has no rotary_interleave flag
+    "glm4": (dict(GQA16, pad_token_id=0), 133672, 133224,
+            "per-layer interleaved rotary tables"),
+    # GPT-J's apply_rotary_pos_emb repeat_interleaves sin and cos for Q and for K inside each layer:
+    # four (1, T, 1, rot) tables a layer are kept, symgpt counts one shared pair
+    "gptj": (dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, rotary_dim=8, resid_pdrop=0.0,
+                  embd_pdrop=0.0, attn_pdrop=0.0), 77952, 76608,
+            "per-layer interleaved rotary tables"),
+    # the same rotary tables as GPT-J
+    "codegen": (dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_ctx=64, n_inner=FF, rotary_dim=8,
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0), 77952, 76608,
+               "per-layer interleaved rotary tables"),
+    # PhimoeRouter's sparsemixer top-2 (masked_fill with bool masks, gathers, a second softmax over
+    # the masked logits) keeps (B·T, E) bool and (B·T,) / (B·T, 1) tensors symgpt's router does not count
+    "phimoe": (dict(GQA, num_local_experts=4, num_experts_per_tok=2), 151424, 150416,
+              "the sparsemixer router"),
+    # GPTNeoSelfAttention's torch.where keeps a (1, 1, T, T) slice of its bool bias buffer, whose
+    # whole (max_positions, max_positions) storage is saved: max_positions² bytes a layer
+    "gpt_neo": (dict(attention_types=[[["global", "local"], 1]], window_size=32, resid_dropout=0.0,
+                     embed_dropout=0.0, attention_dropout=0.0), 98968, 90776,
+               "the bool bias buffer the mask slices"),
+    # MptAttention applies the causal mask with masked_fill on a (B, 1, T, T) bool mask (B·T² bytes),
+    # not the added float mask of the convention
+    "mpt": (dict(d_model=d, n_layers=L, n_heads=h, expansion_ratio=4, max_seq_len=64,
+                 attn_config={"attn_pdrop": 0}, resid_pdrop=0, emb_pdrop=0), 125762, 125664,
+           "a bool causal mask kept by masked_fill"),
+    # MiniCPM3ScaledWordEmbedding multiplies by its 0-dim embed_scale buffer, which the product
+    # keeps (4 bytes); symgpt counts no embedding scale for minicpm3
+    "minicpm3": (dict(num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=16,
+                      qk_rope_head_dim=8, v_head_dim=12), 127852, 127848,
+                "the embedding scale buffer"),
+    # XGLMAttention clamps the scores with torch.max(scores, torch.tensor(finfo.min)), which keeps the
+    # (B, h, T, T) scores and a 0-dim tensor a layer; its embedding scale is a Python float (nothing
+    # kept) where symgpt counts 4 bytes
+    "xglm": (dict(d_model=d, num_layers=L, attention_heads=h, ffn_dim=FF, dropout=0.0, attention_dropout=0.0,
+                  activation_dropout=0.0), 80424, 77284,
+            "the scores' torch.max clamp"),
+    # CTRL scales the embeddings by a Python float (nothing kept); symgpt counts a 4-byte scalar
+    "ctrl": (dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, dff=FF, resid_pdrop=0.0, embd_pdrop=0.0),
+             72800, 72804,
+            "the embedding scale"),
+    # BioGPT's position ids are (1, T), symgpt counts (B, T) int64; its embedding scale is a Python
+    # float (nothing kept) where symgpt counts 4 bytes
+    "biogpt": (dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, activation_dropout=0.0,
+                    layerdrop=0.0), 77336, 77396,
+              "position ids and embedding scale"),
+    # OpenAIGPT's afn 'gelu' is the tanh approximation written as PyTorch ops (three more (B, T, 4d)
+    # tensors a layer); its attention keeps a slice of the (1, 1, n_positions, n_positions) float
+    # bias buffer (the whole storage); its (1, T) position ids are a view of an n_positions buffer
+    "openai-gpt": (dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0,
+                        attn_pdrop=0.0), 241264, 122024,
+                  "gelu as several ops, the bias buffer, the position-id buffer"),
+    # the router keeps one (B·T, k) fp32 tensor a layer more than symgpt counts; op not yet found
+    "kolibri1": (dict(GQA16, moe_intermediate_size=24, num_local_experts=6, num_experts_per_tok=2,
+                      shared_expert_intermediate_size=24, sliding_window=32,
+                      layer_types=["sliding_attention", "full_attention"]), 215656, 215432,
+                 "cause not yet found"),
+    # MarianSinusoidalPositionalEmbedding's table is frozen (requires_grad=False): its lookup keeps no
+    # position ids, where symgpt counts the (1, T) int64 ids
+    "marian": (BARTLIKE, 73584, 73640, "the frozen sinusoidal position table keeps no ids"),
+    # PegasusSinusoidalPositionalEmbedding: the same frozen table
+    "pegasus": (BARTLIKE, 77280, 77336, "the frozen sinusoidal position table keeps no ids"),
+    # MvpLearnedPositionalEmbedding looks up (B, T) int64 position ids, symgpt counts (1, T)
+    "mvp": (BARTLIKE, 77392, 77336, "(B, T) position ids"),
+    # TrOCRLearnedPositionalEmbedding looks up (B, T) int64 position ids, symgpt counts (1, T)
+    "trocr": (dict(d_model=d, decoder_layers=L, decoder_attention_heads=h, decoder_ffn_dim=FF, dropout=0.0,
+                   attention_dropout=0.0, activation_dropout=0.0, decoder_layerdrop=0.0, pad_token_id=1),
+              77392, 77336, "(B, T) position ids"),
+    # ElectraEmbeddings' token_type_ids are a (1, T) int64 zeros tensor expanded to (B, T): 8·T bytes
+    # kept, where symgpt counts (B, T)
+    "electra": (dict(BERTLIKE, embedding_size=d), 88712, 88768, "(1, T) token type ids expanded"),
 }
 
 
@@ -132,8 +268,11 @@ def _counted(case, overrides, tmp_path):
     model_type, cfg = _config(case, overrides)
     path = tmp_path / f"{case}.json"
     path.write_text(json.dumps({"model_type": model_type, **cfg}))
-    m = symgpt.load(path, B=B, T=T, loss=False)
-    return m.quantity("memory.activations", convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    if model_type in MLM_READ:
+        q = symgpt.load(path, B=B, T=T).quantity("memory.activations", **opts)
+        return q.value - q.values()["loss"]
+    return symgpt.load(path, B=B, T=T, loss=False).quantity("memory.activations", **opts)
 
 
 @pytest.mark.parametrize("case", sorted(FAMILIES))
@@ -213,13 +352,7 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: decoder model types symgpt reads whose activation bytes this file does not compare yet (their
 #: parameters and FLOPs are exact against transformers in tests/test_zoo.py and their own tests):
 #: listed by name, so a type is never left out silently and the list only shrinks
-NOT_YET_COMPARED = frozenset("""
-    arcee bert-generation bigbird_pegasus biogpt blenderbot blenderbot-small bloom codegen cohere
-    cohere2 ctrl electra exaone4 glm4 glm4_moe glm4_moe_lite gpt_bigcode gpt_neo gpt_neox_japanese
-    gpt_oss gptj jais2 kolibri1 marian mbart megatron-bert mellum minicpm3 minimax_m2 mpt mvp nanochat
-    olmo olmoe openai-gpt pegasus persimmon phimoe plbart roberta-prelayernorm sarvam_moe solar_open
-    stablelm trocr xglm xlm-roberta-xl youtu
-""".split())
+NOT_YET_COMPARED = frozenset()
 
 
 def test_every_decoder_family_is_compared():
