@@ -29,7 +29,13 @@ def test_all_named_families_are_registered():
                              # mixture-of-experts decoders (the moe group; minicpm3 and youtu are MLA)
                              "olmoe", "minimax_m2", "mellum", "glm4_moe", "kolibri1", "phimoe",
                              # the decoders with designs of their own
-                             "gpt_neox_japanese"}
+                             "gpt_neox_japanese",
+                             # dense decoders: ALiBi, learned/sinusoidal positions, GPT-J, Cohere, ...
+                             "bloom", "mpt", "gptj", "codegen", "gpt_neo", "gpt_bigcode", "openai_gpt", "cohere",
+                             "cohere2", "stablelm", "glm4", "olmo", "exaone4", "persimmon", "arcee", "jais2",
+                             "nanochat", "xglm", "ctrl", "biogpt",
+                             # attention variants
+                             "gpt_oss"}
     assert set(FAMILIES) <= set(families())
 
 
@@ -72,6 +78,9 @@ def test_node_paths_follow_the_gpt2_scheme(name):
         if p == "blocks/norms/attention" and not fam["pre_norm"]:   # OLMo 2: norms on the outputs
             assert "blocks/norms/post_attention" in g and p not in g
             continue
+        if p == "final_norm" and not fam["final_norm"]:  # GPT-1: post-norm blocks, no final norm
+            assert p not in g
+            continue
         assert p in g, (name, p)
     ffn = "blocks/ffn/experts/" if fam["moe"] else "blocks/ffn/"
     for part in (["gate", "up", "down"] if fam["ffn"] == "gated" else ["up", "down"]):
@@ -85,7 +94,8 @@ def test_node_paths_follow_the_gpt2_scheme(name):
     if fam["positions"] == "rotary":
         assert "embedding/rotary" in g and "blocks/attention/q_rotary" in g
         assert "embedding/position" not in g
-    assert ("embedding/position" in g) == (fam["positions"] == "learned")
+    # a position table: learned (GPT-2) or sinusoidal (XGLM, CTRL: parameter-free)
+    assert ("embedding/position" in g) == (fam["positions"] in ("learned", "sinusoidal"))
 
 
 def test_llama_params_formula():

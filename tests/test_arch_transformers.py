@@ -43,9 +43,11 @@ FILES = sorted(p.name for p in CONFIGS.glob("*.json") if p.name in EXPECTED)
 def test_every_config_file_is_in_the_table():
     from test_arch_decoders import EXPECTED as DECODERS  # Qwen3, Gemma 2/3, ... decoders, tested there
     from test_sinks import PUBLISHED as SINKS            # gpt-oss, tested there
+    # GLM-4.5-Air: tests/test_moe_families.py::test_glm_4_5_air_preset_is_its_config_and_transformers_count
+    MOE = {"glm-4.5-air.json": None}
 
     assert sorted(p.name for p in CONFIGS.glob("*.json")) == sorted(
-        {**EXPECTED, **DECODERS, **{f"{n}.json": None for n in SINKS}})
+        {**EXPECTED, **DECODERS, **{f"{n}.json": None for n in SINKS}, **MOE})
     assert FILES == sorted(EXPECTED)
     families = {fam for fam, _ in EXPECTED.values()}
     assert families == {"llama", "mistral", "mixtral", "qwen2", "gemma", "phi3", "falcon",

@@ -101,7 +101,10 @@ def test_a_preset_waives_a_constraint_by_its_id():
 
 def test_every_built_in_constraint_has_an_id():
     seen = set()
-    for name in families():
+    # the built-in families only: other tests in this process may register families of their own
+    from symgpt.families import MODULES
+
+    for name in [n for _, names in MODULES for n in names]:
         m = symgpt.load(name)
         for c in m.arch.constraints:
             assert c.id and re.fullmatch(r"[a-z_]+", c.id), (name, c.message)
