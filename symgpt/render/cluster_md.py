@@ -3,6 +3,8 @@ sent by collective and the step time of each strategy. Printers format; never co
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .markdown import md_escape, md_table, sizes_line
 from .text import sci
 from .units import bytes_in
@@ -20,10 +22,20 @@ def _ms(v) -> str:
     return "-" if v is None else f"{float(v) * 1000:.4g}"
 
 
-def cluster_md(model, schedules, rows, kinds, hardware, machine, precision: str, optimizer: str,
-               convention: str) -> str:
+@dataclass(frozen=True)
+class Training:
+    """What the cluster page says every strategy trains with: the precision policy, the optimizer
+    and the counting convention's note."""
+
+    precision: str
+    optimizer: str
+    convention: str
+
+
+def cluster_md(model, schedules, rows, kinds, hardware, machine, training: Training) -> str:
     """*schedules*: [(title, p, m, v, bubble, formula, paper)]; *rows*: the strategies' numbers
     (``documents.cluster.summary``); *kinds*: the collectives shown; *hardware*: its profile."""
+    precision, optimizer, convention = training.precision, training.optimizer, training.convention
     lines = [f"# Training {md_escape(model.name)} on a cluster", "", sizes_line(model), "",
              f"Precision `{precision}`, optimizer `{optimizer}`; {md_escape(convention)}.", "",
              "## Pipeline schedules", "",

@@ -12,7 +12,7 @@ FOLDER = "cluster"
 def write(model, folder, **options) -> list[str]:
     from ...derive.comm import COLLECTIVES
     from ...render.cluster_fig import memory_bars_svg, schedule_svg, schedule_tikz
-    from ...render.cluster_md import cluster_md
+    from ...render.cluster_md import Training, cluster_md
     from ...render.jsonout import dumps, model_json
     from ..cluster import DEVICES, OPTIMIZER, PRECISION, figures, summary
 
@@ -37,8 +37,8 @@ def write(model, folder, **options) -> list[str]:
     kinds = [k for k in COLLECTIVES if any(k in r["comm"] for r in rows)]
     convention = f.rows[0].total.notes[-1] if f.rows else ""
     schedules = [(s.title, s.p, s.m, s.v, s.bubble, s.formula, s.paper) for s in f.schedules]
-    put("cluster.md", cluster_md(model, schedules, rows, kinds, f.hardware, f.machine, PRECISION, OPTIMIZER,
-                                 convention))
+    put("cluster.md", cluster_md(model, schedules, rows, kinds, f.hardware, f.machine,
+                                 Training(PRECISION, OPTIMIZER, convention)))
     text = lambda v: None if v is None else str(v)  # noqa: E731  (exact numbers as text)
     put("cluster.json", dumps({
         **model_json(model), "precision": PRECISION, "optimizer": OPTIMIZER, "devices": DEVICES,
