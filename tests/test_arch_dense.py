@@ -20,7 +20,7 @@ import sympy
 import torch
 
 import symgpt
-from oracles.measure import _hf_model, flop_count, param_count
+from oracles.measure import _hf_model, flop_count, param_count, saved_storages
 from symgpt import SymgptError, ops
 from symgpt.graph import roles
 from symgpt.ops.base import Context
@@ -159,16 +159,6 @@ def test_olmo_clip_qkv_is_noted(tmp_path):
 
 
 # --- the ops: PyTorch's saved tensors --------------------------------------------------------------
-def _saved_storages(fn, x):
-    seen = {}
-
-    def pack(t):
-        seen.setdefault(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        fn(x)
-    return seen
 
 
 def test_relu2_saves_one_tensor_as_transformers_activation_does():
@@ -177,7 +167,7 @@ def test_relu2_saves_one_tensor_as_transformers_activation_does():
     x = torch.randn(3, 5, requires_grad=True) * 1  # a non-leaf input, as inside a model
     shape = (sympy.Integer(3), sympy.Integer(5))
     op = ops.ReLU2()
-    saved = _saved_storages(ACT2FN["relu2"], x)
+    saved = saved_storages(ACT2FN["relu2"], x)
     rule = op.saved((shape,), shape, Context())
     assert len(saved) == len(rule) == 1 and rule[0].shares == ""  # neither x nor the output
     assert sum(saved.values()) == 3 * 5 * 4
@@ -191,7 +181,7 @@ def test_parameter_free_norms_own_nothing_and_save_what_pytorch_saves():
     assert ln.params((shape,)) == () and "no parameters" in ln.describe()
     assert [p.shape for p in ops.LayerNorm(d).params((shape,))] == [(d,), (d,)]
     x = torch.randn(3, 8, requires_grad=True) * 1
-    saved = _saved_storages(lambda t: torch.nn.functional.layer_norm(t, (8,)), x)
+    saved = saved_storages(lambda t: torch.nn.functional.layer_norm(t, (8,)), x)
     assert len(saved) == len(ln.saved((shape,), shape, Context()))  # x, mean, rstd
     rms = ops.RMSNorm(d, affine=False)
     assert rms.params((shape,)) == () and len(rms.saved((shape,), shape, Context())) == 2

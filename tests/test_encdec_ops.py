@@ -8,6 +8,8 @@ import math
 import pytest
 import sympy
 import torch
+
+from oracles.measure import saved_storages
 from torch.utils.flop_counter import FlopCounterMode
 
 from symgpt import ops
@@ -86,22 +88,12 @@ def test_sinusoidal_positions_own_nothing():
     assert op.backward(((B, T),), (T, d), Context()) == () and op.saved(((B, T),), (T, d), Context()) == ()
 
 
-def _saved_storages(fn, x):
-    seen = {}
-
-    def pack(t):
-        seen.setdefault(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        fn(x)
-    return seen
 
 
 def test_tanh_and_composite_gelu_save_what_pytorch_saves():
     x = torch.rand(3, 5, requires_grad=True)
     shape = (I(3), I(5))
-    saved = _saved_storages(torch.tanh, x)
+    saved = saved_storages(torch.tanh, x)
     assert len(saved) == len(ops.Tanh().saved((shape,), shape, Context())) == 1
 
     def gelu_new(t):  # transformers' NewGELUActivation
@@ -109,7 +101,7 @@ def test_tanh_and_composite_gelu_save_what_pytorch_saves():
 
     y = x * 1  # a non-leaf input, as inside a model
     composite = ops.GELU(approximate="tanh", composite=True).saved((shape,), shape, Context(implementation="hf-eager"))  # eager PyTorch, as measured
-    assert len(_saved_storages(gelu_new, y)) == len(composite) == 4
+    assert len(saved_storages(gelu_new, y)) == len(composite) == 4
     assert len(ops.GELU(approximate="tanh").saved((shape,), shape, Context())) == 1
 
 

@@ -11,7 +11,7 @@ from fractions import Fraction
 from ..core.errors import SymgptError
 from .base import Preset
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, periodic_windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, periodic_windows
 
 _FLAGS = dict(norm="layernorm", norm_bias=False, parallel=True, shared_norm=True, tied=True, logit_divisor=16)
 
@@ -60,7 +60,7 @@ def read_cohere2(f: Fields):
                           "transformers' Cohere2Config always uses")
     p = f.int("sliding_window_pattern", 4)
     L = sizes["L"]
-    types = layer_types(f, L, ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(L)])
+    types = layer_types(f, L, every_pth_full(L, p))
     flags["full_every"] = None
     periodic_windows(f, flags, sizes, types, f.int("sliding_window", 4096, optional=True))
     flags["nope_full"] = bool(flags["full_every"])

@@ -228,6 +228,12 @@ def llama_like(f: Fields, defaults: dict) -> tuple[dict, dict]:
     return flags, sizes
 
 
+def every_pth_full(L: int, p: int) -> list[str]:
+    """The layer pattern most configs default to: every *p*-th of *L* layers full attention, the
+    others sliding-window (Gemma 2: p = 2; Gemma 3, Cohere2: 4 or 6; OLMo 3: 4; Kolibri: 5)."""
+    return ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(L)]
+
+
 def layer_types(f: Fields, L: int, default: list[str]) -> list[str]:
     """``layer_types`` (each layer ``full_attention`` or ``sliding_attention``), *default* when
     the config has none; a list of another length than *L* raises."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core.errors import SymgptError
 from .base import Preset
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, windows
 
 FAMILIES = (
     decoder_family("gemma2", "Gemma 2: norms before and after each branch, soft-capped scores and logits, "
@@ -34,7 +34,7 @@ def _read(f: Fields, name, defaults, pattern):
     window = f.int("sliding_window", 4096, optional=True)
     p = f.int("sliding_window_pattern", pattern) if pattern != 2 else 2
     L = sizes["L"]
-    default = ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(L)]
+    default = every_pth_full(L, p)
     if window is None:
         default = ["full_attention"] * L
     windows(f, flags, sizes, layer_types(f, L, default), window)

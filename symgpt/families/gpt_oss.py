@@ -16,7 +16,7 @@ from functools import partial
 
 from .base import Extended, Family, Preset
 from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader, heads, layer_types, rotary_pct, windows
+from .fields import Fields, Reader, every_pth_full, heads, layer_types, rotary_pct, windows
 
 #: the flags gpt-oss adds to the generic decoder's (read by ``blocks/decoder_layers.py``)
 ADDED = {"sinks": True, "router_bias": True}
@@ -56,7 +56,7 @@ def read(f: Fields):
              "qkv_bias": bias, "proj_bias": bias}
     L = sizes["L"]
     window = f.int("sliding_window", 128, optional=True)
-    default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+    default = every_pth_full(L, 2)
     windows(f, flags, sizes, layer_types(f, L, default), window)
     if not flags["window"]:
         flags["full_every"] = None

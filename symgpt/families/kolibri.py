@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .base import Preset
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, windows
 
 FAMILIES = (decoder_family(
     "kolibri1", "Kolibri 1: GQA with per-head Q/K RMSNorm, sliding-window layers and NoPE full layers, "
@@ -24,7 +24,7 @@ def read(f: Fields):
     f.used.discard("intermediate_size")  # Kolibri1Config has none: every layer has experts
     L = sizes["L"]
     w = f.int("sliding_window", 513, optional=True)
-    types = layer_types(f, L, ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(L)])
+    types = layer_types(f, L, every_pth_full(L, 5))
     windows(f, flags, sizes, types, w)
     flags.setdefault("full_every", None)
     # NoPE in the full-attention layers whenever a window is set (every layer, if none slides)

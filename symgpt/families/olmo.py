@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..core.errors import SymgptError
 from .base import Preset
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, periodic_windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, periodic_windows
 
 FAMILIES = (
     decoder_family("olmo", "OLMo: the LLaMA block with parameter-free LayerNorms", norm="layernorm",
@@ -41,7 +41,7 @@ def read_exaone4(f: Fields):
     if window is None:
         default = ["full_attention"] * L
     elif isinstance(p, int) and not isinstance(p, bool) and p > 0:
-        default = ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(L)]
+        default = every_pth_full(L, p)
     elif "layer_types" not in f.cfg:
         raise SymgptError(f"{f.where}: sliding_window_pattern {p!r} without layer_types is not modelled")
     else:

@@ -5,7 +5,7 @@ over all query and key heads) with three sliding-window layers to one full-atten
 from __future__ import annotations
 
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, windows
 
 FAMILIES = (decoder_family(
     "olmo3", "OLMo 3: OLMo 2's block, sliding-window layers with one full-attention layer in four",
@@ -19,7 +19,7 @@ def read(f: Fields):
     flags.update(qkv_bias=bias, proj_bias=bias)
     L = sizes["L"]
     window = f.int("sliding_window", 4096, optional=True)
-    default = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(L)]
+    default = every_pth_full(L, 4)
     types = layer_types(f, L, default)
     if window is None:  # Olmo3Attention: a null window is no window
         types = ["full_attention"] * L

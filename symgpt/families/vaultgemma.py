@@ -7,7 +7,7 @@ VaultGemmaForCausalLM)."""
 from __future__ import annotations
 
 from .decoders import decoder_family
-from .fields import Fields, Reader, layer_types, llama_like, windows
+from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, windows
 
 FAMILIES = (decoder_family("vaultgemma", "VaultGemma: Gemma's block with soft-capped scores and logits, "
                            "sliding-window and full layers alternating",
@@ -29,7 +29,7 @@ def read(f: Fields):
     flags["logit_softcap"] = f.whole("final_logit_softcapping", 30)
     window = f.int("sliding_window", 4096, optional=True)
     L = sizes["L"]
-    default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+    default = every_pth_full(L, 2)
     types = layer_types(f, L, default)
     if window is None:  # VaultGemmaAttention: a null window is no window
         types = ["full_attention"] * L

@@ -232,3 +232,16 @@ def hf_flop_count(config: dict, B: int, T: int, backward: bool = False,
         return flop_count(_hf_model(config, "meta", "eager"), B, T, backward)
     except (RuntimeError, NotImplementedError):  # model code not meta-safe
         return flop_count(_hf_model(config, "cpu", "eager"), B, T, backward)
+
+
+def saved_storages(fn, x) -> dict[int, int]:
+    """The storages ``fn(x)`` saves for backward, each once: ``{data_ptr: nbytes}``."""
+    seen = {}
+
+    def pack(t):
+        seen.setdefault(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(x)
+    return seen
