@@ -22,12 +22,6 @@ ALLOWED = {
     "families/blocks/attention.py:_projections": "the attention builder's variants, passed on",
     "families/blocks/ffn.py:ffn": "one keyword per FFN variant of the configs",
     "families/blocks/ffn.py:_body": "the FFN builder's variants, passed on",
-    # Not refactored yet: the sweep's public entry points (their keywords are the sweep command's
-    # flags, documented in the README) and the objects they build.
-    "sweep/run.py:sweep": "the sweep command's flags as keywords (public API)",
-    "sweep/run.py:write_csv": "as sweep, streaming",
-    "sweep/run.py:_Plan.__init__": "a checked sweep request: sweep's keywords",
-    "sweep/kernel.py:Kernel.__init__": "one compiled flag setting of a sweep",
 }
 
 

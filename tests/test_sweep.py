@@ -232,3 +232,20 @@ def test_progress_bar_goes_to_its_stream():
           progress=Progress(100_000, stream, after=0))
     text = stream.getvalue()
     assert text.startswith("\rsweep [") and "100.0%  100,000/100,000 points" in text and text.endswith("\n")
+
+
+def test_keywords_and_the_option_values_are_one_request():
+    """``top=``/``by=``/``workers=`` are the keyword edge of ``Ranking`` and ``Execution``: the
+    same request either way; a misspelt keyword is a TypeError, as for any Python signature."""
+    import pytest as _pytest
+
+    from symgpt.sweep import Execution, Ranking, sweep as run
+
+    a = run("gpt2-small", ["L=12,24"], top=1, by="params", workers=0)
+    b = run("gpt2-small", ["L=12,24"], ranking=Ranking(1, "params"), execution=Execution(workers=0))
+    # the larger model is the one with more layers; GPT-2 small's 124,439,808 at L=12
+    assert a.rows == b.rows == [[24, 124439808 + 12 * 7087872]]
+    with _pytest.raises(TypeError, match="topp"):
+        run("gpt2-small", ["L=12,24"], topp=1)
+    with _pytest.raises(TypeError, match="not both"):
+        run("gpt2-small", ["L=12,24"], top=1, ranking=Ranking(1, "params"))

@@ -21,7 +21,7 @@ import pytest
 import symgpt
 from symgpt.cli import main
 from symgpt.sweep import Grid, dask_chunks, sweep, write_csv
-from symgpt.sweep.run import _Plan
+from symgpt.sweep.run import Execution, Ranking, _Plan
 
 V, T_MAX, B, T = 50257, 1024, 8192, 1024
 LS, DS, HS = range(1, 31), range(64, 131073, 64), (1, 3)   # 122,880 points
@@ -179,7 +179,7 @@ def test_a_kernel_pickles_small_and_evaluates_the_same():
     """What a worker receives: the compiled closed forms, no arrays of the grid's size."""
     m = symgpt.load("gpt2", T_max=1024, h=64, B=1, T=1024)
     plan = _Plan(m, ["L=1:1000", "d=64:64000:64", "V=32000:32999"], ["params", "flops.train"],
-                 ["params < 7e10"], 5, "flops.train", False, {}, False, 1 << 18, 0, None)
+                 ["params < 7e10"], Ranking(5, "flops.train"), {}, False, Execution(0, None, 1 << 18))
     kernel = plan.kernels[0]
     data = pickle.dumps(kernel)
     assert len(data) < 64_000  # 10⁹ points

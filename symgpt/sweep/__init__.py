@@ -8,6 +8,6 @@
 
 from . import dask_chunks
 from .grid import MAX_POINTS, Axis, Grid, parse_axis
-from .run import Progress, SweepResult, quantity_names, sweep, write_csv
+from .run import Execution, Progress, Ranking, SweepResult, quantity_names, sweep, write_csv
 
-__all__ = ["Axis", "Grid", "MAX_POINTS", "Progress", "SweepResult", "parse_axis", "quantity_names", "sweep", "write_csv"]
+__all__ = ["Axis", "Execution", "Grid", "MAX_POINTS", "Progress", "Ranking", "SweepResult", "parse_axis", "quantity_names", "sweep", "write_csv"]

@@ -79,16 +79,18 @@ def merge(parts, k: int | None, by: str | None, smallest: bool) -> Part:
 
 
 class Kernel:
-    """A sweep's flag *setting*, compiled over *grid*: *cols* (quantity -> ``Compiled``), *checks*
-    ((message, constraint) pairs), *tests* ((``Sign``, comparison) pairs from ``--where``).
-    Rows carry the flat index ``offset`` + their index in the grid; *header* names the CSV's
-    columns. With *top*, a chunk keeps only the rows that may be among the top K by *by*."""
+    """A sweep's flag *setting*, compiled over *grid*: *cols* (quantity -> ``Compiled``, in the
+    CSV's column order after the grid's names), *checks* ((message, constraint) pairs), *tests*
+    ((``Sign``, comparison) pairs from ``--where``). Rows carry the flat index ``offset`` + their
+    index in the grid. With a *ranking*'s top K, a chunk keeps only the rows that may be among
+    the top K by its column."""
 
     def __init__(self, grid: Grid, setting: dict, offset: int, cols: dict, checks: list, tests: list,
-                 header: list, top: int | None = None, by: str | None = None, smallest: bool = False,
-                 chunk: int = CHUNK):
+                 ranking=None, chunk: int = CHUNK):
         self.grid, self.setting, self.offset = grid, setting, offset
-        self.cols, self.checks, self.tests, self.header = cols, checks, tests, header
+        self.cols, self.checks, self.tests = cols, checks, tests
+        self.header = [*grid.order, *cols]
+        top, by, smallest = (ranking.top, ranking.by, ranking.smallest) if ranking else (None, None, False)
         self.top, self.by, self.smallest, self.chunk = top, by, smallest, chunk
         self.axis_names = [a.name for a in grid.axes]
 

@@ -30,6 +30,43 @@ PARALLEL_POINTS = 1 << 24   # a grid this large runs on Dask's local processes u
 MAX_WORKERS = 1024
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """Which rows a sweep keeps: every matching row (``top`` None), or the *top* K by the column
+    *by* (largest first; smallest first with *smallest*). Rows sort by *by* also without *top*."""
+
+    top: int | None = None
+    by: str | None = None
+    smallest: bool = False
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where a sweep runs: *workers* = 0 in this process, N > 0 on N local Dask worker
+    processes, *scheduler* (an address or a ``distributed.Client``) on that Dask cluster, neither:
+    decided by the grid's size; *chunk*: points evaluated at once (memory per worker)."""
+
+    workers: int | None = None
+    scheduler: object = None
+    chunk: int = CHUNK
+
+
+def _request(keywords: dict, *kinds) -> tuple:
+    """The keyword edge of ``sweep``/``write_csv``: ``top=5, workers=2`` (or ``ranking=Ranking(..)``,
+    ``execution=Execution(..)`` whole) as one value of each of *kinds*; an unknown keyword raises
+    TypeError as a Python signature would."""
+    out = []
+    for kind in kinds:
+        whole = keywords.pop(kind.__name__.lower(), None)
+        fields = {f: keywords.pop(f) for f in kind.__dataclass_fields__ if f in keywords}
+        if whole is not None and fields:
+            raise TypeError(f"give {kind.__name__.lower()}= or {', '.join(fields)}, not both")
+        out.append(whole if whole is not None else kind(**fields))
+    if keywords:
+        raise TypeError(f"unexpected keyword argument {sorted(keywords)[0]!r}")
+    return tuple(out)
+
+
 @dataclass
 class SweepResult:
     header: list[str]
@@ -162,17 +199,17 @@ def _condition_names(grid: Grid):
 
 
 def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Sequence[str] = ("params",),
-          where: Sequence[str] = (), top: int | None = None, by: str | None = None,
-          smallest: bool = False, options: Mapping[str, object] | None = None,
-          progress: Progress | bool = False, workers: int | None = None, scheduler=None,
-          chunk: int = CHUNK, before=None) -> SweepResult:
+          where: Sequence[str] = (), options: Mapping[str, object] | None = None,
+          progress: Progress | bool = False, before=None, **request) -> SweepResult:
     """Evaluate *columns* (quantity names) of *model* at every point of *grid*.
 
     *model*: a name, path or ``Model`` (its bound sizes are fixed unless gridded). *where*:
     conditions such as ``"memory.total < 80e9"`` (safe parser; quantities and symbols). *top*
     with *by* keeps the K rows with the largest *by* (smallest with ``smallest``). *options* go
     to the quantities that accept them (``zero=2, dp=64``). At most MAX_ROWS rows are kept
-    without *top*; ``write_csv`` streams any number.
+    without *top*; ``write_csv`` streams any number. The keywords *top*, *by*, *smallest* make
+    a ``Ranking`` (or pass ``ranking=``) and *workers*, *scheduler*, *chunk* an ``Execution``
+    (or pass ``execution=``).
 
     Where it runs: *workers* = 0 in this process; N > 0 on N local Dask worker processes;
     *scheduler* (an address such as ``"tcp://host:8786"``, or a ``distributed.Client``) on that
@@ -183,11 +220,11 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
     *before(plan)* runs once the request is checked and compiled, before any point is evaluated
     (``estimate.check_job``: the expected time, and a refusal past the limits).
     """
-    plan = _Plan(model, grid, columns, where, top, by, smallest, options, progress, chunk,
-                 workers, scheduler)
+    ranking, execution = _request(dict(request), Ranking, Execution)
+    plan = _Plan(model, grid, columns, where, ranking, options, progress, execution)
     if before is not None:
         before(plan)
-    if top is not None:
+    if ranking.top is not None:
         return plan.result(plan.best())
     kept: list[dict[str, np.ndarray]] = []
     for part in plan.parts("rows"):
@@ -198,20 +235,20 @@ def sweep(model, grid: Grid | Sequence[str] | Mapping[str, object], columns: Seq
         if part.table is not None:
             kept.append(part.table)
     table = concat(kept) if kept else {}
-    if table and by is not None:
-        table = top_rows(table, by, len(table["#"]), smallest)
+    if table and ranking.by is not None:
+        table = top_rows(table, ranking.by, len(table["#"]), ranking.smallest)
     return plan.result(table)
 
 
 def write_csv(out, model, grid, columns: Sequence[str] = ("params",), where: Sequence[str] = (),
               options: Mapping[str, object] | None = None, progress: Progress | bool = False,
-              workers: int | None = None, scheduler=None, chunk: int = CHUNK, before=None
-              ) -> SweepResult:
+              before=None, **execution) -> SweepResult:
     """Stream the sweep's CSV into the binary file *out*, chunk by chunk, in grid order (memory
     stays bounded whatever the number of rows: on Dask, a few chunks' text at a time, formatted
-    by the workers). *workers*, *scheduler*, *chunk*, *before*: as ``sweep``. Returns the counts."""
-    plan = _Plan(model, grid, columns, where, None, None, False, options, progress, chunk,
-                 workers, scheduler)
+    by the workers). *workers*, *scheduler*, *chunk* (or ``execution=``), *before*: as ``sweep``.
+    Returns the counts."""
+    (run,) = _request(dict(execution), Execution)
+    plan = _Plan(model, grid, columns, where, Ranking(), options, progress, run)
     if before is not None:
         before(plan)
     parts = plan.parts("csv")
@@ -228,14 +265,16 @@ class _Plan:
     """A checked sweep request, compiled into one ``Kernel`` per flag setting; ``parts()`` yields
     what each chunk range gives, in grid order, and ``best()`` the top K of the whole grid."""
 
-    def __init__(self, model, grid, columns, where, top, by, smallest, options, progress, chunk,
-                 workers, scheduler):
+    def __init__(self, model, grid, columns, where, ranking: Ranking, options, progress,
+                 execution: Execution):
         from ..core.exprparse import parse_condition
         from ..model.model import load
 
         base = load(model)
         if not isinstance(grid, Grid):
             grid = Grid.parse(grid, base.family.flags)
+        top, by, smallest = ranking.top, ranking.by, ranking.smallest
+        workers, scheduler, chunk = execution.workers, execution.scheduler, execution.chunk
         columns = list(dict.fromkeys(columns))
         known = quantity_names()
         for c in columns:
@@ -266,6 +305,7 @@ class _Plan:
         self.header = [*grid.order, *columns]
         self.progress = progress if isinstance(progress, Progress) else \
             Progress(grid.total, enabled=bool(progress))
+        self.ranking = Ranking(top, by, smallest)
         self.top, self.by, self.smallest, self.chunk = top, by, smallest, chunk
         self.counts = Part()
         self.kernels = self._kernels()
@@ -286,7 +326,7 @@ class _Plan:
                 diff = (left - right).xreplace({self.placeholders[q]: e for q, e in needed.items()})
                 tests.append((Sign(_fixed(diff, m), grid.axes, f"--where {text!r}"), op))
             kernels.append(Kernel(grid, setting, i * grid.size, cols, _constraints(m, grid), tests,
-                                  self.header, self.top, self.by, self.smallest, self.chunk))
+                                  self.ranking, self.chunk))
         self._check_options()
         return kernels
 
