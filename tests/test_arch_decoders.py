@@ -209,3 +209,11 @@ def test_mtp_module_is_one_more_moe_layer_with_its_projection():
     # the head is the main one's matrix (tied), the embedding is read, not owned again
     tied = [(u, v) for u, v, a in mtp.graph.edges(data=True) if a.get("tied")]
     assert tied == [("lm_head.weight", "mtp/shared_head/head")]
+
+
+@pytest.mark.parametrize("flag", ["parallel", "post_norm", "branch_norms", "qkv_bias", "proj_bias", "dropout"])
+def test_mla_blocks_refuse_the_decoder_flags_they_do_not_model(flag):
+    """transformers' DeepseekV3DecoderLayer is pre-norm with no Q/K/V-bias or dropout choices:
+    the generic decoder's flags that would change its graph refuse in one line, never ignored."""
+    with pytest.raises(symgpt.SymgptError, match=f"flag {flag} is not modelled"):
+        symgpt.load("deepseek_v3", **{flag: True}).params

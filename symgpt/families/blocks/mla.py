@@ -45,9 +45,17 @@ def _int(flags, name) -> sympy.Integer:
     return sympy.Integer(v)
 
 
+#: the generic decoder's flags the MLA block does not model: set, they refuse the build
+_NOT_IN_MLA_BLOCKS = ("parallel", "post_norm", "branch_norms", "qkv_bias", "proj_bias", "dropout")
+
+
 def build(flags, bound, name="deepseek_v3"):
     if flags["window"] or flags["positions"] != "rotary" or flags["fused_qkv"]:
         raise SymgptError("multi-latent attention has rotary positions, no window and no fused QKV")
+    unmodelled = [f for f in _NOT_IN_MLA_BLOCKS if flags.get(f)]
+    if unmodelled:
+        raise SymgptError(f"flag {unmodelled[0]} is not modelled in the multi-latent attention block "
+                          "(pre-norm, no Q/K/V or output-projection bias flags, no dropout layers): unset it")
     s = BuildSizes(flags, bound)
     g = Builder(name, declared_roles=True)
     require_experts(g, flags)
