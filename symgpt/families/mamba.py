@@ -19,13 +19,16 @@ from ..core.lazy import Ref
 from .base import Family
 from .fields import Fields, Reader
 
-FLAGS = {"version": 1, "tied": True, "proj_bias": False, "conv_bias": True, "bcdt_norm": False, "loss": True}
+FLAGS = {"version": 1, "tied": True, "proj_bias": False, "conv_bias": True, "bcdt_norm": False, "activation": "silu",
+         "loss": True}
+CHOICES = {"activation": ("silu",)}
 FLAG_HELP = {
     "version": "1: Mamba's selective scan (MambaMixer); 2: Mamba-2's chunked SSD scan (Mamba2Mixer)",
     "tied": "the LM head is the token embedding (tie_word_embeddings)",
     "proj_bias": "in_proj and out_proj have biases (use_bias)",
     "conv_bias": "the causal conv1d has a bias (use_conv_bias)",
     "bcdt_norm": "parameter-free RMSNorms of Δ, B and C before the scan (Falcon-Mamba)",
+    "activation": "the activation after the conv1d (hidden_act; the gate is always silu)",
     "loss": "the cross-entropy loss of training",
 }
 _MAMBA1 = ("V", "d", "L", "d_inner", "d_state", "d_conv", "r_dt")
@@ -35,11 +38,11 @@ _BUILD = Ref("symgpt.families.blocks.mamba", "build")
 FAMILIES = (
     Family(name="mamba", description="Mamba / Falcon-Mamba: RMSNorm pre-norm blocks of a selective-scan mixer "
                                      "(in/x/dt/out projections, causal conv1d, A, D), no attention",
-           flags=FLAGS, sizes=_MAMBA1, build=partial(_BUILD, name="mamba"), flag_help=FLAG_HELP),
+           flags=FLAGS, sizes=_MAMBA1, build=partial(_BUILD, name="mamba"), flag_help=FLAG_HELP, choices=CHOICES),
     Family(name="mamba2", description="Mamba-2: RMSNorm pre-norm blocks of a chunked SSD mixer (heads, groups, "
                                       "state size, chunk length), no attention",
            flags={**FLAGS, "version": 2, "tied": False}, sizes=_MAMBA2, build=partial(_BUILD, name="mamba2"),
-           flag_help=FLAG_HELP),
+           flag_help=FLAG_HELP, choices=CHOICES),
 )
 
 
@@ -51,7 +54,7 @@ def _common(f: Fields, tied: bool):
     expand = f.int("expand", 2)
     sizes = {"d": d, "L": f.int("num_hidden_layers", 32 if tied else 64), "d_inner": expand * d,
              "d_state": f.int("state_size", 16 if tied else 128), "d_conv": f.int("conv_kernel", 4)}
-    flags = {"tied": f.bool("tie_word_embeddings", tied), "proj_bias": f.bool("use_bias", False),
+    flags = {"tied": f.bool("tie_word_embeddings", tied), "proj_bias": f.bool("use_bias", False), "activation": "silu",
              "conv_bias": f.bool("use_conv_bias", True)}
     # initialisation, numerics and the choice of the (numerically identical) torch scan: no count
     f.silent("time_step_scale", "time_step_min", "time_step_max", "time_step_init_scheme", "time_step_floor",
