@@ -143,3 +143,13 @@ def test_reader_refuses_what_it_does_not_model(tmp_path):
     path.write_text(json.dumps(cfg))
     with pytest.raises(SymgptError, match="hidden_act"):
         symgpt.load(str(path))
+
+
+@pytest.mark.parametrize("case,words", [("mamba", "sequential scan"), ("mamba2", "chunked algorithm")])
+def test_the_scan_convention_is_stated_on_the_answer(case, words, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, _ = _model(model_type, cls, overrides)
+    path = tmp_path / "config.json"
+    path.write_text(config.to_json_string(use_diff=False))
+    notes = symgpt.load(str(path)).quantity("flops.forward").notes
+    assert any(words in n for n in notes) and any("causal conv1d" in n for n in notes)

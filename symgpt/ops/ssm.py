@@ -55,6 +55,8 @@ class CausalConv1d(Op):
     bias: bool = True
     kind = "causal_conv1d"
     title = "Causal conv1d"
+    flops_note: ClassVar[str] = ("causal conv1d: counted as PyTorch runs it, padded by K - 1 on both sides, "
+                                 "T + K - 1 output positions per channel (K - 1 dropped)")
     #: a decode step keeps the last K - 1 inputs per channel (transformers' conv state)
     recurrent_state: ClassVar[bool] = True
 
@@ -117,6 +119,9 @@ class SelectiveScan(Op):
     arity = 4
     kind = "selective_scan"
     title = "Selective scan"
+    flops_note: ClassVar[str] = ("selective scan: the sequential scan of transformers' PyTorch path, one C·h "
+                                 "contraction of d_state multiply-adds per step and channel as matmul work; "
+                                 "the state update exp(Δ·A)·h + Δ·B·x is elementwise work")
     recurrent_state: ClassVar[bool] = True
 
     def shape(self, inputs):
@@ -181,6 +186,10 @@ class SSDScan(Op):
     arity = 4
     kind = "ssd_scan"
     title = "SSD scan"
+    flops_note: ClassVar[str] = ("SSD scan: the chunked algorithm of transformers' PyTorch path, the sequence padded "
+                                 "to ceiling(T/Q_chunk) whole chunks; its einsums (C·Bᵀ and its product with x "
+                                 "within a chunk, the chunk states, the recurrence over the chunk states, C times "
+                                 "the carried states) as matmul work; decays and exponentials elementwise")
     recurrent_state: ClassVar[bool] = True
 
     def shape(self, inputs):
