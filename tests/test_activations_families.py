@@ -352,7 +352,11 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: decoder model types symgpt reads whose activation bytes this file does not compare yet (their
 #: parameters and FLOPs are exact against transformers in tests/test_zoo.py and their own tests):
 #: listed by name, so a type is never left out silently and the list only shrinks
-NOT_YET_COMPARED = frozenset()
+NOT_YET_COMPARED = frozenset({
+    # state-space mixers: the saved rules of symgpt.ops.ssm are read from transformers' torch path
+    # (the sequential scan's per-step states; the chunked scan's states), not yet measured
+    "mamba", "falcon_mamba", "mamba2",
+})
 
 
 def test_every_decoder_family_is_compared():

@@ -59,6 +59,8 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
+    # state-space mixers (the ssm group)
+    "mamba": {"num_hidden_layers": 2}, "falcon_mamba": {"num_hidden_layers": 2}, "mamba2": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",

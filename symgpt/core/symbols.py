@@ -35,11 +35,19 @@ S_img = _sym("S_img")      # image side in pixels (vision: square images of S_im
 P_patch = _sym("P_patch")  # patch side in pixels (vision: (S_img/P_patch)^2 patches)
 C_img = _sym("C_img")      # image channels (vision: 3 for RGB)
 N_cls = _sym("N_cls")  # classes of a classification head
+# state-space layers (Mamba, Mamba-2)
+d_inner = _sym("d_inner")  # inner width of a state-space mixer (expand * d)
+d_state = _sym("d_state")  # state size per channel (Mamba) or per head (Mamba-2)
+d_conv = _sym("d_conv")    # kernel width of the depthwise causal convolution
+r_dt = _sym("r_dt")        # rank of the time-step projection (Mamba)
+h_ssm = _sym("h_ssm")      # state-space heads (Mamba-2)
+G_ssm = _sym("G_ssm")      # groups sharing B and C (Mamba-2)
+Q_chunk = _sym("Q_chunk")  # chunk length of the chunked scan (Mamba-2)
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
-                         P_patch, C_img, N_cls)
+                         P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -64,6 +72,13 @@ MEANING: dict[str, str] = {
     "P_patch": "patch side in pixels",
     "C_img": "image channels",
     "N_cls": "classes of the classification head",
+    "d_inner": "inner width of a state-space mixer",
+    "d_state": "state size (per channel, or per head)",
+    "d_conv": "kernel width of the causal convolution",
+    "r_dt": "rank of the time-step projection",
+    "h_ssm": "state-space heads",
+    "G_ssm": "groups sharing B and C",
+    "Q_chunk": "chunk length of the chunked scan",
 }
 
 #: the sequence lengths: bound per call (``--set``), never used to choose a graph

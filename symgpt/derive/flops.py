@@ -128,8 +128,10 @@ def _notes(arch: Arch, conv: Convention, what: str) -> tuple[str, ...]:
         unit = {"batch": f"per step (a batch of B sequences of {lengths} tokens)",
                 "sequence": f"per sequence ({lengths} tokens)",
                 "token": f"per token (of the B·({lengths}) a step processes)"}[conv.per]
+    # what an op's own work means where a convention alone does not say it (a scan's recurrence)
+    ops_notes = dict.fromkeys(n for _, a in arch.ops() if (n := getattr(a["op"], "flops_note", "")))
     return (f"{what}, {unit}; convention {conv.name}: {conv.summary} [{conv.source}]",
-            *(f"paths under {g.name}/ total all {g.repeat} layers" for g in arch.stacks()))
+            *(f"paths under {g.name}/ total all {g.repeat} layers" for g in arch.stacks()), *ops_notes)
 
 
 def _quantity(model, name, conv, parts, what, base) -> Quantity:

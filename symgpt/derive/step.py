@@ -68,10 +68,25 @@ class Step:
     shapes: tuple = ()              # (node, shape) of every input and op node at this step
 
 
+def refuse_recurrent(arch: Arch) -> None:
+    """Refuse, in one line, an architecture with recurrent layers (an op whose class sets
+    ``recurrent_state``: the state-space scans and their causal convolution): what such a layer
+    keeps between decode steps is a fixed-size state (conv state + SSM state), not a KV cache, and
+    its decode step is a state update, not a T = 1 forward; neither is modelled yet."""
+    kinds = sorted({a["op"].kind for _, a in arch.ops() if getattr(a["op"], "recurrent_state", False)})
+    if kinds:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name}: inference (KV cache, prefill, decode) is not modelled for recurrent "
+                          f"layers ({', '.join(kinds)}): their state is constant in T, not a KV cache")
+
+
 @lru_cache(maxsize=256)
 def cache_points(arch: Arch) -> tuple[str, ...]:
     """The nodes whose outputs the cache holds, in forward order: of the roles the cache keeps,
-    those a decode step reads."""
+    those a decode step reads (an architecture with recurrent layers is refused:
+    :func:`refuse_recurrent`)."""
+    refuse_recurrent(arch)
     g = arch.graph
     out = []
     for n, a in arch.ops():

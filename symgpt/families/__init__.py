@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # --- state-space layers (the ssm group) ---
+    (Ref("symgpt.families.mamba"), ("mamba", "mamba2")),
 )
 
 #: built-in family name -> its module's reference

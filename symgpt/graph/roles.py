@@ -151,6 +151,22 @@ LOSS = "loss"
 #: of an encoder--decoder's decoder run alone as a causal LM (transformers' BartForCausalLM)
 HELD_CROSS_ATTENTION = "held.cross_attention"
 
+# --- state-space mixers (Mamba, Mamba-2) ---------------------------------------------------
+MIXER_NORM = "norm.mixer"            # the pre-norm of a state-space block
+SSM_IN = "ssm.in_proj"               # in_proj: d -> the mixer's streams (x, gate; Mamba-2: also B, C, dt)
+SSM_SPLIT = "ssm.split"              # one stream of a fused projection's output
+SSM_CONV = "ssm.conv"                # the depthwise causal conv1d over time
+SSM_CONV_ACT = "ssm.conv_act"        # its activation
+SSM_X = "ssm.x_proj"                 # Mamba's x_proj: d_inner -> dt rank + B + C
+SSM_NORM = "norm.ssm"                # Falcon-Mamba's parameter-free norms of dt, B and C
+SSM_DT = "ssm.dt_proj"               # Mamba's dt_proj: dt rank -> d_inner
+SSM_SCAN = "ssm.scan"                # the selective scan (Mamba) or the chunked SSD scan (Mamba-2)
+SSM_GATE_ACT = "ssm.gate_act"        # silu(gate)
+SSM_GATE = "ssm.gate"                # y * silu(gate)
+SSM_OUT_NORM = "norm.ssm_out"        # Mamba-2's grouped RMSNorm of the gated scan output
+SSM_OUT = "ssm.out_proj"             # out_proj: d_inner -> d
+MIXER_RESIDUAL = "residual.mixer"
+
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)
 EXPERTS = "experts"                  # the experts of a mixture (× E, k active)

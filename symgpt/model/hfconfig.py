@@ -108,7 +108,7 @@ def read_config(cfg: dict, name: str, source: str = "") -> ConfigModel:
     for key in f.leftovers():
         notes.append(f"field {key[:60]!r} is not understood by symgpt ({model_type} reader): ignored")
     fam = get_family(fam_name)
-    if sizes.get("h_kv") == sizes["h"] and not fam.flags.get("gqa"):
+    if "h_kv" in sizes and sizes.get("h_kv") == sizes.get("h") and not fam.flags.get("gqa"):
         del sizes["h_kv"]  # plain multi-head attention: keep h_kv out of the formulas
     return ConfigModel(fam_name, flags, sizes, tuple(notes))
 

@@ -58,6 +58,10 @@ CATALOG = {
     "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
     "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
     "Held": Ref("symgpt.ops.held", "Held"),
+    # state-space layers
+    "CausalConv1d": Ref("symgpt.ops.ssm", "CausalConv1d"),
+    "SelectiveScan": Ref("symgpt.ops.ssm", "SelectiveScan"),
+    "SSDScan": Ref("symgpt.ops.ssm", "SSDScan"),
 }
 
 

@@ -56,6 +56,7 @@ MATMUL_TAGS = (
     "lm_head",           # the final projection to the vocabulary
     "embedding",         # an embedding lookup counted as a one-hot matmul
     "router",            # a mixture-of-experts router
+    "scan",              # the contractions of a state-space scan (C·h per step; Mamba-2's SSD einsums)
 )
 
 

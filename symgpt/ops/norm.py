@@ -64,6 +64,8 @@ class RMSNorm(Op):
     dim: sympy.Expr
     offset: bool = False
     affine: bool = field(default=True, repr=False)  # false: no scale at all (NanoChat's norms)
+    #: statistics per group of dim/groups channels (Mamba-2's MambaRMSNormGated): one rstd each
+    groups: sympy.Expr = field(default=sympy.Integer(1), repr=False)
     kind = "rmsnorm"
     title = "RMSNorm"
 
@@ -82,16 +84,17 @@ class RMSNorm(Op):
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
+        stats = (*x[:-1], sympy.Integer(self.groups) if isinstance(self.groups, int) else self.groups)
         if not self.affine:  # no scale: nothing multiplies x·rstd afterwards
-            return (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"))
+            return (Saved("input", x, shares="input0"), Saved("rstd", stats, "fp32"))
         # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
         # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
-        kept = (Saved("input", x, shares="input0"), Saved("rstd", (*x[:-1], sympy.Integer(1)), "fp32"),
-                Saved("normed", x))
+        kept = (Saved("input", x, shares="input0"), Saved("rstd", stats, "fp32"), Saved("normed", x))
         if self.offset and ctx.implementation == "hf-eager":
             # Gemma's norms compute 1 + w afresh in fp32 and the product keeps it
             kept += (Saved("one_plus_weight", (self.dim,), "fp32"),)
         return kept
 
     def describe(self):
-        return f"RMSNorm {self.dim}" + ("" if self.affine else " (no parameters)")
+        grouped = "" if self.groups == 1 else f", {self.groups} groups"
+        return f"RMSNorm {self.dim}" + grouped + ("" if self.affine else " (no parameters)")

@@ -1,0 +1,117 @@
+"""Mamba (Gu & Dao 2023), Falcon-Mamba (TII 2024) and Mamba-2 (Dao & Gu 2024) language models:
+attention-free stacks of state-space mixers (``blocks/mamba.py`` builds them; the scans are the
+ops of ``symgpt.ops.ssm``). Read from transformers' MambaConfig, FalconMambaConfig and
+Mamba2Config.
+
+Counting convention of the scans (stated on every answer's op descriptions): the arithmetic of
+transformers' PyTorch path -- Mamba's sequential scan (one C·h contraction per step and channel),
+Mamba-2's chunked SSD scan (the sequence padded to whole chunks of ``chunk_size``) -- as
+FlopCounterMode counts it. The inference answers (KV cache, prefill, decode) refuse these models:
+their state (conv state + SSM state, constant in T) is not modelled yet.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family
+from .fields import Fields, Reader
+
+FLAGS = {"version": 1, "tied": True, "proj_bias": False, "conv_bias": True, "bcdt_norm": False, "activation": "silu",
+         "loss": True}
+CHOICES = {"activation": ("silu",)}
+FLAG_HELP = {
+    "version": "1: Mamba's selective scan (MambaMixer); 2: Mamba-2's chunked SSD scan (Mamba2Mixer)",
+    "tied": "the LM head is the token embedding (tie_word_embeddings)",
+    "proj_bias": "in_proj and out_proj have biases (use_bias)",
+    "conv_bias": "the causal conv1d has a bias (use_conv_bias)",
+    "bcdt_norm": "parameter-free RMSNorms of Δ, B and C before the scan (Falcon-Mamba)",
+    "activation": "the activation after the conv1d (hidden_act; the gate is always silu)",
+    "loss": "the cross-entropy loss of training",
+}
+_MAMBA1 = ("V", "d", "L", "d_inner", "d_state", "d_conv", "r_dt")
+_MAMBA2 = ("V", "d", "L", "d_inner", "d_state", "d_conv", "h_ssm", "G_ssm", "Q_chunk")
+_BUILD = Ref("symgpt.families.blocks.mamba", "build")
+
+FAMILIES = (
+    Family(name="mamba", description="Mamba / Falcon-Mamba: RMSNorm pre-norm blocks of a selective-scan mixer "
+                                     "(in/x/dt/out projections, causal conv1d, A, D), no attention",
+           flags=FLAGS, sizes=_MAMBA1, build=partial(_BUILD, name="mamba"), flag_help=FLAG_HELP, choices=CHOICES),
+    Family(name="mamba2", description="Mamba-2: RMSNorm pre-norm blocks of a chunked SSD mixer (heads, groups, "
+                                      "state size, chunk length), no attention",
+           flags={**FLAGS, "version": 2, "tied": False}, sizes=_MAMBA2, build=partial(_BUILD, name="mamba2"),
+           flag_help=FLAG_HELP, choices=CHOICES),
+)
+
+
+def _common(f: Fields, tied: bool):
+    if f.str("hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled for a Mamba mixer "
+                          "(transformers' kernels path supports silu)")
+    d = f.int("hidden_size", 768 if tied else 4096)
+    expand = f.int("expand", 2)
+    sizes = {"d": d, "L": f.int("num_hidden_layers", 32 if tied else 64), "d_inner": expand * d,
+             "d_state": f.int("state_size", 16 if tied else 128), "d_conv": f.int("conv_kernel", 4)}
+    flags = {"tied": f.bool("tie_word_embeddings", tied), "proj_bias": f.bool("use_bias", False), "activation": "silu",
+             "conv_bias": f.bool("use_conv_bias", True)}
+    # initialisation, numerics and the choice of the (numerically identical) torch scan: no count
+    f.silent("time_step_scale", "time_step_min", "time_step_max", "time_step_init_scheme", "time_step_floor",
+             "rescale_prenorm_residual", "residual_in_fp32", "use_mambapy", "use_associative_scan",
+             "use_falcon_mambapy", "mixer_rms_eps", "time_step_limit")
+    return flags, sizes
+
+
+def _rank(f: Fields, d: int) -> int:
+    value, _ = f.get("time_step_rank", "auto")
+    if value == "auto":
+        return -(-d // 16)  # transformers: math.ceil(hidden_size / 16)
+    return f.int("time_step_rank")
+
+
+def _mamba1(f: Fields, falcon: bool):
+    flags, sizes = _common(f, tied=True)
+    sizes["V"] = f.int("vocab_size", 50280)
+    sizes["r_dt"] = _rank(f, sizes["d"])
+    # MambaConfig.__post_init__ sets intermediate_size = expand * hidden_size whatever the file says
+    f.silent("intermediate_size")
+    flags["bcdt_norm"] = falcon
+    return "mamba", flags, sizes
+
+
+def read_mamba(f: Fields):
+    """transformers' MambaConfig."""
+    return _mamba1(f, falcon=False)
+
+
+def read_falcon_mamba(f: Fields):
+    """transformers' FalconMambaConfig: MambaConfig's fields and ``mixer_rms_eps`` (the
+    parameter-free norms of Δ, B and C)."""
+    return _mamba1(f, falcon=True)
+
+
+def read_mamba2(f: Fields):
+    """transformers' Mamba2Config (``time_step_rank`` is read by the config but no Mamba2 module
+    uses it)."""
+    flags, sizes = _common(f, tied=False)
+    sizes["V"] = f.int("vocab_size", 32768)
+    heads, head_dim = f.int("num_heads", 128), f.int("head_dim", 64)
+    if heads * head_dim != sizes["d_inner"]:
+        raise SymgptError(f"{f.where}: hidden_size * expand ({sizes['d_inner']}) must equal num_heads * head_dim "
+                          f"({heads * head_dim}) (Mamba2Config's check)")
+    groups = f.int("n_groups", 8)
+    if heads % groups:
+        raise SymgptError(f"{f.where}: num_heads {heads} is not a multiple of n_groups {groups}")
+    sizes.update(h_ssm=heads, G_ssm=groups, Q_chunk=f.int("chunk_size", 256))
+    f.silent("time_step_rank")
+    return "mamba2", flags, sizes
+
+
+READERS = {
+    "mamba": Reader(read_mamba, ("MambaForCausalLM",)),
+    "falcon_mamba": Reader(read_falcon_mamba, ("FalconMambaForCausalLM",)),
+    "mamba2": Reader(read_mamba2, ("Mamba2ForCausalLM",)),
+}
+
+PRESETS = ()
