@@ -14,7 +14,7 @@ PROFILES = {
             "d_head": "d_h", "L": "L", "V": "V", "d_ff": r"d_{\mathrm{ff}}", "E": "E", "k": "k",
             "W": "W", "T_enc": r"T_{\mathrm{enc}}", "T_dec": r"T_{\mathrm{dec}}",
             "L_dec": r"L_{\mathrm{dec}}", "S_img": "S", "P_patch": "P", "C_img": r"C_{\mathrm{img}}", "N_cls": r"N_{\mathrm{cls}}",
-            "d_inner": r"d_{\mathrm{in}}", "d_state": "N", "d_conv": "K", "r_dt": r"r_{\Delta}",
+            "d_inner": r"d_{\mathrm{in}}", "d_state": r"d_{\mathrm{state}}", "d_conv": "K", "r_dt": r"r_{\Delta}",
             "h_ssm": r"h_{\mathrm{ssm}}", "G_ssm": "G", "Q_chunk": "Q",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},

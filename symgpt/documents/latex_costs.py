@@ -17,7 +17,7 @@ from ..core.exprparse import parse_expression
 from ..derive.quantity import evaluate
 from ..core.symbols import B, T
 from ..render.latex import Tex, tex_expr
-from ..render.latex_escape import tex_escape
+from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
 from ..render.latex_names import tensor_name
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
@@ -31,14 +31,41 @@ def _pct(v) -> Tex | None:
     return None if v is None else Tex(tex_percent(v, 1))
 
 
+#: the widths that grow together in a family's own leading-order rule (L, h, E, k stay fixed)
+WIDTHS = ("d", "d_ff", "V", "d_head")
+
+
+def family_rule(q):
+    """The leading-order rule of *q* (a parameter count) derived from the model's own graph:
+    every width it has (d, d_ff, V, d_head) grows in proportion, the counts (L, h, h_kv, E, k)
+    stay fixed. GPT-2: 12Ld^2 + Vd; Llama: SwiGLU's 3Ld d_ff, GQA's reduced K/V and an untied
+    head; an MoE: 3ELd d_ff, every expert. None where the count has no width symbol."""
+    from ..query import rule as leading
+
+    names = {str(s) for s in q.expr.free_symbols}
+    widths = [w for w in WIDTHS if w in names]
+    return (leading(q, ",".join(widths)), widths) if widths else (None, [])
+
+
 def rule(model, notation) -> dict:
-    """The rule ``Vd + 12Ld^2 + 2d`` against the exact count, and the
-    leading-order rules as d grows."""
+    """The family's own leading-order rule against the exact count (GPT-2's published rule
+    ``Vd + 12Ld^2 + 2d`` where that is the family's rule), and the rules as d grows."""
+    from ..core.symbols import CANONICAL
     from ..query import compare, formula, rule as leading
 
     q = model.params
     f = formula("gpt2-rule")
-    c = compare(q, f.expression, model=model.name)
+    own, widths = family_rule(q)
+    L, d, V = CANONICAL["L"], CANONICAL["d"], CANONICAL["V"]
+    published = own is None or sympy.expand(own.rule - (12 * L * d**2 + V * d)) == 0
+    if published:
+        source, expression, why_text = f.source, f.expression, f.why
+    else:
+        shown = ", ".join(f"${notation.symbol(w)}$" for w in widths)
+        source = (f"{tex_texttt(model.family.name)}, derived from its graph as the widths ({shown}) "
+                  "grow together, the other sizes fixed,")
+        expression, why_text = own.rule, None
+    c = compare(q, expression, model=model.name)
     b = model.bindings
     rv = evaluate(c.formula, b)  # None where the rule's symbols are not the model's (ViT has no V)
     rows = []
@@ -47,7 +74,8 @@ def rule(model, notation) -> dict:
         rows.append({"regime": Tex(label), "rule": tex_expr(r.rule, notation),
                      "value": _num(r.rule_value), "error": _pct(r.relative_error)})
     return {**header(model, notation),
-            "source": f.source, "formula": tex_expr(c.formula, notation),
+            "source": Tex(source) if not published else source,
+            "formula": tex_expr(c.formula, notation),
             "substituted": tex_substituted(c.formula, b) if rv is not None and q.value is not None else None,
             "terms": tex_term_values(c.formula, b, "exact"),
             "value": _num(rv), "exact": _num(q.value),
@@ -56,7 +84,7 @@ def rule(model, notation) -> dict:
             "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
-            "why": f.why if f.expect != "equal" and
+            "why": why_text if published and f.expect != "equal" and
             sympy.expand(c.difference - parse_expression(f.expect)) == 0 else None}
 
 
