@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # --- mixture-of-experts decoders, second group (the moe2 group) ---
+    (Ref("symgpt.families.aria"), ("aria_text",)),
 )
 
 #: built-in family name -> its module's reference
