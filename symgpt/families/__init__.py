@@ -95,6 +95,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- mixture-of-experts decoders, second group (the moe2 group) ---
     (Ref("symgpt.families.aria"), ("aria_text",)),
+    (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
 )
 
 #: built-in family name -> its module's reference
