@@ -96,6 +96,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- mixture-of-experts decoders, second group (the moe2 group) ---
     (Ref("symgpt.families.aria"), ("aria_text",)),
     (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
+    (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
 )
 
 #: built-in family name -> its module's reference
