@@ -97,6 +97,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.aria"), ("aria_text",)),
     (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
     (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
+    (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
 )
 
 #: built-in family name -> its module's reference

@@ -25,10 +25,11 @@ FP32_ROUTER_NOTE = ("the router weights (gate.weight, E × d per MoE layer) are 
                     "precision")
 
 
-def dense_prefix(f: Fields, L: int, first_k_default: int) -> int:
+def dense_prefix(f: Fields, L: int, first_k_default: int, first_k_key: str | None = "first_k_dense_replace") -> int:
     """The dense first layers: ``mlp_layer_types`` ('dense' / 'sparse' per layer; the dense ones must
-    come first), else ``first_k_dense_replace``."""
-    first_k = f.int("first_k_dense_replace", first_k_default, minimum=0)
+    come first), else ``first_k_dense_replace`` (*first_k_default* when the config class has no
+    such field: *first_k_key* None)."""
+    first_k = f.int(first_k_key, first_k_default, minimum=0) if first_k_key else first_k_default
     types = f.cfg.get("mlp_layer_types")
     f.used.add("mlp_layer_types")
     if types is None:
