@@ -98,6 +98,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
     (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
     (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
+    (Ref("symgpt.families.ernie4_5_moe"), ("ernie4_5_moe",)),
 )
 
 #: built-in family name -> its module's reference

@@ -58,6 +58,7 @@ class MoE:
     shared: str = "none"
     shared_ff: sympy.Expr | None = None
     router_bias: bool = False
+    score_bias: bool = False
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -120,7 +121,8 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups,
+                                        score_bias=moe.score_bias), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
