@@ -63,6 +63,7 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "flex_olmo": {"num_hidden_layers": 2}, "aria_text": {"num_hidden_layers": 2},
     "cohere2_moe": {"num_hidden_layers": 4}, "exaone_moe": {"num_hidden_layers": 4},
     "hy_v3": {"num_hidden_layers": 2}, "ernie4_5_moe": {"num_hidden_layers": 3},
+    "minimax_m3_vl_text": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -70,7 +71,7 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU", "exaone_moe": "kept in float32", "hy_v3": "kept in float32",
-                 "ernie4_5_moe": "moe_statics"}
+                 "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)

@@ -1,5 +1,5 @@
 """The second group of mixture-of-experts decoders (FlexOlmo, Aria's language model, Cohere2-MoE,
-EXAONE-MoE, Hunyuan-V3, ERNIE 4.5 MoE) against transformers 5.24.0.
+EXAONE-MoE, Hunyuan-V3, ERNIE 4.5 MoE, MiniMax-M3's language model) against transformers 5.24.0.
 
 Oracle: each type's causal-LM class built on the meta device from a small configuration showing
 what the default one hides (grouped-query heads, dense first layers, sliding-window layers past
@@ -55,6 +55,12 @@ CASES = {
                                                 moe_intermediate_size=24, moe_num_experts=8, moe_k=2,
                                                 moe_num_shared_experts=1, moe_layer_start_index=2,
                                                 moe_layer_end_index=-1), 8, 0, None),
+    "minimax_m3_vl_text-dense": ("minimax_m3_vl_text", dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=16,
+                                                            intermediate_size=24, dense_intermediate_size=40,
+                                                            shared_intermediate_size=32, num_local_experts=8,
+                                                            num_experts_per_tok=2,
+                                                            mlp_layer_types=["dense", "sparse", "sparse"]),
+                                 8, 0, None),
 }
 
 
@@ -112,6 +118,8 @@ def test_ernie_score_bias_is_a_parameter_of_e_per_moe_layer(tmp_path):
     ("hy_v3", {"mlp_bias": True}, "mlp_bias"),
     ("ernie4_5_moe", {"num_hidden_layers": 4, "moe_layer_end_index": 2}, "dense layers after"),
     ("ernie4_5_moe", {"use_bias": True}, "use_bias"),
+    ("minimax_m3_vl_text", {"num_hidden_layers": 2, "layer_types": ["minimax_m3_sparse", "full_attention"]},
+     "minimax_m3_sparse"),
 ])
 def test_what_is_not_modelled_is_refused_in_one_line(model_type, fields, why, tmp_path):
     with pytest.raises(SymgptError, match=why) as err:

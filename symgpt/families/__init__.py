@@ -99,6 +99,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
     (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
     (Ref("symgpt.families.ernie4_5_moe"), ("ernie4_5_moe",)),
+    (Ref("symgpt.families.minimax_m3"), ("minimax_m3_vl_text",)),
 )
 
 #: built-in family name -> its module's reference
