@@ -48,7 +48,8 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss)."""
+    bias (gpt-oss); ``score_bias``: a learned bias of E is added to the scores for the choice only
+    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op)."""
 
     experts: sympy.Expr
     active: sympy.Expr
