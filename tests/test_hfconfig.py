@@ -288,7 +288,9 @@ def _transformers_view(cfg):
                                             "moe_num_experts")  # AriaTextConfig's
                     if getattr(c, a, None)), None)
     rotary = rope.get("partial_rotary_factor", 1.0) if rope else None
-    if getattr(c, "rotary_dim", None):  # GPT-J, CodeGen: the first rotary_dim of each head
+    # GPT-J, CodeGen: the first rotary_dim of each head (MiniMaxM3VLTextConfig's rotary_dim is read by
+    # no module: its rotary tables span head_dim × partial_rotary_factor)
+    if getattr(c, "rotary_dim", None) and cfg["model_type"] != "minimax_m3_vl_text":
         rotary = c.rotary_dim / (c.hidden_size // c.num_attention_heads)
     window = getattr(c, "sliding_window", None) or None  # Qwen2-MoE writes 0 for none
     if "sliding_attention" not in (getattr(c, "layer_types", None) or ["sliding_attention"]):
