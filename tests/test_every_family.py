@@ -78,6 +78,10 @@ CASES = {
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     # the decoders with designs of their own
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
+    # mixture-of-experts decoders, second group
+    **{t: (t, {"L": L, "d": 64, "h": 4, "h_kv": 2, "V": 100, "d_ff": 32, "E": 4, "k": 2, **extra}) for t, L, extra in (
+        ("aria_text", 2, {}), ("cohere2_moe", 4, {"W": 16}), ("exaone_moe", 4, {"W": 16}), ("hy_v3", 2, {}),
+        ("ernie4_5_moe", 2, {}), ("minimax_m3_vl_text", 2, {}))},
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
@@ -96,7 +100,7 @@ CASES.update({
 })
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
-            "gpt_neo", "cohere2", "exaone4", "kolibri1"}
+            "gpt_neo", "cohere2", "exaone4", "kolibri1", "cohere2_moe", "exaone_moe"}
 
 
 def test_every_registered_family_is_covered():

@@ -61,13 +61,19 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "gpt_neox_japanese": {"num_hidden_layers": 2},
     # state-space mixers (the ssm group)
     "mamba": {"num_hidden_layers": 2}, "falcon_mamba": {"num_hidden_layers": 2}, "mamba2": {"num_hidden_layers": 2},
+    # mixture-of-experts decoders, second group (tests/test_moe2_families.py)
+    "flex_olmo": {"num_hidden_layers": 2}, "aria_text": {"num_hidden_layers": 2},
+    "cohere2_moe": {"num_hidden_layers": 4}, "exaone_moe": {"num_hidden_layers": 4},
+    "hy_v3": {"num_hidden_layers": 2}, "ernie4_5_moe": {"num_hidden_layers": 3},
+    "minimax_m3_vl_text": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
                  "granitemoeshared": "multiplies the embeddings", "hyperclovax": "multiplies the embeddings",
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
-                 "gpt_oss": "clamped SwiGLU"}
+                 "gpt_oss": "clamped SwiGLU", "exaone_moe": "kept in float32", "hy_v3": "kept in float32",
+                 "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
@@ -280,10 +286,13 @@ def _transformers_view(cfg):
     else:
         activation = ACTIVATIONS[next(getattr(c, a) for a in ("hidden_activation", "hidden_act", "activation",
                                                               "activation_function", "afn") if getattr(c, a, None))]
-    experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts")
+    experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts",
+                                            "moe_num_experts")  # AriaTextConfig's
                     if getattr(c, a, None)), None)
     rotary = rope.get("partial_rotary_factor", 1.0) if rope else None
-    if getattr(c, "rotary_dim", None):  # GPT-J, CodeGen: the first rotary_dim of each head
+    # GPT-J, CodeGen: the first rotary_dim of each head (MiniMaxM3VLTextConfig's rotary_dim is read by
+    # no module: its rotary tables span head_dim × partial_rotary_factor)
+    if getattr(c, "rotary_dim", None) and cfg["model_type"] != "minimax_m3_vl_text":
         rotary = c.rotary_dim / (c.hidden_size // c.num_attention_heads)
     window = getattr(c, "sliding_window", None) or None  # Qwen2-MoE writes 0 for none
     if "sliding_attention" not in (getattr(c, "layer_types", None) or ["sliding_attention"]):
@@ -294,7 +303,7 @@ def _transformers_view(cfg):
             "T_max": next((getattr(c, a) for a in ("max_position_embeddings", "n_positions", "max_seq_len")
                            if getattr(c, a, None)), None),  # BLOOM has none (ALiBi)
             "rotary": rotary, "activation": activation, "E": experts,
-            "k": getattr(c, "num_experts_per_tok", None)}
+            "k": getattr(c, "num_experts_per_tok", None) or getattr(c, "moe_topk", None)}
 
 
 def _symgpt_view(m):

@@ -95,6 +95,13 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- state-space layers (the ssm group) ---
     (Ref("symgpt.families.mamba"), ("mamba", "mamba2")),
+    # --- mixture-of-experts decoders, second group (the moe2 group) ---
+    (Ref("symgpt.families.aria"), ("aria_text",)),
+    (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
+    (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
+    (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
+    (Ref("symgpt.families.ernie4_5_moe"), ("ernie4_5_moe",)),
+    (Ref("symgpt.families.minimax_m3"), ("minimax_m3_vl_text",)),
 )
 
 #: built-in family name -> its module's reference

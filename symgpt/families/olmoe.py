@@ -30,6 +30,20 @@ def read(f: Fields):
     return "olmoe", flags, sizes
 
 
-READERS = {"olmoe": Reader(read, ("OlmoeForCausalLM",))}
+def read_flex_olmo(f: Fields):
+    """transformers' FlexOlmoConfig (FlexOlmo, Shi et al. 2025, "FlexOlmo: Open Language Models for
+    Flexible Data Use"): OLMo 2's block (norms on the attention and FFN outputs only; an RMSNorm over
+    all query heads and one over all key heads) with OLMoE's softmax-routed SwiGLU experts."""
+    flags, sizes = llama_like(f, dict(V=100352, d=4096, d_ff=11008, L=32, h=32, T_max=4096))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, pre_norm=False, branch_norms=True)
+    sizes["E"] = f.int("num_experts", 7)
+    sizes["k"] = f.int("num_experts_per_tok", 5)
+    flags["topk_norm"] = f.bool("norm_topk_prob", False)
+    return "olmoe", flags, sizes
+
+
+READERS = {"olmoe": Reader(read, ("OlmoeForCausalLM",)),
+           "flex_olmo": Reader(read_flex_olmo, ("FlexOlmoForCausalLM",))}
 
 PRESETS: tuple[Preset, ...] = ()

@@ -8,11 +8,11 @@ k times per token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
-from .base import Op, Saved, Work, numel, register
+from .base import Op, ParamSpec, Saved, Work, numel, register
 
 
 @register
@@ -28,6 +28,10 @@ class TopK(Op):
     #: parameters, so no count but what an eager router keeps: each group's best picks'
     #: indices, the kept groups' indices and the boolean mask of the experts outside them
     groups: tuple | None = None
+    #: a learned bias of E added to the scores for the choice only (ERNIE 4.5's moe_statics
+    #: e_score_correction_bias, a parameter transformers does not train): E parameters, nothing
+    #: else counted (left out of the repr, so every other graph's dump is unchanged)
+    score_bias: bool = field(default=False, repr=False)
     kind = "topk"
     title = "Top-k"
 
@@ -36,7 +40,8 @@ class TopK(Op):
         return (*p[:-1], self.k)  # (B, T, E) -> (B, T, k)
 
     def params(self, inputs):
-        return ()
+        (p,) = inputs
+        return (ParamSpec("score_bias", (p[-1],)),) if self.score_bias else ()
 
     def forward(self, inputs, out):
         (p,) = inputs
@@ -63,7 +68,7 @@ class TopK(Op):
         return (Saved("indices", tuple(out), "int64"), Saved("weights", tuple(out), shares="output"))
 
     def describe(self):
-        return f"Top-{self.k}"
+        return f"Top-{self.k}" + (" (score bias)" if self.score_bias else "")
 
 
 @register

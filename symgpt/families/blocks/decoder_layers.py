@@ -45,11 +45,12 @@ def decoder_attention(g, flags, s, a, table):
 
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
-    a flag gpt-oss's family adds)."""
+    a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's)."""
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
-                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")))
+                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
+                  score_bias=bool(flags.get("score_bias")))
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)

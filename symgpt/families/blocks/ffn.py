@@ -48,7 +48,8 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss)."""
+    bias (gpt-oss); ``score_bias``: a learned bias of E is added to the scores for the choice only
+    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -58,6 +59,7 @@ class MoE:
     shared: str = "none"
     shared_ff: sympy.Expr | None = None
     router_bias: bool = False
+    score_bias: bool = False
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -120,7 +122,8 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups,
+                                        score_bias=moe.score_bias), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):

@@ -25,7 +25,9 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     dense-FFN layers (``dense_blocks``) before L - n MoE layers (``blocks``), as DeepSeek's
     first_k_dense_replace does; ``full_every = p`` (with ``window``) makes floor(L/p) layers
     full-attention (``full_blocks``, after L - floor(L/p) sliding-window ``blocks``). Gemma
-    interleaves them (every p-th layer is full): the order of the stacks changes no count.
+    interleaves them (every p-th layer is full): the order of the stacks changes no count. Both
+    together (EXAONE-MoE) make up to four stacks: the dense layers, sliding and full, then the MoE
+    layers, sliding and full, the full layers being every p-th counted from the first layer.
     ``last_proj_bias`` makes the last layer a stack ``last_blocks`` of one whose attention output
     projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``."""
     n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
@@ -38,7 +40,15 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     if p and not flags["window"]:
         raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
     if n_dense and p:
-        raise SymgptError("dense_layers and full_every cannot be combined")
+        # every p-th layer full counted from the first (layer i is full when (i + 1) % p == 0): floor(n/p)
+        # of the n dense layers are full-attention, floor(L/p) - floor(n/p) of the MoE layers
+        full, dense_full = sympy.floor(L / p), n_dense // p
+        out = [("dense_blocks", sympy.Integer(n_dense - dense_full), {"moe": False}, "dense sliding-window layer")]
+        if dense_full:
+            out.append(("dense_full_blocks", sympy.Integer(dense_full), {"moe": False, "window": False},
+                        "dense full-attention layer"))
+        return out + [("blocks", L - n_dense - full + dense_full, {}, "MoE sliding-window layer"),
+                      ("full_blocks", full - dense_full, {"window": False}, "MoE full-attention layer")]
     if flags.get("last_proj_bias"):
         if n_dense or p or flags["proj_bias"]:
             raise SymgptError("last_proj_bias cannot be combined with dense_layers, full_every or proj_bias")
