@@ -127,6 +127,9 @@ FAMILIES = {
                           num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24,
                           kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=1,
                           topk_group=1),
+    # the mix group: xIELU (its two parameters and the Python version's saved tensors)
+    "apertus": GQA16,
+    "apertus1p5_text": GQA,
     # the decoders of encoder--decoder families (their ...ForCausalLM)
     "mbart": BARTLIKE,
     "plbart": BARTLIKE,

@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # --- the mix group: xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
+    (Ref("symgpt.families.apertus"), ("apertus",)),
 )
 
 #: built-in family name -> its module's reference
