@@ -130,6 +130,7 @@ FAMILIES = {
     # the mix group: xIELU (its two parameters and the Python version's saved tensors)
     "apertus": GQA16,
     "apertus1p5_text": GQA,
+    "bitnet": GQA,  # the sub-norms before o_proj and down_proj
     # the decoders of encoder--decoder families (their ...ForCausalLM)
     "mbart": BARTLIKE,
     "plbart": BARTLIKE,

@@ -31,6 +31,11 @@ SMALL = {
                          intermediate_size=80, vocab_size=320, attention_bias=True, tie_word_embeddings=True),
     "apertus1p5_text": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
                             intermediate_size=96, vocab_size=384, output_vocab_size=384),
+    "bitnet": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                   intermediate_size=96, vocab_size=320, max_position_embeddings=64),
+    "bitnet-bias-mha": dict(model_type="bitnet", hidden_size=64, num_hidden_layers=3, num_attention_heads=8,
+                            num_key_value_heads=8, intermediate_size=80, vocab_size=320, attention_bias=True,
+                            tie_word_embeddings=True),
 }
 
 
@@ -72,6 +77,23 @@ def test_xielu_owns_two_one_element_parameters_and_saves_what_pytorch_saves():
     assert len(saved) == len(rule)
     assert sum(saved.values()) == sum(int(sympy.Mul(*s.shape)) * bytes_of[s.dtype] for s in rule)
     assert [s.shares for s in op.saved((shape,), shape, Context())] == ["input0"]  # a fused kernel: x alone
+
+
+def test_bitnet_sub_norms_stand_before_the_output_and_down_projections(tmp_path):
+    from symgpt.graph import roles
+
+    arch = _load(_config("bitnet"), tmp_path).arch
+    order = list(arch.order)
+    for sub, after in ((roles.ATTENTION_SUB_NORM, roles.OUT), (roles.FFN_SUB_NORM, roles.FFN_DOWN)):
+        (n,) = arch.find(sub)
+        assert order.index(n) + 1 == order.index(arch.first(after))
+
+
+def test_bitnet_packed_weights_are_refused(tmp_path):
+    cfg = dict(_config("bitnet"), quantization_config={"quant_method": "bitnet", "linear_class": "bitlinear",
+                                                        "quantization_mode": "offline"})
+    with pytest.raises(SymgptError, match="quantization_config"):
+        _load(cfg, tmp_path)
 
 
 def test_apertus1p5_pruned_head_is_refused(tmp_path):

@@ -95,6 +95,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- the mix group: xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
     (Ref("symgpt.families.apertus"), ("apertus",)),
+    (Ref("symgpt.families.bitnet"), ("bitnet",)),
 )
 
 #: built-in family name -> its module's reference

@@ -40,7 +40,8 @@ def decoder_attention(g, flags, s, a, table):
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
-                     rotary_interleave=bool(flags.get("rotary_interleave")))              # (B, T, d)
+                     rotary_interleave=bool(flags.get("rotary_interleave")),
+                     sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):
@@ -52,7 +53,8 @@ def decoder_ffn(g, flags, s, x):
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")))
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
-               dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)
+               dropout=bool(flags["dropout"]), moe=moe,
+               sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
 
 
 def _groups(flags):
