@@ -17,7 +17,7 @@ import sympy
 import torch
 
 import symgpt
-from oracles.measure import _hf_model, flop_count, param_count, saved_storages
+from oracles.measure import flop_count, param_count, saved_storages
 from symgpt import SymgptError, ops
 from symgpt.ops.base import Context
 
@@ -36,6 +36,17 @@ SMALL = {
     "bitnet-bias-mha": dict(model_type="bitnet", hidden_size=64, num_hidden_layers=3, num_attention_heads=8,
                             num_key_value_heads=8, intermediate_size=80, vocab_size=320, attention_bias=True,
                             tie_word_embeddings=True),
+    "axk1": dict(hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4,
+                 intermediate_size=96, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                 n_shared_experts=2, n_group=2, topk_group=1, q_lora_rank=24, kv_lora_rank=32,
+                 qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, vocab_size=320,
+                 mlp_layer_types=["dense", "dense", "sparse"]),
+    "axk1-legacy": dict(model_type="axk1", hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
+                        num_key_value_heads=4, intermediate_size=80, moe_intermediate_size=16, n_routed_experts=4,
+                        num_experts_per_tok=2, n_shared_experts=0, n_group=1, topk_group=1, q_lora_rank=16,
+                        kv_lora_rank=24, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, vocab_size=320,
+                        attention_bias=True, norm_topk_prob=False, first_k_dense_replace=1,
+                        tie_word_embeddings=True),
 }
 
 
@@ -51,10 +62,30 @@ def _load(cfg, tmp_path, **bound):
     return symgpt.load(path, **bound)
 
 
+def _hf(cfg):
+    """The causal LM of *cfg* on the meta device, eager attention; a mixture's experts run as
+    ``batched_mm`` (one matmul per token and chosen expert: what FlopCounterMode counts on meta)."""
+    import transformers
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    fields = dict(cfg)
+    model_type = fields.pop("model_type")
+    cls = getattr(transformers, MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
+    config = AutoConfig.for_model(model_type, **fields)
+    kw = {"experts_implementation": "batched_mm"} if cls._can_set_experts_implementation() else {}
+    with torch.device("meta"):
+        model = cls._from_config(config, attn_implementation="eager", **kw)
+    model.tie_weights()
+    return model
+
+
 @pytest.mark.parametrize("case", sorted(SMALL))
 def test_params_and_forward_flops_equal_transformers(case, tmp_path):
     cfg = _config(case)
-    hf = _hf_model(cfg, "meta", "eager")
+    hf = _hf(cfg)
     m = _load(cfg, tmp_path, B=B, T=T)
     assert m.params == param_count(hf), (case, m.params.value, param_count(hf))
     assert m.quantity("flops.forward") == flop_count(hf, B, T)
@@ -93,6 +124,30 @@ def test_bitnet_packed_weights_are_refused(tmp_path):
     cfg = dict(_config("bitnet"), quantization_config={"quant_method": "bitnet", "linear_class": "bitlinear",
                                                         "quantization_mode": "offline"})
     with pytest.raises(SymgptError, match="quantization_config"):
+        _load(cfg, tmp_path)
+
+
+def test_axk1_norms_the_mixture_output_only(tmp_path):
+    from symgpt.graph import roles
+
+    arch = _load(_config("axk1"), tmp_path).arch
+    post = arch.find(roles.POST_FFN_NORM)
+    assert post and all(n.startswith("blocks/") for n in post)  # not in the dense layers
+    assert any(n.startswith("dense_blocks/") for n in arch.graph.nodes)
+
+
+def test_axk1_router_renormalises_unless_told_not_to(tmp_path):
+    # AXK1Config's norm_topk_prob: True by default; false or null leave the top-k weights as they are
+    for value, expected in (("absent", True), (True, True), (False, False), (None, False)):
+        cfg = dict(_config("axk1"))
+        if value != "absent":
+            cfg["norm_topk_prob"] = value
+        assert _load(cfg, tmp_path).arch.flags["topk_norm"] is expected, value
+
+
+def test_axk1_interleaved_layer_kinds_are_refused(tmp_path):
+    cfg = dict(_config("axk1"), mlp_layer_types=["dense", "sparse", "dense"])
+    with pytest.raises(SymgptError, match="mlp_layer_types"):
         _load(cfg, tmp_path)
 
 

@@ -96,6 +96,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- the mix group: xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
     (Ref("symgpt.families.apertus"), ("apertus",)),
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
+    (Ref("symgpt.families.axk1"), ("axk1",)),
 )
 
 #: built-in family name -> its module's reference
