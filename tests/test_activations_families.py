@@ -359,7 +359,13 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: decoder model types symgpt reads whose activation bytes this file does not compare yet (their
 #: parameters and FLOPs are exact against transformers in tests/test_zoo.py and their own tests):
 #: listed by name, so a type is never left out silently and the list only shrinks
-NOT_YET_COMPARED = frozenset()
+NOT_YET_COMPARED = frozenset({
+    # Llama4TextMoe repeats the tokens once per expert and scales them by the router's scores
+    # (E x B·T rows through every expert) and its router scatters the top-k logits into an E-wide
+    # -inf tensor before the sigmoid: tensors symgpt's mixture does not keep (the family's notes
+    # name the experts' and the temperature tuning's differences)
+    "llama4_text",
+})
 
 
 def test_every_decoder_family_is_compared():

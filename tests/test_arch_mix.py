@@ -47,6 +47,25 @@ SMALL = {
                         kv_lora_rank=24, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, vocab_size=320,
                         attention_bias=True, norm_topk_prob=False, first_k_dense_replace=1,
                         tie_word_embeddings=True),
+    # Llama 4: every layer MoE, every 4th NoPE (the default pattern)
+    "llama4_text": dict(hidden_size=64, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                        head_dim=16, intermediate_size=32, intermediate_size_mlp=96, num_local_experts=4,
+                        num_experts_per_tok=1, vocab_size=320, attention_chunk_size=16),
+    # Maverick's pattern: MoE every 2nd layer, NoPE every 4th: three kinds of layers
+    "llama4_text-interleaved": dict(model_type="llama4_text", hidden_size=64, num_hidden_layers=8,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=16, intermediate_size=24,
+                                    intermediate_size_mlp=80, num_local_experts=3, num_experts_per_tok=2,
+                                    interleave_moe_layer_step=2, vocab_size=320, use_qk_norm=False),
+    # MoE every 3rd, NoPE every 2nd: all four kinds (L = 7 is no multiple of either period)
+    "llama4_text-four-kinds": dict(model_type="llama4_text", hidden_size=64, num_hidden_layers=7,
+                                   num_attention_heads=4, num_key_value_heads=4, head_dim=8, intermediate_size=24,
+                                   intermediate_size_mlp=40, num_local_experts=2, num_experts_per_tok=1,
+                                   interleave_moe_layer_step=3, no_rope_layer_interval=2, vocab_size=320,
+                                   attention_bias=True, tie_word_embeddings=True),
+    # no MoE layer at all, no NoPE layer
+    "llama4_text-dense": dict(model_type="llama4_text", hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
+                              num_key_value_heads=2, head_dim=16, intermediate_size_mlp=96, moe_layers=[],
+                              no_rope_layers=[1, 1, 1], attention_chunk_size=None, vocab_size=320),
 }
 
 
@@ -149,6 +168,47 @@ def test_axk1_interleaved_layer_kinds_are_refused(tmp_path):
     cfg = dict(_config("axk1"), mlp_layer_types=["dense", "sparse", "dense"])
     with pytest.raises(SymgptError, match="mlp_layer_types"):
         _load(cfg, tmp_path)
+
+
+def test_llama4_stacks_hold_each_kind_of_layer(tmp_path):
+    # layer i has experts when s | i + 1 and no positions when p | i + 1 (Llama4TextConfig's defaults
+    # of moe_layers and no_rope_layers): L = 7, s = 3, p = 2
+    arch = _load(_config("llama4_text-four-kinds"), tmp_path).arch
+    counts = {g.name: int(sympy.sympify(g.repeat).subs(symgpt.core.symbols.L, 7)) for g in arch.stacks()}
+    assert counts == {"blocks": 1, "dense_blocks": 3, "nope_blocks": 1, "nope_dense_blocks": 2}
+    nope = [n for n in arch.graph.nodes if n.startswith("nope_") and "rotary" in n]
+    assert not nope
+
+
+def test_llama4_routed_experts_flag_counts_k_experts_per_token(tmp_path):
+    # all_experts (the default) counts what Llama4TextMoe runs: E experts per token; off, k of them.
+    # The difference is (E - k) gated experts of width d_ff per token and MoE layer: 3 matmuls of
+    # d x d_ff, 2 FLOPs per multiply-add
+    cfg = _config("llama4_text")
+    every = _load(cfg, tmp_path, B=B, T=T).quantity("flops.forward").value
+    path = tmp_path / "config.json"
+    routed = symgpt.load(path, B=B, T=T, all_experts=False).quantity("flops.forward").value
+    E, k, d, ff, layers = 4, 1, 64, 32, 4
+    assert every - routed == layers * (E - k) * B * T * 3 * 2 * d * ff
+
+
+def test_llama4_chunked_layers_past_the_chunk_count_what_eager_attention_computes(tmp_path):
+    # eager attention computes every chunked layer's full T x T scores (the chunk mask only hides
+    # keys), so past attention_chunk_size (16) symgpt's count of full causal attention stays exact
+    cfg = _config("llama4_text")
+    assert _load(cfg, tmp_path, B=1, T=24).quantity("flops.forward") == flop_count(_hf(cfg), 1, 24)
+
+
+def test_llama4_notes_say_what_is_counted_otherwise(tmp_path):
+    notes = " ".join(_load(_config("llama4_text"), tmp_path).notes)
+    assert "every expert" in notes and "chunked attention" in notes and "temperature" in notes
+
+
+@pytest.mark.parametrize("changes,match", [({"moe_layers": [0, 2]}, "moe_layers"),
+                                           ({"no_rope_layers": [1, 0, 0, 1]}, "no_rope_layers")])
+def test_llama4_irregular_layer_patterns_are_refused(changes, match, tmp_path):
+    with pytest.raises(SymgptError, match=match):
+        _load(dict(_config("llama4_text"), **changes), tmp_path)
 
 
 def test_apertus1p5_pruned_head_is_refused(tmp_path):

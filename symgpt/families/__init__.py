@@ -97,6 +97,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.apertus"), ("apertus",)),
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
     (Ref("symgpt.families.axk1"), ("axk1",)),
+    (Ref("symgpt.families.llama4"), ("llama4_text",)),
 )
 
 #: built-in family name -> its module's reference

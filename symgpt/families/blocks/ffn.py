@@ -50,7 +50,9 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss)."""
+    bias (gpt-oss). ``runs``: the experts each token runs when it is not ``active`` -- E for
+    transformers' ``Llama4TextMoe``, which runs every expert on every token (the router's scores
+    scale the inputs, zero for the experts not chosen)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -60,6 +62,7 @@ class MoE:
     shared: str = "none"
     shared_ff: sympy.Expr | None = None
     router_bias: bool = False
+    runs: sympy.Expr | None = None
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -127,7 +130,8 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
         w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
-    with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
+    runs = moe.active if moe.runs is None else moe.runs
+    with g.repeat(step("experts"), moe.experts, active=runs, label="expert", role=R.EXPERTS):
         e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
     o = g.op(step("combine"), ops.MoECombine(), e, w, role=R.COMBINE, label="Σ weights · experts")  # (B, T, d)
     if moe.shared == "none":
