@@ -200,7 +200,7 @@ def test_llama4_chunked_layers_past_the_chunk_count_what_eager_attention_compute
 
 
 def test_llama4_notes_say_what_is_counted_otherwise(tmp_path):
-    notes = " ".join(_load(_config("llama4_text"), tmp_path).notes)
+    (notes,) = _load(_config("llama4_text"), tmp_path).notes
     assert "every expert" in notes and "chunked attention" in notes and "temperature" in notes
 
 

@@ -78,6 +78,8 @@ CASES = {
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     # the decoders with designs of their own
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
+    # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
+    **{t: (str(ZOO / f"{t}.json"), {}) for t in ("apertus", "bitnet", "axk1", "llama4_text")},
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)

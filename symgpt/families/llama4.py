@@ -107,7 +107,8 @@ def read(f: Fields):
         notes.append("the NoPE layers' query temperature scaling (attn_temperature_tuning) is an elementwise "
                      "product not modelled: no parameters and no matmul FLOPs, its elementwise work and saved "
                      "tensors are not counted")
-    f.notes.extend(notes)
+    if notes:
+        f.notes.append("; ".join(notes))
     f.silent("floor_scale", "attn_scale", "attention_chunk_size")
     return "llama4_text", flags, sizes
 
