@@ -127,6 +127,13 @@ FAMILIES = {
                           num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24,
                           kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=1,
                           topk_group=1),
+    # the mix group: xIELU (its two parameters and the Python version's saved tensors)
+    "apertus": GQA16,
+    "apertus1p5_text": GQA,
+    "bitnet": GQA,  # the sub-norms before o_proj and down_proj
+    "axk1": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=4, num_experts_per_tok=2,
+                 n_shared_experts=1, n_group=1, topk_group=1, q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=16,
+                 qk_rope_head_dim=8, v_head_dim=12, mlp_layer_types=["dense", "sparse"]),
     # the decoders of encoder--decoder families (their ...ForCausalLM)
     "mbart": BARTLIKE,
     "plbart": BARTLIKE,
@@ -147,7 +154,7 @@ MLM_READ = {"bert-generation", "electra", "megatron-bert", "roberta-prelayernorm
 
 MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3",
        "sarvam_mla", "olmoe", "glm4_moe", "minimax_m2", "sarvam_moe", "solar_open", "glm4_moe_lite",
-       "mellum")
+       "mellum", "axk1")
 
 #: case -> (overrides, bytes measured, bytes symgpt counts (B = 2), why they differ)
 KNOWN_DIFFERENT = {
@@ -358,6 +365,11 @@ NOT_YET_COMPARED = frozenset({
     "mamba", "falcon_mamba", "mamba2",
     "flex_olmo", "aria_text", "cohere2_moe", "exaone_moe", "hy_v3", "ernie4_5_moe",  # the second MoE group
     "minimax_m3_vl_text",
+    # Llama4TextMoe repeats the tokens once per expert and scales them by the router's scores
+    # (E x B·T rows through every expert) and its router scatters the top-k logits into an E-wide
+    # -inf tensor before the sigmoid: tensors symgpt's mixture does not keep (the family's notes
+    # name the experts' and the temperature tuning's differences)
+    "llama4_text",
 })
 
 

@@ -35,7 +35,9 @@ def test_all_named_families_are_registered():
                              "cohere2", "stablelm", "glm4", "olmo", "exaone4", "persimmon", "arcee", "jais2",
                              "nanochat", "xglm", "ctrl", "biogpt",
                              # attention variants
-                             "gpt_oss"}
+                             "gpt_oss",
+                             # the mix group (axk1 is MLA): xIELU, BitNet's sub-norms, Llama 4
+                             "apertus", "bitnet", "llama4_text"}
     assert set(FAMILIES) <= set(families())
 
 
@@ -88,7 +90,8 @@ def test_node_paths_follow_the_gpt2_scheme(name):
     if fam["moe"]:
         assert g.nodes["blocks/ffn/router"]["op"].tag == "router"
         group = m.arch.groups["blocks/ffn/experts"]
-        assert (group.repeat, group.active, group.parent) == (E, k, "blocks")
+        # Llama 4 (all_experts): transformers' Llama4TextMoe runs every expert on every token
+        assert (group.repeat, group.active, group.parent) == (E, E if fam.get("all_experts") else k, "blocks")
     if fam["fused_qkv"]:
         assert "blocks/attention/qkv" in g
     if fam["positions"] == "rotary":

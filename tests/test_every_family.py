@@ -82,6 +82,8 @@ CASES = {
     **{t: (t, {"L": L, "d": 64, "h": 4, "h_kv": 2, "V": 100, "d_ff": 32, "E": 4, "k": 2, **extra}) for t, L, extra in (
         ("aria_text", 2, {}), ("cohere2_moe", 4, {"W": 16}), ("exaone_moe", 4, {"W": 16}), ("hy_v3", 2, {}),
         ("ernie4_5_moe", 2, {}), ("minimax_m3_vl_text", 2, {}))},
+    # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
+    **{t: (str(ZOO / f"{t}.json"), {}) for t in ("apertus", "bitnet", "axk1", "llama4_text")},
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)

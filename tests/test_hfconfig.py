@@ -57,6 +57,9 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "glm4_moe": {"num_hidden_layers": 3}, "sarvam_moe": {"num_hidden_layers": 2},
     "solar_open": {"num_hidden_layers": 2}, "kolibri1": {"num_hidden_layers": 5}, "phimoe": {"num_hidden_layers": 2},
     "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
+    # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
+    "apertus": {"num_hidden_layers": 2}, "apertus1p5_text": {"num_hidden_layers": 2}, "bitnet": {"num_hidden_layers": 2},
+    "axk1": {"num_hidden_layers": 3}, "llama4_text": {"num_hidden_layers": 4},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
     # state-space mixers (the ssm group)
@@ -73,7 +76,8 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU", "exaone_moe": "kept in float32", "hy_v3": "kept in float32",
-                 "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU"}
+                 "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU",
+                 "llama4_text": "runs every expert on every token"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)

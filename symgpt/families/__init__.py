@@ -102,6 +102,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
     (Ref("symgpt.families.ernie4_5_moe"), ("ernie4_5_moe",)),
     (Ref("symgpt.families.minimax_m3"), ("minimax_m3_vl_text",)),
+    # --- the mix group: xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
+    (Ref("symgpt.families.apertus"), ("apertus",)),
+    (Ref("symgpt.families.bitnet"), ("bitnet",)),
+    (Ref("symgpt.families.axk1"), ("axk1",)),
+    (Ref("symgpt.families.llama4"), ("llama4_text",)),
 )
 
 #: built-in family name -> its module's reference

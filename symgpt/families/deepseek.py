@@ -44,13 +44,15 @@ MLA_HELP = {
 }
 
 
-def _family(name, description, changes, mla):
+def _family(name, description, changes, mla, help=None):
+    """A multi-latent-attention family: DeepSeek's flags with *changes*, the MLA flags with *mla*
+    (*help*: the help lines of a family's own flags besides the MLA ones)."""
     return Family(
         name=name, description=description,
         flags=Extended(FLAGS, {"gqa": False, "moe": True, "shared_expert": "plain", **changes}, {**MLA_FLAGS, **mla}),
         sizes=("L", "d", "h", "V"), optional=("d_ff", "T_max", "E", "k"),
         build=partial(Ref("symgpt.families.blocks.mla", "build"), name=name),
-        flag_help=Extended(FLAG_HELP, added=MLA_HELP), choices=Extended(CHOICES))
+        flag_help=Extended(FLAG_HELP, added={**MLA_HELP, **(help or {})}), choices=Extended(CHOICES))
 
 
 #: DeepSeek-V3 as transformers' DeepseekV3Config defaults it (the 671B model); V2 the 236B one

@@ -37,7 +37,7 @@ IGNORABLE = frozenset("""
 #: HF activation names -> the families' ``activation`` flag
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_pytorch_tanh": "gelu_tanh",
                "gelu_new": "gelu_new", "gelu_fast": "gelu_tanh", "relu": "relu",
-               "relu2": "relu2"}
+               "relu2": "relu2", "xielu": "xielu"}
 
 #: the default of a field that must be present (``Fields.int("n_layer")`` raises if it is missing)
 REQUIRED = object()

@@ -53,6 +53,8 @@ QUERY_NORM = "norm.q"                # a norm on the queries (Qwen3, Gemma 3: pe
 KEY_NORM = "norm.k"
 POST_ATTENTION_NORM = "norm.post_attention"  # a norm on the attention output, before its residual add
 POST_FFN_NORM = "norm.post_ffn"      # a norm on the FFN output, before its residual add (Gemma 2, OLMo 2)
+ATTENTION_SUB_NORM = "norm.attention_sub"  # a norm of the merged heads before the output projection (BitNet)
+FFN_SUB_NORM = "norm.ffn_sub"        # a norm of the FFN's hidden activations before its down projection (BitNet)
 
 # --- attention (self) -----------------------------------------------------------------------
 QKV = "attention.qkv"                # a fused Q/K/V projection

@@ -45,6 +45,7 @@ CATALOG = {
     "Sigmoid": Ref("symgpt.ops.activations", "Sigmoid"),
     "SoftCap": Ref("symgpt.ops.activations", "SoftCap"),
     "Tanh": Ref("symgpt.ops.activations", "Tanh"),
+    "XIELU": Ref("symgpt.ops.activations", "XIELU"),
     "Concat": Ref("symgpt.ops.concat", "Concat"),
     "MoECombine": Ref("symgpt.ops.moe", "MoECombine"),
     "TopK": Ref("symgpt.ops.moe", "TopK"),

@@ -1,5 +1,6 @@
 """Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the squared ReLU
-(Primer, Persimmon), the sigmoid (routers and gates) and Gemma 2's soft-capping."""
+(Primer, Persimmon), the sigmoid (routers and gates), Gemma 2's soft-capping and xIELU (Apertus),
+whose two one-element parameters are learned."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .base import Saved, Work, numel, register
+from .base import ParamSpec, Saved, Work, numel, register
 from .elementwise import Unary
 
 
@@ -92,3 +93,50 @@ class Tanh(_KeepsOutput):
 
     kind = "tanh"
     title = "Tanh"
+
+
+@register
+@dataclass(frozen=True)
+class XIELU(Unary):
+    """xIELU (Huang & Schlag 2024, "Deriving Activation Functions Using Integration",
+    arXiv:2411.13010; transformers' ``XIELUActivation``, Apertus): with two learned one-element
+    parameters ``alpha_p``, ``alpha_n`` and the constants β = 0.5, ε = -1e-6,
+    x > 0: α_p·x² + β·x, else (expm1(min(x, ε)) - x)·α_n + β·x, where α_p = softplus(alpha_p) and
+    α_n = β + softplus(alpha_n).
+
+    Work per element, both branches evaluated as transformers' Python version does: one
+    ``expm1`` (activation) and eight elementwise products and sums (α_p·x, ·x, β·x, +; min, - x,
+    ·α_n, + β·x, which computes β·x again); the comparison and the select are not arithmetic.
+    Backward: the same per element for the input's gradient, and two reductions over the
+    elements for the two parameters' gradients. Saved: a fused kernel keeps the input; the
+    Python version, run eagerly (``implementation`` hf-eager), keeps the input, α_p·x, expm1(·)
+    and expm1(·) - x (each of the output's shape), the mask x > 0 (bool), softplus of each
+    parameter and the two constants (one element each)."""
+
+    kind = "xielu"
+    title = "xIELU"
+
+    def params(self, inputs):
+        one = (sympy.Integer(1),)
+        return (ParamSpec("alpha_p", one), ParamSpec("alpha_n", one))
+
+    def forward(self, inputs, out):
+        n = numel(out)
+        return (Work("activation", n), Work("elementwise", 8 * n))
+
+    def backward(self, inputs, out, ctx):
+        n = numel(out)
+        work = (Work("activation", n, grad="input"), Work("elementwise", 8 * n, grad="input"))
+        if ctx.trainable:
+            work += (Work("elementwise", 2 * n, grad="weight"),)
+        return work
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        kept = (Saved("input", tuple(x), shares="input0"),)
+        if ctx.implementation == "hf-eager":
+            one = (sympy.Integer(1),)
+            kept += (Saved("alpha_p_x", tuple(out)), Saved("expm1", tuple(out)), Saved("expm1_minus_x", tuple(out)),
+                     Saved("positive", tuple(out), "bool"), Saved("softplus_alpha_p", one),
+                     Saved("alpha_n_total", one), Saved("beta", ()), Saved("eps", ()))
+        return kept

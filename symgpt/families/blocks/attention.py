@@ -48,7 +48,7 @@ STEPS = {
     "q_rotary": "q_rotary", "k_rotary": "k_rotary", "k_repeat": "k_repeat", "v_repeat": "v_repeat",
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
     "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
-    "values": "values", "merge": "merge", "o": "proj", "dropout_out": "dropout_out",
+    "values": "values", "merge": "merge", "sub_norm": "attn_sub_norm", "o": "proj", "dropout_out": "dropout_out",
     # multi-latent attention (transformers' DeepseekV3Attention module names)
     "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
@@ -104,10 +104,12 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
-              rotary_interleave: bool = False) -> str:
+              rotary_interleave: bool = False, sub_norm: Callable | None = None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
-    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
+    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`);
+    ``sub_norm(width)``: a norm of the merged heads before the output projection (BitNet's
+    ``attn_sub_norm``)."""
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
@@ -143,6 +145,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
              role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
+    if sub_norm is not None:
+        z = g.op(step("sub_norm"), sub_norm(width), z, role=R.ATTENTION_SUB_NORM, label="norm(Z)")  # (B, T_q, h·dv)
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
         o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)

@@ -61,7 +61,9 @@ def build(flags, bound, name="decoder", labels=None):
     # nope_full: no positions in the full-attention layers (Cohere2, EXAONE 4, Kolibri with a window);
     # with every layer full that is every layer, with every layer sliding it changes nothing
     full = None if flags["nope_full"] else table
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, local if f["window"] else full))
+    # nope_layer: a stack of layers without positions (Llama 4's NoPE layers, stacks.py)
+    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, None if f.get("nope_layer")
+                                                         else local if f["window"] else full))
     if flags["final_norm"]:
         x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
     width = d

@@ -73,7 +73,7 @@ CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "positions": ("rotary", "learned", "alibi", "sinusoidal"),
     "ffn": ("gated", "mlp"),
-    "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu", "relu2"),
+    "activation": ("silu", "gelu", "gelu_tanh", "gelu_new", "relu", "relu2", "xielu"),
     "qk_norm": ("none", "head", "full"),
     "shared_expert": ("none", "gated", "plain"),
     "router": ("softmax", "sigmoid"),
@@ -94,7 +94,8 @@ FLAG_HELP = {
     "qkv_bias": "Q/K/V projections have a bias",
     "proj_bias": "attention output projection has a bias",
     "ffn": "gated (SwiGLU/GeGLU, three matrices) or mlp (two matrices)",
-    "activation": "silu, gelu, gelu_tanh, gelu_new, relu or relu2 (squared ReLU: Primer, Persimmon)",
+    "activation": "silu, gelu, gelu_tanh, gelu_new, relu, relu2 (squared ReLU: Primer, Persimmon) or xielu "
+                  "(xIELU with two learned one-element parameters: Apertus)",
     "fused_gate_up": "one fused gate/up projection (Phi-3)",
     "mlp_bias": "FFN linear layers have biases",
     "parallel": "attention and FFN in parallel on the same input",

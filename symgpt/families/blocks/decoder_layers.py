@@ -34,26 +34,35 @@ def decoder_attention(g, flags, s, a, table):
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
-                     norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
+                     norm=lambda dim: decoder_norm(_qk_norm_flags(flags), dim), rotary=table, window=s.window,
                      scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
                      if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
-                     rotary_interleave=bool(flags.get("rotary_interleave")))              # (B, T, d)
+                     rotary_interleave=bool(flags.get("rotary_interleave")),
+                     sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
+
+
+def _qk_norm_flags(flags):
+    """The flags of the query/key norms: the model's, or parameter-free ones when the family's
+    ``qk_norm_affine`` flag is false (Llama 4's L2 norm of each head)."""
+    return {**flags, "norm_affine": False} if flags.get("qk_norm_affine") is False else flags
 
 
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
-    a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's)."""
+    a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's; ``all_experts``: Llama 4's, every
+    expert runs on every token)."""
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
-                  score_bias=bool(flags.get("score_bias")))
+                  score_bias=bool(flags.get("score_bias")), runs=E if flags.get("all_experts") else None)
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
-               dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)
+               dropout=bool(flags["dropout"]), moe=moe,
+               sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
 
 
 def _groups(flags):

@@ -14,7 +14,7 @@ def activation(name: str) -> ops.Op:
     """An activation op by the families' flag value (``gelu_new``: transformers' composite tanh-GELU)."""
     return {"silu": ops.SiLU(), "gelu": ops.GELU(approximate="none"),
             "gelu_tanh": ops.GELU(approximate="tanh"), "relu": ops.ReLU(), "relu2": ops.ReLU2(),
-            "gelu_new": ops.GELU(approximate="tanh", composite=True)}[name]
+            "gelu_new": ops.GELU(approximate="tanh", composite=True), "xielu": ops.XIELU()}[name]
 
 
 def lm_head(g, flags, y):

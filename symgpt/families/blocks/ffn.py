@@ -10,7 +10,8 @@ The variants are parameters of :func:`ffn`:
   run per token, their weighted sum, and a shared expert every token runs (DeepSeek's plain one,
   Qwen2-MoE's sigmoid-gated one). Dense and MoE layers mix as stacks of their own
   (``families/stacks.py``), each calling this builder with its own ``moe``;
-* dropout after the activation (``act_dropout``: T5, BART) and on the output (``dropout``).
+* dropout after the activation (``act_dropout``: T5, BART) and on the output (``dropout``);
+* ``sub_norm``: a norm of width d_ff before the down projection (BitNet's ``ffn_sub_norm``).
 
 Paths: ``names`` maps a step (``up``, ``gate``, ``gate_up``, ``act``, ``mul``, ``down``,
 ``dropout``, ``router``, ...: :data:`STEPS`) to its node name; a step it leaves out is
@@ -21,6 +22,7 @@ FFN's are, without the prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import sympy
 
@@ -30,7 +32,7 @@ from ...graph import roles as R
 #: step -> its node name after ``prefix`` when the caller does not name it
 STEPS = {
     "up": "up", "gate": "gate", "gate_up": "gate_up", "act": "act", "mul": "mul", "down": "down",
-    "act_dropout": "act_dropout", "dropout": "dropout",
+    "act_dropout": "act_dropout", "dropout": "dropout", "sub_norm": "ffn_sub_norm",
     "router": "router", "router_softmax": "router_softmax", "topk": "topk", "experts": "experts",
     "combine": "combine", "shared_expert": "shared_expert", "shared_gate": "shared_expert_gate",
     "shared_gate_act": "shared_expert_gate_act", "shared_scale": "shared_expert_scale",
@@ -49,7 +51,10 @@ class MoE:
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
     bias (gpt-oss); ``score_bias``: a learned bias of E is added to the scores for the choice only
-    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op)."""
+    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op). ``runs``: the experts
+    each token runs when it is not ``active`` -- E for transformers' ``Llama4TextMoe``, which runs
+    every expert on every token (the router's scores scale the inputs, zero for the experts not
+    chosen)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -60,15 +65,16 @@ class MoE:
     shared_ff: sympy.Expr | None = None
     router_bias: bool = False
     score_bias: bool = False
+    runs: sympy.Expr | None = None
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
         bias: bool = False, gated: bool = False, fused_gate_up: bool = False, act_dropout: bool = False,
-        dropout: bool = False, moe: MoE | None = None) -> str:
+        dropout: bool = False, moe: MoE | None = None, sub_norm: Callable | None = None) -> str:
     """The FFN of *x* (B, T, d) -> (B, T, d); *act* is the activation op."""
     step = _Steps(prefix, names or {})
     body = dict(d_model=d_model, act=act, bias=bias, gated=gated, fused_gate_up=fused_gate_up,
-                act_dropout=act_dropout)
+                act_dropout=act_dropout, sub_norm=sub_norm)
     if moe is None:
         o = _body(g, x, step, ff=ff, **body)
     else:
@@ -88,7 +94,7 @@ class _Steps:
         return self.names.get(key) or f"{self.prefix}{STEPS[key]}"
 
 
-def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropout):
+def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropout, sub_norm=None):
     """up (and gate) -> activation (-> gate product) -> down."""
     if not gated:
         u = g.op(step("up"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="H")      # (B, T, d_ff)
@@ -106,6 +112,8 @@ def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropo
         u = g.op(step("mul"), ops.Mul(), gate, up, role=R.FFN_MUL, label=f"{act.title}(G) ⊙ U")   # (B, T, d_ff)
     if act_dropout:
         u = g.op(step("act_dropout"), ops.Dropout(), u, role=R.DROPOUT)
+    if sub_norm is not None:
+        u = g.op(step("sub_norm"), sub_norm(ff), u, role=R.FFN_SUB_NORM, label="norm(H)")        # (B, T, d_ff)
     return g.op(step("down"), ops.Linear(ff, d_model, bias=bias), u, role=R.FFN_DOWN, label="ffn_out")  # (B, T, d)
 
 
@@ -126,7 +134,8 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
                                         score_bias=moe.score_bias), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
-    with g.repeat(step("experts"), moe.experts, active=moe.active, label="expert", role=R.EXPERTS):
+    runs = moe.active if moe.runs is None else moe.runs
+    with g.repeat(step("experts"), moe.experts, active=runs, label="expert", role=R.EXPERTS):
         e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
     o = g.op(step("combine"), ops.MoECombine(), e, w, role=R.COMBINE, label="Σ weights · experts")  # (B, T, d)
     if moe.shared == "none":

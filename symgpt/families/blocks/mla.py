@@ -103,6 +103,9 @@ def _block(g, flags, s, x, table):
              role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
     f = g.op("norms/ffn", decoder_norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
     f = decoder_ffn(g, flags, s, f)                                                        # (B, T, d)
+    if flags["moe"] and flags.get("post_moe_norm"):  # A.X K1: a norm of the mixture's output
+        f = g.op("ffn/post_mlp_layernorm", decoder_norm(flags, d), f, label="norm(ffn_out)",
+                 role=roles.POST_FFN_NORM)                                                 # (B, T, d)
     return g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)
 
 

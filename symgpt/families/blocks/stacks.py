@@ -10,6 +10,8 @@ floor(L/p) stays symbolic in L.
 
 from __future__ import annotations
 
+import math
+
 import sympy
 
 from ...graph import roles
@@ -30,6 +32,11 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     layers, sliding and full, the full layers being every p-th counted from the first layer.
     ``last_proj_bias`` makes the last layer a stack ``last_blocks`` of one whose attention output
     projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``."""
+    if flags.get("moe_every") or flags.get("nope_every"):
+        if flags["dense_layers"] or flags["full_every"] or flags.get("last_proj_bias"):
+            raise SymgptError("moe_every / nope_every cannot be combined with dense_layers, full_every or "
+                              "last_proj_bias")
+        return _periodic(flags)
     n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
     if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 0:
         raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
@@ -62,6 +69,35 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         return [("blocks", L - full, {}, "sliding-window layer"),
                 ("full_blocks", full, {"window": False}, "full-attention layer")]
     return [("blocks", L, {}, "Transformer block")]
+
+
+def _periodic(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
+    """Llama 4's layer mix (family flags ``moe_every = s``, ``nope_every = p``): layer i (from 0)
+    has experts when s divides i + 1 (``interleave_moe_layer_step``; every layer when s = 1) and
+    no positions -- no rotary, no query/key norm -- when p divides i + 1
+    (``no_rope_layer_interval``). Up to four stacks, the layers of each kind: floor(L/s) with
+    experts, floor(L/p) without positions, floor(L/lcm(s, p)) both; a kind no layer has is left out."""
+    s, p = flags.get("moe_every"), flags.get("nope_every")
+    for name, v in (("moe_every", s), ("nope_every", p)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise SymgptError(f"{name} must be a positive integer, got {v!r}")
+    if s and not flags["moe"]:
+        raise SymgptError("moe_every needs moe=true")
+    if flags["moe"] and not s:
+        s = 1
+    lcm = s * p // math.gcd(s, p) if s and p else None
+    moe = (L if s == 1 else sympy.floor(L / s)) if s else sympy.Integer(0)
+    nope = sympy.floor(L / p) if p else sympy.Integer(0)
+    both = (nope if lcm == p else moe if lcm == s else sympy.floor(L / lcm)) if lcm else sympy.Integer(0)
+    main = "MoE layer" if s else "Transformer block"
+    nope_flags = {"nope_layer": True, "qk_norm": "none", "qk_norm_after_rope": False}
+    kinds = [("blocks", moe - both if s else L - nope, {"moe": bool(s)}, main),
+             ("dense_blocks", L - moe - nope + both if s else sympy.Integer(0), {"moe": False}, "dense layer"),
+             ("nope_blocks", both if s else nope, {"moe": bool(s), **nope_flags},
+              ("MoE" if s else "Transformer") + " layer without positions"),
+             ("nope_dense_blocks", nope - both if s else sympy.Integer(0), {"moe": False, **nope_flags},
+              "dense layer without positions")]
+    return [k for k in kinds if sympy.simplify(k[1]) != 0]
 
 
 def layers(g, flags, s, x, block):
