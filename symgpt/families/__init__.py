@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
+    (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa")),
 )
 
 #: built-in family name -> its module's reference

@@ -58,6 +58,10 @@ CATALOG = {
     "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
     "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
     "Held": Ref("symgpt.ops.held", "Held"),
+    # DeepSeek Sparse Attention's lightning indexer
+    "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
+    "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
+    "TopKIndices": Ref("symgpt.ops.indexer", "TopKIndices"),
 }
 
 

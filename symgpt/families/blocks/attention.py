@@ -104,16 +104,26 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
-              rotary_interleave: bool = False) -> str:
+              rotary_interleave: bool = False, sparse_index: Callable | None = None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
-    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
+    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`).
+    ``sparse_index(g, x, q_latent)`` (MLA only): builds a selection of keys per query (DeepSeek
+    Sparse Attention's indexer, ``blocks/dsa.py``) from the input and the query latent, and returns
+    the node of the selected indices (B, T, k); the scores outside them are masked (eager: the
+    full T×T scores are still computed)."""
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
     if mla is not None:
-        q, k, v, width = _latent(g, x, step, d_model, heads, mla, bias, rotary)
+        q, k, v, width, q_latent = _latent(g, x, step, d_model, heads, mla, bias, rotary)
         scale = mla.nope + mla.rope if scale == "d_head" else scale
+        if sparse_index is not None:
+            if q_latent is None:
+                raise SymgptError("a sparse-attention indexer needs the query latent (q_lora_rank)")
+            sparse_index = sparse_index(g, x, q_latent)  # (B, T, k)
+    elif sparse_index is not None:
+        raise SymgptError("a sparse-attention indexer is modelled with multi-latent attention only")
     else:
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
@@ -131,6 +141,9 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         s = g.op(step("alibi"), ops.AlibiBias(), s, role=R.ALIBI, label="S + ALiBi")
     if position_bias is not None:
         s = g.op(step("position_bias"), ops.Add(), s, position_bias, role=R.POSITION_BIAS, label="S + bias")
+    if sparse_index is not None:
+        s = g.op(f"{step.module}/sparse_mask", ops.IndexMask(), s, sparse_index, role=R.SPARSE_MASK,
+                 label="S + top-k mask")                                                      # (B, h, T_q, T_k)
     if causal:
         s = g.op(step("mask"), ops.CausalMask(), s, role=R.MASK, label="S + mask")
     if sinks:
@@ -229,12 +242,14 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
     key every head shares (also cached). Returns Q, K, V heads and the merged width h·v."""
     nope, rope, vd, c = m.nope, m.rope, m.v, m.kv_rank
     qk = nope + rope
+    q_latent = None
     if m.q_rank:
         r = m.q_rank
         q = g.op(step("q_down"), ops.Linear(d_model, r, bias=bias), a, label="C_Q",
                  role=R.QUERY_DOWN)                                                   # (B, T, r_q)
         q = g.op(step("q_latent_norm"), ops.RMSNorm(r), q, label="norm(C_Q)",
                  role=R.QUERY_LATENT_NORM)                                            # (B, T, r_q)
+        q_latent = q
         q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
                  role=R.QUERY_UP)                                                     # (B, T, h·(nope+rope))
     else:
@@ -270,4 +285,4 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
               role=R.QUERY_PARTS)                                                     # (B, h, T, nope+rope)
     kf = g.op(step("k_parts"), ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
               role=R.KEY_PARTS)                                                       # (B, h, T, nope+rope)
-    return qf, kf, v, heads * vd
+    return qf, kf, v, heads * vd, q_latent

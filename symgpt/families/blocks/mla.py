@@ -103,7 +103,11 @@ def mla(g, flags, a, table):
     nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
     q_rank = _int(flags, "q_lora_rank") if flags["q_lora_rank"] else None
     sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]))
+    extra = {}
+    if flags.get("index_heads"):  # DeepSeek Sparse Attention (blocks/dsa.py)
+        from .dsa import indexer
+        extra["sparse_index"] = indexer(flags, table)
     return attention(g, a, d_model=d, heads=h, mla=sizes, bias=bool(flags["attention_bias"]), rotary=table,
-                     scale_label="S / √d_qk")                                         # (B, T, d)
+                     scale_label="S / √d_qk", **extra)                                # (B, T, d)
 
 
