@@ -94,7 +94,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
-    (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa")),
+    (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
 )
 
 #: built-in family name -> its module's reference

@@ -29,6 +29,14 @@ DSA_FLAGS = {
     "index_rope_interleave": False,  # GLM-5's indexer rotates interleaved pairs
 }
 
+#: A.X-K2's additions (its own family only)
+AXK2_FLAGS = {"q_gate": True, "gated_norm_rank": 16}
+AXK2_HELP = {
+    "q_gate": "one q_gate_proj of [norm(C_Q), C_Q] makes each head's query and a sigmoid output gate (A.X-K2)",
+    "gated_norm_rank": "the rank of the gate after the attention norm, and the FFN norm of expert layers "
+                       "(A.X-K2's AXK2GatedRMSNorm)",
+}
+
 DSA_HELP = {
     "index_heads": "the lightning indexer's heads (index_n_heads)",
     "index_head_dim": "each indexer head's dimensions (index_head_dim): also its cached key's width",
@@ -38,14 +46,16 @@ DSA_HELP = {
 }
 
 
-def _family(name, description, changes, mla, dsa):
+def _family(name, description, changes, mla, dsa, extra=None):
     return Family(
         name=name, description=description,
         flags=Extended(FLAGS, {"gqa": False, "moe": True, "shared_expert": "plain", **changes},
-                       {**MLA_FLAGS, **mla, **DSA_FLAGS, **dsa}),
+                       {**MLA_FLAGS, **mla, **DSA_FLAGS, **dsa, **(extra or {})}),
         sizes=("L", "d", "h", "V"), optional=("d_ff", "T_max", "E", "k"),
         build=partial(Ref("symgpt.families.blocks.mla", "build"), name=name),
-        flag_help=Extended(FLAG_HELP, added={**MLA_HELP, **DSA_HELP}), choices=Extended(CHOICES))
+        flag_help=Extended(FLAG_HELP, added={**MLA_HELP, **DSA_HELP, **({k: AXK2_HELP[k] for k in extra}
+                                                                         if extra else {})}),
+        choices=Extended(CHOICES))
 
 
 FAMILIES = (
@@ -57,6 +67,12 @@ FAMILIES = (
             {"dense_layers": 3, "router": "sigmoid"},
             {"n_group": 1, "topk_group": 1, "q_lora_rank": 2048, "qk_nope_dim": 192, "v_head_dim": 256},
             {"index_heads": 32, "index_rope_interleave": True}),
+    _family("axk2", "A.X-K2: DeepSeek Sparse Attention with a gated query projection and output gate, gated "
+            "norms, 1 dense layer then routed (sigmoid) + shared experts",
+            {"dense_layers": 1, "router": "sigmoid"},
+            {"n_group": None, "topk_group": None, "q_lora_rank": 384, "kv_lora_rank": 128, "qk_nope_dim": 64,
+             "qk_rope_dim": 32, "v_head_dim": 64},
+            {"index_heads": 16}, AXK2_FLAGS),
 )
 
 
@@ -91,8 +107,9 @@ def _read(f: Fields, name: str, D: dict):
     sizes = {"V": f.int("vocab_size", D["V"]), "d": f.int("hidden_size", D["d"]),
              "L": f.int("num_hidden_layers", D["L"]), "h": f.int("num_attention_heads", D["h"]),
              "T_max": f.int("max_position_embeddings", D["T_max"]),
-             "d_ff": f.int("moe_intermediate_size", 2048),
-             "E": f.aliased("n_routed_experts", "num_local_experts", 256), "k": f.int("num_experts_per_tok", 8)}
+             "d_ff": f.int("moe_intermediate_size", D.get("moe_ff", 2048)),
+             "E": f.aliased("n_routed_experts", "num_local_experts", D.get("E", 256)),
+             "k": f.int("num_experts_per_tok", 8)}
     kv = f.int("num_key_value_heads", D["h"], optional=True)
     if kv not in (None, sizes["h"]):
         raise SymgptError(f"{f.where}: multi-latent attention with num_key_value_heads != "
@@ -101,14 +118,14 @@ def _read(f: Fields, name: str, D: dict):
     f.int("qk_head_dim", None, optional=True)   # transformers derives it: nope + rope
     L = sizes["L"]
     _layer_types(f, L)
-    dense = _dense_first(f, L, 3)
-    if f.bool("mlp_bias", False):
+    dense = _dense_first(f, L, D.get("dense", 3))
+    if f.bool("mlp_bias", False):  # (AXK2Config has no mlp_bias: read as its absence)
         raise SymgptError(f"{f.where}: mlp_bias=true is not modelled (transformers' experts have no biases)")
     q_rank = f.int("q_lora_rank", D["q_rank"], optional=True)
     if q_rank is None:
         raise SymgptError(f"{f.where}: q_lora_rank must be set: the indexer reads the query latent")
     shared = f.int("n_shared_experts", 1, minimum=0)
-    rope = f.int("qk_rope_head_dim", 64)
+    rope = f.int("qk_rope_head_dim", D.get("rope", 64))
     index_dim = f.int("index_head_dim", 128)
     if index_dim < rope:
         raise SymgptError(f"{f.where}: index_head_dim ({index_dim}) below qk_rope_head_dim ({rope}): the "
@@ -116,12 +133,13 @@ def _read(f: Fields, name: str, D: dict):
     flags = {"tied": f.bool("tie_word_embeddings", False), "activation": f.activation("hidden_act", "silu"),
              "attention_bias": f.bool("attention_bias", False),
              "q_lora_rank": q_rank,
-             "kv_lora_rank": f.int("kv_lora_rank", 512), "qk_nope_dim": f.int("qk_nope_head_dim", D["nope"]),
+             "kv_lora_rank": f.int("kv_lora_rank", D.get("kv_rank", 512)), "qk_nope_dim": f.int("qk_nope_head_dim", D["nope"]),
              "qk_rope_dim": rope, "v_head_dim": f.int("v_head_dim", D["v"]),
              "dense_ff": f.int("intermediate_size", D["ff"]), "dense_layers": dense or None,
              "shared_expert": "plain" if shared else "none", "shared_ff": shared * sizes["d_ff"] if shared else None,
              "router": "sigmoid", "topk_norm": f.bool("norm_topk_prob", True),
-             "n_group": f.int("n_group", D["groups"][0]), "topk_group": f.int("topk_group", D["groups"][1]),
+             "n_group": f.int("n_group", D["groups"][0], optional=True),
+             "topk_group": f.int("topk_group", D["groups"][1], optional=True),
              "mtp_layers": None,
              "index_heads": f.int("index_n_heads", D["index_heads"]), "index_head_dim": index_dim,
              "index_topk": f.int("index_topk", 2048), "index_rope_interleave": D["interleave"]}
@@ -157,7 +175,26 @@ def read_glm_moe_dsa(f: Fields):
                                         nope=192, v=256, groups=(1, 1), index_heads=32, interleave=True))
 
 
+def read_axk2(f: Fields):
+    """transformers' AXK2Config: DeepseekV32Config's fields with A.X-K2's defaults (no routing groups
+    unless n_group is set), ``gated_norm_rank``, and the query/output gate always."""
+    if f.cfg.get("moe_layer_freq") not in (None, 1) and f.cfg.get("mlp_layer_types") is None:
+        raise SymgptError(f"{f.where}: moe_layer_freq other than 1 is not modelled")
+    f.used.add("moe_layer_freq")
+    name, flags, sizes = _read(f, "axk2", dict(V=163840, d=2048, L=48, h=32, T_max=131072, ff=5120, q_rank=384,
+                                                nope=64, v=64, groups=(None, None), index_heads=16,
+                                                interleave=False, dense=1, kv_rank=128, rope=32, moe_ff=512,
+                                                E=128))
+    n_group, keep = flags["n_group"], flags["topk_group"]
+    if (n_group is None) != (keep is None):
+        raise SymgptError(f"{f.where}: n_group and topk_group must be set together")
+    flags["q_gate"] = True
+    flags["gated_norm_rank"] = f.int("gated_norm_rank", 16)
+    return name, flags, sizes
+
+
 READERS = {"deepseek_v32": Reader(read_v32, ("DeepseekV32ForCausalLM",)),
+           "axk2": Reader(read_axk2, ("AXK2ForCausalLM",)),
            "glm_moe_dsa": Reader(read_glm_moe_dsa, ("GlmMoeDsaForCausalLM",))}
 
 PRESETS = ()

@@ -117,6 +117,20 @@ INDEX_MASK = "attention.index_mask"          # the causal mask of the index scor
 INDEX_TOP_K = "attention.index_top_k"        # the selected keys' indices
 SPARSE_MASK = "attention.sparse_mask"        # the attention scores masked outside the selected keys
 
+# --- A.X-K2 (transformers' AXK2Attention, AXK2GatedRMSNorm) ---------------------------------------
+QUERY_GATE_INPUT = "attention.q_gate_input"  # [norm(C_Q), C_Q]: the query latent and its un-normed copy
+QUERY_GATE = "attention.q_gate"              # q_gate_proj: 2·q_lora_rank -> h·(nope + rope + v)
+QUERY_GATE_HEADS = "attention.q_gate_heads"
+OUTPUT_GATE = "attention.output_gate"        # each head's gate (v of q_gate_proj's output per head)
+OUTPUT_GATE_MERGE = "attention.output_gate_merge"
+OUTPUT_GATE_ACT = "attention.output_gate_act"  # sigmoid
+OUTPUT_GATE_MUL = "attention.output_gate_mul"  # Z ⊙ sigmoid(gate), before o_proj
+NORM_GATE_UP = "norm.gate_up"                # a gated norm's fc1: d -> gated_norm_rank
+NORM_GATE_ACT = "norm.gate_act"              # its SiLU
+NORM_GATE_DOWN = "norm.gate_down"            # its fc2: gated_norm_rank -> d
+NORM_GATE_SIGMOID = "norm.gate_sigmoid"
+NORM_GATE_MUL = "norm.gate_mul"              # y ⊙ sigmoid(fc2(silu(fc1(y))))
+
 # --- cross-attention (encoder--decoder) ------------------------------------------------------
 CROSS_QUERY = "cross_attention.q"
 CROSS_KEY = "cross_attention.k"
@@ -196,7 +210,9 @@ TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     # ReplicatedLinear, and transformers' tensor-parallel plan leaves them whole
     INDEX_QUERY, INDEX_QUERY_HEADS, INDEX_QUERY_ROTARY, INDEX_KEY, INDEX_KEY_NORM, INDEX_KEY_HEAD,
     INDEX_KEY_ROTARY, INDEX_SCORES, INDEX_SCALE, INDEX_RELU, INDEX_WEIGHTS, INDEX_WEIGHTS_SCALE, INDEX_SUM,
-    INDEX_MASK, INDEX_TOP_K})
+    INDEX_MASK, INDEX_TOP_K}) | frozenset({
+    # A.X-K2's gated norms (not in transformers' tensor-parallel plan) and the query latent pair
+    QUERY_GATE_INPUT, NORM_GATE_UP, NORM_GATE_ACT, NORM_GATE_DOWN, NORM_GATE_SIGMOID, NORM_GATE_MUL})
 
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(

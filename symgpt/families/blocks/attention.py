@@ -95,6 +95,9 @@ class MLA:
     rope: sympy.Expr
     v: sympy.Expr
     complex_rope: bool = False
+    #: A.X-K2: one q_gate_proj of [norm(C_Q), C_Q] gives each head's query and an output gate (v),
+    #: sigmoid(gate) multiplying the heads' output before o_proj
+    q_gate: bool = False
 
 
 def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "attention",
@@ -116,7 +119,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
     if mla is not None:
-        q, k, v, width, q_latent = _latent(g, x, step, d_model, heads, mla, bias, rotary)
+        q, k, v, width, q_latent, gate = _latent(g, x, step, d_model, heads, mla, bias, rotary)
         scale = mla.nope + mla.rope if scale == "d_head" else scale
         if sparse_index is not None:
             if q_latent is None:
@@ -125,6 +128,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     elif sparse_index is not None:
         raise SymgptError("a sparse-attention indexer is modelled with multi-latent attention only")
     else:
+        gate = None
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
                                qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
@@ -156,6 +160,11 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
              role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
+    if gate is not None:  # A.X-K2's output gate
+        gate = g.op(f"{step.module}/gate_merge", ops.MergeHeads(), gate, role=R.OUTPUT_GATE_MERGE,
+                    label="G merged")                                                          # (B, T_q, h·dv)
+        gate = g.op(f"{step.module}/gate_act", ops.Sigmoid(), gate, role=R.OUTPUT_GATE_ACT, label="σ(G)")
+        z = g.op(f"{step.module}/gate_mul", ops.Mul(), z, gate, role=R.OUTPUT_GATE_MUL, label="Z ⊙ σ(G)")
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
         o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)
@@ -242,21 +251,37 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
     key every head shares (also cached). Returns Q, K, V heads and the merged width h·v."""
     nope, rope, vd, c = m.nope, m.rope, m.v, m.kv_rank
     qk = nope + rope
-    q_latent = None
+    q_latent = gate = None
+    if m.q_gate and not m.q_rank:
+        raise SymgptError("a query/output gate projection needs the query latent (q_lora_rank)")
     if m.q_rank:
         r = m.q_rank
         q = g.op(step("q_down"), ops.Linear(d_model, r, bias=bias), a, label="C_Q",
                  role=R.QUERY_DOWN)                                                   # (B, T, r_q)
+        c_q = q
         q = g.op(step("q_latent_norm"), ops.RMSNorm(r), q, label="norm(C_Q)",
                  role=R.QUERY_LATENT_NORM)                                            # (B, T, r_q)
         q_latent = q
-        q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
-                 role=R.QUERY_UP)                                                     # (B, T, h·(nope+rope))
+    if m.q_gate:  # A.X-K2: q_gate_proj([norm(C_Q), C_Q]) -> each head's query and output gate
+        q = g.op(f"{step.module}/q_gate_input", ops.Concat(), q_latent, c_q, label="[norm(C_Q), C_Q]",
+                 role=R.QUERY_GATE_INPUT)                                             # (B, T, 2·r_q)
+        q = g.op(f"{step.module}/q_gate_proj", ops.Linear(2 * m.q_rank, heads * (qk + vd), bias=False), q,
+                 label="Q, G", role=R.QUERY_GATE)                                     # (B, T, h·(qk+v))
+        q = g.op(f"{step.module}/q_gate_heads", ops.SplitHeads(heads, qk + vd), q, label="Q, G heads",
+                 role=R.QUERY_GATE_HEADS)                                             # (B, h, T, qk+v)
+        gate = g.op(f"{step.module}/gate", ops.Slice(qk, vd), q, label="G",
+                    role=R.OUTPUT_GATE)                                               # (B, h, T, v)
+        q = g.op(step("q_heads"), ops.Slice(sympy.Integer(0), qk), q, label="Q heads",
+                 role=R.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
     else:
-        q = g.op(step("q_proj"), ops.Linear(d_model, heads * qk, bias=False), a, label="Q",
-                 role=R.QUERY)                                                        # (B, T, h·(nope+rope))
-    q = g.op(step("q_heads"), ops.SplitHeads(heads, qk), q, label="Q heads",
-             role=R.QUERY_HEADS)                                                      # (B, h, T, nope+rope)
+        if m.q_rank:
+            q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
+                     role=R.QUERY_UP)                                                 # (B, T, h·(nope+rope))
+        else:
+            q = g.op(step("q_proj"), ops.Linear(d_model, heads * qk, bias=False), a, label="Q",
+                     role=R.QUERY)                                                    # (B, T, h·(nope+rope))
+        q = g.op(step("q_heads"), ops.SplitHeads(heads, qk), q, label="Q heads",
+                 role=R.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
     q_pass = g.op(step("q_nope"), ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
                   role=R.QUERY_NOPE)                                                  # (B, h, T, nope)
     q_rot = g.op(step("q_rope"), ops.Slice(nope, rope), q, label="Q_R", role=R.QUERY_ROPE)
@@ -285,4 +310,4 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
               role=R.QUERY_PARTS)                                                     # (B, h, T, nope+rope)
     kf = g.op(step("k_parts"), ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
               role=R.KEY_PARTS)                                                       # (B, h, T, nope+rope)
-    return qf, kf, v, heads * vd, q_latent
+    return qf, kf, v, heads * vd, q_latent, gate
