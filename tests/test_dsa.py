@@ -1,4 +1,4 @@
-"""DeepSeek Sparse Attention (deepseek_v32, glm_moe_dsa) against transformers, on small
+"""DeepSeek Sparse Attention (deepseek_v32, glm_moe_dsa, axk2) against transformers, on small
 non-default configurations whose T (12) is past ``index_topk`` (5), so the indexer really
 selects: parameters (``sum(p.numel())``), forward FLOPs and forward + backward FLOPs
 (``FlopCounterMode`` on tiny CPU models, eager attention and experts), and the indexer's own
@@ -32,22 +32,27 @@ def _hf(model_type, **over):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     torch.manual_seed(0)
-    cfg = AutoConfig.for_model(model_type, **{**TINY, **over})
+    kw = {k: v for k, v in {**TINY, **over}.items() if v is not None}
+    cfg = AutoConfig.for_model(model_type, **kw)
     return cfg, AutoModelForCausalLM.from_config(cfg, attn_implementation="eager", experts_implementation="eager")
 
 
 def _load(cfg, tmp_path, **sizes):
     path = tmp_path / f"{cfg.model_type}.json"
     data = json.loads(cfg.to_json_string(use_diff=False))
-    data["architectures"] = [{"deepseek_v32": "DeepseekV32ForCausalLM",
-                              "glm_moe_dsa": "GlmMoeDsaForCausalLM"}[cfg.model_type]]
+    data["architectures"] = [{"deepseek_v32": "DeepseekV32ForCausalLM", "glm_moe_dsa": "GlmMoeDsaForCausalLM",
+                              "axk2": "AXK2ForCausalLM"}[cfg.model_type]]
     path.write_text(json.dumps(data))
     return symgpt.load(path, **sizes)
 
 
-@pytest.mark.parametrize("model_type", ["deepseek_v32", "glm_moe_dsa"])
+#: A.X-K2 (AXK2Config has no first_k_dense_replace field: its layers' kinds are listed)
+OVER = {"axk2": dict(first_k_dense_replace=None, mlp_layer_types=["dense", "sparse", "sparse"], gated_norm_rank=6)}
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v32", "glm_moe_dsa", "axk2"])
 def test_counts_equal_transformers_past_the_top_k(model_type, tmp_path):
-    cfg, hf = _hf(model_type)
+    cfg, hf = _hf(model_type, **OVER.get(model_type, {}))
     m = _load(cfg, tmp_path, B=B, T=T)
     assert m.params == param_count(hf)
     assert m.quantity("flops.forward") == flop_count(hf, B, T)

@@ -77,7 +77,7 @@ CASES = {
     "minicpm3": ("minicpm3", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     # DeepSeek Sparse Attention: transformers' default configurations
-    **{t: (str(ZOO / f"{t}.json"), {}) for t in ("deepseek_v32", "glm_moe_dsa")},
+    **{t: (str(ZOO / f"{t}.json"), {}) for t in ("deepseek_v32", "glm_moe_dsa", "axk2")},
     # the decoders with designs of their own
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
 }

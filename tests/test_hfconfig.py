@@ -59,6 +59,7 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
     # DeepSeek Sparse Attention
     "deepseek_v32": {"num_hidden_layers": 4}, "glm_moe_dsa": {"num_hidden_layers": 4},
+    "axk2": {"num_hidden_layers": 3},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
 }
@@ -68,7 +69,8 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU",
-                 "deepseek_v32": "counted dense-masked", "glm_moe_dsa": "counted dense-masked"}
+                 "deepseek_v32": "counted dense-masked", "glm_moe_dsa": "counted dense-masked",
+                 "axk2": "counted dense-masked"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
