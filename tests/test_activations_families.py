@@ -145,6 +145,19 @@ FAMILIES = {
     "megatron-bert": BERTLIKE,
     "roberta-prelayernorm": dict(BERTLIKE, pad_token_id=1),
     "xlm-roberta-xl": dict(BERTLIKE, pad_token_id=1),
+    # DeepSeek Sparse Attention (T past index_topk: the indexer selects, under torch.no_grad)
+    "deepseek_v32": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                         n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24, kv_lora_rank=32,
+                         qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=2, topk_group=1,
+                         index_topk=4, index_head_dim=16, index_n_heads=3),
+    "glm_moe_dsa": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                        n_shared_experts=1, first_k_dense_replace=1, q_lora_rank=24, kv_lora_rank=32,
+                        qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_group=1, topk_group=1,
+                        index_topk=4, index_head_dim=16, index_n_heads=3),
+    "axk2": dict(num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                 n_shared_experts=1, mlp_layer_types=["dense", "sparse"], q_lora_rank=24, kv_lora_rank=32,
+                 qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, index_topk=4, index_head_dim=16,
+                 index_n_heads=3, gated_norm_rank=6),
 }
 
 #: model types symgpt reads as the family's masked-LM model (its head, then a cross-entropy over

@@ -60,6 +60,9 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
     "apertus": {"num_hidden_layers": 2}, "apertus1p5_text": {"num_hidden_layers": 2}, "bitnet": {"num_hidden_layers": 2},
     "axk1": {"num_hidden_layers": 3}, "llama4_text": {"num_hidden_layers": 4},
+    # DeepSeek Sparse Attention
+    "deepseek_v32": {"num_hidden_layers": 4}, "glm_moe_dsa": {"num_hidden_layers": 4},
+    "axk2": {"num_hidden_layers": 3},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
     # state-space mixers (the ssm group)
@@ -77,7 +80,9 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU", "exaone_moe": "kept in float32", "hy_v3": "kept in float32",
                  "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU",
-                 "llama4_text": "runs every expert on every token"}
+                 "llama4_text": "runs every expert on every token",
+                 "deepseek_v32": "counted dense-masked", "glm_moe_dsa": "counted dense-masked",
+                 "axk2": "counted dense-masked"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)

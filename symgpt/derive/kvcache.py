@@ -6,7 +6,7 @@ bytes per element and its own tensor parallelism, so they cannot disagree about 
 
 What is cached are the nodes ``derive.step.cache_points`` finds by role (the key and value heads
 after the per-token ops that follow them, the cross-attention keys and values of the encoder's
-output, an MLA layer's latent and shared rotary key), kept only where an attention that reads them
+output, an MLA layer's latent and shared rotary key, a sparse-attention indexer's key), kept only where an attention that reads them
 is causal or cross-attention: a bidirectional encoder (BERT, ViT) recomputes its attention and
 caches nothing -- transformers' ``BertModel`` sets ``use_cache=False`` unless ``is_decoder``, and
 ``ViTModel`` takes no cache. A sliding window keeps its last W positions of the generated length.
@@ -80,4 +80,6 @@ def kv_cache(model, **options) -> Quantity:
                 "self-attention and B·T_enc encoder outputs of its cross-attention")
     elif not parts:
         what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
+    if any(arch.role(c.node) == roles.INDEX_KEY_ROTARY for c in cached):
+        what += ", and the sparse-attention indexer's key of every layer (whole on every rank)"
     return memory_quantity(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)

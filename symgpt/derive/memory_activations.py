@@ -46,6 +46,8 @@ def _saved(s: Setup):
     for node, a in arch.ops():
         if a["op"].kind == "cross_entropy" and not conv.loss_saved:
             continue
+        if a.get("no_grad"):
+            continue  # run under torch.no_grad: autograd records nothing
         ctx = context(arch, node, conv.attention, dropout, conv.implementation)
         for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
             per = _dtype_bytes(s, item)

@@ -21,7 +21,8 @@ from ..graph import roles as R
 from ..graph.arch import Arch
 
 _COLUMN = frozenset({R.QKV, R.QUERY, R.KEY, R.VALUE, R.CROSS_QUERY,
-                     R.CROSS_KEY, R.CROSS_VALUE, R.FFN_UP, R.FFN_GATE, R.FFN_GATE_UP})
+                     R.CROSS_KEY, R.CROSS_VALUE, R.FFN_UP, R.FFN_GATE, R.FFN_GATE_UP,
+                     R.QUERY_GATE})  # A.X-K2's q_gate_proj (transformers' plan: colwise)
 _ROW = frozenset({R.OUT, R.CROSS_OUT, R.FFN_DOWN})
 
 

@@ -1,7 +1,8 @@
 """What FLOP and memory derivations share: gradient flow, op contexts, recomputation sets.
 
-* ``needs_grad(arch)``: which tensors need a gradient. Input ids do not; an op's output does
-  when any input does or when the op owns (or ties) a trainable parameter.
+* ``needs_grad(arch)``: which tensors need a gradient. Input ids do not, nor the output of an op
+  declared ``no_grad`` (run under ``torch.no_grad``); an op's output does when any input does or
+  when the op owns (or ties) a trainable parameter.
 * ``context(arch, node, ...)``: the :class:`~symgpt.ops.base.Context` an op's ``backward`` and
   ``saved`` rules receive.
 * ``attention_core(arch)``: the ops from each Q·Kᵀ to its A·V, inclusive (what selective
@@ -30,6 +31,8 @@ def needs_grad(arch: Arch) -> dict[str, bool]:
         a = arch.graph.nodes[n]
         if a["kind"] == "input":
             out[n] = False  # token ids are integers: no gradient
+        elif a.get("no_grad"):
+            out[n] = False  # run under torch.no_grad: no backward, its parameters get no gradient
         else:
             out[n] = bool(a["params"]) or any(out[i] for i in a["inputs"])
     return out
@@ -51,8 +54,8 @@ def attention_core(arch: Arch) -> frozenset[str]:
     g = arch.graph
     core: set[str] = set()
     for n, a in arch.ops():
-        if not _is_matmul(a, "attention_scores"):
-            continue
+        if not _is_matmul(a, "attention_scores") or a.get("no_grad"):
+            continue  # (an indexer's scores, run without gradient, are no attention core)
         lengths = g.distances(n)
         values = [v for v in lengths if _is_matmul(g.nodes[v], "attention_values")]
         if not values:

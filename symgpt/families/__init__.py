@@ -107,6 +107,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
     (Ref("symgpt.families.axk1"), ("axk1",)),
     (Ref("symgpt.families.llama4"), ("llama4_text",)),
+    # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
+    (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
 )
 
 #: built-in family name -> its module's reference

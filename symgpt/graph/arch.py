@@ -251,14 +251,16 @@ class Builder:
         return path
 
     def op(self, name: str, op: Op, *inputs: str, tie: dict[str, str] | None = None, label: str = "",
-           role: str | None = None, cached: bool | None = None) -> str:
+           role: str | None = None, cached: bool | None = None, no_grad: bool = False) -> str:
         """Add an op fed by *inputs*; ``tie={"weight": param_node}`` uses another op's parameter.
 
         *role* says what the op is (``roles.QUERY``, ``roles.HEAD``, ...); left out, it is read from
         GPT-2's path scheme (``attention/q`` is a query), or stays None -- unless the builder was
         made with ``declared_roles=True`` (every built-in family), where leaving it out raises. *cached* says whether an
         inference cache holds this tensor across decode steps (None: as its role says, see
-        ``roles.CACHED``: the key and value heads)."""
+        ``roles.CACHED``: the key and value heads). ``no_grad=True``: the op runs under
+        ``torch.no_grad`` (DeepSeek Sparse Attention's indexer in transformers): its output carries
+        no gradient, so it has no backward and keeps nothing for one."""
         check_registered(op)
         if op.arity is not None and len(inputs) != op.arity:
             raise SymgptError(f"{op.kind} takes {op.arity} input(s), got {len(inputs)}")
@@ -278,7 +280,7 @@ class Builder:
         params: dict[str, str] = {}
         role = self._role(path, role)
         self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,
-                  role=R.check(role), cached=cached)
+                  role=R.check(role), cached=cached, **({"no_grad": True} if no_grad else {}))
         for slot, i in enumerate(inputs):
             self.graph.add_edge(i, path, kind="data", slot=slot, shape=self.graph.nodes[i]["shape"])
         for spec in specs:

@@ -100,6 +100,39 @@ KEY_ROPE_HEAD = "attention.k_rope_head"      # that part as one head (B, 1, T, r
 KV_UP_HEADS = "attention.kv_up_heads"        # kv_b_proj's output split into heads
 KEY_NOPE = "attention.k_nope"        # each key head's up-projected part
 
+# --- DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2; transformers' DeepseekV32Indexer)
+# it runs under torch.no_grad (``Builder.op(..., no_grad=True)``); its key is cached per layer
+INDEX_QUERY = "attention.index_q"            # wq_b: q_lora_rank -> index heads · index_head_dim
+INDEX_QUERY_HEADS = "attention.index_q_heads"
+INDEX_QUERY_ROTARY = "attention.index_q_rotary"
+INDEX_KEY = "attention.index_k"              # wk: d -> index_head_dim (one key for every index head)
+INDEX_KEY_NORM = "attention.index_k_norm"    # k_norm (a LayerNorm with bias)
+INDEX_KEY_HEAD = "attention.index_k_head"    # the key as one head (B, 1, T, index_head_dim)
+INDEX_KEY_ROTARY = "attention.index_k_rotary"  # the rotated key: what the indexer's cache holds
+INDEX_SCORES = "attention.index_scores"      # q·kᵀ per index head
+INDEX_SCALE = "attention.index_scale"
+INDEX_RELU = "attention.index_relu"
+INDEX_WEIGHTS = "attention.index_weights"    # weights_proj: d -> index heads
+INDEX_WEIGHTS_SCALE = "attention.index_weights_scale"
+INDEX_SUM = "attention.index_sum"            # the head-weighted sum: one index score per key
+INDEX_MASK = "attention.index_mask"          # the causal mask of the index scores
+INDEX_TOP_K = "attention.index_top_k"        # the selected keys' indices
+SPARSE_MASK = "attention.sparse_mask"        # the attention scores masked outside the selected keys
+
+# --- A.X-K2 (transformers' AXK2Attention, AXK2GatedRMSNorm) ---------------------------------------
+QUERY_GATE_INPUT = "attention.q_gate_input"  # [norm(C_Q), C_Q]: the query latent and its un-normed copy
+QUERY_GATE = "attention.q_gate"              # q_gate_proj: 2·q_lora_rank -> h·(nope + rope + v)
+QUERY_GATE_HEADS = "attention.q_gate_heads"
+OUTPUT_GATE = "attention.output_gate"        # each head's gate (v of q_gate_proj's output per head)
+OUTPUT_GATE_MERGE = "attention.output_gate_merge"
+OUTPUT_GATE_ACT = "attention.output_gate_act"  # sigmoid
+OUTPUT_GATE_MUL = "attention.output_gate_mul"  # Z ⊙ sigmoid(gate), before o_proj
+NORM_GATE_UP = "norm.gate_up"                # a gated norm's fc1: d -> gated_norm_rank
+NORM_GATE_ACT = "norm.gate_act"              # its SiLU
+NORM_GATE_DOWN = "norm.gate_down"            # its fc2: gated_norm_rank -> d
+NORM_GATE_SIGMOID = "norm.gate_sigmoid"
+NORM_GATE_MUL = "norm.gate_mul"              # y ⊙ sigmoid(fc2(silu(fc1(y))))
+
 # --- cross-attention (encoder--decoder) ------------------------------------------------------
 CROSS_QUERY = "cross_attention.q"
 CROSS_KEY = "cross_attention.k"
@@ -190,7 +223,14 @@ LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 #: experts stay split.
 TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
-    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT))
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT)) | frozenset({
+    # the lightning indexer: vLLM's DeepSeek-V3.2 Indexer builds wq_b, wk and weights_proj as
+    # ReplicatedLinear, and transformers' tensor-parallel plan leaves them whole
+    INDEX_QUERY, INDEX_QUERY_HEADS, INDEX_QUERY_ROTARY, INDEX_KEY, INDEX_KEY_NORM, INDEX_KEY_HEAD,
+    INDEX_KEY_ROTARY, INDEX_SCORES, INDEX_SCALE, INDEX_RELU, INDEX_WEIGHTS, INDEX_WEIGHTS_SCALE, INDEX_SUM,
+    INDEX_MASK, INDEX_TOP_K}) | frozenset({
+    # A.X-K2's gated norms (not in transformers' tensor-parallel plan) and the query latent pair
+    QUERY_GATE_INPUT, NORM_GATE_UP, NORM_GATE_ACT, NORM_GATE_DOWN, NORM_GATE_SIGMOID, NORM_GATE_MUL})
 
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(

@@ -63,6 +63,10 @@ CATALOG = {
     "CausalConv1d": Ref("symgpt.ops.ssm", "CausalConv1d"),
     "SelectiveScan": Ref("symgpt.ops.ssm", "SelectiveScan"),
     "SSDScan": Ref("symgpt.ops.ssm", "SSDScan"),
+    # DeepSeek Sparse Attention's lightning indexer
+    "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
+    "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
+    "TopKIndices": Ref("symgpt.ops.indexer", "TopKIndices"),
 }
 
 

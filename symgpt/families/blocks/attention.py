@@ -95,6 +95,9 @@ class MLA:
     rope: sympy.Expr
     v: sympy.Expr
     complex_rope: bool = False
+    #: A.X-K2: one q_gate_proj of [norm(C_Q), C_Q] gives each head's query and an output gate (v),
+    #: sigmoid(gate) multiplying the heads' output before o_proj
+    q_gate: bool = False
 
 
 def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "attention",
@@ -104,19 +107,30 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
-              rotary_interleave: bool = False, sub_norm: Callable | None = None) -> str:
+              rotary_interleave: bool = False, sub_norm: Callable | None = None,
+              sparse_index: Callable | None = None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`);
     ``sub_norm(width)``: a norm of the merged heads before the output projection (BitNet's
-    ``attn_sub_norm``)."""
+    ``attn_sub_norm``). ``sparse_index(g, x, q_latent)`` (MLA only): builds a selection of keys
+    per query (DeepSeek Sparse Attention's indexer, ``blocks/dsa.py``) from the input and the
+    query latent, and returns the node of the selected indices (B, T, k); the scores outside them
+    are masked (eager: the full T×T scores are still computed)."""
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
     if mla is not None:
-        q, k, v, width = _latent(g, x, step, d_model, heads, mla, bias, rotary)
+        q, k, v, width, q_latent, gate = _latent(g, x, step, d_model, heads, mla, bias, rotary)
         scale = mla.nope + mla.rope if scale == "d_head" else scale
+        if sparse_index is not None:
+            if q_latent is None:
+                raise SymgptError("a sparse-attention indexer needs the query latent (q_lora_rank)")
+            sparse_index = sparse_index(g, x, q_latent)  # (B, T, k)
+    elif sparse_index is not None:
+        raise SymgptError("a sparse-attention indexer is modelled with multi-latent attention only")
     else:
+        gate = None
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
                                qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
@@ -133,6 +147,9 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         s = g.op(step("alibi"), ops.AlibiBias(), s, role=R.ALIBI, label="S + ALiBi")
     if position_bias is not None:
         s = g.op(step("position_bias"), ops.Add(), s, position_bias, role=R.POSITION_BIAS, label="S + bias")
+    if sparse_index is not None:
+        s = g.op(f"{step.module}/sparse_mask", ops.IndexMask(), s, sparse_index, role=R.SPARSE_MASK,
+                 label="S + top-k mask")                                                      # (B, h, T_q, T_k)
     if causal:
         s = g.op(step("mask"), ops.CausalMask(), s, role=R.MASK, label="S + mask")
     if sinks:
@@ -147,6 +164,11 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
     if sub_norm is not None:
         z = g.op(step("sub_norm"), sub_norm(width), z, role=R.ATTENTION_SUB_NORM, label="norm(Z)")  # (B, T_q, h·dv)
+    if gate is not None:  # A.X-K2's output gate
+        gate = g.op(f"{step.module}/gate_merge", ops.MergeHeads(), gate, role=R.OUTPUT_GATE_MERGE,
+                    label="G merged")                                                          # (B, T_q, h·dv)
+        gate = g.op(f"{step.module}/gate_act", ops.Sigmoid(), gate, role=R.OUTPUT_GATE_ACT, label="σ(G)")
+        z = g.op(f"{step.module}/gate_mul", ops.Mul(), z, gate, role=R.OUTPUT_GATE_MUL, label="Z ⊙ σ(G)")
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
         o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)
@@ -233,19 +255,37 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
     key every head shares (also cached). Returns Q, K, V heads and the merged width h·v."""
     nope, rope, vd, c = m.nope, m.rope, m.v, m.kv_rank
     qk = nope + rope
+    q_latent = gate = None
+    if m.q_gate and not m.q_rank:
+        raise SymgptError("a query/output gate projection needs the query latent (q_lora_rank)")
     if m.q_rank:
         r = m.q_rank
         q = g.op(step("q_down"), ops.Linear(d_model, r, bias=bias), a, label="C_Q",
                  role=R.QUERY_DOWN)                                                   # (B, T, r_q)
+        c_q = q
         q = g.op(step("q_latent_norm"), ops.RMSNorm(r), q, label="norm(C_Q)",
                  role=R.QUERY_LATENT_NORM)                                            # (B, T, r_q)
-        q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
-                 role=R.QUERY_UP)                                                     # (B, T, h·(nope+rope))
+        q_latent = q
+    if m.q_gate:  # A.X-K2: q_gate_proj([norm(C_Q), C_Q]) -> each head's query and output gate
+        q = g.op(f"{step.module}/q_gate_input", ops.Concat(), q_latent, c_q, label="[norm(C_Q), C_Q]",
+                 role=R.QUERY_GATE_INPUT)                                             # (B, T, 2·r_q)
+        q = g.op(f"{step.module}/q_gate_proj", ops.Linear(2 * m.q_rank, heads * (qk + vd), bias=False), q,
+                 label="Q, G", role=R.QUERY_GATE)                                     # (B, T, h·(qk+v))
+        q = g.op(f"{step.module}/q_gate_heads", ops.SplitHeads(heads, qk + vd), q, label="Q, G heads",
+                 role=R.QUERY_GATE_HEADS)                                             # (B, h, T, qk+v)
+        gate = g.op(f"{step.module}/gate", ops.Slice(qk, vd), q, label="G",
+                    role=R.OUTPUT_GATE)                                               # (B, h, T, v)
+        q = g.op(step("q_heads"), ops.Slice(sympy.Integer(0), qk), q, label="Q heads",
+                 role=R.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
     else:
-        q = g.op(step("q_proj"), ops.Linear(d_model, heads * qk, bias=False), a, label="Q",
-                 role=R.QUERY)                                                        # (B, T, h·(nope+rope))
-    q = g.op(step("q_heads"), ops.SplitHeads(heads, qk), q, label="Q heads",
-             role=R.QUERY_HEADS)                                                      # (B, h, T, nope+rope)
+        if m.q_rank:
+            q = g.op(step("q_up"), ops.Linear(r, heads * qk, bias=False), q, label="Q",
+                     role=R.QUERY_UP)                                                 # (B, T, h·(nope+rope))
+        else:
+            q = g.op(step("q_proj"), ops.Linear(d_model, heads * qk, bias=False), a, label="Q",
+                     role=R.QUERY)                                                    # (B, T, h·(nope+rope))
+        q = g.op(step("q_heads"), ops.SplitHeads(heads, qk), q, label="Q heads",
+                 role=R.QUERY_HEADS)                                                  # (B, h, T, nope+rope)
     q_pass = g.op(step("q_nope"), ops.Slice(sympy.Integer(0), nope), q, label="Q_C",
                   role=R.QUERY_NOPE)                                                  # (B, h, T, nope)
     q_rot = g.op(step("q_rope"), ops.Slice(nope, rope), q, label="Q_R", role=R.QUERY_ROPE)
@@ -274,4 +314,4 @@ def _latent(g, a, step, d_model, heads, m: MLA, bias, table):
               role=R.QUERY_PARTS)                                                     # (B, h, T, nope+rope)
     kf = g.op(step("k_parts"), ops.Concat(), k_pass, k_rot, label="[K_C, K_R]",
               role=R.KEY_PARTS)                                                       # (B, h, T, nope+rope)
-    return qf, kf, v, heads * vd
+    return qf, kf, v, heads * vd, q_latent, gate

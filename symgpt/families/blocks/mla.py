@@ -98,10 +98,14 @@ def _mtp(g, flags, s, h, emb, table, head_tie):
 
 def _block(g, flags, s, x, table):
     a = g.op("norms/attention", decoder_norm(flags, d), x, label="norm_attn", role=roles.ATTENTION_NORM)
+    if flags.get("gated_norm_rank"):
+        a = _norm_gate(g, flags, a, "norms/attention_gate")                           # (B, T, d)
     o = mla(g, flags, a, table)                                                       # (B, T, d)
     x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
              role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
     f = g.op("norms/ffn", decoder_norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
+    if flags.get("gated_norm_rank") and flags["moe"]:  # A.X-K2 gates the FFN norm of expert layers only
+        f = _norm_gate(g, flags, f, "norms/ffn_gate")                                 # (B, T, d)
     f = decoder_ffn(g, flags, s, f)                                                        # (B, T, d)
     if flags["moe"] and flags.get("post_moe_norm"):  # A.X K1: a norm of the mixture's output
         f = g.op("ffn/post_mlp_layernorm", decoder_norm(flags, d), f, label="norm(ffn_out)",
@@ -113,8 +117,24 @@ def mla(g, flags, a, table):
     """Multi-latent attention on the normed input *a* (B, T, d) -> (B, T, d)."""
     nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
     q_rank = _int(flags, "q_lora_rank") if flags["q_lora_rank"] else None
-    sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]))
+    sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]),
+                q_gate=bool(flags.get("q_gate")))
+    extra = {}
+    if flags.get("index_heads"):  # DeepSeek Sparse Attention (blocks/dsa.py)
+        from .dsa import indexer
+        extra["sparse_index"] = indexer(flags, table)
     return attention(g, a, d_model=d, heads=h, mla=sizes, bias=bool(flags["attention_bias"]), rotary=table,
-                     scale_label="S / √d_qk")                                         # (B, T, d)
+                     scale_label="S / √d_qk", **extra)                                # (B, T, d)
 
 
+
+
+def _norm_gate(g, flags, y, name):
+    """A.X-K2's gated RMSNorm after its norm y (transformers' ``AXK2GatedRMSNorm``):
+    y ⊙ sigmoid(fc2(silu(fc1(y)))), fc1: d -> gated_norm_rank, fc2 back, no biases."""
+    r = _int(flags, "gated_norm_rank")
+    u = g.op(f"{name}/fc1", ops.Linear(d, r, bias=False), y, label="fc1", role=roles.NORM_GATE_UP)   # (B, T, r)
+    u = g.op(f"{name}/act", ops.SiLU(), u, label="SiLU", role=roles.NORM_GATE_ACT)
+    u = g.op(f"{name}/fc2", ops.Linear(r, d, bias=False), u, label="fc2", role=roles.NORM_GATE_DOWN)  # (B, T, d)
+    u = g.op(f"{name}/sigmoid", ops.Sigmoid(), u, label="σ", role=roles.NORM_GATE_SIGMOID)
+    return g.op(f"{name}/mul", ops.Mul(), y, u, label="y ⊙ σ", role=roles.NORM_GATE_MUL)
