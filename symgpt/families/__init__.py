@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    (Ref("symgpt.families.diffllama"), ("diffllama",)),
 )
 
 #: built-in family name -> its module's reference

@@ -79,6 +79,11 @@ ATTENTION_RESIDUAL = "residual.attention"
 SCORE_SOFTCAP = "attention.softcap"  # c·tanh(S/c) on the scores (Gemma 2)
 QUERY_PARTS = "attention.q_parts"    # a query assembled from parts (MLA: no-position and rotary halves)
 KEY_PARTS = "attention.k_parts"      # keys assembled from parts (MLA: up-projected and shared rotary key)
+# differential attention (DiffLlama): each of two attention calls reads one half of V's heads
+VALUE_HALF = "attention.v_half"      # one half of the value heads, before its repeat
+DIFF_COMBINE = "attention.differential"  # Z1 - λ·Z2 with the learned λ vectors
+DIFF_NORM = "norm.differential"      # the parameter-free RMSNorm of each 2·d_head pair of heads
+DIFF_SCALE = "attention.differential_scale"  # × (1 − λ_init)
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key

@@ -58,6 +58,9 @@ CATALOG = {
     "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
     "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
     "Held": Ref("symgpt.ops.held", "Held"),
+    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    "DiffCombine": Ref("symgpt.ops.differential", "DiffCombine"),
+    "HeadSlice": Ref("symgpt.ops.differential", "HeadSlice"),
 }
 
 

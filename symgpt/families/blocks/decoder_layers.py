@@ -30,7 +30,11 @@ def decoder_norm(flags, dim) -> ops.Op:
 
 def decoder_attention(g, flags, s, a, table):
     """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it (``sinks``:
-    a flag gpt-oss's family adds)."""
+    a flag gpt-oss's family adds; ``diff_attention``: DiffLlama's family)."""
+    if flags.get("diff_attention"):
+        from .differential import diff_attention
+        return diff_attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, bias=bool(flags["qkv_bias"]),
+                              rotary=table)                                           # (B, T, d)
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],

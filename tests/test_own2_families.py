@@ -1,0 +1,68 @@
+"""Decoders with attention of their own (DiffLlama's differential attention, ...) against
+transformers 5.24.0: ``sum(p.numel())`` of each type built with small non-default configs, and
+``FlopCounterMode``'s forward (and forward + backward) FLOPs of one eager run on CPU; the new
+ops' shapes and parameters against the transformers modules they stand for."""
+
+import json
+
+import pytest
+import sympy
+import torch
+
+import symgpt
+from oracles.measure import _hf_model, flop_count, param_count
+from symgpt import ops
+from symgpt.ops.base import Context
+
+I = sympy.Integer
+B, T = 2, 8
+
+
+def _load(cfg, tmp_path, **sizes):
+    path = tmp_path / f"{cfg['model_type']}.json"
+    path.write_text(json.dumps(cfg))
+    return symgpt.load(path, B=B, T=T, **sizes)
+
+
+def _cpu_model(cfg):
+    torch.manual_seed(0)
+    return _hf_model(cfg, "cpu", "eager")
+
+
+# --- DiffLlama ----------------------------------------------------------------------------------
+def _diffllama(**changes):
+    return {"model_type": "diffllama", "architectures": ["DiffLlamaForCausalLM"], "hidden_size": 64,
+            "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 8, "num_key_value_heads": 4,
+            "head_dim": 16, "vocab_size": 128, "max_position_embeddings": 64, **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"attention_bias": True, "tie_word_embeddings": True},
+                                     {"num_key_value_heads": 8, "head_dim": None}])
+def test_tiny_diffllama_params_and_flops(changes, tmp_path):
+    cfg = {k: v for k, v in _diffllama(**changes).items() if v is not None}
+    hf = _cpu_model(cfg)
+    m = _load(cfg, tmp_path)
+    assert m.family.name == "diffllama"
+    assert m.params == param_count(hf)
+    assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
+
+
+def test_diffllama_lambdas_are_four_vectors_per_layer():
+    hf = _hf_model(_diffllama(), "meta", "eager")
+    lam = {n.rsplit(".", 1)[1]: p.shape for n, p in hf.named_parameters() if ".lambda_" in n and ".0." in n}
+    op = ops.DiffCombine(I(16))
+    z = (I(B), I(8), I(T), I(16))
+    assert {p.name: tuple(p.shape) for p in op.params((z, z))} == {n: tuple(s) for n, s in lam.items()}
+    # the output: (B, h/2, T, 2·d_head), as torch.chunk(cat([Z1, Z2], -1), 2, dim=heads) gives
+    z1 = torch.zeros(B, T, 8, 16)
+    a, _ = torch.chunk(torch.cat([z1, z1], dim=-1), 2, dim=2)
+    assert op.shape((z, z)) == (a.shape[0], a.shape[2], a.shape[1], a.shape[3])
+    assert ops.HeadSlice(I(2), I(2)).shape(((I(B), I(4), I(T), I(16)),)) == \
+        tuple(torch.chunk(torch.zeros(B, 4, T, 16), 2, dim=1)[1].shape)
+    assert [w.kind for w in op.backward((z, z), op.shape((z, z)), Context())] == ["elementwise"] * 3
+
+
+def test_diffllama_refuses_odd_kv_heads(tmp_path):
+    with pytest.raises(symgpt.SymgptError, match="even number"):
+        _load(_diffllama(num_key_value_heads=3, num_attention_heads=6), tmp_path)
