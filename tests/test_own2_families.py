@@ -66,3 +66,42 @@ def test_diffllama_lambdas_are_four_vectors_per_layer():
 def test_diffllama_refuses_odd_kv_heads(tmp_path):
     with pytest.raises(symgpt.SymgptError, match="even number"):
         _load(_diffllama(num_key_value_heads=3, num_attention_heads=6), tmp_path)
+
+
+# --- Doge ---------------------------------------------------------------------------------------
+def _doge(**changes):
+    return {"model_type": "doge", "architectures": ["DogeForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128,
+            "max_position_embeddings": 64, **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"attention_bias": True, "mlp_bias": True, "tie_word_embeddings": True},
+                                     {"keep_window_size": 4, "num_key_value_heads": 4}])
+def test_tiny_doge_params_and_flops(changes, tmp_path):
+    """keep_window_size 4 < T: the dynamic mask keeps the top 4 keys of each row (a top-k, no
+    matmul); the scores are still computed over every key."""
+    cfg = _doge(**changes)
+    hf = _cpu_model(cfg)
+    m = _load(cfg, tmp_path)
+    assert m.family.name == "doge"
+    assert m.params == param_count(hf)
+    assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
+
+
+def test_doge_new_ops_match_the_modules():
+    hf = _hf_model(_doge(), "meta", "eager")
+    layer = hf.model.layers[0]
+    assert tuple(layer.self_attn.A.shape) == (2,)
+    assert [tuple(p.shape) for p in (layer.input_residual, layer.post_attention_residual)] == [(64,), (64,)]
+    mask = ops.DynamicMask(I(2))
+    s, dt = (I(B), I(4), I(T), I(T)), (I(B), I(T), I(2))
+    assert mask.shape((s, dt)) == s and [p.shape for p in mask.params((s, dt))] == [(2,)]
+    assert [p.shape for p in ops.ChannelScale(I(64)).params(((I(B), I(T), I(64)),))] == [(64,)]
+    with pytest.raises(symgpt.SymgptError, match="dynamic mask expects"):
+        mask.shape((s, (I(B), I(T), I(3))))
+
+
+def test_doge_mixture_is_refused(tmp_path):
+    with pytest.raises(symgpt.SymgptError, match="is_moe"):
+        _load(_doge(is_moe=True, num_experts=16, num_experts_per_tok=4), tmp_path)

@@ -95,6 +95,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
     (Ref("symgpt.families.diffllama"), ("diffllama",)),
+    (Ref("symgpt.families.doge"), ("doge",)),
 )
 
 #: built-in family name -> its module's reference

@@ -84,6 +84,10 @@ VALUE_HALF = "attention.v_half"      # one half of the value heads, before its r
 DIFF_COMBINE = "attention.differential"  # Z1 - λ·Z2 with the learned λ vectors
 DIFF_NORM = "norm.differential"      # the parameter-free RMSNorm of each 2·d_head pair of heads
 DIFF_SCALE = "attention.differential_scale"  # × (1 − λ_init)
+# dynamic-mask attention (Doge): dt = dt_proj(V), exp(A·softplus(dt)) added to the scores
+DYNAMIC_DT = "attention.dynamic_dt"
+DYNAMIC_MASK = "attention.dynamic_mask"
+RESIDUAL_SCALE = "residual.scale"    # a learned per-channel scale of the residual (Doge)
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key

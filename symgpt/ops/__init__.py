@@ -61,6 +61,8 @@ CATALOG = {
     # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
     "DiffCombine": Ref("symgpt.ops.differential", "DiffCombine"),
     "HeadSlice": Ref("symgpt.ops.differential", "HeadSlice"),
+    "ChannelScale": Ref("symgpt.ops.dynamic", "ChannelScale"),
+    "DynamicMask": Ref("symgpt.ops.dynamic", "DynamicMask"),
 }
 
 

@@ -44,7 +44,8 @@ def decoder_attention(g, flags, s, a, table):
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
-                     rotary_interleave=bool(flags.get("rotary_interleave")))              # (B, T, d)
+                     rotary_interleave=bool(flags.get("rotary_interleave")),
+                     dynamic_mask=bool(flags.get("dynamic_mask")))              # (B, T, d)
 
 
 def decoder_ffn(g, flags, s, x):
