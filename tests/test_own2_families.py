@@ -105,3 +105,41 @@ def test_doge_new_ops_match_the_modules():
 def test_doge_mixture_is_refused(tmp_path):
     with pytest.raises(symgpt.SymgptError, match="is_moe"):
         _load(_doge(is_moe=True, num_experts=16, num_experts_per_tok=4), tmp_path)
+
+
+# --- JetMoE -------------------------------------------------------------------------------------
+def _jetmoe(**changes):
+    return {"model_type": "jetmoe", "architectures": ["JetMoeForCausalLM"], "hidden_size": 64,
+            "intermediate_size": 48, "num_hidden_layers": 3, "num_key_value_heads": 2, "kv_channels": 16,
+            "num_local_experts": 4, "num_experts_per_tok": 2, "vocab_size": 128, "max_position_embeddings": 64,
+            **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"tie_word_embeddings": False, "num_experts_per_tok": 3,
+                                          "num_key_value_heads": 4, "kv_channels": 8}])
+def test_tiny_jetmoe_params_and_flops(changes, tmp_path):
+    """Every token runs exactly k attention experts and k FFN experts whatever the routers pick;
+    the zoo table has no FLOPs for JetMoE (its routing calls .item(), which the meta device
+    cannot), so the oracle is a real CPU model."""
+    cfg = _jetmoe(**changes)
+    hf = _cpu_model(cfg)
+    m = _load(cfg, tmp_path)
+    assert m.family.name == "jetmoe"
+    assert m.params == param_count(hf)
+    assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
+    # active: the routers, norms, biases and key/value projections, and k of E experts of each mixture
+    E, k = cfg["num_local_experts"], cfg["num_experts_per_tok"]
+    per_expert = {n: p.numel() // E for n, p in hf.named_parameters() if n.endswith(("input_linear.weight",
+                                                                                   "output_linear.weight"))}
+    expected = param_count(hf) - (E - k) * sum(per_expert.values())
+    assert m.quantity("params.active") == expected
+
+
+def test_moe_slots_and_bias_ops():
+    x, w = (I(B), I(T), I(32)), (I(B), I(T), I(2))
+    assert ops.MoESlots().shape((x, w)) == (B, T, 64)
+    hf = _hf_model(_jetmoe(), "meta", "eager")
+    layer = hf.model.layers[0]
+    assert [tuple(p.shape) for p in (layer.mlp.bias, layer.self_attention.experts.bias)] == [(64,), (64,)]
+    assert [p.shape for p in ops.ChannelBias(I(64)).params(((I(B), I(T), I(64)),))] == [(64,)]

@@ -96,6 +96,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
     (Ref("symgpt.families.diffllama"), ("diffllama",)),
     (Ref("symgpt.families.doge"), ("doge",)),
+    (Ref("symgpt.families.jetmoe"), ("jetmoe",)),
 )
 
 #: built-in family name -> its module's reference

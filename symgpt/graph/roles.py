@@ -88,6 +88,15 @@ DIFF_SCALE = "attention.differential_scale"  # × (1 − λ_init)
 DYNAMIC_DT = "attention.dynamic_dt"
 DYNAMIC_MASK = "attention.dynamic_mask"
 RESIDUAL_SCALE = "residual.scale"    # a learned per-channel scale of the residual (Doge)
+# mixture of attention heads (JetMoE): the query and output projections are experts
+MOA_ROUTER = "attention.router"      # the router of the attention experts
+MOA_ROUTER_SOFTMAX = "attention.router_softmax"
+MOA_TOP_K = "attention.topk"
+MOA_SLOTS = "attention.expert_slots"  # each token's k experts' queries side by side
+MOA_SLOT = "attention.expert_slot"   # one slot's heads, the input of an output-projection expert
+MOA_COMBINE = "attention.combine"    # Σ weights · output experts
+EXPERTS_BIAS = "ffn.experts_bias"    # a learned bias after the experts' weighted sum (JetMoE)
+ATTENTION_BIAS = "attention.experts_bias"
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key
@@ -181,7 +190,7 @@ LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 #: experts stay split.
 TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
-    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT))
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT, MOA_ROUTER, MOA_ROUTER_SOFTMAX, MOA_TOP_K))
 
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(

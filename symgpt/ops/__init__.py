@@ -63,6 +63,8 @@ CATALOG = {
     "HeadSlice": Ref("symgpt.ops.differential", "HeadSlice"),
     "ChannelScale": Ref("symgpt.ops.dynamic", "ChannelScale"),
     "DynamicMask": Ref("symgpt.ops.dynamic", "DynamicMask"),
+    "ChannelBias": Ref("symgpt.ops.dynamic", "ChannelBias"),
+    "MoESlots": Ref("symgpt.ops.moa", "MoESlots"),
 }
 
 

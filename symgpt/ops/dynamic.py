@@ -1,4 +1,4 @@
-"""Learned scalings of Doge (SmallDoge, transformers' DogeForCausalLM): a learned per-channel
+"""Learned per-channel vectors and Doge's dynamic mask. Learned scalings of Doge (SmallDoge, transformers' DogeForCausalLM): a learned per-channel
 scale of the residual stream (:class:`ChannelScale`, ``input_residual`` and
 ``post_attention_residual``: ``w ⊙ residual + branch``) and dynamic-mask attention's mask
 (:class:`DynamicMask`: ``exp(A · softplus(dt))`` per key/value head and key, added to every query's
@@ -52,6 +52,39 @@ class ChannelScale(Op):
 
     def describe(self):
         return f"× w ({self.dim})"
+
+
+@register
+@dataclass(frozen=True)
+class ChannelBias(Op):
+    """x (..., dim) + b (dim,): a learned bias added on its own (JetMoE's ``JetMoeMoE.bias`` and
+    ``JetMoeMoA.bias`` after the experts' weighted sum); owns ``bias`` (dim,)."""
+
+    dim: sympy.Expr
+    kind = "channel_bias"
+    title = "Learned bias"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if sympy.expand(x[-1] - self.dim) != 0:
+            raise SymgptError(f"a bias of {self.dim} expects last dimension {self.dim}, got {x[-1]}")
+        return tuple(x)  # (..., dim) -> (..., dim)
+
+    def params(self, inputs):
+        return (ParamSpec("bias", (self.dim,)),)
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        # the input's gradient passes through; the bias's is the gradient summed over the leading dimensions
+        return (Work("elementwise", numel(out), grad="weight"),) if ctx.trainable else ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"+ b ({self.dim})"
 
 
 @register

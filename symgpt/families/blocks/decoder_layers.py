@@ -12,6 +12,7 @@ import sympy
 from ... import ops
 from ...core.errors import SymgptError
 from ...core.symbols import E, d, h, k
+from ...graph import roles as R
 from .attention import attention
 from .ffn import MoE, ffn
 from .encoder_layers import activation
@@ -35,6 +36,9 @@ def decoder_attention(g, flags, s, a, table):
         from .differential import diff_attention
         return diff_attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, bias=bool(flags["qkv_bias"]),
                               rotary=table)                                           # (B, T, d)
+    if flags.get("moa"):
+        from .moa import moa_attention
+        return moa_attention(g, a, d_model=d, kv_heads=s.kv, dh=s.dh, experts=E, active=k, rotary=table)
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
@@ -55,9 +59,12 @@ def decoder_ffn(g, flags, s, x):
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")))
-    return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
-               gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
-               dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)
+    o = ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
+            gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
+            dropout=bool(flags["dropout"]), moe=moe)                                  # (B, T, d)
+    if flags.get("experts_bias"):  # JetMoE: a learned bias after the experts' weighted sum
+        o = g.op("ffn/experts_bias", ops.ChannelBias(d), o, role=R.EXPERTS_BIAS, label="ffn_out")  # (B, T, d)
+    return o
 
 
 def _groups(flags):
