@@ -143,3 +143,45 @@ def test_moe_slots_and_bias_ops():
     layer = hf.model.layers[0]
     assert [tuple(p.shape) for p in (layer.mlp.bias, layer.self_attention.experts.bias)] == [(64,), (64,)]
     assert [p.shape for p in ops.ChannelBias(I(64)).params(((I(B), I(T), I(64)),))] == [(64,)]
+
+
+# --- CPM-Ant ------------------------------------------------------------------------------------
+def _cpmant(**changes):
+    return {"model_type": "cpmant", "architectures": ["CpmAntForCausalLM"], "hidden_size": 64, "dim_ff": 96,
+            "dim_head": 8, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 128, "prompt_length": 4,
+            "prompt_types": 3, "segment_types": 5, "position_bias_num_buckets": 16, "dropout_p": 0.0, "tie_word_embeddings": False,
+            **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"prompt_length": 1, "segment_types": 3, "dim_head": 32}])
+def test_tiny_cpmant_params_and_flops(changes, tmp_path):
+    """The layers run over T + prompt_length positions; the LM head over the T token positions."""
+    cfg = _cpmant(**changes)
+    hf = _cpu_model(cfg)
+    m = _load(cfg, tmp_path)
+    assert m.family.name == "cpmant"
+    assert m.params == param_count(hf)
+    assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
+
+
+def test_cpmant_head_is_never_tied(tmp_path):
+    """CpmAntForCausalLM ties no weights whatever tie_word_embeddings says (its token table has
+    the prompt rows besides V): the count with the field true is the untied model's."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = _cpmant(tie_word_embeddings=True)
+    c = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures")}
+    with torch.device("meta"):
+        hf = AutoModelForCausalLM.from_config(AutoConfig.for_model("cpmant", **c))
+    hf.tie_weights()
+    assert hf.get_output_embeddings().weight is not hf.get_input_embeddings().weight
+    assert _load(cfg, tmp_path).params == param_count(hf)
+
+
+def test_prompt_ops_shapes():
+    ids = torch.zeros(B, T, dtype=torch.long)
+    cat = torch.cat([torch.zeros(B, 4, dtype=torch.long), ids], dim=1)
+    assert ops.PrependTokens(I(4)).shape(((I(B), I(T)),)) == tuple(cat.shape)
+    x = torch.zeros(B, T + 4, 16)
+    assert ops.DropTokens(I(4)).shape(((I(B), I(T + 4), I(16)),)) == tuple(x[:, 4:, :].shape)

@@ -97,6 +97,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.diffllama"), ("diffllama",)),
     (Ref("symgpt.families.doge"), ("doge",)),
     (Ref("symgpt.families.jetmoe"), ("jetmoe",)),
+    (Ref("symgpt.families.cpmant"), ("cpmant",)),
 )
 
 #: built-in family name -> its module's reference

@@ -97,6 +97,9 @@ MOA_SLOT = "attention.expert_slot"   # one slot's heads, the input of an output-
 MOA_COMBINE = "attention.combine"    # Σ weights · output experts
 EXPERTS_BIAS = "ffn.experts_bias"    # a learned bias after the experts' weighted sum (JetMoE)
 ATTENTION_BIAS = "attention.experts_bias"
+# CPM-Ant: prompt ids before the tokens, dropped again before the head
+PROMPT_TOKENS = "embedding.prompt_tokens"
+DROP_PROMPT = "head.drop_prompt"
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key

@@ -65,6 +65,8 @@ CATALOG = {
     "DynamicMask": Ref("symgpt.ops.dynamic", "DynamicMask"),
     "ChannelBias": Ref("symgpt.ops.dynamic", "ChannelBias"),
     "MoESlots": Ref("symgpt.ops.moa", "MoESlots"),
+    "PrependTokens": Ref("symgpt.ops.prompt", "PrependTokens"),
+    "DropTokens": Ref("symgpt.ops.prompt", "DropTokens"),
 }
 
 
