@@ -102,9 +102,24 @@ def test_doge_new_ops_match_the_modules():
         mask.shape((s, (I(B), I(T), I(3))))
 
 
-def test_doge_mixture_is_refused(tmp_path):
-    with pytest.raises(symgpt.SymgptError, match="is_moe"):
-        _load(_doge(is_moe=True, num_experts=16, num_experts_per_tok=4), tmp_path)
+@pytest.mark.parametrize("changes", [dict(num_experts=16, num_experts_per_tok=4),
+                                     dict(num_experts=20, num_experts_per_tok=3, mlp_bias=True)])
+def test_tiny_doge_mixture_params_and_flops(changes, tmp_path):
+    """DogeCDMoE: every token runs k single-neuron experts (two (k, d) matmuls per token) besides
+    the gated MLP; the router scores 2·floor(sqrt(E)) product keys."""
+    cfg = _doge(is_moe=True, **changes)
+    hf = _cpu_model(cfg)
+    m = _load(cfg, tmp_path)
+    assert m.params == param_count(hf)
+    assert m.quantity("flops.forward") == flop_count(hf, B, T)
+    assert m.quantity("flops.train") == flop_count(hf, B, T, backward=True)
+    E, k = changes["num_experts"], changes["num_experts_per_tok"]
+    assert m.quantity("params.active") == param_count(hf) - 3 * 2 * (E - k) * 64  # 3 layers, 2 tables of d
+
+
+def test_doge_mixture_needs_enough_product_keys(tmp_path):
+    with pytest.raises(symgpt.SymgptError, match="product-key"):
+        _load(_doge(is_moe=True, num_experts=8, num_experts_per_tok=5), tmp_path)
 
 
 # --- JetMoE -------------------------------------------------------------------------------------

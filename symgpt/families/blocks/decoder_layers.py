@@ -55,6 +55,10 @@ def decoder_attention(g, flags, s, a, table):
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
     a flag gpt-oss's family adds)."""
+    if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
+        from .cdmoe import cdmoe
+        return cdmoe(g, x, d_model=d, ff=s.ff, experts=E, active=k, act=activation(flags["activation"]),
+                     bias=bool(flags["mlp_bias"]))                                    # (B, T, d)
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
