@@ -78,6 +78,11 @@ CASES = {
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     # the decoders with designs of their own
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
+    # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
+    "diffllama": (str(ZOO / "diffllama.json"), {}),
+    "doge": (str(ZOO / "doge.json"), {}),
+    "jetmoe": (str(ZOO / "jetmoe.json"), {}),
+    "cpmant": (str(ZOO / "cpmant.json"), {}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
@@ -143,6 +148,7 @@ def test_counts(family):
     s = m.sizes
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
+    keys += m.flags.get("prompt_length") or 0                # CPM-Ant caches its prompt positions too
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
     if "kv_lora_rank" in m.flags:                           # MLA: the latent and the shared rotary key
         per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])

@@ -164,8 +164,8 @@ def test_moe_slots_and_bias_ops():
 def _cpmant(**changes):
     return {"model_type": "cpmant", "architectures": ["CpmAntForCausalLM"], "hidden_size": 64, "dim_ff": 96,
             "dim_head": 8, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 128, "prompt_length": 4,
-            "prompt_types": 3, "segment_types": 5, "position_bias_num_buckets": 16, "dropout_p": 0.0, "tie_word_embeddings": False,
-            **changes}
+            "prompt_types": 3, "segment_types": 5, "position_bias_num_buckets": 16, "dropout_p": 0.0,
+            "tie_word_embeddings": False, **changes}
 
 
 @pytest.mark.parametrize("changes", [{}, {"prompt_length": 1, "segment_types": 3, "dim_head": 32}])

@@ -14,9 +14,10 @@ from ..core.lazy import Ref
 from .base import Family
 from .fields import Fields, Reader
 
-FLAGS = {"prompt_length": 32, "prompt_types": 32, "segment_types": 32, "buckets": 512, "dropout": False,
-         "loss": True}
+FLAGS = {"activation": "gelu", "prompt_length": 32, "prompt_types": 32, "segment_types": 32, "buckets": 512,
+         "dropout": False, "loss": True}
 FLAG_HELP = {
+    "activation": "the FFN gate's activation (CpmAntDenseGatedACT: nn.GELU, the exact GELU)",
     "prompt_length": "prompt positions run before the tokens (and dropped before the LM head)",
     "prompt_types": "prompt kinds: the token table has V + prompt_types·prompt_length rows",
     "segment_types": "segment kinds: a segment embedding table, and segment_types² buckets of the position bias",
@@ -30,7 +31,8 @@ FAMILIES = (Family(
     description="CPM-Ant: RMSNorm decoder with segment embeddings, a segment/position relative bias, GELU-gated "
                 "FFN, prompt positions before the tokens",
     flags=FLAGS, sizes=("L", "d", "h", "d_head", "d_ff", "V"), optional=(),
-    build=partial(Ref("symgpt.families.blocks.cpmant", "build"), name="cpmant"), flag_help=FLAG_HELP),)
+    build=partial(Ref("symgpt.families.blocks.cpmant", "build"), name="cpmant"), flag_help=FLAG_HELP,
+    choices={"activation": ("gelu", "gelu_tanh", "silu", "relu")}),)
 
 
 def read(f: Fields):

@@ -1,4 +1,5 @@
-"""Learned per-channel vectors and Doge's dynamic mask. Learned scalings of Doge (SmallDoge, transformers' DogeForCausalLM): a learned per-channel
+"""Learned per-channel vectors and Doge's dynamic mask. Learned scalings of Doge (SmallDoge,
+transformers' DogeForCausalLM): a learned per-channel
 scale of the residual stream (:class:`ChannelScale`, ``input_residual`` and
 ``post_attention_residual``: ``w ⊙ residual + branch``) and dynamic-mask attention's mask
 (:class:`DynamicMask`: ``exp(A · softplus(dt))`` per key/value head and key, added to every query's
@@ -104,8 +105,11 @@ class DynamicMask(Op):
 
     def shape(self, inputs):
         s, dt = inputs
-        if len(s) != 4 or len(dt) != 3 or sympy.expand(dt[-1] - self.kv_heads) != 0 \
-                or sympy.expand(dt[-2] - s[-1]) != 0:
+        if len(s) == 4 and len(dt) == 3 and sympy.expand(dt[-2] - s[-1]) != 0:
+            # at a decode step DogeAttention runs dt_proj over every cached value, not the new ones only
+            raise SymgptError("dynamic-mask attention over a KV cache (dt_proj of every cached value at each "
+                              "step) is not modelled")
+        if len(s) != 4 or len(dt) != 3 or sympy.expand(dt[-1] - self.kv_heads) != 0:
             raise SymgptError(f"a dynamic mask expects scores (B, h, T_q, T_k) and dt (B, T_k, {self.kv_heads}), "
                               f"got {tuple(s)} and {tuple(dt)}")
         return tuple(s)  # (B, h, T_q, T_k) -> (B, h, T_q, T_k)

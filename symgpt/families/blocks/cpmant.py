@@ -33,7 +33,7 @@ def build(flags, bound, name="cpmant"):
     x = g.op("embedding/add", ops.Add(), x, seg, label="X0", role=R.EMBEDDING_ADD)       # (B, P + T, d)
     bias = g.op("position_bias", ops.RelativePositionBias(buckets, h, bidirectional=False), ids,
                 label="position bias", role=R.RELATIVE_BIAS)                            # (1, h, P + T, P + T)
-    with g.repeat("layers", L, label="Transformer block", carry=x, role=R.STACK, length=T + P):
+    with g.repeat("blocks", L, label="Transformer block", carry=x, role=R.STACK, length=T + P):
         a = g.op("self_att/layernorm_before_attention", ops.RMSNorm(d), x, label="norm_attn",
                  role=R.ATTENTION_NORM)
         o = attention(g, a, d_model=d, heads=h, dh=d_head, module="self_att/self_attention",
@@ -42,7 +42,8 @@ def build(flags, bound, name="cpmant"):
                       bias=False, position_bias=bias, dropout=bool(flags["dropout"]))   # (B, P + T, d)
         x = g.op("self_att/add", ops.Add(), x, o, label="X + attn_out", role=R.ATTENTION_RESIDUAL)
         f = g.op("ffn/layernorm_before_ffn", ops.RMSNorm(d), x, label="norm_ffn", role=R.FFN_NORM)
-        f = ffn(g, f, d_model=d, ff=d_ff, act=activation("gelu"), gated=True, dropout=bool(flags["dropout"]),
+        f = ffn(g, f, d_model=d, ff=d_ff, act=activation(flags["activation"]), gated=True,
+                dropout=bool(flags["dropout"]),
                 names={"gate": "ffn/ffn/w_in/w_0", "up": "ffn/ffn/w_in/w_1", "act": "ffn/ffn/w_in/act",
                        "mul": "ffn/ffn/w_in/mul", "down": "ffn/ffn/w_out", "dropout": "ffn/dropout"})
         x = g.op("ffn/add", ops.Add(), x, f, label="X + ffn_out", role=R.FFN_RESIDUAL)  # (B, P + T, d)
