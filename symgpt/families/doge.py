@@ -7,8 +7,6 @@ the MLP is DogeCDMoE, a gated MLP plus E single-neuron experts chosen by product
 
 from __future__ import annotations
 
-import math
-
 from ..core.errors import SymgptError
 from .decoders import decoder_family
 from .fields import Fields, Reader, llama_like, window
@@ -34,7 +32,8 @@ def read(f: Fields):
     flags["cdmoe"] = f.bool("is_moe", False)
     if flags["cdmoe"]:
         sizes["E"], sizes["k"] = f.int("num_experts", 16384), f.int("num_experts_per_tok", 64)
-        if sizes["k"] > math.isqrt(sizes["E"]) ** 2:
+        keys = next(n for n in range(sizes["E"] + 1) if (n + 1) * (n + 1) > sizes["E"])  # floor(sqrt(E))
+        if sizes["k"] > keys * keys:
             raise SymgptError(f"{f.where}: num_experts_per_tok exceeds the floor(sqrt(num_experts))² product-key "
                               "candidates")
     f.silent("keep_window_size", "num_experts", "num_experts_per_tok", "norm_topk_prob")

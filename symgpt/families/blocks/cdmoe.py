@@ -10,12 +10,17 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.symbols import E, d, k
 from ...graph import roles as R
+from .encoder_layers import activation
 from .ffn import ffn
 
 
-def cdmoe(g, x, *, d_model, ff, experts, active, act, bias, prefix="ffn/"):
-    """DogeCDMoE of *x* (B, T, d) -> (B, T, d)."""
+def cdmoe(g, flags, s, x):
+    """DogeCDMoE of *x* (B, T, d) -> (B, T, d) under ``ffn/``, with the decoder's *flags*
+    (``activation``, ``mlp_bias``) and sizes *s* (``decoder_flags.BuildSizes``: the MLP's d_ff)."""
+    prefix, d_model, ff, experts, active = "ffn/", d, s.ff, E, k
+    act, bias = activation(flags["activation"]), bool(flags["mlp_bias"])
     dense = ffn(g, x, d_model=d_model, ff=ff, act=act, bias=bias, gated=True, prefix=prefix)   # (B, T, d)
     keys = 2 * sympy.floor(sympy.sqrt(experts))
     r = g.op(prefix + "router_gate", ops.Linear(d_model, keys, bias=False, tag="router"), x, role=R.ROUTER,

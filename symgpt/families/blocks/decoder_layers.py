@@ -34,11 +34,10 @@ def decoder_attention(g, flags, s, a, table):
     a flag gpt-oss's family adds; ``diff_attention``: DiffLlama's family)."""
     if flags.get("diff_attention"):
         from .differential import diff_attention
-        return diff_attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, bias=bool(flags["qkv_bias"]),
-                              rotary=table)                                           # (B, T, d)
+        return diff_attention(g, flags, s, a, table)                                  # (B, T, d)
     if flags.get("moa"):
         from .moa import moa_attention
-        return moa_attention(g, a, d_model=d, kv_heads=s.kv, dh=s.dh, experts=E, active=k, rotary=table)
+        return moa_attention(g, s, a, table)                                          # (B, T, d)
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
@@ -57,8 +56,7 @@ def decoder_ffn(g, flags, s, x):
     a flag gpt-oss's family adds)."""
     if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
         from .cdmoe import cdmoe
-        return cdmoe(g, x, d_model=d, ff=s.ff, experts=E, active=k, act=activation(flags["activation"]),
-                     bias=bool(flags["mlp_bias"]))                                    # (B, T, d)
+        return cdmoe(g, flags, s, x)                                                  # (B, T, d)
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),

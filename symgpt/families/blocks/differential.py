@@ -12,15 +12,18 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.symbols import d, h
 from ...graph import roles as R
 
 #: × (1 − λ_init): λ_init = 0.8 − 0.6·exp(−0.3·layer) differs by layer; a constant scale either way
 LAMBDA_INIT = sympy.Symbol("lambda_init", positive=True)
 
 
-def diff_attention(g, x, *, d_model, heads, dh, kv_heads, bias, rotary, module="attention"):
-    """Differential attention of *x* (B, T, d) -> (B, T, d) under ``{module}/``."""
-    p = f"{module}/"
+def diff_attention(g, flags, s, x, rotary):
+    """Differential attention of *x* (B, T, d) -> (B, T, d) under ``attention/``, with the decoder's
+    *flags* (``qkv_bias``: every projection's bias) and sizes *s* (``decoder_flags.BuildSizes``)."""
+    p = "attention/"
+    d_model, heads, dh, kv_heads, bias = d, h, s.dh, s.kv, bool(flags["qkv_bias"])
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
     roles = {"q": R.QUERY, "k": R.KEY, "v": R.VALUE}
     head_roles = {"q": R.QUERY_HEADS, "k": R.KEY_HEADS, "v": R.VALUE_HEADS}

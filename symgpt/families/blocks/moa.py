@@ -11,12 +11,15 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.symbols import E, d, k
 from ...graph import roles as R
 
 
-def moa_attention(g, x, *, d_model, kv_heads, dh, experts, active, rotary, module="attention"):
-    """JetMoE's attention of *x* (B, T, d) -> (B, T, d) under ``{module}/``."""
-    p = f"{module}/"
+def moa_attention(g, s, x, rotary):
+    """JetMoE's attention of *x* (B, T, d) -> (B, T, d) under ``attention/``, with the decoder's sizes
+    *s* (``decoder_flags.BuildSizes``: h_kv heads of d_head) and E experts, k per token."""
+    p = "attention/"
+    d_model, kv_heads, dh, experts, active = d, s.kv, s.dh, E, k
     w = kv_heads * dh
     heads = active * kv_heads
     r = g.op(p + "router", ops.Linear(d_model, experts, bias=False, tag="router"), x, role=R.MOA_ROUTER,
