@@ -86,6 +86,11 @@ CASES = {
         ("ernie4_5_moe", 2, {}), ("minimax_m3_vl_text", 2, {}))},
     # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
     **{t: (str(ZOO / f"{t}.json"), {}) for t in ("apertus", "bitnet", "axk1", "llama4_text")},
+    # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
+    "diffllama": (str(ZOO / "diffllama.json"), {}),
+    "doge": (str(ZOO / "doge.json"), {}),
+    "jetmoe": (str(ZOO / "jetmoe.json"), {}),
+    "cpmant": (str(ZOO / "cpmant.json"), {}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
@@ -157,6 +162,7 @@ def test_counts(family):
     s = m.sizes
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
     keys = min(T_, s["W"]) if "W" in s else T_
+    keys += m.flags.get("prompt_length") or 0                # CPM-Ant caches its prompt positions too
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
     if "kv_lora_rank" in m.flags:                           # MLA: the latent and the shared rotary key
         per_layer = keys * (m.flags["kv_lora_rank"] + m.flags["qk_rope_dim"])

@@ -72,6 +72,9 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "cohere2_moe": {"num_hidden_layers": 4}, "exaone_moe": {"num_hidden_layers": 4},
     "hy_v3": {"num_hidden_layers": 2}, "ernie4_5_moe": {"num_hidden_layers": 3},
     "minimax_m3_vl_text": {"num_hidden_layers": 2},
+    # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
+    "diffllama": {"num_hidden_layers": 2}, "doge": {"num_hidden_layers": 2}, "jetmoe": {"num_hidden_layers": 2},
+    "cpmant": {"num_hidden_layers": 2, "tie_word_embeddings": False},  # its head is never tied
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -280,8 +283,9 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
 
 # --- fields that change no parameter count, against transformers' parsed config ---------------
 #: activations the modeling code fixes with no config field: BloomGelu (the tanh GELU),
-#: MptMLP's nn.GELU(approximate="none"), CTRL's point_wise_feed_forward_network nn.ReLU
-_FIXED_ACTIVATION = {"bloom": "gelu_tanh", "mpt": "gelu", "ctrl": "relu"}
+#: MptMLP's nn.GELU(approximate="none"), CTRL's point_wise_feed_forward_network nn.ReLU,
+#: CpmAntDenseGatedACT's nn.GELU()
+_FIXED_ACTIVATION = {"bloom": "gelu_tanh", "mpt": "gelu", "ctrl": "relu", "cpmant": "gelu"}
 
 
 def _transformers_view(cfg):
@@ -337,6 +341,8 @@ def test_window_rotary_activation_and_lengths_read_as_transformers_reads_them(cf
         view["rotary"] = None
     if cfg["model_type"] == "gemma":
         view["activation"] = "gelu_tanh"  # transformers reads the legacy "gelu" as tanh-GELU
+    if cfg["model_type"] == "doge" and not cfg.get("is_moe"):
+        view["E"] = view["k"] = None  # DogeConfig's num_experts is read only with is_moe (DogeCDMoE)
     if cfg["model_type"] == "gpt2":
         # the gpt2 family's GELU is one op (its torch oracle's nn.GELU(approximate="tanh")), the
         # function transformers' gelu_new writes as several ops

@@ -103,7 +103,7 @@ def _phase(c: _Ctx, node: str) -> str:
     kind, role = a["op"].kind, _role(arch, node)
     part = R.part_of(role)
     if a["group"] is None:
-        if kind == "embedding" or (part == "embedding" and kind == "scale"):
+        if kind == "embedding" or (part == "embedding" and kind == "scale") or role == R.PROMPT_TOKENS:
             return "token"
         if kind == "position_embedding" or role in (R.EMBEDDING_ADD, R.DROPOUT):
             return "position"

@@ -109,6 +109,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.llama4"), ("llama4_text",)),
     # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
     (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
+    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    (Ref("symgpt.families.diffllama"), ("diffllama",)),
+    (Ref("symgpt.families.doge"), ("doge",)),
+    (Ref("symgpt.families.jetmoe"), ("jetmoe",)),
+    (Ref("symgpt.families.cpmant"), ("cpmant",)),
 )
 
 #: built-in family name -> its module's reference

@@ -81,6 +81,27 @@ ATTENTION_RESIDUAL = "residual.attention"
 SCORE_SOFTCAP = "attention.softcap"  # c·tanh(S/c) on the scores (Gemma 2)
 QUERY_PARTS = "attention.q_parts"    # a query assembled from parts (MLA: no-position and rotary halves)
 KEY_PARTS = "attention.k_parts"      # keys assembled from parts (MLA: up-projected and shared rotary key)
+# differential attention (DiffLlama): each of two attention calls reads one half of V's heads
+VALUE_HALF = "attention.v_half"      # one half of the value heads, before its repeat
+DIFF_COMBINE = "attention.differential"  # Z1 - λ·Z2 with the learned λ vectors
+DIFF_NORM = "norm.differential"      # the parameter-free RMSNorm of each 2·d_head pair of heads
+DIFF_SCALE = "attention.differential_scale"  # × (1 − λ_init)
+# dynamic-mask attention (Doge): dt = dt_proj(V), exp(A·softplus(dt)) added to the scores
+DYNAMIC_DT = "attention.dynamic_dt"
+DYNAMIC_MASK = "attention.dynamic_mask"
+RESIDUAL_SCALE = "residual.scale"    # a learned per-channel scale of the residual (Doge)
+# mixture of attention heads (JetMoE): the query and output projections are experts
+MOA_ROUTER = "attention.router"      # the router of the attention experts
+MOA_ROUTER_SOFTMAX = "attention.router_softmax"
+MOA_TOP_K = "attention.topk"
+MOA_SLOTS = "attention.expert_slots"  # each token's k experts' queries side by side
+MOA_SLOT = "attention.expert_slot"   # one slot's heads, the input of an output-projection expert
+MOA_COMBINE = "attention.combine"    # Σ weights · output experts
+EXPERTS_BIAS = "ffn.experts_bias"    # a learned bias after the experts' weighted sum (JetMoE)
+ATTENTION_BIAS = "attention.experts_bias"
+# CPM-Ant: prompt ids before the tokens, dropped again before the head
+PROMPT_TOKENS = "embedding.prompt_tokens"
+DROP_PROMPT = "head.drop_prompt"
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key
@@ -223,7 +244,7 @@ LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 #: experts stay split.
 TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
-    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT)) | frozenset({
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT, MOA_ROUTER, MOA_ROUTER_SOFTMAX, MOA_TOP_K)) | frozenset({
     # the lightning indexer: vLLM's DeepSeek-V3.2 Indexer builds wq_b, wk and weights_proj as
     # ReplicatedLinear, and transformers' tensor-parallel plan leaves them whole
     INDEX_QUERY, INDEX_QUERY_HEADS, INDEX_QUERY_ROTARY, INDEX_KEY, INDEX_KEY_NORM, INDEX_KEY_HEAD,

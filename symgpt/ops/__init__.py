@@ -67,6 +67,15 @@ CATALOG = {
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
     "TopKIndices": Ref("symgpt.ops.indexer", "TopKIndices"),
+    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    "DiffCombine": Ref("symgpt.ops.differential", "DiffCombine"),
+    "HeadSlice": Ref("symgpt.ops.differential", "HeadSlice"),
+    "ChannelScale": Ref("symgpt.ops.dynamic", "ChannelScale"),
+    "DynamicMask": Ref("symgpt.ops.dynamic", "DynamicMask"),
+    "ChannelBias": Ref("symgpt.ops.dynamic", "ChannelBias"),
+    "MoESlots": Ref("symgpt.ops.moa", "MoESlots"),
+    "PrependTokens": Ref("symgpt.ops.prompt", "PrependTokens"),
+    "DropTokens": Ref("symgpt.ops.prompt", "DropTokens"),
 }
 
 

@@ -54,6 +54,8 @@ STEPS = {
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
     "kv_latent": "kv_a_layernorm", "kv_down_rope": "k_rope", "k_rope_head": "k_rope_head", "k_rope": "k_rotary",
     "kv_up": "kv_b_proj", "kv_up_heads": "kv_heads", "k_nope": "k_nope", "q_parts": "q", "k_parts": "k",
+    # dynamic-mask attention (transformers' DogeAttention)
+    "dynamic_dt": "dt_proj", "dynamic_mask": "dynamic_mask",
 }
 
 
@@ -108,7 +110,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
               rotary_interleave: bool = False, sub_norm: Callable | None = None,
-              sparse_index: Callable | None = None) -> str:
+              sparse_index: Callable | None = None, dynamic_mask: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`);
@@ -116,10 +118,15 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     ``attn_sub_norm``). ``sparse_index(g, x, q_latent)`` (MLA only): builds a selection of keys
     per query (DeepSeek Sparse Attention's indexer, ``blocks/dsa.py``) from the input and the
     query latent, and returns the node of the selected indices (B, T, k); the scores outside them
-    are masked (eager: the full T×T scores are still computed)."""
+    are masked (eager: the full T×T scores are still computed). ``dynamic_mask``: Doge's dynamic
+    mask, ``dt_proj`` of V's projection (h_kv outputs) turned into exp(A·softplus(dt)) and added
+    to the scaled scores (:class:`~symgpt.ops.DynamicMask`)."""
+    if dynamic_mask and (fused or mla is not None or memory is not None):
+        raise SymgptError("a dynamic mask needs separate Q/K/V projections of self-attention")
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
+    proj = {}
     if mla is not None:
         q, k, v, width, q_latent, gate = _latent(g, x, step, d_model, heads, mla, bias, rotary)
         scale = mla.nope + mla.rope if scale == "d_head" else scale
@@ -133,13 +140,18 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         gate = None
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, kept=proj)
         width = heads * dh
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
              q, k, role=rr.scores, label="S = Q Kᵀ")                                          # (B, h, T_q, T_k)
     if scale is not None:
         s = g.op(step("scale"), ops.Scale(1 / sympy.sqrt(scale)), s, role=rr.scale, label=scale_label)
+    if dynamic_mask:
+        dt = g.op(step("dynamic_dt"), ops.Linear(kv_heads * dh, kv_heads, bias=bias), proj["v"], role=R.DYNAMIC_DT,
+                  label="dt = dt_proj(V)")                                                    # (B, T, h_kv)
+        s = g.op(step("dynamic_mask"), ops.DynamicMask(kv_heads), s, dt, role=R.DYNAMIC_MASK,
+                 label="S + exp(A·softplus(dt))")                                             # (B, h, T_q, T_k)
     if softcap:
         s = g.op(step("softcap"), ops.SoftCap(sympy.Integer(softcap)), s, role=R.SCORE_SOFTCAP,
                  label="c·tanh(S/c)")                                                         # (B, h, T_q, T_k)
@@ -186,8 +198,9 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False, rotary_interleave=False):
-    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
+                 rotary, norm_after_rotary=False, rotary_interleave=False, kept=None):
+    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says; *kept*
+    (a dict), when given, receives the projections' nodes by step (``q``, ``k``, ``v``)."""
     kv_in = memory if memory is not None else x
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
     count = {"q": heads, "k": kv_heads, "v": kv_heads}
@@ -244,6 +257,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
         for n in "kv":
             hd[n] = g.op(step(f"{n}_repeat"), ops.RepeatKV(heads / kv_heads), hd[n], role=rep_roles[n],
                          label=f"{n.upper()} repeated")                                       # (B, h, T, dh)
+    if kept is not None:
+        kept.update(proj)
     return hd["q"], hd["k"], hd["v"]
 
 

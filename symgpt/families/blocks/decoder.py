@@ -124,6 +124,8 @@ def decoder_embeddings(g, flags, s):
 def _block(g, flags, s, x, table):
     post = flags["post_norm"]
     pre = flags["pre_norm"] and not post
+    if flags.get("residual_scale") and (post or flags["parallel"]):
+        raise SymgptError("residual_scale cannot be combined with post_norm or parallel blocks")
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
     a_in = _norm_op(g, flags, "attention", x) if pre else x                          # (B, T, d)
@@ -141,7 +143,7 @@ def _block(g, flags, s, x, table):
                  role=roles.ATTENTION_RESIDUAL)                                       # (B, T, d)
         return g.op("ffn/residual", ops.Add(), x, f, label="X + attn_out + ffn_out",
                     role=roles.FFN_RESIDUAL)                                          # (B, T, d)
-    x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
+    x = g.op("attention/residual", ops.Add(), _residual_scale(g, flags, "attention", x), o, label="X + attn_out",
              role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
     if post:
         x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
@@ -150,10 +152,20 @@ def _block(g, flags, s, x, table):
     if flags["branch_norms"]:
         f = g.op("norms/post_ffn", decoder_norm(flags, d), f, label="norm(ffn_out)",
                  role=roles.POST_FFN_NORM)                                            # (B, T, d)
-    x = g.op("ffn/residual", ops.Add(), x, f, label="X + ffn_out", role=roles.FFN_RESIDUAL)  # (B, T, d)
+    x = g.op("ffn/residual", ops.Add(), _residual_scale(g, flags, "ffn", x), f, label="X + ffn_out",
+             role=roles.FFN_RESIDUAL)                                                 # (B, T, d)
     if post:
         x = _norm_op(g, flags, "ffn", x)                                              # (B, T, d)
     return x
+
+
+def _residual_scale(g, flags, branch, x):
+    """The residual *x*, times a learned per-channel scale when the family has one (Doge's
+    ``input_residual`` and ``post_attention_residual``)."""
+    if not flags.get("residual_scale"):
+        return x
+    return g.op(f"{branch}/residual_scale", ops.ChannelScale(d), x, label="w ⊙ X",
+                role=roles.RESIDUAL_SCALE)                                            # (B, T, d)
 
 
 def _norm_op(g, flags, branch, x):

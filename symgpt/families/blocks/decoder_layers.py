@@ -12,6 +12,7 @@ import sympy
 from ... import ops
 from ...core.errors import SymgptError
 from ...core.symbols import E, d, h, k
+from ...graph import roles as R
 from .attention import attention
 from .ffn import MoE, ffn
 from .encoder_layers import activation
@@ -30,7 +31,13 @@ def decoder_norm(flags, dim) -> ops.Op:
 
 def decoder_attention(g, flags, s, a, table):
     """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it (``sinks``:
-    a flag gpt-oss's family adds)."""
+    a flag gpt-oss's family adds; ``diff_attention``: DiffLlama's family)."""
+    if flags.get("diff_attention"):
+        from .differential import diff_attention
+        return diff_attention(g, flags, s, a, table)                                  # (B, T, d)
+    if flags.get("moa"):
+        from .moa import moa_attention
+        return moa_attention(g, s, a, table)                                          # (B, T, d)
     return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
@@ -41,7 +48,8 @@ def decoder_attention(g, flags, s, a, table):
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
                      rotary_interleave=bool(flags.get("rotary_interleave")),
-                     sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
+                     sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None,
+                     dynamic_mask=bool(flags.get("dynamic_mask")))              # (B, T, d)
 
 
 def _qk_norm_flags(flags):
@@ -53,16 +61,22 @@ def _qk_norm_flags(flags):
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
     a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's; ``all_experts``: Llama 4's, every
-    expert runs on every token)."""
+    expert runs on every token; ``experts_bias``: JetMoE's bias after the experts)."""
+    if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
+        from .cdmoe import cdmoe
+        return cdmoe(g, flags, s, x)                                                  # (B, T, d)
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
                   score_bias=bool(flags.get("score_bias")), runs=E if flags.get("all_experts") else None)
-    return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
-               gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
-               dropout=bool(flags["dropout"]), moe=moe,
-               sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
+    o = ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
+            gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
+            dropout=bool(flags["dropout"]), moe=moe,
+            sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
+    if flags.get("experts_bias"):  # JetMoE: a learned bias after the experts' weighted sum
+        o = g.op("ffn/experts_bias", ops.ChannelBias(d), o, role=R.EXPERTS_BIAS, label="ffn_out")  # (B, T, d)
+    return o
 
 
 def _groups(flags):
