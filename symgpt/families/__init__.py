@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # --- gated attention outputs and attention sinks (the gates group) ---
+    (Ref("symgpt.families.gated_attention"), ("afmoe", "laguna")),
 )
 
 #: built-in family name -> its module's reference

@@ -79,6 +79,10 @@ ATTENTION_RESIDUAL = "residual.attention"
 SCORE_SOFTCAP = "attention.softcap"  # c·tanh(S/c) on the scores (Gemma 2)
 QUERY_PARTS = "attention.q_parts"    # a query assembled from parts (MLA: no-position and rotary halves)
 KEY_PARTS = "attention.k_parts"      # keys assembled from parts (MLA: up-projected and shared rotary key)
+ATTENTION_GATE = "attention.gate"    # an output gate's projection of the layer input (AFMoE, Laguna)
+ATTENTION_GATE_HEADS = "attention.gate_heads"  # a per-head gate as (B, h, T, 1)
+ATTENTION_GATE_ACT = "attention.gate_act"      # its sigmoid or softplus
+ATTENTION_GATE_MUL = "attention.gate_mul"      # the attention output times the gate
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key
@@ -123,6 +127,7 @@ FFN_MUL = "ffn.mul"                  # act(gate) ⊙ up
 ROUTER = "ffn.router"
 ROUTER_SOFTMAX = "ffn.router_softmax"  # the router's scores (a softmax, or DeepSeek-V3's sigmoid)
 TOP_K = "ffn.topk"
+SCORE_BIAS = "ffn.score_bias"        # a learned bias per expert on the scores, for the choice only
 COMBINE = "ffn.combine"
 FFN_RESIDUAL = "residual.ffn"
 SHARED_GATE = "ffn.shared_gate"      # Qwen2-MoE: sigmoid(x·w) scales the shared expert
@@ -172,7 +177,7 @@ LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 #: experts stay split.
 TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
-    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT))
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT, SCORE_BIAS))
 
 #: every node role, for validation and documentation (every upper-case string constant above)
 NODE_ROLES: frozenset[str] = frozenset(

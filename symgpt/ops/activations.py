@@ -1,5 +1,5 @@
 """Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the squared ReLU
-(Primer, Persimmon), the sigmoid (routers and gates) and Gemma 2's soft-capping."""
+(Primer, Persimmon), the sigmoid (routers and gates), the softplus (attention output gates) and Gemma 2's soft-capping."""
 
 from __future__ import annotations
 
@@ -56,6 +56,17 @@ class Sigmoid(_KeepsOutput):
 
     kind = "sigmoid"
     title = "Sigmoid"
+
+
+@register
+@dataclass(frozen=True)
+class Softplus(Unary):
+    """softplus(x) = log(1 + e^x) (``torch.nn.functional.softplus``: the output gate of
+    transformers' LagunaAttention). Its backward (``softplus_backward``) reads the input, which
+    is what it keeps."""
+
+    kind = "softplus"
+    title = "Softplus"
 
 
 @register

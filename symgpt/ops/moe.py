@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .base import Op, Saved, Work, numel, register
+from .base import Op, ParamSpec, Saved, Work, numel, register
 
 
 @register
@@ -64,6 +64,40 @@ class TopK(Op):
 
     def describe(self):
         return f"Top-{self.k}"
+
+
+@register
+@dataclass(frozen=True)
+class ScoreBias(Op):
+    """A learned bias per expert added to the router scores for the choice of the top k only
+    (DeepSeek-V3's score-correction bias, AFMoE's ``expert_bias``, Laguna's
+    ``e_score_correction_bias`` when they are parameters): scores (..., E) -> biased scores
+    (..., E); owns ``bias`` (E,). The weights are gathered from the unbiased scores, so no
+    gradient passes through the sum and it keeps nothing (transformers creates the bias with
+    ``requires_grad=False``)."""
+
+    experts: sympy.Expr
+    kind = "score_bias"
+    title = "Score bias (choice)"
+
+    def shape(self, inputs):
+        (s,) = inputs
+        return tuple(s)  # (..., E) -> (..., E)
+
+    def params(self, inputs):
+        return (ParamSpec("bias", (self.experts,)),)
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)  # the sum
+
+    def backward(self, inputs, out, ctx):
+        return ()  # the top-k weights are read from the scores, not from this sum
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"Score bias ({self.experts} experts, choice only)"
 
 
 @register

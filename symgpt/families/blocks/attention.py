@@ -22,6 +22,10 @@ The variants are parameters of :func:`attention`:
   (a (1, h, T_q, T_k) tensor added to the scores: T5's relative bias);
 * ``sinks``: a learned logit per head joins each row's softmax and is dropped after it (attention
   sinks: gpt-oss; ``ops.SinkSoftmax``, which owns the ``h`` logits);
+* ``out_gate``: an output gate computed from the layer input, ``"sigmoid"`` or ``"softplus"``,
+  multiplying the attention output before the output projection: one gate per channel (a
+  d x h·dv projection: AFMoE's gate_proj) or, with ``gate_per_head``, one per head (a d x h
+  projection, broadcast over each head's dv: Laguna's g_proj);
 * ``memory``: cross-attention (queries from *x*, keys and values from the encoder's output;
   the ``cross_attention.*`` roles); ``dropout`` on the probabilities and on the output.
 
@@ -49,6 +53,7 @@ STEPS = {
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
     "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
     "values": "values", "merge": "merge", "o": "proj", "dropout_out": "dropout_out",
+    "gate": "gate", "gate_heads": "gate_heads", "gate_act": "gate_act", "gate_mul": "gate_mul",
     # multi-latent attention (transformers' DeepseekV3Attention module names)
     "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
@@ -104,7 +109,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
-              rotary_interleave: bool = False) -> str:
+              rotary_interleave: bool = False, out_gate: str | None = None,
+              gate_per_head: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
@@ -142,11 +148,30 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         p = g.op(step("dropout"), ops.Dropout(), p, role=R.DROPOUT)
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
              role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
+    if out_gate is not None and gate_per_head:
+        z = _gate(g, x, z, step, out_gate, d_model, heads, per_head=True)                  # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
+    if out_gate is not None and not gate_per_head:
+        z = _gate(g, x, z, step, out_gate, d_model, width, per_head=False)                 # (B, T_q, h·dv)
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
         o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)
     return o
+
+
+def _gate(g, x, z, step, kind, d_model, width, per_head):
+    """An output gate of the layer input *x*: act(x·W_g) ⊙ Z, W_g of d x *width* (per channel of
+    the merged Z) or of d x h (per head: Z (B, h, T, dv) times a (B, h, T, 1) gate)."""
+    if kind not in ("sigmoid", "softplus"):
+        raise SymgptError(f"unknown attention output gate {kind!r} (sigmoid or softplus)")
+    gt = g.op(step("gate"), ops.Linear(d_model, width, bias=False), x, role=R.ATTENTION_GATE,
+              label="gate")                                                                 # (B, T, width)
+    if per_head:
+        gt = g.op(step("gate_heads"), ops.SplitHeads(width, sympy.Integer(1)), gt, role=R.ATTENTION_GATE_HEADS,
+                  label="gate heads")                                                       # (B, h, T, 1)
+    act = ops.Sigmoid() if kind == "sigmoid" else ops.Softplus()
+    gt = g.op(step("gate_act"), act, gt, role=R.ATTENTION_GATE_ACT, label=f"{act.title}(gate)")
+    return g.op(step("gate_mul"), ops.Mul(), z, gt, role=R.ATTENTION_GATE_MUL, label="Z ⊙ gate")
 
 
 class _Steps:

@@ -40,16 +40,24 @@ def decoder_attention(g, flags, s, a, table):
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
-                     rotary_interleave=bool(flags.get("rotary_interleave")))              # (B, T, d)
+                     rotary_interleave=bool(flags.get("rotary_interleave")),
+                     out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")))  # (B, T, d)
+
+
+def _out_gate(flags):
+    """The attention output gate (``attn_gate``: a flag the gated-attention families add)."""
+    gate = flags.get("attn_gate") or "none"
+    return None if gate == "none" else gate
 
 
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
-    a flag gpt-oss's family adds)."""
+    a flag gpt-oss's family adds; ``router_score_bias``: one the gated-attention families add)."""
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
-                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")))
+                  shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
+                  score_bias=bool(flags.get("router_score_bias")))
     return ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                dropout=bool(flags["dropout"]), moe=moe)                               # (B, T, d)

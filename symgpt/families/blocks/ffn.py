@@ -34,7 +34,7 @@ STEPS = {
     "router": "router", "router_softmax": "router_softmax", "topk": "topk", "experts": "experts",
     "combine": "combine", "shared_expert": "shared_expert", "shared_gate": "shared_expert_gate",
     "shared_gate_act": "shared_expert_gate_act", "shared_scale": "shared_expert_scale",
-    "shared_add": "shared_add",
+    "shared_add": "shared_add", "score_bias": "score_bias",
 }
 
 
@@ -48,7 +48,8 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss)."""
+    bias (gpt-oss); ``score_bias``: a learned bias per expert is added to the scores for the
+    choice of the top k (:class:`~symgpt.ops.ScoreBias`: AFMoE, Laguna)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -58,6 +59,7 @@ class MoE:
     shared: str = "none"
     shared_ff: sympy.Expr | None = None
     router_bias: bool = False
+    score_bias: bool = False
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -120,6 +122,9 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
+        if moe.score_bias:
+            r = g.op(step("score_bias"), ops.ScoreBias(moe.experts), r, role=R.SCORE_BIAS,
+                     label="scores + bias (choice)")                                       # (B, T, E)
         w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})

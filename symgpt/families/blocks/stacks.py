@@ -27,7 +27,10 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     full-attention (``full_blocks``, after L - floor(L/p) sliding-window ``blocks``). Gemma
     interleaves them (every p-th layer is full): the order of the stacks changes no count.
     ``last_proj_bias`` makes the last layer a stack ``last_blocks`` of one whose attention output
-    projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``."""
+    projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``. Both ``dense_layers = n``
+    and ``full_every = p``: four stacks, the dense and the MoE layers each split into sliding and
+    full ones, ``dense_full = m`` (a flag of the families that have both) of the n dense layers
+    full-attention (a stack of no layer is left out)."""
     n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
     if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 0:
         raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
@@ -37,13 +40,23 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("dense_layers needs moe=true (dense layers before the experts)")
     if p and not flags["window"]:
         raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
-    if n_dense and p:
-        raise SymgptError("dense_layers and full_every cannot be combined")
+    if flags.get("dense_full") and not (n_dense and p):
+        raise SymgptError("dense_full needs dense_layers and full_every")
     if flags.get("last_proj_bias"):
         if n_dense or p or flags["proj_bias"]:
             raise SymgptError("last_proj_bias cannot be combined with dense_layers, full_every or proj_bias")
         return [("blocks", L - 1, {}, "Transformer block"),
                 ("last_blocks", sympy.Integer(1), {"proj_bias": True}, "last layer (output-projection bias)")]
+    if n_dense and p:  # both: dense and MoE layers, each sliding or full (AFMoE, MiMo-V2-Flash)
+        m = flags.get("dense_full") or 0  # the full-attention layers among the dense ones
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= n_dense:
+            raise SymgptError(f"dense_full must be a whole number of at most dense_layers, got {m!r}")
+        full = sympy.floor(L / p)
+        out = [("dense_blocks", sympy.Integer(n_dense - m), {"moe": False}, "dense sliding-window layer"),
+               ("dense_full_blocks", sympy.Integer(m), {"moe": False, "window": False}, "dense full-attention layer"),
+               ("blocks", L - n_dense - full + m, {}, "MoE sliding-window layer"),
+               ("full_blocks", full - m, {"window": False}, "MoE full-attention layer")]
+        return [st for st in out if st[1] != 0]
     if n_dense:
         return [("dense_blocks", sympy.Integer(n_dense), {"moe": False}, "dense layer"),
                 ("blocks", L - n_dense, {}, "MoE layer")]

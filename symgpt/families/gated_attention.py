@@ -1,0 +1,182 @@
+"""Decoders whose attention output is gated by a projection of the layer input before the output
+projection, with mixtures of experts.
+
+* AFMoE (Arcee AI; transformers' ``AfmoeForCausalLM``): grouped-query attention with RMSNorms on
+  each query and key head and a sigmoid output gate per channel (``gate_proj``: d x h·d_head);
+  sandwich norms (a norm before and after each branch); sliding-window layers with RoPE and
+  full-attention layers without positions (one in every ``global_attn_every_n_layers``); the first
+  ``num_dense_layers`` layers a SwiGLU MLP, the others a mixture of SwiGLU experts chosen by a
+  sigmoid router with a learned per-expert bias for the choice (``expert_bias``) plus a plain
+  shared expert of num_shared_experts × moe_intermediate_size.
+* Laguna (transformers' ``LagunaForCausalLM``): the same attention with a softplus output gate,
+  one per head by default (``g_proj``: d x h; ``gating="per-element"``: d x h·d_head), pre-norm
+  blocks, dense MLP layers and MoE layers as ``mlp_layer_types`` says (a sigmoid router with a
+  score-correction bias, plus a plain shared expert of ``shared_expert_intermediate_size``).
+
+Both routers' biases are parameters transformers creates with ``requires_grad=False``: they are
+in the parameter count (as ``sum(p.numel())`` has them) and, in training memory, are counted as
+trained parameters (E per MoE layer): the answer says so.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.errors import SymgptError
+
+from .base import Extended, Family
+from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
+from .fields import Fields, Reader, layer_types, llama_like, windows
+
+#: the flags these families add to the generic decoder's (read by ``blocks/decoder_layers.py``
+#: and ``blocks/stacks.py``)
+ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "router_score_bias": True, "dense_full": None}
+ADDED_HELP = {
+    "attn_gate": "none, sigmoid or softplus: the attention output times act(x·W_g) before the output "
+                 "projection (AFMoE: sigmoid, Laguna: softplus)",
+    "attn_gate_per_head": "with attn_gate: one gate per head (W_g: d x h, Laguna) instead of one per "
+                          "channel (d x h·d_head, AFMoE)",
+    "router_score_bias": "the router has a learned bias per expert added to its scores for the choice "
+                         "only (E parameters per MoE layer)",
+    "dense_full": "with dense_layers and full_every: how many of the dense layers are full-attention",
+}
+GATES = ("none", "sigmoid", "softplus")
+
+
+def _family(name: str, description: str, added: dict, **changes) -> Family:
+    """A decoder family with the flags above (and the choices of ``attn_gate``)."""
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
+                  choices=Extended(CHOICES, added={"attn_gate": GATES}))
+
+
+FAMILIES = (
+    _family("afmoe", "AFMoE: GQA with per-head Q/K norms and a sigmoid output gate, sandwich norms, "
+            "sliding-window RoPE layers and full NoPE layers, dense first layers then sigmoid-routed "
+            "experts plus a shared expert",
+            ADDED, gqa=True, qk_norm="head", branch_norms=True, moe=True, router="sigmoid",
+            shared_expert="plain", dense_layers=1, window=True, full_every=4, nope_full=True),
+    _family("laguna", "Laguna: GQA with per-head Q/K norms and a softplus output gate per head, "
+            "a dense first layer then sigmoid-routed experts plus a shared expert",
+            {**ADDED, "attn_gate": "softplus", "attn_gate_per_head": True}, gqa=True, qk_norm="head",
+            moe=True, router="sigmoid", shared_expert="plain", dense_layers=1),
+)
+
+_BIAS_NOTE = ("the router's per-expert bias ({name}) is a parameter transformers does not train "
+              "(requires_grad=False): counted in the parameters, and in training memory as if trained")
+
+
+def _dense_and_windows(f: Fields, flags: dict, sizes: dict, dense: list[bool], types: list[str], window) -> None:
+    """Dense layers (first ones) and sliding/full layers together: the four stacks of
+    ``blocks/stacks.py`` (``dense_full``: the full-attention layers among the dense ones)."""
+    L = sizes["L"]
+    flags["moe"] = True
+    n = sum(dense)
+    if dense != [True] * n + [False] * (L - n):
+        raise SymgptError(f"{f.where}: the dense layers are not the first ones (the pattern symgpt declares)")
+    windows(f, flags, sizes, types, window)
+    if n == L:
+        flags["moe"] = False
+        flags["dense_layers"] = None
+        f.notes.append("every layer is dense: no expert is counted")
+        return
+    flags["dense_layers"] = n or None
+    if n:
+        flags["dense_ff"] = sizes["d_ff"]
+    both = n and flags["full_every"]
+    flags["dense_full"] = (sum(1 for t in types[:n] if t == "full_attention") or None) if both else None
+
+
+def _attention(f: Fields, flags: dict) -> None:
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, qk_norm="head")
+
+
+def read_afmoe(f: Fields):
+    """transformers' AfmoeConfig."""
+    flags, sizes = llama_like(f, dict(V=200192, d=2048, d_ff=6144, L=32, h=16, T_max=16384, head_dim=128))
+    _attention(f, flags)
+    L = sizes["L"]
+    p = f.int("global_attn_every_n_layers", 4)
+    default = ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(L)]
+    types = layer_types(f, L, default)
+    window = f.int("sliding_window", 1024, optional=True)
+    n = f.int("num_dense_layers", 1, minimum=0, optional=True) or 0
+    moe_ff = f.int("moe_intermediate_size", 1408)
+    _dense_and_windows(f, flags, sizes, [i < n for i in range(L)], types, window)
+    if flags["moe"]:
+        sizes["d_ff"] = moe_ff
+        sizes["E"] = f.int("num_experts", 64)
+        sizes["k"] = f.int("num_experts_per_tok", 6)
+        shared = f.int("num_shared_experts", 2, minimum=0, optional=True) or 0
+        flags["shared_expert"] = "plain" if shared else "none"
+        flags["shared_ff"] = shared * moe_ff if shared else None
+        flags.update(moe=True, router="sigmoid", topk_norm=True, router_score_bias=True)
+        f.notes.append(_BIAS_NOTE.format(name="expert_bias"))
+    else:
+        f.silent("num_experts", "num_experts_per_tok", "num_shared_experts")
+    flags["embed_scale"] = bool(f.bool("mup_enabled", False))
+    flags.update(attn_gate="sigmoid", attn_gate_per_head=False, branch_norms=True, nope_full=True)
+    f.silent("route_scale")  # multiplies the routing weights: no parameters, no matmul
+    return "afmoe", flags, sizes
+
+
+def _per_layer(f: Fields, key: str, L: int, allowed: tuple, default: list) -> list:
+    values = f.cfg.get(key)
+    f.used.add(key)
+    if values is None:
+        return default
+    if not isinstance(values, list) or len(values) != L or not all(v in allowed for v in values):
+        raise SymgptError(f"{f.where}: field {key!r} must list one of {', '.join(map(str, allowed))} per layer")
+    return values
+
+
+def read_laguna(f: Fields):
+    """transformers' LagunaConfig."""
+    flags, sizes = llama_like(f, dict(V=100352, d=2048, d_ff=8192, L=40, h=48, h_kv=8, T_max=131072,
+                                      head_dim=128))
+    flags["rotary_pct"] = None  # per layer kind (rope_parameters); RoPE has no parameters and no matmul
+    _attention(f, flags)
+    L, h = sizes["L"], sizes["h"]
+    per_layer = f.cfg.get("num_attention_heads_per_layer")
+    f.used.add("num_attention_heads_per_layer")
+    if per_layer is not None and (not isinstance(per_layer, list) or any(x != h for x in per_layer)):
+        raise SymgptError(f"{f.where}: num_attention_heads_per_layer other than num_attention_heads in every "
+                          "layer is not modelled")
+    types = layer_types(f, L, ["full_attention"] * L)
+    window = f.int("sliding_window", 512, optional=True)
+    mlp = _per_layer(f, "mlp_layer_types", L, ("dense", "sparse"), ["dense"] + ["sparse"] * (L - 1))
+    moe_ff = f.int("moe_intermediate_size", 512)
+    _dense_and_windows(f, flags, sizes, [t == "dense" for t in mlp], types, window)
+    if flags["moe"]:
+        sizes["d_ff"] = moe_ff
+        sizes["E"] = f.int("num_experts", 256)
+        sizes["k"] = f.int("num_experts_per_tok", 8)
+        shared = f.int("shared_expert_intermediate_size", 512, minimum=0)
+        flags["shared_expert"] = "plain" if shared else "none"
+        flags["shared_ff"] = shared or None
+        flags.update(moe=True, router="sigmoid", topk_norm=True, router_score_bias=True)
+        f.notes.append(_BIAS_NOTE.format(name="e_score_correction_bias"))
+    else:
+        f.silent("num_experts", "num_experts_per_tok", "shared_expert_intermediate_size")
+    gating = f.cfg.get("gating", True)
+    f.used.add("gating")
+    if gating not in (True, "per-head", "per-element"):
+        raise SymgptError(f"{f.where}: gating={gating!r} is not modelled (true, 'per-head' or 'per-element')")
+    flags.update(attn_gate="softplus", attn_gate_per_head=gating != "per-element")
+    if f.bool("moe_apply_router_weight_on_input", False):
+        raise SymgptError(f"{f.where}: moe_apply_router_weight_on_input=true is not modelled "
+                          "(transformers does not support it either)")
+    cap = f.cfg.get("moe_router_logit_softcapping", 0.0)
+    f.used.add("moe_router_logit_softcapping")
+    if cap:
+        f.notes.append("moe_router_logit_softcapping: the router logits' soft-cap (elementwise, no parameters, "
+                       "no matmul) is not modelled")
+    f.silent("moe_routed_scaling_factor")  # multiplies the routed output: no parameters, no matmul
+    return "laguna", flags, sizes
+
+
+READERS = {"afmoe": Reader(read_afmoe, ("AfmoeForCausalLM",)),
+           "laguna": Reader(read_laguna, ("LagunaForCausalLM",))}
+
+PRESETS = ()
