@@ -94,7 +94,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- gated attention outputs and attention sinks (the gates group) ---
-    (Ref("symgpt.families.gated_attention"), ("afmoe", "laguna")),
+    (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint")),
 )
 
 #: built-in family name -> its module's reference

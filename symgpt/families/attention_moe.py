@@ -1,5 +1,5 @@
-"""Decoders whose attention output is gated by a projection of the layer input before the output
-projection, with mixtures of experts.
+"""Mixture-of-experts decoders with attention variants: an output gate computed from the layer
+input before the output projection (AFMoE, Laguna), attention sinks (Flint).
 
 * AFMoE (Arcee AI; transformers' ``AfmoeForCausalLM``): grouped-query attention with RMSNorms on
   each query and key head and a sigmoid output gate per channel (``gate_proj``: d x h·d_head);
@@ -12,8 +12,12 @@ projection, with mixtures of experts.
   one per head by default (``g_proj``: d x h; ``gating="per-element"``: d x h·d_head), pre-norm
   blocks, dense MLP layers and MoE layers as ``mlp_layer_types`` says (a sigmoid router with a
   score-correction bias, plus a plain shared expert of ``shared_expert_intermediate_size``).
+* Flint (transformers' ``FlintForCausalLM``): Qwen3-MoE's block (per-head Q/K norms) with attention
+  sinks in every layer (a learned logit per head, as gpt-oss's), RoPE in the sliding-window layers
+  only, dense MLP layers (``mlp_only_layers``, ``decoder_sparse_step``) and a sigmoid-routed
+  mixture plus an ungated shared expert of ``shared_expert_intermediate_size``.
 
-Both routers' biases are parameters transformers creates with ``requires_grad=False``: they are
+AFMoE's and Laguna's router biases are parameters transformers creates with ``requires_grad=False``: they are
 in the parameter count (as ``sum(p.numel())`` has them) and, in training memory, are counted as
 trained parameters (E per MoE layer): the answer says so.
 """
@@ -26,19 +30,23 @@ from ..core.errors import SymgptError
 
 from .base import Extended, Family
 from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader, layer_types, llama_like, windows
+from .fields import Fields, Reader, layer_types, llama_like
 
 #: the flags these families add to the generic decoder's (read by ``blocks/decoder_layers.py``
 #: and ``blocks/stacks.py``)
-ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "router_score_bias": True, "dense_full": None}
+ADDED = {"sinks": False, "attn_gate": "sigmoid", "attn_gate_per_head": False, "router_score_bias": True, "dense_full": None,
+         "full_layers": None}
 ADDED_HELP = {
+    "sinks": "attention sinks: a learned logit per head joins each softmax row and is dropped after it "
+             "(h parameters per layer)",
     "attn_gate": "none, sigmoid or softplus: the attention output times act(x·W_g) before the output "
                  "projection (AFMoE: sigmoid, Laguna: softplus)",
     "attn_gate_per_head": "with attn_gate: one gate per head (W_g: d x h, Laguna) instead of one per "
                           "channel (d x h·d_head, AFMoE)",
     "router_score_bias": "the router has a learned bias per expert added to its scores for the choice "
                          "only (E parameters per MoE layer)",
-    "dense_full": "with dense_layers and full_every: how many of the dense layers are full-attention",
+    "dense_full": "with dense_layers and full_every or full_layers: how many of the dense layers are full-attention",
+    "full_layers": "with window: how many layers are full-attention, in any order (in place of full_every)",
 }
 GATES = ("none", "sigmoid", "softplus")
 
@@ -60,6 +68,11 @@ FAMILIES = (
             "a dense first layer then sigmoid-routed experts plus a shared expert",
             {**ADDED, "attn_gate": "softplus", "attn_gate_per_head": True}, gqa=True, qk_norm="head",
             moe=True, router="sigmoid", shared_expert="plain", dense_layers=1),
+    _family("flint", "Flint: GQA with per-head Q/K norms and attention sinks, sliding-window RoPE layers and "
+            "full NoPE layers, dense first layers then sigmoid-routed experts plus a shared expert",
+            {**ADDED, "sinks": True, "attn_gate": "none", "router_score_bias": False}, gqa=True,
+            qk_norm="head", moe=True, router="sigmoid", shared_expert="plain", dense_layers=2, window=True,
+            nope_full=True),
 )
 
 _BIAS_NOTE = ("the router's per-expert bias ({name}) is a parameter transformers does not train "
@@ -67,14 +80,21 @@ _BIAS_NOTE = ("the router's per-expert bias ({name}) is a parameter transformers
 
 
 def _dense_and_windows(f: Fields, flags: dict, sizes: dict, dense: list[bool], types: list[str], window) -> None:
-    """Dense layers (first ones) and sliding/full layers together: the four stacks of
-    ``blocks/stacks.py`` (``dense_full``: the full-attention layers among the dense ones)."""
+    """Dense layers (the first ones) and sliding-window and full-attention layers in any order:
+    the stacks of ``blocks/stacks.py`` (``full_layers``: how many layers are full-attention;
+    ``dense_full``: how many of those are dense). The order of the layers changes no count."""
     L = sizes["L"]
     flags["moe"] = True
     n = sum(dense)
     if dense != [True] * n + [False] * (L - n):
         raise SymgptError(f"{f.where}: the dense layers are not the first ones (the pattern symgpt declares)")
-    windows(f, flags, sizes, types, window)
+    flags["window"] = "sliding_attention" in types
+    flags["full_every"] = flags["full_layers"] = flags["dense_full"] = None
+    if flags["window"]:
+        if window is None:
+            raise SymgptError(f"{f.where}: sliding_attention layers need a 'sliding_window' length")
+        sizes["W"] = window
+        flags["full_layers"] = types.count("full_attention") or None
     if n == L:
         flags["moe"] = False
         flags["dense_layers"] = None
@@ -83,8 +103,8 @@ def _dense_and_windows(f: Fields, flags: dict, sizes: dict, dense: list[bool], t
     flags["dense_layers"] = n or None
     if n:
         flags["dense_ff"] = sizes["d_ff"]
-    both = n and flags["full_every"]
-    flags["dense_full"] = (sum(1 for t in types[:n] if t == "full_attention") or None) if both else None
+    if n and flags["full_layers"]:
+        flags["dense_full"] = types[:n].count("full_attention") or None
 
 
 def _attention(f: Fields, flags: dict) -> None:
@@ -176,7 +196,42 @@ def read_laguna(f: Fields):
     return "laguna", flags, sizes
 
 
+def read_flint(f: Fields):
+    """transformers' FlintConfig (a Qwen2MoeConfig)."""
+    flags, sizes = llama_like(f, dict(V=150144, d=2048, d_ff=6144, L=49, h=32, h_kv=4, T_max=262144,
+                                      head_dim=128))
+    _attention(f, flags)
+    L = sizes["L"]
+    default = ["full_attention" if i < 2 or i % 4 == 1 or i == L - 1 else "sliding_attention" for i in range(L)]
+    types = layer_types(f, L, default)
+    window = f.int("sliding_window", 513, optional=True)
+    step = f.int("decoder_sparse_step", 1)
+    only = f.cfg.get("mlp_only_layers", [0, 1])
+    f.used.add("mlp_only_layers")
+    if only is None:
+        only = [0, 1]
+    if not isinstance(only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only):
+        raise SymgptError(f"{f.where}: field 'mlp_only_layers' must be a list of layer numbers")
+    experts = f.int("num_experts", 256, minimum=0)
+    dense = [i in only or not experts or (i + 1) % step != 0 for i in range(L)]
+    moe_ff = f.int("moe_intermediate_size", 512)
+    _dense_and_windows(f, flags, sizes, dense, types, window)
+    if flags["moe"]:
+        sizes["d_ff"] = moe_ff
+        sizes["E"] = experts
+        sizes["k"] = f.int("num_experts_per_tok", 6)
+        shared = f.int("shared_expert_intermediate_size", 1024, minimum=0)
+        flags["shared_expert"] = "plain" if shared else "none"
+        flags["shared_ff"] = shared or None
+        flags.update(router="sigmoid", topk_norm=f.bool("norm_topk_prob", True))
+    else:
+        f.silent("num_experts_per_tok", "shared_expert_intermediate_size", "norm_topk_prob")
+    flags.update(sinks=True, attn_gate="none", router_score_bias=False, nope_full=True)
+    return "flint", flags, sizes
+
+
 READERS = {"afmoe": Reader(read_afmoe, ("AfmoeForCausalLM",)),
-           "laguna": Reader(read_laguna, ("LagunaForCausalLM",))}
+           "laguna": Reader(read_laguna, ("LagunaForCausalLM",)),
+           "flint": Reader(read_flint, ("FlintForCausalLM",))}
 
 PRESETS = ()

@@ -1,11 +1,12 @@
-"""Gated attention outputs (AFMoE, Laguna): ``ops.Softplus`` and ``ops.ScoreBias`` against PyTorch,
-and small non-default configurations against transformers' own models.
+"""Gated attention outputs and sinks (AFMoE, Laguna, Flint): ``ops.Softplus`` and ``ops.ScoreBias``
+against PyTorch, and small non-default configurations against transformers' own models.
 
 Oracles: the tensors autograd keeps (``saved_tensors_hooks``) for ``torch.nn.functional.softplus``;
-``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM / LagunaForCausalLM built from
-small configurations on the meta device (eager attention), with dense first layers that include a
-full-attention layer, sliding windows shorter than the sequence, per-element gates and muP
-scaling, none of which the default configurations show at T = 8.
+``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM and
+FlintForCausalLM built from small configurations on the meta device (eager attention), with dense
+first layers that include a full-attention layer, sliding windows shorter than the sequence,
+per-element gates, muP scaling and full layers in no period, none of which the default
+configurations show at T = 8.
 """
 
 import json
@@ -135,3 +136,24 @@ def test_refusals(tmp_path):
     path.write_text(json.dumps(_laguna(gating="per-group")))
     with pytest.raises(symgpt.SymgptError, match="gating"):
         symgpt.load(path)
+
+
+def _flint(**changes):
+    return {"model_type": "flint", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96,
+            "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48, "num_hidden_layers": 7,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_experts": 8,
+            "num_experts_per_tok": 2, "sliding_window": 4, "max_position_embeddings": 64, **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"mlp_only_layers": [0, 1, 2], "attention_bias": True},
+                                     {"shared_expert_intermediate_size": 0, "norm_topk_prob": False}])
+def test_flint_small(changes, tmp_path):
+    """The default pattern (full: the first two, every 4th from the second, the last) is no period:
+    counted as how many layers are full (4 of 7 here), with sinks in every layer."""
+    cfg = _flint(**changes)
+    L = cfg["num_hidden_layers"]
+    full = [i < 2 or i % 4 == 1 or i == L - 1 for i in range(L)]
+    m = _check(cfg, tmp_path, window=4, sliding=L - sum(full), h=4, dh=16)
+    assert m.family.name == "flint" and m.flags["full_layers"] == sum(full)
+    hf = _hf_model(cfg)
+    assert sum(p.numel() for n, p in hf.named_parameters() if n.endswith("sinks")) == L * 4
