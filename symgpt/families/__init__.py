@@ -95,6 +95,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- gated attention outputs and attention sinks (the gates group) ---
     (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint")),
+    (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
 )
 
 #: built-in family name -> its module's reference

@@ -83,6 +83,7 @@ ATTENTION_GATE = "attention.gate"    # an output gate's projection of the layer 
 ATTENTION_GATE_HEADS = "attention.gate_heads"  # a per-head gate as (B, h, T, 1)
 ATTENTION_GATE_ACT = "attention.gate_act"      # its sigmoid or softplus
 ATTENTION_GATE_MUL = "attention.gate_mul"      # the attention output times the gate
+SINK_SCALE = "attention.sink_scale"  # each head's output rows times σ(lse(S) - sink) (GraniteSWA)
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key

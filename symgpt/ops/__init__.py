@@ -23,6 +23,7 @@ CATALOG = {
     "Dropout": Ref("symgpt.ops.attention", "Dropout"),
     "Softmax": Ref("symgpt.ops.attention", "Softmax"),
     "SinkSoftmax": Ref("symgpt.ops.sinks", "SinkSoftmax"),
+    "SinkScale": Ref("symgpt.ops.sinks", "SinkScale"),
     "GELU": Ref("symgpt.ops.elementwise", "GELU"),
     "Add": Ref("symgpt.ops.elementwise", "Add"),
     "Mul": Ref("symgpt.ops.elementwise", "Mul"),

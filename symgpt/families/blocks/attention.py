@@ -22,6 +22,8 @@ The variants are parameters of :func:`attention`:
   (a (1, h, T_q, T_k) tensor added to the scores: T5's relative bias);
 * ``sinks``: a learned logit per head joins each row's softmax and is dropped after it (attention
   sinks: gpt-oss; ``ops.SinkSoftmax``, which owns the ``h`` logits);
+* ``sink_scale``: the sinks as a scale of each head's output rows, σ(logsumexp(S) - s_h)
+  (GraniteSWA; ``ops.SinkScale``, which owns the ``h`` logits);
 * ``out_gate``: an output gate computed from the layer input, ``"sigmoid"`` or ``"softplus"``,
   multiplying the attention output before the output projection: one gate per channel (a
   d x h·dv projection: AFMoE's gate_proj) or, with ``gate_per_head``, one per head (a d x h
@@ -53,7 +55,7 @@ STEPS = {
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
     "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
     "values": "values", "merge": "merge", "o": "proj", "dropout_out": "dropout_out",
-    "gate": "gate", "gate_heads": "gate_heads", "gate_act": "gate_act", "gate_mul": "gate_mul",
+    "sink_scale": "sink_scale", "gate": "gate", "gate_heads": "gate_heads", "gate_act": "gate_act", "gate_mul": "gate_mul",
     # multi-latent attention (transformers' DeepseekV3Attention module names)
     "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
@@ -110,11 +112,13 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
               rotary_interleave: bool = False, out_gate: str | None = None,
-              gate_per_head: bool = False) -> str:
+              gate_per_head: bool = False, sink_scale: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
     step = _Steps(module, names or {})
+    if sinks and sink_scale:
+        raise SymgptError("attention sinks in the softmax and as an output scale cannot be combined")
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
     if mla is not None:
@@ -148,6 +152,9 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         p = g.op(step("dropout"), ops.Dropout(), p, role=R.DROPOUT)
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
              role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
+    if sink_scale:
+        z = g.op(step("sink_scale"), ops.SinkScale(heads), s, z, role=R.SINK_SCALE,
+                 label="Z · σ(lse(S) - sink)")                                                # (B, h, T_q, dv)
     if out_gate is not None and gate_per_head:
         z = _gate(g, x, z, step, out_gate, d_model, heads, per_head=True)                  # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)

@@ -41,7 +41,8 @@ def decoder_attention(g, flags, s, a, table):
                      dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
                      rotary_interleave=bool(flags.get("rotary_interleave")),
-                     out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")))  # (B, T, d)
+                     out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")),
+                     sink_scale=bool(flags.get("sink_scale")))                          # (B, T, d)
 
 
 def _out_gate(flags):
