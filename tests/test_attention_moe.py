@@ -1,11 +1,12 @@
-"""Gated attention outputs and sinks (AFMoE, Laguna, Flint): ``ops.Softplus`` and ``ops.ScoreBias``
+"""Gated attention outputs and sinks (AFMoE, Laguna, Flint, MiMo-V2-Flash): ``ops.Softplus`` and ``ops.ScoreBias``
 against PyTorch, and small non-default configurations against transformers' own models.
 
 Oracles: the tensors autograd keeps (``saved_tensors_hooks``) for ``torch.nn.functional.softplus``;
-``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM and
-FlintForCausalLM built from small configurations on the meta device (eager attention), with dense
+``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM,
+FlintForCausalLM and MiMoV2FlashForCausalLM built from small configurations on the meta device (eager attention), with dense
 first layers that include a full-attention layer, sliding windows shorter than the sequence,
-per-element gates, muP scaling and full layers in no period, none of which the default
+per-element gates, muP scaling, full layers in no period, K/V heads and sinks per layer kind
+and narrower value heads, none of which the default
 configurations show at T = 8.
 """
 
@@ -157,3 +158,30 @@ def test_flint_small(changes, tmp_path):
     assert m.family.name == "flint" and m.flags["full_layers"] == sum(full)
     hf = _hf_model(cfg)
     assert sum(p.numel() for n, p in hf.named_parameters() if n.endswith("sinks")) == L * 4
+
+
+def _mimo(**changes):
+    return {"model_type": "mimo_v2_flash", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96,
+            "moe_intermediate_size": 32, "num_hidden_layers": 7, "num_attention_heads": 4,
+            "num_key_value_heads": 1, "head_dim": 24, "v_head_dim": 16, "n_routed_experts": 8,
+            "num_experts_per_tok": 2, "sliding_window": 4, "max_position_embeddings": 64, **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"mlp_layer_types": ["dense", "dense"] + ["sparse"] * 5,
+                                          "attention_bias": True, "n_group": 2, "topk_group": 1}])
+def test_mimo_v2_flash_small(changes, tmp_path):
+    """Sliding layers with twice the K/V heads and sinks, full layers (the first, every 6th) with
+    neither; values of 16 against queries/keys of 24; the first (full) layer dense."""
+    cfg = _mimo(**changes)
+    L = cfg["num_hidden_layers"]
+    full = [i == 0 or not (i + 1) % 6 for i in range(L)]
+    sliding = L - sum(full)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    hf = _hf_model(cfg)
+    m = symgpt.load(path, B=B, T=T)
+    assert m.family.name == "mimo_v2_flash" and m.params == param_count(hf)
+    W, h, dq, dv = 4, 4, 24, 16
+    band = sliding * 2 * B * h * T * (T - W) * (dq + dv)  # scores (of dq) and values (of dv), masked band
+    assert flop_count(hf, B, T) - m.quantity("flops.forward").value == band
+    assert sum(p.numel() for n, p in hf.named_parameters() if n.endswith("sinks")) == sliding * h

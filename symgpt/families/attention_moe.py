@@ -16,6 +16,11 @@ input before the output projection (AFMoE, Laguna), attention sinks (Flint).
   sinks in every layer (a learned logit per head, as gpt-oss's), RoPE in the sliding-window layers
   only, dense MLP layers (``mlp_only_layers``, ``decoder_sparse_step``) and a sigmoid-routed
   mixture plus an ungated shared expert of ``shared_expert_intermediate_size``.
+* MiMo-V2-Flash (Xiaomi; transformers' ``MiMoV2FlashForCausalLM``): sliding-window layers with
+  twice the key/value heads and attention sinks, full-attention layers without sinks, value heads
+  narrower than the query/key heads (``v_head_dim``), dense MLP layers (``mlp_layer_types``) and
+  a DeepSeek-V3 router (sigmoid, group-limited; its score-correction bias a buffer) over routed
+  experts, no shared expert.
 
 AFMoE's and Laguna's router biases are parameters transformers creates with ``requires_grad=False``: they are
 in the parameter count (as ``sum(p.numel())`` has them) and, in training memory, are counted as
@@ -49,12 +54,23 @@ ADDED_HELP = {
     "full_layers": "with window: how many layers are full-attention, in any order (in place of full_every)",
 }
 GATES = ("none", "sigmoid", "softplus")
+#: MiMo-V2-Flash's flags besides those (read by ``blocks/decoder_layers.py``)
+MIMO = {"window_kv_multiple": 2, "sinks_window_only": True, "d_v": 128, "n_group": None, "topk_group": None}
+MIMO_HELP = {
+    "window_kv_multiple": "the sliding-window layers have this many times h_kv key/value heads",
+    "sinks_window_only": "with sinks: only the sliding-window layers have them",
+    "d_v": "each value head's width when it is not d_head (an integer)",
+    "n_group": "group-limited routing: the experts fall in n_group groups (no parameters)",
+    "topk_group": "group-limited routing: the groups each token may use",
+}
 
 
 def _family(name: str, description: str, added: dict, **changes) -> Family:
     """A decoder family with the flags above (and the choices of ``attn_gate``)."""
+    helps = {**ADDED_HELP, **MIMO_HELP}
     return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
-                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
+                  optional=OPTIONAL, build=partial(BUILD, name=name),
+                  flag_help=Extended(FLAG_HELP, added={k: helps[k] for k in added}),
                   choices=Extended(CHOICES, added={"attn_gate": GATES}))
 
 
@@ -73,6 +89,10 @@ FAMILIES = (
             {**ADDED, "sinks": True, "attn_gate": "none", "router_score_bias": False}, gqa=True,
             qk_norm="head", moe=True, router="sigmoid", shared_expert="plain", dense_layers=2, window=True,
             nope_full=True),
+    _family("mimo_v2_flash", "MiMo-V2-Flash: sliding-window layers with twice the K/V heads and attention sinks "
+            "among full ones, narrower value heads, a dense first layer then sigmoid-routed experts",
+            {**ADDED, **MIMO, "sinks": True, "attn_gate": "none", "router_score_bias": False}, gqa=True,
+            moe=True, router="sigmoid", dense_layers=1, window=True),
 )
 
 _BIAS_NOTE = ("the router's per-expert bias ({name}) is a parameter transformers does not train "
@@ -155,7 +175,10 @@ def read_laguna(f: Fields):
     """transformers' LagunaConfig."""
     flags, sizes = llama_like(f, dict(V=100352, d=2048, d_ff=8192, L=40, h=48, h_kv=8, T_max=131072,
                                       head_dim=128))
-    flags["rotary_pct"] = None  # per layer kind (rope_parameters); RoPE has no parameters and no matmul
+    flags["rotary_pct"] = None
+    f.notes.append("Laguna's rotary fraction is per layer kind (rope_parameters; by default half of each head in "
+                   "the full-attention layers): counted as rotating every dimension (RoPE's elementwise work "
+                   "only: no parameters, no matmul)")
     _attention(f, flags)
     L, h = sizes["L"], sizes["h"]
     per_layer = f.cfg.get("num_attention_heads_per_layer")
@@ -230,8 +253,45 @@ def read_flint(f: Fields):
     return "flint", flags, sizes
 
 
+def read_mimo_v2_flash(f: Fields):
+    """transformers' MiMoV2FlashConfig (a Glm4MoeConfig)."""
+    f.rename({"num_local_experts": "n_routed_experts"})
+    flags, sizes = llama_like(f, dict(V=152576, d=4096, d_ff=16384, L=48, h=64, h_kv=4, T_max=131072,
+                                      head_dim=192))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=False)  # o_proj has no bias
+    L = sizes["L"]
+    types = layer_types(f, L, ["full_attention" if i == 0 or not (i + 1) % 6 else "sliding_attention"
+                               for i in range(L)])
+    window = f.int("sliding_window", 129, optional=True)
+    if f.cfg.get("sliding_window_size") is not None:  # transformers: sliding_window = sliding_window_size + 1
+        window = f.int("sliding_window_size") + 1
+    f.used.add("sliding_window_size")
+    mlp = _per_layer(f, "mlp_layer_types", L, ("dense", "sparse"), ["dense"] + ["sparse"] * (L - 1))
+    moe_ff = f.int("moe_intermediate_size", 2048)
+    _dense_and_windows(f, flags, sizes, [t == "dense" for t in mlp], types, window)
+    if flags["moe"]:
+        sizes["d_ff"] = moe_ff
+        sizes["E"] = f.int("n_routed_experts", 256)
+        sizes["k"] = f.int("num_experts_per_tok", 8)
+        flags.update(router="sigmoid", topk_norm=f.bool("norm_topk_prob", True), shared_expert="none",
+                     n_group=f.int("n_group", 1), topk_group=f.int("topk_group", 1))
+    else:
+        f.silent("n_routed_experts", "num_experts_per_tok", "norm_topk_prob", "n_group", "topk_group")
+    flags.update(sinks=True, sinks_window_only=True, window_kv_multiple=2, attn_gate="none",
+                 router_score_bias=False, d_v=f.int("v_head_dim", 128))
+    flags["rotary_pct"] = None
+    f.notes.append("MiMo-V2-Flash rotates int(head_dim · partial_rotary_factor) dimensions of each query/key head "
+                   "(rope_parameters per layer kind); counted as rotating all of them (RoPE's elementwise work "
+                   "only: no parameters, no matmul)")
+    f.notes.append("attention_value_scale multiplies the values by a scalar: an elementwise product not counted")
+    f.silent("attention_value_scale", "routed_scaling_factor")
+    return "mimo_v2_flash", flags, sizes
+
+
 READERS = {"afmoe": Reader(read_afmoe, ("AfmoeForCausalLM",)),
            "laguna": Reader(read_laguna, ("LagunaForCausalLM",)),
-           "flint": Reader(read_flint, ("FlintForCausalLM",))}
+           "flint": Reader(read_flint, ("FlintForCausalLM",)),
+           "mimo_v2_flash": Reader(read_mimo_v2_flash, ("MiMoV2FlashForCausalLM",))}
 
 PRESETS = ()

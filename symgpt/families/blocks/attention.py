@@ -112,9 +112,10 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
               rotary_interleave: bool = False, out_gate: str | None = None,
-              gate_per_head: bool = False, sink_scale: bool = False) -> str:
+              gate_per_head: bool = False, sink_scale: bool = False, dv=None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
-    given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
+    given; returns the output (B, T_q, d). ``dv``: each value head's width when it is not ``dh``
+    (MiMo-V2-Flash). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
     step = _Steps(module, names or {})
     if sinks and sink_scale:
@@ -127,8 +128,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     else:
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
-        width = heads * dh
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, dv)
+        width = heads * (dh if dv is None else dv)
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
              q, k, role=rr.scores, label="S = Q Kᵀ")                                          # (B, h, T_q, T_k)
@@ -192,10 +193,13 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False, rotary_interleave=False):
-    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
+                 rotary, norm_after_rotary=False, rotary_interleave=False, dv=None):
+    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says (V's heads
+    of ``dv`` when given)."""
     kv_in = memory if memory is not None else x
-    widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
+    dv = dh if dv is None else dv
+    widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dv}
+    head_dims = {"q": dh, "k": dh, "v": dv}
     count = {"q": heads, "k": kv_heads, "v": kv_heads}
     proj_roles = {"q": rr.q, "k": rr.k, "v": rr.v}
     head_roles = {"q": rr.q_heads, "k": rr.k_heads, "v": rr.v_heads}
@@ -210,7 +214,7 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             index = 1 if kv_index and n != "q" else 0  # Falcon: qkv[..., [-2], :], one entry
             proj[n] = g.op(step(n), ops.Slice(start, widths[n], index=index), qkv, role=proj_roles[n],
                            label=n.upper())
-            hd[n] = g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+            hd[n] = g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], head_dims[n]), proj[n], role=head_roles[n],
                          label=f"{n.upper()} heads")                                          # (B, heads, T, dh)
             start += widths[n]
     else:
@@ -225,7 +229,7 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             proj[n] = g.op(step(f"{n}_norm"), norm(widths[n]), proj[n], role=norm_roles[n],
                            label=f"norm({n.upper()})")                                        # (B, T, heads·dh)
     if not fused:
-        hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+        hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], head_dims[n]), proj[n], role=head_roles[n],
                       label=f"{n.upper()} heads") for n in "qkv"}                             # (B, heads, T, dh)
     if norm_after_rotary and qk_norm != "head":
         raise SymgptError("norm_after_rotary needs qk_norm=head")

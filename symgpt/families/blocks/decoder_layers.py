@@ -30,15 +30,21 @@ def decoder_norm(flags, dim) -> ops.Op:
 
 def decoder_attention(g, flags, s, a, table):
     """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it (``sinks``:
-    a flag gpt-oss's family adds)."""
-    return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
+    a flag gpt-oss's family adds; ``window_kv_multiple``, ``sinks_window_only``, ``d_v``: flags
+    MiMo-V2-Flash's adds)."""
+    kv, sinks, dv = s.kv, bool(flags.get("sinks")), flags.get("d_v")
+    if flags.get("window_kv_multiple") and flags["window"]:  # MiMo-V2-Flash: more K/V heads in sliding layers
+        kv = kv * sympy.Integer(flags["window_kv_multiple"])
+    if flags.get("sinks_window_only") and not flags["window"]:  # MiMo-V2-Flash: sinks in sliding layers only
+        sinks = False
+    return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
                      norm=lambda dim: decoder_norm(flags, dim), rotary=table, window=s.window,
                      scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
                      if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
+                     dropout=bool(flags["dropout"]), sinks=sinks, dv=sympy.Integer(dv) if dv else None,
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
                      rotary_interleave=bool(flags.get("rotary_interleave")),
                      out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")),
