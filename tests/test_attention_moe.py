@@ -1,13 +1,14 @@
-"""Gated attention outputs and sinks (AFMoE, Laguna, Flint, MiMo-V2-Flash): ``ops.Softplus`` and ``ops.ScoreBias``
-against PyTorch, and small non-default configurations against transformers' own models.
+"""Gated attention outputs and sinks (AFMoE, Laguna, Flint, MiMo-V2-Flash): ``ops.Softplus`` and
+``ops.ScoreBias`` against PyTorch, and small non-default configurations against transformers' own
+models.
 
 Oracles: the tensors autograd keeps (``saved_tensors_hooks``) for ``torch.nn.functional.softplus``;
 ``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM,
-FlintForCausalLM and MiMoV2FlashForCausalLM built from small configurations on the meta device (eager attention), with dense
-first layers that include a full-attention layer, sliding windows shorter than the sequence,
-per-element gates, muP scaling, full layers in no period, K/V heads and sinks per layer kind
-and narrower value heads, none of which the default
-configurations show at T = 8.
+FlintForCausalLM and MiMoV2FlashForCausalLM built from small configurations on the meta device
+(eager attention), with dense first layers that include a full-attention layer, sliding windows
+shorter than the sequence, per-element gates, muP scaling, full layers in no period, K/V heads and
+sinks per layer kind and narrower value heads, none of which the default configurations show at
+T = 8.
 """
 
 import json
