@@ -59,13 +59,19 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
+    # attention output gates and sinks (the gates group)
+    "afmoe": {"num_hidden_layers": 4}, "laguna": {"num_hidden_layers": 2}, "flint": {"num_hidden_layers": 3},
+    "mimo_v2_flash": {"num_hidden_layers": 2}, "granite_swa": {"num_hidden_layers": 4},
+    "granitemoe_swa": {"num_hidden_layers": 4},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
                  "granitemoeshared": "multiplies the embeddings", "hyperclovax": "multiplies the embeddings",
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
-                 "gpt_oss": "clamped SwiGLU"}
+                 "gpt_oss": "clamped SwiGLU", "afmoe": "does not train", "laguna": "does not train",
+                 "mimo_v2_flash": "partial_rotary_factor", "granite_swa": "multiplies the embeddings",
+                 "granitemoe_swa": "multiplies the embeddings"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)

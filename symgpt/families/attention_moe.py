@@ -176,9 +176,6 @@ def read_laguna(f: Fields):
     flags, sizes = llama_like(f, dict(V=100352, d=2048, d_ff=8192, L=40, h=48, h_kv=8, T_max=131072,
                                       head_dim=128))
     flags["rotary_pct"] = None
-    f.notes.append("Laguna's rotary fraction is per layer kind (rope_parameters; by default half of each head in "
-                   "the full-attention layers): counted as rotating every dimension (RoPE's elementwise work "
-                   "only: no parameters, no matmul)")
     _attention(f, flags)
     L, h = sizes["L"], sizes["h"]
     per_layer = f.cfg.get("num_attention_heads_per_layer")
@@ -188,6 +185,7 @@ def read_laguna(f: Fields):
                           "layer is not modelled")
     types = layer_types(f, L, ["full_attention"] * L)
     window = f.int("sliding_window", 512, optional=True)
+    notes = []
     mlp = _per_layer(f, "mlp_layer_types", L, ("dense", "sparse"), ["dense"] + ["sparse"] * (L - 1))
     moe_ff = f.int("moe_intermediate_size", 512)
     _dense_and_windows(f, flags, sizes, [t == "dense" for t in mlp], types, window)
@@ -199,7 +197,7 @@ def read_laguna(f: Fields):
         flags["shared_expert"] = "plain" if shared else "none"
         flags["shared_ff"] = shared or None
         flags.update(moe=True, router="sigmoid", topk_norm=True, router_score_bias=True)
-        f.notes.append(_BIAS_NOTE.format(name="e_score_correction_bias"))
+        notes.append(_BIAS_NOTE.format(name="e_score_correction_bias"))
     else:
         f.silent("num_experts", "num_experts_per_tok", "shared_expert_intermediate_size")
     gating = f.cfg.get("gating", True)
@@ -216,6 +214,10 @@ def read_laguna(f: Fields):
         f.notes.append("moe_router_logit_softcapping: the router logits' soft-cap (elementwise, no parameters, "
                        "no matmul) is not modelled")
     f.silent("moe_routed_scaling_factor")  # multiplies the routed output: no parameters, no matmul
+    notes.append("the rotary fraction is per layer kind (rope_parameters; by default half of each head in the "
+                 "full-attention layers): counted as rotating every dimension (RoPE's elementwise work only: no "
+                 "parameters, no matmul)")
+    f.notes.append("; ".join(notes))
     return "laguna", flags, sizes
 
 
@@ -282,9 +284,9 @@ def read_mimo_v2_flash(f: Fields):
                  router_score_bias=False, d_v=f.int("v_head_dim", 128))
     flags["rotary_pct"] = None
     f.notes.append("MiMo-V2-Flash rotates int(head_dim · partial_rotary_factor) dimensions of each query/key head "
-                   "(rope_parameters per layer kind); counted as rotating all of them (RoPE's elementwise work "
-                   "only: no parameters, no matmul)")
-    f.notes.append("attention_value_scale multiplies the values by a scalar: an elementwise product not counted")
+                   "(rope_parameters per layer kind): counted as rotating all of them (RoPE's elementwise work "
+                   "only: no parameters, no matmul); attention_value_scale multiplies the values by a scalar: "
+                   "an elementwise product not counted")
     f.silent("attention_value_scale", "routed_scaling_factor")
     return "mimo_v2_flash", flags, sizes
 

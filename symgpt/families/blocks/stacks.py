@@ -48,6 +48,8 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("dense_layers needs moe=true (dense layers before the experts)")
     if p and not flags["window"]:
         raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
+    if n_dense and p and "dense_full" not in flags:  # only the families that declare dense_full mix them
+        raise SymgptError("dense_layers and full_every cannot be combined")
     if flags.get("dense_full") and not (n_dense and (p or n_full)):
         raise SymgptError("dense_full needs dense_layers and full_every or full_layers")
     if flags.get("last_proj_bias"):
