@@ -360,8 +360,9 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: laguna and flint, at the FAMILIES-style tiny configs (GQA16, 4 experts, 2 active, one dense layer),
 #: measured at B = 2: symgpt 164,864 vs 164,416 saved bytes (laguna), 157,248 vs 156,352 (flint),
 #: symgpt above by 2·B·T·E and 4·B·T·E floats: their sigmoid routers' saved tensors, not yet resolved
-#: mimo_v2_flash: not yet compared (its eager attention subtracts each row's maximum itself, in every layer)
-NOT_YET_COMPARED = frozenset({"laguna", "flint", "mimo_v2_flash"})
+#: mimo_v2_flash: not yet compared (its eager attention subtracts each row's maximum itself, in every layer);
+#: beam: not yet compared (its depth-scaled residual adds and fp32 casts in the MLP keep tensors of their own)
+NOT_YET_COMPARED = frozenset({"laguna", "flint", "mimo_v2_flash", "beam"})
 
 
 def test_every_decoder_family_is_compared():

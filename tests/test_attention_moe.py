@@ -1,9 +1,9 @@
-"""Gated attention outputs and sinks (AFMoE, Laguna, Flint, MiMo-V2-Flash): ``ops.Softplus`` and
-``ops.ScoreBias`` against PyTorch, and small non-default configurations against transformers' own
+"""Gated attention outputs and sinks (AFMoE, Laguna, Beam, Flint, MiMo-V2-Flash): ``ops.Softplus``,
+``ops.ScoreBias`` and ``ops.HeadBias`` against PyTorch, and small non-default configurations against transformers' own
 models.
 
 Oracles: the tensors autograd keeps (``saved_tensors_hooks``) for ``torch.nn.functional.softplus``;
-``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM,
+``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM, BeamForCausalLM,
 FlintForCausalLM and MiMoV2FlashForCausalLM built from small configurations on the meta device
 (eager attention), with dense first layers that include a full-attention layer, sliding windows
 shorter than the sequence, per-element gates, muP scaling, full layers in no period, K/V heads and
@@ -186,3 +186,41 @@ def test_mimo_v2_flash_small(changes, tmp_path):
     band = sliding * 2 * B * h * T * (T - W) * (dq + dv)  # scores (of dq) and values (of dv), masked band
     assert flop_count(hf, B, T) - m.quantity("flops.forward").value == band
     assert sum(p.numel() for n, p in hf.named_parameters() if n.endswith("sinks")) == sliding * h
+
+
+def test_head_bias_rules():
+    """Beam's gate: gate_proj(x).view_as(Z) + gate_bias[None, None, :, None]: the sum keeps nothing."""
+    b, t, h, dh = 2, 5, 4, 3
+    gate = torch.rand(b, t, h, dh, requires_grad=True)
+    bias = torch.zeros(h, requires_grad=True)
+    seen = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda x: seen.append(x) or x, lambda x: x):
+        gate + bias[None, None, :, None]
+    assert seen == []
+    s = (I(b), I(h), I(t), I(dh))
+    op = ops.HeadBias(I(h))
+    assert op.shape((s,)) == s and [(p.name, p.shape) for p in op.params((s,))] == [("bias", (h,))]
+    assert op.saved((s,), s, Context()) == ()
+    with pytest.raises(symgpt.SymgptError, match="bias per head"):
+        op.shape(((I(b), I(3), I(t), I(dh)),))
+
+
+def _beam(**changes):
+    return {"model_type": "beam", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96,
+            "moe_intermediate_size": 32, "num_hidden_layers": 7, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 16, "num_experts": 8, "num_experts_per_tok": 2, "n_group": 2,
+            "topk_group": 1, "sliding_window": 4, "max_position_embeddings": 64, **changes}
+
+
+@pytest.mark.parametrize("changes", [{}, {"mlp_layer_types": ["dense"] * 6 + ["sparse"], "attention_bias": True,
+                                          "final_logit_softcapping": None}])
+def test_beam_small(changes, tmp_path):
+    """Every 6th layer and the last full (two of seven: no period), dense first layers, the gate's
+    bias per head (h per layer)."""
+    cfg = _beam(**changes)
+    L = cfg["num_hidden_layers"]
+    sliding = L - 2
+    m = _check(cfg, tmp_path, window=4, sliding=sliding, h=4, dh=16)
+    assert m.family.name == "beam" and m.flags["full_layers"] == 2
+    hf = _hf_model(cfg)
+    assert sum(p.numel() for n, p in hf.named_parameters() if n.endswith("gate_bias")) == L * 4

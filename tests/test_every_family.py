@@ -80,7 +80,7 @@ CASES = {
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
     # attention output gates and sinks (the gates group)
     **{t: (str(ZOO / f"{t}.json"), {}) for t in (
-        "afmoe", "laguna", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa")},
+        "afmoe", "laguna", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa")},
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)

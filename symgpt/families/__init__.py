@@ -94,7 +94,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- gated attention outputs and attention sinks (the gates group) ---
-    (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint", "mimo_v2_flash")),
+    (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint", "mimo_v2_flash", "beam")),
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
 )
 

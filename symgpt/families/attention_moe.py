@@ -21,6 +21,11 @@ input before the output projection (AFMoE, Laguna), attention sinks (Flint).
   narrower than the query/key heads (``v_head_dim``), dense MLP layers (``mlp_layer_types``) and
   a DeepSeek-V3 router (sigmoid, group-limited; its score-correction bias a buffer) over routed
   experts, no shared expert.
+* Beam (transformers' ``BeamForCausalLM``): Qwen3-MoE's attention (per-head Q/K norms) with a
+  sigmoid output gate per channel plus a learned bias per head (``gate_proj``, ``gate_bias``),
+  sandwich norms, sliding-window RoPE layers and full NoPE layers, dense first layers then a
+  DeepSeek-V3 router (sigmoid, group-limited; its score-correction bias a buffer) over routed
+  experts, and soft-capped logits.
 
 AFMoE's and Laguna's router biases are parameters transformers creates with ``requires_grad=False``: they are
 in the parameter count (as ``sum(p.numel())`` has them) and, in training memory, are counted as
@@ -57,6 +62,8 @@ GATES = ("none", "sigmoid", "softplus")
 #: MiMo-V2-Flash's flags besides those (read by ``blocks/decoder_layers.py``)
 MIMO = {"window_kv_multiple": 2, "sinks_window_only": True, "d_v": 128, "n_group": None, "topk_group": None}
 MIMO_HELP = {
+    "attn_gate_bias": "with attn_gate per channel: a learned bias per head is added to the gate (h parameters "
+                      "per layer)",
     "window_kv_multiple": "the sliding-window layers have this many times h_kv key/value heads",
     "sinks_window_only": "with sinks: only the sliding-window layers have them",
     "d_v": "each value head's width when it is not d_head (an integer)",
@@ -93,6 +100,12 @@ FAMILIES = (
             "among full ones, narrower value heads, a dense first layer then sigmoid-routed experts",
             {**ADDED, **MIMO, "sinks": True, "attn_gate": "none", "router_score_bias": False}, gqa=True,
             moe=True, router="sigmoid", dense_layers=1, window=True),
+    _family("beam", "Beam: GQA with per-head Q/K norms and a sigmoid output gate with a bias per head, sandwich "
+            "norms, sliding-window RoPE layers and full NoPE layers, dense first layers then sigmoid-routed "
+            "experts, soft-capped logits",
+            {**ADDED, "attn_gate_bias": True, "n_group": None, "topk_group": None, "router_score_bias": False},
+            gqa=True, qk_norm="head", branch_norms=True, moe=True, router="sigmoid", dense_layers=3, window=True,
+            nope_full=True, logit_softcap=30),
 )
 
 _BIAS_NOTE = ("the router's per-expert bias ({name}) is a parameter transformers does not train "
@@ -291,9 +304,46 @@ def read_mimo_v2_flash(f: Fields):
     return "mimo_v2_flash", flags, sizes
 
 
+def read_beam(f: Fields):
+    """transformers' BeamConfig (a Qwen3MoeConfig)."""
+    flags, sizes = llama_like(f, dict(V=151936, d=5120, d_ff=20480, L=52, h=48, h_kv=8, T_max=8192, head_dim=128))
+    _attention(f, flags)
+    L = sizes["L"]
+    default = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(L)]
+    default[-1] = "full_attention"
+    types = layer_types(f, L, default)
+    window = f.int("sliding_window", 512, optional=True)
+    mlp = _per_layer(f, "mlp_layer_types", L, ("dense", "sparse"),
+                     ["dense"] * min(3, L) + ["sparse"] * (L - min(3, L)))
+    moe_ff = f.int("moe_intermediate_size", 2560)
+    _dense_and_windows(f, flags, sizes, [t == "dense" for t in mlp], types, window)
+    if flags["moe"]:
+        sizes["d_ff"] = moe_ff
+        sizes["E"] = f.int("num_experts", 256)
+        sizes["k"] = f.int("num_experts_per_tok", 8)
+        flags.update(router="sigmoid", topk_norm=f.bool("norm_topk_prob", True), shared_expert="none",
+                     n_group=f.int("n_group", 8), topk_group=f.int("topk_group", 4))
+    else:
+        f.silent("num_experts", "num_experts_per_tok", "norm_topk_prob", "n_group", "topk_group")
+    flags["logit_softcap"] = f.whole("final_logit_softcapping", 30)
+    rope = f.cfg.get("rope_parameters")
+    if isinstance(rope, dict) and rope.get("full_attention") is not None and "full_attention" in types:
+        raise SymgptError(f"{f.where}: rotary positions in the full-attention layers (rope_parameters) are "
+                          "not modelled")
+    flags.update(attn_gate="sigmoid", attn_gate_per_head=False, attn_gate_bias=True, router_score_bias=False,
+                 branch_norms=True, nope_full=True, rotary_pct=None)
+    f.notes.append("Beam scales each residual add by depth (1/√i and √((i-1)/i)), routed_scaling_factor the "
+                   "routed output, and the full-attention layers' queries by (1 + position/2048)^0.1: elementwise "
+                   "products not counted (no parameters, no matmul)")
+    f.silent("routed_scaling_factor", "decoder_sparse_step", "mlp_only_layers", "router_aux_loss_coef",
+             "use_sliding_window", "max_window_layers")
+    return "beam", flags, sizes
+
+
 READERS = {"afmoe": Reader(read_afmoe, ("AfmoeForCausalLM",)),
            "laguna": Reader(read_laguna, ("LagunaForCausalLM",)),
            "flint": Reader(read_flint, ("FlintForCausalLM",)),
-           "mimo_v2_flash": Reader(read_mimo_v2_flash, ("MiMoV2FlashForCausalLM",))}
+           "mimo_v2_flash": Reader(read_mimo_v2_flash, ("MiMoV2FlashForCausalLM",)),
+           "beam": Reader(read_beam, ("BeamForCausalLM",))}
 
 PRESETS = ()

@@ -81,6 +81,7 @@ QUERY_PARTS = "attention.q_parts"    # a query assembled from parts (MLA: no-pos
 KEY_PARTS = "attention.k_parts"      # keys assembled from parts (MLA: up-projected and shared rotary key)
 ATTENTION_GATE = "attention.gate"    # an output gate's projection of the layer input (AFMoE, Laguna)
 ATTENTION_GATE_HEADS = "attention.gate_heads"  # a per-head gate as (B, h, T, 1)
+ATTENTION_GATE_BIAS = "attention.gate_bias"    # a learned bias per head added to the gate (Beam)
 ATTENTION_GATE_ACT = "attention.gate_act"      # its sigmoid or softplus
 ATTENTION_GATE_MUL = "attention.gate_mul"      # the attention output times the gate
 SINK_SCALE = "attention.sink_scale"  # each head's output rows times σ(lse(S) - sink) (GraniteSWA)

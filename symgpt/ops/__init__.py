@@ -28,6 +28,7 @@ CATALOG = {
     "Add": Ref("symgpt.ops.elementwise", "Add"),
     "Mul": Ref("symgpt.ops.elementwise", "Mul"),
     "Scale": Ref("symgpt.ops.elementwise", "Scale"),
+    "HeadBias": Ref("symgpt.ops.elementwise", "HeadBias"),
     "SiLU": Ref("symgpt.ops.elementwise", "SiLU"),
     "Embedding": Ref("symgpt.ops.embedding", "Embedding"),
     "PositionEmbedding": Ref("symgpt.ops.embedding", "PositionEmbedding"),

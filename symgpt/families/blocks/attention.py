@@ -27,7 +27,9 @@ The variants are parameters of :func:`attention`:
 * ``out_gate``: an output gate computed from the layer input, ``"sigmoid"`` or ``"softplus"``,
   multiplying the attention output before the output projection: one gate per channel (a
   d x h·dv projection: AFMoE's gate_proj) or, with ``gate_per_head``, one per head (a d x h
-  projection, broadcast over each head's dv: Laguna's g_proj);
+  projection, broadcast over each head's dv: Laguna's g_proj); ``gate_bias``: a learned bias per
+  head added to a per-channel gate (Beam's gate_bias; ``ops.HeadBias``), the gate then applied
+  to each head before the merge;
 * ``memory``: cross-attention (queries from *x*, keys and values from the encoder's output;
   the ``cross_attention.*`` roles); ``dropout`` on the probabilities and on the output.
 
@@ -55,7 +57,8 @@ STEPS = {
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
     "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
     "values": "values", "merge": "merge", "o": "proj", "dropout_out": "dropout_out",
-    "sink_scale": "sink_scale", "gate": "gate", "gate_heads": "gate_heads", "gate_act": "gate_act", "gate_mul": "gate_mul",
+    "sink_scale": "sink_scale", "gate": "gate", "gate_heads": "gate_heads", "gate_bias": "gate_bias",
+    "gate_act": "gate_act", "gate_mul": "gate_mul",
     # multi-latent attention (transformers' DeepseekV3Attention module names)
     "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
@@ -112,7 +115,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
               rotary_interleave: bool = False, out_gate: str | None = None,
-              gate_per_head: bool = False, sink_scale: bool = False, dv=None) -> str:
+              gate_per_head: bool = False, sink_scale: bool = False, dv=None,
+              gate_bias: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``dv``: each value head's width when it is not ``dh``
     (MiMo-V2-Flash). ``scale="d_head"`` divides the scores by √dh;
@@ -156,10 +160,13 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     if sink_scale:
         z = g.op(step("sink_scale"), ops.SinkScale(heads), s, z, role=R.SINK_SCALE,
                  label="Z · σ(lse(S) - sink)")                                                # (B, h, T_q, dv)
-    if out_gate is not None and gate_per_head:
-        z = _gate(g, x, z, step, out_gate, d_model, heads, per_head=True)                  # (B, h, T_q, dv)
+    if gate_bias and (out_gate is None or gate_per_head):
+        raise SymgptError("gate_bias needs an output gate per channel")
+    if out_gate is not None and (gate_per_head or gate_bias):
+        z = _gate(g, x, z, step, out_gate, d_model, heads, per_head=True,
+                  dv=None if gate_per_head else width / heads, bias=gate_bias)             # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
-    if out_gate is not None and not gate_per_head:
+    if out_gate is not None and not (gate_per_head or gate_bias):
         z = _gate(g, x, z, step, out_gate, d_model, width, per_head=False)                 # (B, T_q, h·dv)
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
@@ -167,16 +174,21 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     return o
 
 
-def _gate(g, x, z, step, kind, d_model, width, per_head):
+def _gate(g, x, z, step, kind, d_model, width, per_head, dv=None, bias=False):
     """An output gate of the layer input *x*: act(x·W_g) ⊙ Z, W_g of d x *width* (per channel of
-    the merged Z) or of d x h (per head: Z (B, h, T, dv) times a (B, h, T, 1) gate)."""
+    the merged Z) or of d x h (per head: Z (B, h, T, dv) times a (B, h, T, 1) gate); with *dv*
+    (*width* is then h), per channel of Z's heads (B, h, T, dv), plus a bias per head when *bias*."""
     if kind not in ("sigmoid", "softplus"):
         raise SymgptError(f"unknown attention output gate {kind!r} (sigmoid or softplus)")
-    gt = g.op(step("gate"), ops.Linear(d_model, width, bias=False), x, role=R.ATTENTION_GATE,
-              label="gate")                                                                 # (B, T, width)
+    n = sympy.Integer(1) if dv is None else dv
+    gt = g.op(step("gate"), ops.Linear(d_model, width * n if per_head else width, bias=False), x,
+              role=R.ATTENTION_GATE, label="gate")                                          # (B, T, width)
     if per_head:
-        gt = g.op(step("gate_heads"), ops.SplitHeads(width, sympy.Integer(1)), gt, role=R.ATTENTION_GATE_HEADS,
-                  label="gate heads")                                                       # (B, h, T, 1)
+        gt = g.op(step("gate_heads"), ops.SplitHeads(width, n), gt, role=R.ATTENTION_GATE_HEADS,
+                  label="gate heads")                                                       # (B, h, T, n)
+    if bias:
+        gt = g.op(step("gate_bias"), ops.HeadBias(width), gt, role=R.ATTENTION_GATE_BIAS,
+                  label="gate + bias")                                                      # (B, h, T, n)
     act = ops.Sigmoid() if kind == "sigmoid" else ops.Softplus()
     gt = g.op(step("gate_act"), act, gt, role=R.ATTENTION_GATE_ACT, label=f"{act.title}(gate)")
     return g.op(step("gate_mul"), ops.Mul(), z, gt, role=R.ATTENTION_GATE_MUL, label="Z ⊙ gate")
