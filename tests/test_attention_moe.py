@@ -1,6 +1,6 @@
 """Gated attention outputs and sinks (AFMoE, Laguna, Beam, Flint, MiMo-V2-Flash): ``ops.Softplus``,
-``ops.ScoreBias`` and ``ops.HeadBias`` against PyTorch, and small non-default configurations against transformers' own
-models.
+``ops.ScoreBias`` and ``ops.HeadBias`` against PyTorch, and small non-default configurations against
+transformers' own models.
 
 Oracles: the tensors autograd keeps (``saved_tensors_hooks``) for ``torch.nn.functional.softplus``;
 ``sum(p.numel())`` and ``FlopCounterMode`` of AfmoeForCausalLM, LagunaForCausalLM, BeamForCausalLM,

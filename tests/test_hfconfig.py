@@ -60,7 +60,8 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
     # attention output gates and sinks (the gates group)
-    "afmoe": {"num_hidden_layers": 4}, "laguna": {"num_hidden_layers": 2}, "beam": {"num_hidden_layers": 4}, "flint": {"num_hidden_layers": 3},
+    "afmoe": {"num_hidden_layers": 4}, "laguna": {"num_hidden_layers": 2}, "beam": {"num_hidden_layers": 4},
+    "flint": {"num_hidden_layers": 3},
     "mimo_v2_flash": {"num_hidden_layers": 2}, "granite_swa": {"num_hidden_layers": 4},
     "granitemoe_swa": {"num_hidden_layers": 4},
 }
@@ -70,7 +71,8 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
                  "gpt_oss": "clamped SwiGLU", "afmoe": "does not train", "laguna": "does not train",
-                 "mimo_v2_flash": "partial_rotary_factor", "beam": "scales each residual add", "granite_swa": "multiplies the embeddings",
+                 "mimo_v2_flash": "partial_rotary_factor", "beam": "scales each residual add",
+                 "granite_swa": "multiplies the embeddings",
                  "granitemoe_swa": "multiplies the embeddings"}
 
 

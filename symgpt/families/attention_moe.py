@@ -44,7 +44,8 @@ from .fields import Fields, Reader, layer_types, llama_like
 
 #: the flags these families add to the generic decoder's (read by ``blocks/decoder_layers.py``
 #: and ``blocks/stacks.py``)
-ADDED = {"sinks": False, "attn_gate": "sigmoid", "attn_gate_per_head": False, "router_score_bias": True, "dense_full": None,
+ADDED = {"sinks": False, "attn_gate": "sigmoid", "attn_gate_per_head": False, "router_score_bias": True,
+         "dense_full": None,
          "full_layers": None}
 ADDED_HELP = {
     "sinks": "attention sinks: a learned logit per head joins each softmax row and is dropped after it "
@@ -55,7 +56,8 @@ ADDED_HELP = {
                           "channel (d x h·d_head, AFMoE)",
     "router_score_bias": "the router has a learned bias per expert added to its scores for the choice "
                          "only (E parameters per MoE layer)",
-    "dense_full": "with dense_layers and full_every or full_layers: how many of the dense layers are full-attention",
+    "dense_full": "with dense_layers and full_every or full_layers: how many of the dense layers are "
+                  "full-attention",
     "full_layers": "with window: how many layers are full-attention, in any order (in place of full_every)",
 }
 GATES = ("none", "sigmoid", "softplus")
@@ -296,7 +298,8 @@ def read_mimo_v2_flash(f: Fields):
     flags.update(sinks=True, sinks_window_only=True, window_kv_multiple=2, attn_gate="none",
                  router_score_bias=False, d_v=f.int("v_head_dim", 128))
     flags["rotary_pct"] = None
-    f.notes.append("MiMo-V2-Flash rotates int(head_dim · partial_rotary_factor) dimensions of each query/key head "
+    f.notes.append("MiMo-V2-Flash rotates int(head_dim · partial_rotary_factor) dimensions of each query/key "
+                   "head "
                    "(rope_parameters per layer kind): counted as rotating all of them (RoPE's elementwise work "
                    "only: no parameters, no matmul); attention_value_scale multiplies the values by a scalar: "
                    "an elementwise product not counted")

@@ -1,5 +1,6 @@
 """Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the squared ReLU
-(Primer, Persimmon), the sigmoid (routers and gates), the softplus (attention output gates) and Gemma 2's soft-capping."""
+(Primer, Persimmon), the sigmoid (routers and gates), the softplus (attention output gates) and
+Gemma 2's soft-capping."""
 
 from __future__ import annotations
 

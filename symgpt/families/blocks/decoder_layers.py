@@ -48,7 +48,8 @@ def decoder_attention(g, flags, s, a, table):
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
                      rotary_interleave=bool(flags.get("rotary_interleave")),
                      out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")),
-                     sink_scale=bool(flags.get("sink_scale")), gate_bias=bool(flags.get("attn_gate_bias")))                          # (B, T, d)
+                     sink_scale=bool(flags.get("sink_scale")),
+                     gate_bias=bool(flags.get("attn_gate_bias")))                             # (B, T, d)
 
 
 def _out_gate(flags):

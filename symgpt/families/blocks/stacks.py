@@ -63,7 +63,8 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
             raise SymgptError(f"dense_full must be a whole number of at most dense_layers, got {m!r}")
         full = sympy.floor(L / p) if p else sympy.Integer(n_full)
         out = [("dense_blocks", sympy.Integer(n_dense - m), {"moe": False}, "dense sliding-window layer"),
-               ("dense_full_blocks", sympy.Integer(m), {"moe": False, "window": False}, "dense full-attention layer"),
+               ("dense_full_blocks", sympy.Integer(m), {"moe": False, "window": False},
+                "dense full-attention layer"),
                ("blocks", L - n_dense - full + m, {}, "MoE sliding-window layer"),
                ("full_blocks", full - m, {"window": False}, "MoE full-attention layer")]
         return [st for st in out if st[1] != 0]
@@ -84,7 +85,8 @@ def layers(g, flags, s, x, block):
     """Declare each stack of :func:`stacks` around *block(g, flags, sizes, x)*; returns its output."""
     if flags.get("full_layers"):
         g.require("le", flags["full_layers"] + (flags["dense_layers"] or 0) - (flags.get("dense_full") or 0) - L,
-                  "L must count the full-attention and the dense sliding-window layers", id="full_layers_within_layers")
+                  "L must count the full-attention and the dense sliding-window layers",
+                  id="full_layers_within_layers")
     for name, count, changes, label in stacks(flags):
         f = {**flags, **changes}
         with g.repeat(name, count, label=label, carry=x, role=roles.STACK):
