@@ -202,7 +202,7 @@ BAD_FILES = [
     (b"{}", "missing field 'model_type'"),
     (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
     (b"{\"model_type\": \"whisper\"}",
-     "unknown model_type 'whisper'; supported: (\\S+, )*bart, bert, (\\S+, )*deepseek_v2, deepseek_v3"),
+     "unknown model_type 'whisper'; supported: (\\S+, )*bart, (\\S+, )*bert, (\\S+, )*deepseek_v2, deepseek_v3"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),
