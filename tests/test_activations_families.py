@@ -158,6 +158,11 @@ FAMILIES = {
                  n_shared_experts=1, mlp_layer_types=["dense", "sparse"], q_lora_rank=24, kv_lora_rank=32,
                  qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, index_topk=4, index_head_dim=16,
                  index_n_heads=3, gated_norm_rank=6),
+    # attention output gates and sinks (the gates group)
+    "afmoe": dict(GQA16, moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2, num_dense_layers=1,
+                  sliding_window=32, layer_types=["sliding_attention", "full_attention"]),
+    "granite_swa": dict(GQA, sliding_window=32),
+    "granitemoe_swa": dict(GQA, num_local_experts=4, num_experts_per_tok=2, sliding_window=32),
 }
 
 #: model types symgpt reads as the family's masked-LM model (its head, then a cross-entropy over
@@ -388,6 +393,12 @@ NOT_YET_COMPARED = frozenset({
     "jetmoe",  # measured 219464 vs 219912 bytes: the index_add/gather of the attention experts' slots
     "cpmant",  # the tiny config's ids fall outside the segment table: not yet measured
 })
+#: laguna and flint, at the FAMILIES-style tiny configs (GQA16, 4 experts, 2 active, one dense layer),
+#: measured at B = 2: symgpt 164,864 vs 164,416 saved bytes (laguna), 157,248 vs 156,352 (flint),
+#: symgpt above by 2·B·T·E and 4·B·T·E floats: their sigmoid routers' saved tensors, not yet resolved
+#: mimo_v2_flash: not yet compared (its eager attention subtracts each row's maximum itself, in every layer);
+#: beam: not yet compared (its depth-scaled residual adds and fp32 casts in the MLP keep tensors of their own)
+NOT_YET_COMPARED = frozenset({"laguna", "flint", "mimo_v2_flash", "beam"})
 
 
 def test_every_decoder_family_is_compared():

@@ -75,6 +75,11 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
     "diffllama": {"num_hidden_layers": 2}, "doge": {"num_hidden_layers": 2}, "jetmoe": {"num_hidden_layers": 2},
     "cpmant": {"num_hidden_layers": 2, "tie_word_embeddings": False},  # its head is never tied
+    # attention output gates and sinks (the gates group)
+    "afmoe": {"num_hidden_layers": 4}, "laguna": {"num_hidden_layers": 2}, "beam": {"num_hidden_layers": 4},
+    "flint": {"num_hidden_layers": 3},
+    "mimo_v2_flash": {"num_hidden_layers": 2}, "granite_swa": {"num_hidden_layers": 4},
+    "granitemoe_swa": {"num_hidden_layers": 4},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -85,7 +90,11 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "ernie4_5_moe": "moe_statics", "minimax_m3_vl_text": "clamped SwiGLU",
                  "llama4_text": "runs every expert on every token",
                  "deepseek_v32": "counted dense-masked", "glm_moe_dsa": "counted dense-masked",
-                 "axk2": "counted dense-masked"}
+                 "axk2": "counted dense-masked",
+                 "afmoe": "does not train", "laguna": "does not train",
+                 "mimo_v2_flash": "partial_rotary_factor", "beam": "scales each residual add",
+                 "granite_swa": "multiplies the embeddings",
+                 "granitemoe_swa": "multiplies the embeddings"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
@@ -214,7 +223,7 @@ BAD_FILES = [
     (b"{}", "missing field 'model_type'"),
     (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
     (b"{\"model_type\": \"whisper\"}",
-     "unknown model_type 'whisper'; supported: (\\S+, )*bart, bert, (\\S+, )*deepseek_v2, deepseek_v3"),
+     "unknown model_type 'whisper'; supported: (\\S+, )*bart, (\\S+, )*bert, (\\S+, )*deepseek_v2, deepseek_v3"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),

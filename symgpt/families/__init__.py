@@ -114,6 +114,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.doge"), ("doge",)),
     (Ref("symgpt.families.jetmoe"), ("jetmoe",)),
     (Ref("symgpt.families.cpmant"), ("cpmant",)),
+    # --- gated attention outputs and attention sinks (the gates group) ---
+    (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint", "mimo_v2_flash", "beam")),
+    (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
 )
 
 #: built-in family name -> its module's reference

@@ -102,6 +102,12 @@ ATTENTION_BIAS = "attention.experts_bias"
 # CPM-Ant: prompt ids before the tokens, dropped again before the head
 PROMPT_TOKENS = "embedding.prompt_tokens"
 DROP_PROMPT = "head.drop_prompt"
+ATTENTION_GATE = "attention.gate"    # an output gate's projection of the layer input (AFMoE, Laguna)
+ATTENTION_GATE_HEADS = "attention.gate_heads"  # a per-head gate as (B, h, T, 1)
+ATTENTION_GATE_BIAS = "attention.gate_bias"    # a learned bias per head added to the gate (Beam)
+ATTENTION_GATE_ACT = "attention.gate_act"      # its sigmoid or softplus
+ATTENTION_GATE_MUL = "attention.gate_mul"      # the attention output times the gate
+SINK_SCALE = "attention.sink_scale"  # each head's output rows times σ(lse(S) - sink) (GraniteSWA)
 
 # --- multi-latent attention (DeepSeek-V2/V3) --------------------------------------------------
 # what an MLA cache holds: the normalised latent (B, T, kv_lora_rank) and the one rotary key
@@ -179,6 +185,7 @@ FFN_MUL = "ffn.mul"                  # act(gate) ⊙ up
 ROUTER = "ffn.router"
 ROUTER_SOFTMAX = "ffn.router_softmax"  # the router's scores (a softmax, or DeepSeek-V3's sigmoid)
 TOP_K = "ffn.topk"
+SCORE_BIAS = "ffn.score_bias"        # a learned bias per expert on the scores, for the choice only
 COMBINE = "ffn.combine"
 FFN_RESIDUAL = "residual.ffn"
 SHARED_GATE = "ffn.shared_gate"      # Qwen2-MoE: sigmoid(x·w) scales the shared expert
@@ -244,7 +251,7 @@ LATENT_CACHE: tuple[str, ...] = (KV_LATENT, KEY_ROPE)
 #: experts stay split.
 TP_REPLICATED: frozenset[str] = frozenset(LATENT_CACHE + (
     QUERY_DOWN, QUERY_LATENT_NORM, KV_DOWN, KV_DOWN_LATENT, KV_DOWN_ROPE, KEY_ROPE_HEAD,
-    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT, MOA_ROUTER, MOA_ROUTER_SOFTMAX, MOA_TOP_K)) | frozenset({
+    ROUTER, ROUTER_SOFTMAX, TOP_K, SHARED_GATE, SHARED_GATE_ACT, MOA_ROUTER, MOA_ROUTER_SOFTMAX, MOA_TOP_K, SCORE_BIAS)) | frozenset({
     # the lightning indexer: vLLM's DeepSeek-V3.2 Indexer builds wq_b, wk and weights_proj as
     # ReplicatedLinear, and transformers' tensor-parallel plan leaves them whole
     INDEX_QUERY, INDEX_QUERY_HEADS, INDEX_QUERY_ROTARY, INDEX_KEY, INDEX_KEY_NORM, INDEX_KEY_HEAD,

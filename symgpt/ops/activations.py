@@ -1,6 +1,6 @@
 """Activations beyond GELU and SiLU (which live in ``elementwise``): ReLU (OPT), the squared ReLU
-(Primer, Persimmon), the sigmoid (routers and gates), Gemma 2's soft-capping and xIELU (Apertus),
-whose two one-element parameters are learned."""
+(Primer, Persimmon), the sigmoid (routers and gates), the softplus (attention output gates),
+Gemma 2's soft-capping and xIELU (Apertus), whose two one-element parameters are learned."""
 
 from __future__ import annotations
 
@@ -57,6 +57,17 @@ class Sigmoid(_KeepsOutput):
 
     kind = "sigmoid"
     title = "Sigmoid"
+
+
+@register
+@dataclass(frozen=True)
+class Softplus(Unary):
+    """softplus(x) = log(1 + e^x) (``torch.nn.functional.softplus``: the output gate of
+    transformers' LagunaAttention). Its backward (``softplus_backward``) reads the input, which
+    is what it keeps."""
+
+    kind = "softplus"
+    title = "Softplus"
 
 
 @register

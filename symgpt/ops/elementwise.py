@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..core.errors import SymgptError
-from .base import Op, Pointwise, Saved, Work, numel, register
+from .base import Op, ParamSpec, Pointwise, Saved, Work, numel, register
 
 
 def broadcast(a, b):
@@ -141,3 +141,37 @@ class Scale(Pointwise):
 
     def describe(self):
         return f"Scale × {self.factor}"
+
+
+@register
+@dataclass(frozen=True)
+class HeadBias(Op):
+    """A learned bias per head added to a per-head tensor (B, h, T, n), broadcast over its last
+    two dimensions (transformers' BeamAttention ``gate_bias``: one logit per head added to the
+    output gate); owns ``bias`` (h,). Its gradient passes through; the bias's is a sum per head;
+    it keeps nothing."""
+
+    heads: sympy.Expr
+    kind = "head_bias"
+    title = "Bias per head"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) < 3 or sympy.expand(x[-3] - self.heads) != 0:
+            raise SymgptError(f"a bias per head expects (..., {self.heads}, T, n), got {tuple(x)}")
+        return tuple(x)  # (B, h, T, n) -> (B, h, T, n)
+
+    def params(self, inputs):
+        return (ParamSpec("bias", (self.heads,)),)
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("elementwise", numel(out), grad="weight"),) if ctx.trainable else ()
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"Bias per head ({self.heads})"

@@ -73,6 +73,40 @@ class TopK(Op):
 
 @register
 @dataclass(frozen=True)
+class ScoreBias(Op):
+    """A learned bias per expert added to the router scores for the choice of the top k only
+    (DeepSeek-V3's score-correction bias, AFMoE's ``expert_bias``, Laguna's
+    ``e_score_correction_bias`` when they are parameters): scores (..., E) -> biased scores
+    (..., E); owns ``bias`` (E,). The weights are gathered from the unbiased scores, so no
+    gradient passes through the sum and it keeps nothing (transformers creates the bias with
+    ``requires_grad=False``)."""
+
+    experts: sympy.Expr
+    kind = "score_bias"
+    title = "Score bias (choice)"
+
+    def shape(self, inputs):
+        (s,) = inputs
+        return tuple(s)  # (..., E) -> (..., E)
+
+    def params(self, inputs):
+        return (ParamSpec("bias", (self.experts,)),)
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(out)),)  # the sum
+
+    def backward(self, inputs, out, ctx):
+        return ()  # the top-k weights are read from the scores, not from this sum
+
+    def saved(self, inputs, out, ctx):
+        return ()
+
+    def describe(self):
+        return f"Score bias ({self.experts} experts, choice only)"
+
+
+@register
+@dataclass(frozen=True)
 class MoECombine(Op):
     """Sum the k active experts' outputs weighted by the router: expert output (B, T, d) (one
     copy of the expert group; k copies run), weights (B, T, k) -> (B, T, d)."""

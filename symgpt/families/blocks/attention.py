@@ -22,6 +22,14 @@ The variants are parameters of :func:`attention`:
   (a (1, h, T_q, T_k) tensor added to the scores: T5's relative bias);
 * ``sinks``: a learned logit per head joins each row's softmax and is dropped after it (attention
   sinks: gpt-oss; ``ops.SinkSoftmax``, which owns the ``h`` logits);
+* ``sink_scale``: the sinks as a scale of each head's output rows, σ(logsumexp(S) - s_h)
+  (GraniteSWA; ``ops.SinkScale``, which owns the ``h`` logits);
+* ``out_gate``: an output gate computed from the layer input, ``"sigmoid"`` or ``"softplus"``,
+  multiplying the attention output before the output projection: one gate per channel (a
+  d x h·dv projection: AFMoE's gate_proj) or, with ``gate_per_head``, one per head (a d x h
+  projection, broadcast over each head's dv: Laguna's g_proj); ``gate_bias``: a learned bias per
+  head added to a per-channel gate (Beam's gate_bias; ``ops.HeadBias``), the gate then applied
+  to each head before the merge;
 * ``memory``: cross-attention (queries from *x*, keys and values from the encoder's output;
   the ``cross_attention.*`` roles); ``dropout`` on the probabilities and on the output.
 
@@ -49,6 +57,8 @@ STEPS = {
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
     "position_bias": "position_bias", "mask": "mask", "softmax": "softmax", "dropout": "dropout",
     "values": "values", "merge": "merge", "sub_norm": "attn_sub_norm", "o": "proj", "dropout_out": "dropout_out",
+    "sink_scale": "sink_scale", "gate": "gate", "gate_heads": "gate_heads", "gate_bias": "gate_bias",
+    "gate_act": "gate_act", "gate_mul": "gate_mul",
     # multi-latent attention (transformers' DeepseekV3Attention module names)
     "q_proj": "q_proj", "q_down": "q_a_proj", "q_latent_norm": "q_a_layernorm", "q_up": "q_b_proj",
     "q_nope": "q_nope", "q_rope": "q_rope", "kv_down": "kv_a_proj_with_mqa", "kv_down_latent": "kv_latent",
@@ -110,9 +120,12 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
               rotary_interleave: bool = False, sub_norm: Callable | None = None,
-              sparse_index: Callable | None = None, dynamic_mask: bool = False) -> str:
+              sparse_index: Callable | None = None, dynamic_mask: bool = False,
+              out_gate: str | None = None, gate_per_head: bool = False, sink_scale: bool = False,
+              dv=None, gate_bias: bool = False) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
-    given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
+    given; returns the output (B, T_q, d). ``dv``: each value head's width when it is not ``dh``
+    (MiMo-V2-Flash). ``scale="d_head"`` divides the scores by √dh;
     ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`);
     ``sub_norm(width)``: a norm of the merged heads before the output projection (BitNet's
     ``attn_sub_norm``). ``sparse_index(g, x, q_latent)`` (MLA only): builds a selection of keys
@@ -124,6 +137,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     if dynamic_mask and (fused or mla is not None or memory is not None):
         raise SymgptError("a dynamic mask needs separate Q/K/V projections of self-attention")
     step = _Steps(module, names or {})
+    if sinks and sink_scale:
+        raise SymgptError("attention sinks in the softmax and as an output scale cannot be combined")
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
     proj = {}
@@ -140,8 +155,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         gate = None
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, kept=proj)
-        width = heads * dh
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, dv, kept=proj)
+        width = heads * (dh if dv is None else dv)
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
              q, k, role=rr.scores, label="S = Q Kᵀ")                                          # (B, h, T_q, T_k)
@@ -173,6 +188,14 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         p = g.op(step("dropout"), ops.Dropout(), p, role=R.DROPOUT)
     z = g.op(step("values"), ops.Matmul("attention_values", causal=causal, window=window), p, v,
              role=rr.values, label="Z = A V")                                                 # (B, h, T_q, dv)
+    if sink_scale:
+        z = g.op(step("sink_scale"), ops.SinkScale(heads), s, z, role=R.SINK_SCALE,
+                 label="Z · σ(lse(S) - sink)")                                                # (B, h, T_q, dv)
+    if gate_bias and (out_gate is None or gate_per_head):
+        raise SymgptError("gate_bias needs an output gate per channel")
+    if out_gate is not None and (gate_per_head or gate_bias):
+        z = _gate(g, x, z, step, out_gate, d_model, heads, per_head=True,
+                  dv=None if gate_per_head else width / heads, bias=gate_bias)             # (B, h, T_q, dv)
     z = g.op(step("merge"), ops.MergeHeads(), z, role=rr.merge, label="Z merged")            # (B, T_q, h·dv)
     if sub_norm is not None:
         z = g.op(step("sub_norm"), sub_norm(width), z, role=R.ATTENTION_SUB_NORM, label="norm(Z)")  # (B, T_q, h·dv)
@@ -181,10 +204,32 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
                     label="G merged")                                                          # (B, T_q, h·dv)
         gate = g.op(f"{step.module}/gate_act", ops.Sigmoid(), gate, role=R.OUTPUT_GATE_ACT, label="σ(G)")
         z = g.op(f"{step.module}/gate_mul", ops.Mul(), z, gate, role=R.OUTPUT_GATE_MUL, label="Z ⊙ σ(G)")
+    if out_gate is not None and not (gate_per_head or gate_bias):
+        z = _gate(g, x, z, step, out_gate, d_model, width, per_head=False)                 # (B, T_q, h·dv)
     o = g.op(step("o"), ops.Linear(width, d_model, bias=out_bias), z, role=rr.out, label="attn_out")  # (B, T_q, d)
     if dropout:
         o = g.op(step("dropout_out"), ops.Dropout(), o, role=R.DROPOUT)
     return o
+
+
+def _gate(g, x, z, step, kind, d_model, width, per_head, dv=None, bias=False):
+    """An output gate of the layer input *x*: act(x·W_g) ⊙ Z, W_g of d x *width* (per channel of
+    the merged Z) or of d x h (per head: Z (B, h, T, dv) times a (B, h, T, 1) gate); with *dv*
+    (*width* is then h), per channel of Z's heads (B, h, T, dv), plus a bias per head when *bias*."""
+    if kind not in ("sigmoid", "softplus"):
+        raise SymgptError(f"unknown attention output gate {kind!r} (sigmoid or softplus)")
+    n = sympy.Integer(1) if dv is None else dv
+    gt = g.op(step("gate"), ops.Linear(d_model, width * n if per_head else width, bias=False), x,
+              role=R.ATTENTION_GATE, label="gate")                                          # (B, T, width)
+    if per_head:
+        gt = g.op(step("gate_heads"), ops.SplitHeads(width, n), gt, role=R.ATTENTION_GATE_HEADS,
+                  label="gate heads")                                                       # (B, h, T, n)
+    if bias:
+        gt = g.op(step("gate_bias"), ops.HeadBias(width), gt, role=R.ATTENTION_GATE_BIAS,
+                  label="gate + bias")                                                      # (B, h, T, n)
+    act = ops.Sigmoid() if kind == "sigmoid" else ops.Softplus()
+    gt = g.op(step("gate_act"), act, gt, role=R.ATTENTION_GATE_ACT, label=f"{act.title}(gate)")
+    return g.op(step("gate_mul"), ops.Mul(), z, gt, role=R.ATTENTION_GATE_MUL, label="Z ⊙ gate")
 
 
 class _Steps:
@@ -198,11 +243,14 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False, rotary_interleave=False, kept=None):
-    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says; *kept*
-    (a dict), when given, receives the projections' nodes by step (``q``, ``k``, ``v``)."""
+                 rotary, norm_after_rotary=False, rotary_interleave=False, dv=None, kept=None):
+    """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says (V's heads
+    of ``dv`` when given); *kept* (a dict), when given, receives the projections' nodes by step
+    (``q``, ``k``, ``v``)."""
     kv_in = memory if memory is not None else x
-    widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
+    dv = dh if dv is None else dv
+    widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dv}
+    head_dims = {"q": dh, "k": dh, "v": dv}
     count = {"q": heads, "k": kv_heads, "v": kv_heads}
     proj_roles = {"q": rr.q, "k": rr.k, "v": rr.v}
     head_roles = {"q": rr.q_heads, "k": rr.k_heads, "v": rr.v_heads}
@@ -217,7 +265,7 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             index = 1 if kv_index and n != "q" else 0  # Falcon: qkv[..., [-2], :], one entry
             proj[n] = g.op(step(n), ops.Slice(start, widths[n], index=index), qkv, role=proj_roles[n],
                            label=n.upper())
-            hd[n] = g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+            hd[n] = g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], head_dims[n]), proj[n], role=head_roles[n],
                          label=f"{n.upper()} heads")                                          # (B, heads, T, dh)
             start += widths[n]
     else:
@@ -232,7 +280,7 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             proj[n] = g.op(step(f"{n}_norm"), norm(widths[n]), proj[n], role=norm_roles[n],
                            label=f"norm({n.upper()})")                                        # (B, T, heads·dh)
     if not fused:
-        hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], dh), proj[n], role=head_roles[n],
+        hd = {n: g.op(step(f"{n}_heads"), ops.SplitHeads(count[n], head_dims[n]), proj[n], role=head_roles[n],
                       label=f"{n.upper()} heads") for n in "qkv"}                             # (B, heads, T, dh)
     if norm_after_rotary and qk_norm != "head":
         raise SymgptError("norm_after_rotary needs qk_norm=head")

@@ -31,25 +31,40 @@ def decoder_norm(flags, dim) -> ops.Op:
 
 def decoder_attention(g, flags, s, a, table):
     """The decoder's attention (GPT-2's paths under ``attention/``) as its flags choose it (``sinks``:
-    a flag gpt-oss's family adds; ``diff_attention``: DiffLlama's family)."""
+    a flag gpt-oss's family adds; ``diff_attention``: DiffLlama's family; ``window_kv_multiple``,
+    ``sinks_window_only``, ``d_v``: flags MiMo-V2-Flash's adds)."""
     if flags.get("diff_attention"):
         from .differential import diff_attention
         return diff_attention(g, flags, s, a, table)                                  # (B, T, d)
     if flags.get("moa"):
         from .moa import moa_attention
         return moa_attention(g, s, a, table)                                          # (B, T, d)
-    return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=s.kv, fused=bool(flags["fused_qkv"]),
+    kv, sinks, dv = s.kv, bool(flags.get("sinks")), flags.get("d_v")
+    if flags.get("window_kv_multiple") and flags["window"]:  # MiMo-V2-Flash: more K/V heads in sliding layers
+        kv = kv * sympy.Integer(flags["window_kv_multiple"])
+    if flags.get("sinks_window_only") and not flags["window"]:  # MiMo-V2-Flash: sinks in sliding layers only
+        sinks = False
+    return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=kv, fused=bool(flags["fused_qkv"]),
                      kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
                      out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
                      norm=lambda dim: decoder_norm(_qk_norm_flags(flags), dim), rotary=table, window=s.window,
                      scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
                      if flags.get("scores_scaled", True) else None,
                      softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]), sinks=bool(flags.get("sinks")),
+                     dropout=bool(flags["dropout"]), sinks=sinks, dv=sympy.Integer(dv) if dv else None,
                      norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
                      rotary_interleave=bool(flags.get("rotary_interleave")),
                      sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None,
-                     dynamic_mask=bool(flags.get("dynamic_mask")))              # (B, T, d)
+                     dynamic_mask=bool(flags.get("dynamic_mask")),
+                     out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")),
+                     sink_scale=bool(flags.get("sink_scale")),
+                     gate_bias=bool(flags.get("attn_gate_bias")))                             # (B, T, d)
+
+
+def _out_gate(flags):
+    """The attention output gate (``attn_gate``: a flag the gated-attention families add)."""
+    gate = flags.get("attn_gate") or "none"
+    return None if gate == "none" else gate
 
 
 def _qk_norm_flags(flags):
@@ -61,7 +76,8 @@ def _qk_norm_flags(flags):
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
     a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's; ``all_experts``: Llama 4's, every
-    expert runs on every token; ``experts_bias``: JetMoE's bias after the experts)."""
+    expert runs on every token; ``experts_bias``: JetMoE's bias after the experts;
+    ``router_score_bias``: one the gated-attention families add)."""
     if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
         from .cdmoe import cdmoe
         return cdmoe(g, flags, s, x)                                                  # (B, T, d)
@@ -69,7 +85,8 @@ def decoder_ffn(g, flags, s, x):
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
-                  score_bias=bool(flags.get("score_bias")), runs=E if flags.get("all_experts") else None)
+                  score_bias=bool(flags.get("score_bias")),
+                  router_score_bias=bool(flags.get("router_score_bias")), runs=E if flags.get("all_experts") else None)
     o = ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
             gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
             dropout=bool(flags["dropout"]), moe=moe,

@@ -36,7 +36,7 @@ STEPS = {
     "router": "router", "router_softmax": "router_softmax", "topk": "topk", "experts": "experts",
     "combine": "combine", "shared_expert": "shared_expert", "shared_gate": "shared_expert_gate",
     "shared_gate_act": "shared_expert_gate_act", "shared_scale": "shared_expert_scale",
-    "shared_add": "shared_add",
+    "shared_add": "shared_add", "score_bias": "score_bias",
 }
 
 
@@ -54,7 +54,8 @@ class MoE:
     (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op). ``runs``: the experts
     each token runs when it is not ``active`` -- E for transformers' ``Llama4TextMoe``, which runs
     every expert on every token (the router's scores scale the inputs, zero for the experts not
-    chosen)."""
+    chosen). ``router_score_bias``: a learned bias per expert added to the scores for the
+    choice of the top k as its own op (:class:`~symgpt.ops.ScoreBias`: AFMoE, Laguna)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -66,6 +67,7 @@ class MoE:
     router_bias: bool = False
     score_bias: bool = False
     runs: sympy.Expr | None = None
+    router_score_bias: bool = False
 
 
 def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
@@ -130,6 +132,9 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
+        if moe.router_score_bias:
+            r = g.op(step("score_bias"), ops.ScoreBias(moe.experts), r, role=R.SCORE_BIAS,
+                     label="scores + bias (choice)")                                       # (B, T, E)
         w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups,
                                         score_bias=moe.score_bias), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)

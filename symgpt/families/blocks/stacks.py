@@ -31,13 +31,25 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     together (EXAONE-MoE) make up to four stacks: the dense layers, sliding and full, then the MoE
     layers, sliding and full, the full layers being every p-th counted from the first layer.
     ``last_proj_bias`` makes the last layer a stack ``last_blocks`` of one whose attention output
-    projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``."""
+    projection has a bias (GPT-NeoX-Japanese), after L - 1 ``blocks``. Both ``dense_layers = n``
+    and ``full_every = p``: four stacks, the dense and the MoE layers each split into sliding and
+    full ones, ``dense_full = m`` (a flag of the families that have both; otherwise floor(n/p), the
+    full layers being every p-th counted from the first, as EXAONE-MoE's) of the n dense layers
+    full-attention (a stack of no layer is left out). ``full_layers = n`` (a flag of the families
+    whose full-attention layers follow no period: Flint, Granite-SWA) says how many of the L layers
+    are full-attention, in place of floor(L/p)."""
     if flags.get("moe_every") or flags.get("nope_every"):
         if flags["dense_layers"] or flags["full_every"] or flags.get("last_proj_bias"):
             raise SymgptError("moe_every / nope_every cannot be combined with dense_layers, full_every or "
                               "last_proj_bias")
         return _periodic(flags)
     n_dense, p = flags["dense_layers"] or 0, flags["full_every"]
+    n_full = flags.get("full_layers")
+    if n_full is not None:
+        if isinstance(n_full, bool) or not isinstance(n_full, int) or n_full < 1:
+            raise SymgptError(f"full_layers must be a whole number of at least 1, got {n_full!r}")
+        if p or not flags["window"]:
+            raise SymgptError("full_layers needs window=true and no full_every")
     if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 0:
         raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
     if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 2):
@@ -46,24 +58,32 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("dense_layers needs moe=true (dense layers before the experts)")
     if p and not flags["window"]:
         raise SymgptError("full_every needs window=true (full-attention layers among sliding ones)")
-    if n_dense and p:
-        # every p-th layer full counted from the first (layer i is full when (i + 1) % p == 0): floor(n/p)
-        # of the n dense layers are full-attention, floor(L/p) - floor(n/p) of the MoE layers
-        full, dense_full = sympy.floor(L / p), n_dense // p
-        out = [("dense_blocks", sympy.Integer(n_dense - dense_full), {"moe": False}, "dense sliding-window layer")]
-        if dense_full:
-            out.append(("dense_full_blocks", sympy.Integer(dense_full), {"moe": False, "window": False},
-                        "dense full-attention layer"))
-        return out + [("blocks", L - n_dense - full + dense_full, {}, "MoE sliding-window layer"),
-                      ("full_blocks", full - dense_full, {"window": False}, "MoE full-attention layer")]
+    if flags.get("dense_full") and not (n_dense and (p or n_full)):
+        raise SymgptError("dense_full needs dense_layers and full_every or full_layers")
     if flags.get("last_proj_bias"):
-        if n_dense or p or flags["proj_bias"]:
+        if n_dense or p or n_full or flags["proj_bias"]:
             raise SymgptError("last_proj_bias cannot be combined with dense_layers, full_every or proj_bias")
         return [("blocks", L - 1, {}, "Transformer block"),
                 ("last_blocks", sympy.Integer(1), {"proj_bias": True}, "last layer (output-projection bias)")]
+    if n_dense and (p or n_full):  # both: dense and MoE layers, each sliding or full (AFMoE, Flint)
+        m = flags.get("dense_full")  # the full-attention layers among the dense ones
+        if m is None:  # every p-th layer full counted from the first: floor(n/p) of the n dense ones
+            m = n_dense // p if p else 0
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= n_dense:
+            raise SymgptError(f"dense_full must be a whole number of at most dense_layers, got {m!r}")
+        full = sympy.floor(L / p) if p else sympy.Integer(n_full)
+        out = [("dense_blocks", sympy.Integer(n_dense - m), {"moe": False}, "dense sliding-window layer"),
+               ("dense_full_blocks", sympy.Integer(m), {"moe": False, "window": False},
+                "dense full-attention layer"),
+               ("blocks", L - n_dense - full + m, {}, "MoE sliding-window layer"),
+               ("full_blocks", full - m, {"window": False}, "MoE full-attention layer")]
+        return [st for st in out if st[1] != 0]
     if n_dense:
         return [("dense_blocks", sympy.Integer(n_dense), {"moe": False}, "dense layer"),
                 ("blocks", L - n_dense, {}, "MoE layer")]
+    if n_full:
+        return [("blocks", L - n_full, {}, "sliding-window layer"),
+                ("full_blocks", sympy.Integer(n_full), {"window": False}, "full-attention layer")]
     if p:
         full = sympy.floor(L / p)
         return [("blocks", L - full, {}, "sliding-window layer"),
@@ -102,6 +122,10 @@ def _periodic(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
 
 def layers(g, flags, s, x, block):
     """Declare each stack of :func:`stacks` around *block(g, flags, sizes, x)*; returns its output."""
+    if flags.get("full_layers"):
+        g.require("le", flags["full_layers"] + (flags["dense_layers"] or 0) - (flags.get("dense_full") or 0) - L,
+                  "L must count the full-attention and the dense sliding-window layers",
+                  id="full_layers_within_layers")
     for name, count, changes, label in stacks(flags):
         f = {**flags, **changes}
         with g.repeat(name, count, label=label, carry=x, role=roles.STACK):
