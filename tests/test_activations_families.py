@@ -236,6 +236,9 @@ KNOWN_DIFFERENT = {
     "trocr": (dict(d_model=d, decoder_layers=L, decoder_attention_heads=h, decoder_ffn_dim=FF, dropout=0.0,
                    attention_dropout=0.0, activation_dropout=0.0, decoder_layerdrop=0.0, pad_token_id=1),
               77392, 77336, "(B, T) position ids"),
+    # WhisperDecoder repeats its position ids to (B, T) int64 and indexes the position table with them,
+    # symgpt counts (1, T)
+    "whisper": (BARTLIKE, 77392, 77336, "(B, T) position ids"),
     # ElectraEmbeddings' token_type_ids are a (1, T) int64 zeros tensor expanded to (B, T): 8·T bytes
     # kept, where symgpt counts (B, T)
     "electra": (dict(BERTLIKE, embedding_size=d), 88712, 88768, "(1, T) token type ids expanded"),

@@ -104,10 +104,11 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               scale_label: str = "S / √d_h", softcap=None, alibi: bool = False,
               position_bias: str | None = None, dropout: bool = False, memory: str | None = None,
               mla: MLA | None = None, sinks: bool = False, norm_after_rotary: bool = False,
-              rotary_interleave: bool = False) -> str:
+              rotary_interleave: bool = False, k_bias: bool | None = None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``scale="d_head"`` divides the scores by √dh;
-    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`)."""
+    ``rotary_interleave``: RoPE rotates interleaved pairs (:class:`~symgpt.ops.Rotary`);
+    ``k_bias``: the key projection's bias where it differs from *bias* (Whisper's k_proj has none)."""
     step = _Steps(module, names or {})
     rr = CROSS if memory is not None else SELF
     out_bias = bias if out_bias is None else out_bias
@@ -117,7 +118,7 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     else:
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave)
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, k_bias)
         width = heads * dh
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
@@ -160,7 +161,7 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False, rotary_interleave=False):
+                 rotary, norm_after_rotary=False, rotary_interleave=False, k_bias=None):
     """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says."""
     kv_in = memory if memory is not None else x
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dh}
@@ -171,6 +172,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
     if fused:  # each slice split into heads as it is taken (GPT-2's order)
         if memory is not None:
             raise SymgptError("a fused Q/K/V projection cannot attend over another sequence")
+        if k_bias is not None and k_bias != bias:
+            raise SymgptError("a fused Q/K/V projection has one bias for Q, K and V")
         qkv = g.op(step("qkv"), ops.Linear(d_model, (heads + 2 * kv_heads) * dh, bias=bias), x,
                    role=R.QKV, label="QKV")                                                   # (B, T, (h+2h_kv)dh)
         start = sympy.Integer(0)
@@ -183,7 +186,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             start += widths[n]
     else:
         for n in "qkv":
-            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=bias), x if n == "q" else kv_in,
+            b = k_bias if n == "k" and k_bias is not None else bias
+            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=b), x if n == "q" else kv_in,
                            role=proj_roles[n], label=n.upper())                               # (B, T, heads·dh)
     norm_roles = {"q": R.QUERY_NORM, "k": R.KEY_NORM}
     if qk_norm == "full":  # OLMo 2: one norm over all heads of the projection
