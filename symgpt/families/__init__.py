@@ -93,6 +93,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
+    # dec2: Gemma 4 (text): per-layer embeddings, KV sharing
+    (Ref("symgpt.families.gemma4"), ("gemma4",)),
 )
 
 #: built-in family name -> its module's reference
