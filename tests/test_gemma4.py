@@ -107,6 +107,14 @@ def test_sharing_layers_hold_no_key_or_value_weights():
     assert not [k for k in params if k.startswith("shared") and ("k_proj" in k or "v_proj" in k)]
 
 
+def test_the_assistant_is_refused_in_one_line():
+    # it drafts from a target model's hidden states and keys/values: no forward from token ids
+    cfg = json.loads((Path(__file__).parent / "configs" / "zoo" / "gemma4_unified_assistant.json").read_text())
+    with pytest.raises(SymgptError, match="hidden states and keys/values, not on token ids") as e:
+        from_config(cfg, "gemma4_unified_assistant")
+    assert "\n" not in str(e.value)
+
+
 def test_refusals_are_one_line():
     base = {"architectures": ["Gemma4ForCausalLM"]}
     for cfg, match in (
