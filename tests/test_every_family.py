@@ -78,6 +78,8 @@ CASES = {
     "youtu": ("youtu", {"L": 2, "d": 64, "h": 4, "V": 100, "d_ff": 32}),
     # the decoders with designs of their own
     "gpt_neox_japanese": (str(ZOO / "gpt_neox_japanese.json"), {}),
+    # dec2: Gemma 4 with one head width (its wider full-attention heads: tests/test_gemma4.py)
+    "gemma4": ("gemma4", {"L": 6, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 160, "W": 16}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
@@ -96,7 +98,7 @@ CASES.update({
 })
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
-            "gpt_neo", "cohere2", "exaone4", "kolibri1"}
+            "gpt_neo", "cohere2", "exaone4", "kolibri1", "gemma4"}
 
 
 def test_every_registered_family_is_covered():

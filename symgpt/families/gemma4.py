@@ -16,13 +16,13 @@ FLAGS = {
     "attn_bias": False,
     "window": True,            # sliding-window layers among the full ones
     "full_every": 6,           # one full-attention layer in every p
-    "global_head_dim": 512,    # the full-attention layers' head width (None: d_head)
+    "global_head_dim": None,   # the full-attention layers' head width (None: d_head; Gemma 4: 512)
     "global_kv_heads": None,   # the full-attention layers' key/value heads (None: h_kv)
     "k_eq_v": False,           # full-attention layers take their values from the key projection
     "kv_shared": None,         # the last n layers reuse earlier layers' keys and values
     "double_wide": False,      # the sharing layers' FFN is 2·d_ff wide
-    "ple": 256,                # per-layer input width p (None: no per-layer embeddings)
-    "ple_vocab": 262144,       # rows of the per-layer embedding table
+    "ple": None,               # per-layer input width p (None: no per-layer embeddings; Gemma 4: 256)
+    "ple_vocab": None,         # rows of the per-layer embedding table (with ple)
     "logit_softcap": None,
     "loss": True,
 }
