@@ -120,6 +120,9 @@ def _read(f: Fields, defaults: dict, ple: bool, T_max: int, window: int, shared_
         n = L
     if not 0 <= n <= L:
         raise SymgptError(f"{f.where}: num_kv_shared_layers {n} is not between 0 and num_hidden_layers {L}")
+    if n == L:
+        raise SymgptError(f"{f.where}: num_kv_shared_layers {n}: every layer reads keys and values it does not "
+                          "compute (another model's, as an assistant's; not supported)")
     if 0 < n < L and set(types[: L - n]) != set(types):
         raise SymgptError(f"{f.where}: the layers that keep keys and values lack a kind the sharing layers read "
                           "(transformers refuses this configuration)")
@@ -152,17 +155,8 @@ def read_gemma4_unified_text(f: Fields):
     return _read(f, _DEFAULTS, ple=False, T_max=262144, window=1024)
 
 
-def read_gemma4_unified_assistant(f: Fields):
-    """transformers' Gemma4UnifiedAssistantConfig: refused. Gemma4UnifiedAssistantForCausalLM drafts
-    tokens for a target model: it reads the target's hidden states (pre_projection of 2 x
-    backbone_hidden_size) and the target's keys and values (every layer shares them), not token ids."""
-    raise SymgptError(f"{f.where}: Gemma4UnifiedAssistantForCausalLM runs on a target model's hidden states and "
-                      "keys/values, not on token ids (not supported)")
-
-
 READERS = {
     "gemma4_text": Reader(read_gemma4_text, ("Gemma4ForCausalLM",)),
-    "gemma4_unified_assistant": Reader(read_gemma4_unified_assistant, ("Gemma4UnifiedAssistantForCausalLM",)),
     "gemma4_unified_text": Reader(read_gemma4_unified_text, ("Gemma4UnifiedForCausalLM",)),
 }
 

@@ -114,6 +114,9 @@ def build(flags, bound, name="gemma4"):
     if flags["ple"] and not flags["ple_vocab"]:
         raise SymgptError("ple needs ple_vocab (the rows of the per-layer embedding table)")
     g = Builder(name, declared_roles=True)
+    if flags["kv_shared"]:
+        g.require("le", flags["kv_shared"] + 1 - L, "L must exceed kv_shared (layers that compute the keys and "
+                  "values the sharing layers read)", id="kv_producers_within_layers")
     ids = g.input("input_ids", (B, T), label="input ids", role=R.TOKENS)                 # (B, T)
     x = g.op("model/embed_tokens", ops.Embedding(V, d), ids, role=R.TOKEN_EMBEDDING, label="tok_emb")
     x = g.op("model/embed_scale", ops.Scale(sympy.sqrt(d), tensor=True), x, role=R.EMBEDDING_SCALE,
