@@ -36,7 +36,7 @@ def test_all_named_families_are_registered():
                              "nanochat", "xglm", "ctrl", "biogpt",
                              # attention variants
                              "gpt_oss",
-                             # the mix group (axk1 is MLA): xIELU, BitNet's sub-norms, Llama 4
+                             # (axk1 is MLA): xIELU, BitNet's sub-norms, Llama 4
                              "apertus", "bitnet", "llama4_text"}
     assert set(FAMILIES) <= set(families())
 

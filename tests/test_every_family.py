@@ -84,16 +84,18 @@ CASES = {
     **{t: (t, {"L": L, "d": 64, "h": 4, "h_kv": 2, "V": 100, "d_ff": 32, "E": 4, "k": 2, **extra}) for t, L, extra in (
         ("aria_text", 2, {}), ("cohere2_moe", 4, {"W": 16}), ("exaone_moe", 4, {"W": 16}), ("hy_v3", 2, {}),
         ("ernie4_5_moe", 2, {}), ("minimax_m3_vl_text", 2, {}))},
-    # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
+    # xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
     **{t: (str(ZOO / f"{t}.json"), {}) for t in ("apertus", "bitnet", "axk1", "llama4_text")},
-    # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
+    # differential attention, dynamic masks, mixtures of attention heads, prompt positions
     "diffllama": (str(ZOO / "diffllama.json"), {}),
     "doge": (str(ZOO / "doge.json"), {}),
     "jetmoe": (str(ZOO / "jetmoe.json"), {}),
     "cpmant": (str(ZOO / "cpmant.json"), {}),
-    # attention output gates and sinks (the gates group)
+    # attention output gates and sinks
     **{t: (str(ZOO / f"{t}.json"), {}) for t in (
         "afmoe", "laguna", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa")},
+    # Gemma 4 with one head width (its wider full-attention heads: tests/test_gemma4.py)
+    "gemma4": ("gemma4", {"L": 6, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 160, "W": 16}),
 }
 #: the families whose attention is multi-latent (their cache: the latent and the shared rotary key)
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3", "minicpm3", "youtu"}  # (the kv_lora_rank check below covers any)
@@ -113,7 +115,7 @@ CASES.update({
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
             "gpt_neo", "cohere2", "exaone4", "kolibri1", "cohere2_moe", "exaone_moe",
-            "afmoe", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa"}
+            "afmoe", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa", "gemma4"}
 
 
 def test_every_registered_family_is_covered():

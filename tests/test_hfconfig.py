@@ -57,7 +57,7 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "glm4_moe": {"num_hidden_layers": 3}, "sarvam_moe": {"num_hidden_layers": 2},
     "solar_open": {"num_hidden_layers": 2}, "kolibri1": {"num_hidden_layers": 5}, "phimoe": {"num_hidden_layers": 2},
     "minicpm3": {"num_hidden_layers": 2}, "youtu": {"num_hidden_layers": 2}, "glm4_moe_lite": {"num_hidden_layers": 3},
-    # the mix group: xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
+    # xIELU, BitNet's sub-norms, MLA with a post-MoE norm, Llama 4
     "apertus": {"num_hidden_layers": 2}, "apertus1p5_text": {"num_hidden_layers": 2}, "bitnet": {"num_hidden_layers": 2},
     "axk1": {"num_hidden_layers": 3}, "llama4_text": {"num_hidden_layers": 4},
     # DeepSeek Sparse Attention
@@ -65,17 +65,17 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "axk2": {"num_hidden_layers": 3},
     # the decoders with designs of their own
     "gpt_neox_japanese": {"num_hidden_layers": 2},
-    # state-space mixers (the ssm group)
+    # state-space mixers
     "mamba": {"num_hidden_layers": 2}, "falcon_mamba": {"num_hidden_layers": 2}, "mamba2": {"num_hidden_layers": 2},
-    # mixture-of-experts decoders, second group (tests/test_moe2_families.py)
+    # mixture-of-experts decoders, second group
     "flex_olmo": {"num_hidden_layers": 2}, "aria_text": {"num_hidden_layers": 2},
     "cohere2_moe": {"num_hidden_layers": 4}, "exaone_moe": {"num_hidden_layers": 4},
     "hy_v3": {"num_hidden_layers": 2}, "ernie4_5_moe": {"num_hidden_layers": 3},
     "minimax_m3_vl_text": {"num_hidden_layers": 2},
-    # differential attention, dynamic masks, mixtures of attention heads, prompt positions (own2 group)
+    # differential attention, dynamic masks, mixtures of attention heads, prompt positions
     "diffllama": {"num_hidden_layers": 2}, "doge": {"num_hidden_layers": 2}, "jetmoe": {"num_hidden_layers": 2},
     "cpmant": {"num_hidden_layers": 2, "tie_word_embeddings": False},  # its head is never tied
-    # attention output gates and sinks (the gates group)
+    # attention output gates and sinks
     "afmoe": {"num_hidden_layers": 4}, "laguna": {"num_hidden_layers": 2}, "beam": {"num_hidden_layers": 4},
     "flint": {"num_hidden_layers": 3},
     "mimo_v2_flash": {"num_hidden_layers": 2}, "granite_swa": {"num_hidden_layers": 4},
@@ -115,8 +115,9 @@ def test_missing_fields_take_transformers_defaults(model_type):
 def test_every_model_type_has_a_default_case():
     from symgpt.families import bart, bert, t5, vit  # defaults: tests/test_encdec_configs.py
     from symgpt.families import bert_causal, seq2seq_decoder  # tests/test_seq2seq_decoder.py, test_bert_causal.py
+    from symgpt.families import gemma4  # defaults: tests/test_gemma4.py
 
-    encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal) for t in m.READERS}
+    encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4) for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 
 
@@ -222,8 +223,8 @@ BAD_FILES = [
     (b"[" * 100000 + b"]" * 100000, "nested too deeply|not valid JSON"),
     (b"{}", "missing field 'model_type'"),
     (b"{\"model_type\": 7}", "field 'model_type' must be a string"),
-    (b"{\"model_type\": \"whisper\"}",
-     "unknown model_type 'whisper'; supported: (\\S+, )*bart, (\\S+, )*bert, (\\S+, )*deepseek_v2, deepseek_v3"),
+    (b"{\"model_type\": \"wav2vec2\"}",
+     "unknown model_type 'wav2vec2'; supported: (\\S+, )*bart, (\\S+, )*bert, (\\S+, )*deepseek_v2, deepseek_v3"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": 4096.0}", "field 'hidden_size' must be an integer"),
     (b"{\"model_type\": \"llama\", \"hidden_size\": true}", "field 'hidden_size' must be an integer"),

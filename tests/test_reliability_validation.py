@@ -113,7 +113,7 @@ CONFIG_CASES = [
     ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ("no_type.json", '{"n_layer": 2}', "missing field 'model_type' (one of"),
     ("type_int.json", '{"model_type": 3}', "field 'model_type' must be a string"),
-    ("whisper.json", '{"model_type": "whisper"}', "unknown model_type 'whisper'; supported:"),
+    ("wav2vec2.json", '{"model_type": "wav2vec2"}', "unknown model_type 'wav2vec2'; supported:"),
     ("str_width.json", '{"model_type": "gpt2", "n_embd": "768"}', "field 'n_embd' must be an integer, got \"768\""),
     ("frac_layers.json", '{"model_type": "gpt2", "n_layer": 1.5}', "field 'n_layer' must be an integer, got 1.5"),
     ("neg_layers.json", '{"model_type": "gpt2", "n_layer": -1}', "field 'n_layer' must be positive, got -1"),

@@ -22,7 +22,7 @@ from oracles.hf_encdec import build, flops, params
 
 ZOO = json.loads((Path(__file__).parent / "oracles" / "zoo" / "transformers-5.24.0.json").read_text())["types"]
 TYPES = ("bart", "mbart", "marian", "pegasus", "blenderbot", "blenderbot-small", "plbart", "mvp", "bigbird_pegasus",
-         "trocr")
+         "trocr", "whisper")
 TINY = {"d_model": 32, "decoder_layers": 2, "decoder_attention_heads": 4, "decoder_ffn_dim": 48,
         "encoder_layers": 2, "encoder_attention_heads": 2, "encoder_ffn_dim": 24, "max_position_embeddings": 16}
 #: model type -> (fields beyond TINY, what they exercise); each built small with transformers
@@ -40,6 +40,9 @@ SMALL = {
     "bigbird_pegasus": ({"vocab_size": 97, "use_bias": True}, "attention biases, an LM head of its own"),
     "trocr": ({"vocab_size": 97, "use_learned_position_embeddings": False, "layernorm_embedding": False},
               "fixed sinusoids (no parameters), no layernorm_embedding"),
+    "whisper": ({"vocab_size": 97, "max_target_positions": 12, "activation_function": "gelu_new", "pad_token_id": 1,
+                 "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2},
+                "pre-LN, positions without offset, k_proj without a bias"),
 }
 B = 2
 

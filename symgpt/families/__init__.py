@@ -93,30 +93,32 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "bert_generation")),
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
-    # --- state-space layers (the ssm group) ---
+    # --- state-space layers ---
     (Ref("symgpt.families.mamba"), ("mamba", "mamba2")),
-    # --- mixture-of-experts decoders, second group (the moe2 group) ---
+    # --- mixture-of-experts decoders, second group ---
     (Ref("symgpt.families.aria"), ("aria_text",)),
     (Ref("symgpt.families.cohere2_moe"), ("cohere2_moe",)),
     (Ref("symgpt.families.exaone_moe"), ("exaone_moe",)),
     (Ref("symgpt.families.hy_v3"), ("hy_v3",)),
     (Ref("symgpt.families.ernie4_5_moe"), ("ernie4_5_moe",)),
     (Ref("symgpt.families.minimax_m3"), ("minimax_m3_vl_text",)),
-    # --- the mix group: xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
+    # --- xIELU (Apertus), BitNet's sub-norms, MLA with a post-MLP norm, Llama 4 ---
     (Ref("symgpt.families.apertus"), ("apertus",)),
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
     (Ref("symgpt.families.axk1"), ("axk1",)),
     (Ref("symgpt.families.llama4"), ("llama4_text",)),
     # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
     (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
-    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    # --- differential attention, dynamic masks, mixtures of attention heads ---
     (Ref("symgpt.families.diffllama"), ("diffllama",)),
     (Ref("symgpt.families.doge"), ("doge",)),
     (Ref("symgpt.families.jetmoe"), ("jetmoe",)),
     (Ref("symgpt.families.cpmant"), ("cpmant",)),
-    # --- gated attention outputs and attention sinks (the gates group) ---
+    # --- gated attention outputs and attention sinks ---
     (Ref("symgpt.families.attention_moe"), ("afmoe", "laguna", "flint", "mimo_v2_flash", "beam")),
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
+    # Gemma 4 (text): per-layer embeddings, KV sharing
+    (Ref("symgpt.families.gemma4"), ("gemma4",)),
 )
 
 #: built-in family name -> its module's reference

@@ -1,7 +1,7 @@
 """The decoder of an encoder--decoder run alone as a causal LM: transformers' ``BartForCausalLM``,
 ``MBartForCausalLM``, ``MarianForCausalLM``, ``PegasusForCausalLM``, ``BlenderbotForCausalLM``,
-``BlenderbotSmallForCausalLM``, ``PLBartForCausalLM``, ``MvpForCausalLM``, ``TrOCRForCausalLM``
-and ``BigBirdPegasusForCausalLM`` (``blocks/seq2seq_decoder.py`` builds them).
+``BlenderbotSmallForCausalLM``, ``PLBartForCausalLM``, ``MvpForCausalLM``, ``TrOCRForCausalLM``,
+``BigBirdPegasusForCausalLM`` and ``WhisperForCausalLM`` (``blocks/seq2seq_decoder.py`` builds them).
 
 Each holds every decoder layer's cross-attention but runs it only when ``encoder_hidden_states``
 are passed: counted from token ids alone, its parameters are counted and its FLOPs are not, and
@@ -21,6 +21,7 @@ FLAGS = {
     "embed_norm": "after",   # after (BART's layernorm_embedding) | before (BlenderbotSmall's) | none
     "embed_scale": False,    # token embeddings × √d (scale_embedding)
     "attn_bias": True,       # biases of the attention projections (BigBirdPegasus: use_bias)
+    "k_bias": True,          # the key projections' bias, where attn_bias (Whisper: none)
     "activation": "gelu",
     "tied": True,
     "head": "lm",
@@ -38,6 +39,7 @@ FLAG_HELP = {
     "embed_norm": "a LayerNorm of the embeddings: after adding positions (BART), before (BlenderbotSmall), none",
     "embed_scale": "token embeddings are multiplied by sqrt(d) (scale_embedding)",
     "attn_bias": "the attention projections have biases",
+    "k_bias": "with attn_bias, the key projections have biases too (Whisper's k_proj has none)",
     "activation": "the FFN's activation",
     "tied": "the LM head shares the token embedding",
     "head": "lm (the LM head and loss) or none (the decoder's hidden states)",
@@ -175,6 +177,26 @@ def read_trocr(f: Fields):
                        positions="learned" if learned else "sinusoidal", embed_norm="after" if norm else "none")
 
 
+#: WhisperConfig's fields read by the encoder, the audio classifier or generation only
+_WHISPER_ELSEWHERE = {"num_mel_bins", "max_source_positions", "suppress_tokens", "begin_suppress_tokens",
+                      "use_weighted_layer_sum", "classifier_proj_size", "apply_spec_augment", "mask_time_prob",
+                      "mask_time_length", "mask_time_min_masks", "mask_feature_prob", "mask_feature_length",
+                      "mask_feature_min_masks", "median_filter_width"}
+
+
+def read_whisper(f: Fields):
+    """transformers' WhisperConfig, as WhisperForCausalLM (the text decoder alone): pre-LN with a
+    final LayerNorm, learned positions (max_target_positions rows, no offset), no embedding
+    LayerNorm, every attention's k_proj without a bias, proj_out tied to the token table."""
+    f.used.update(_WHISPER_ELSEWHERE)
+    T_max = f.int("max_target_positions", 448)
+    name, flags, sizes = read_causal(
+        f, "WhisperForCausalLM", {"V": 51865, "d": 384, "L": 4, "h": 6, "d_ff": 1536, "T_max": T_max},
+        norm="pre", pos_offset=None, embed_norm="none", k_bias=False)
+    sizes["T_max"] = T_max  # the decoder's position table: max_target_positions rows
+    return name, flags, sizes
+
+
 READERS = {
     "mbart": Reader(read_mbart, ("MBartForCausalLM",)),
     "marian": Reader(read_marian, ("MarianForCausalLM",)),
@@ -185,6 +207,7 @@ READERS = {
     "mvp": Reader(read_mvp, ("MvpForCausalLM",)),
     "bigbird_pegasus": Reader(read_bigbird_pegasus, ("BigBirdPegasusForCausalLM",)),
     "trocr": Reader(read_trocr, ("TrOCRForCausalLM",)),
+    "whisper": Reader(read_whisper, ("WhisperForCausalLM",)),
 }
 
 PRESETS = ()

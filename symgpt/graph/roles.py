@@ -209,6 +209,22 @@ POOLER = "head.pooler"               # BERT's pooler: dense d -> d on the first 
 POOLER_ACT = "head.pooler_act"       # ... and its tanh
 LOSS = "loss"
 
+# --- Gemma 4: a norm of each value head, and per-layer embeddings (PLE) -------------------------
+VALUE_NORM = "norm.v"                # a norm of each value head (Gemma 4's v_norm, no scale)
+PER_LAYER_EMBEDDING = "per_layer.embedding"    # embed_tokens_per_layer: (V_ple, L·p) rows, × √p
+PER_LAYER_SCALE = "per_layer.scale"  # the scalings of the per-layer inputs
+PER_LAYER_MODEL_PROJECTION = "per_layer.model_projection"  # d -> L·p from the token embeddings
+PER_LAYER_HEADS = "per_layer.heads"  # the L·p inputs viewed as L slices of p (and merged back)
+PER_LAYER_PROJECTION_NORM = "per_layer.projection_norm"   # a norm of p on each slice
+PER_LAYER_COMBINE = "per_layer.combine"  # projection + embedding
+PER_LAYER_SLICE = "per_layer.slice"  # the layer's own slice (B, T, p)
+PER_LAYER_GATE = "per_layer.gate"    # per_layer_input_gate: d -> p
+PER_LAYER_ACT = "per_layer.act"
+PER_LAYER_MUL = "per_layer.mul"      # act(gate) ⊙ the layer's slice
+PER_LAYER_PROJECTION = "per_layer.projection"  # p -> d
+PER_LAYER_NORM = "per_layer.norm"    # post_per_layer_input_norm
+PER_LAYER_RESIDUAL = "residual.per_layer"
+
 # --- held, not run --------------------------------------------------------------------------
 #: parameters a module holds that this forward does not run (``ops.Held``): the cross-attention
 #: of an encoder--decoder's decoder run alone as a causal LM (transformers' BartForCausalLM)
@@ -276,7 +292,7 @@ GROUP_ROLES: frozenset[str] = frozenset({STACK, EXPERTS})
 #: after the per-token ops listed in CACHE_AFTER that follow it: keys are cached normed (Qwen3's,
 #: Gemma 3's per-head key norm) and rotated.
 CACHED: frozenset[str] = frozenset(PLAIN_CACHE + LATENT_CACHE + (CROSS_KEY_HEADS, CROSS_VALUE_HEADS))
-CACHE_AFTER: frozenset[str] = frozenset({KEY_NORM, KEY_ROTARY})
+CACHE_AFTER: frozenset[str] = frozenset({KEY_NORM, KEY_ROTARY, VALUE_NORM})
 
 
 def part_of(role: str | None) -> str | None:

@@ -71,7 +71,7 @@ CATALOG = {
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
     "TopKIndices": Ref("symgpt.ops.indexer", "TopKIndices"),
-    # --- differential attention, dynamic masks, mixtures of attention heads (own2 group) ---
+    # --- differential attention, dynamic masks, mixtures of attention heads ---
     "DiffCombine": Ref("symgpt.ops.differential", "DiffCombine"),
     "HeadSlice": Ref("symgpt.ops.differential", "HeadSlice"),
     "ChannelScale": Ref("symgpt.ops.dynamic", "ChannelScale"),

@@ -51,7 +51,7 @@ from ...graph import roles as R
 #: step -> its node name under ``module`` when the caller does not name it
 STEPS = {
     "qkv": "qkv", "q": "q", "k": "k", "v": "v",
-    "q_norm": "q_norm", "k_norm": "k_norm",
+    "q_norm": "q_norm", "k_norm": "k_norm", "v_norm": "v_norm",
     "q_heads": "q_heads", "k_heads": "k_heads", "v_heads": "v_heads",
     "q_rotary": "q_rotary", "k_rotary": "k_rotary", "k_repeat": "k_repeat", "v_repeat": "v_repeat",
     "scores": "scores", "scale": "scale", "softcap": "softcap", "alibi": "alibi",
@@ -122,7 +122,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
               rotary_interleave: bool = False, sub_norm: Callable | None = None,
               sparse_index: Callable | None = None, dynamic_mask: bool = False,
               out_gate: str | None = None, gate_per_head: bool = False, sink_scale: bool = False,
-              dv=None, gate_bias: bool = False) -> str:
+              dv=None, gate_bias: bool = False, k_bias: bool | None = None, v_norm: Callable | None = None,
+              v_from_k: bool = False, shared_kv: tuple[str, str] | None = None) -> str:
     """Multi-head attention of *x* (B, T_q, d) over itself, or over *memory* (B, T_k, d) when
     given; returns the output (B, T_q, d). ``dv``: each value head's width when it is not ``dh``
     (MiMo-V2-Flash). ``scale="d_head"`` divides the scores by √dh;
@@ -133,7 +134,12 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
     query latent, and returns the node of the selected indices (B, T, k); the scores outside them
     are masked (eager: the full T×T scores are still computed). ``dynamic_mask``: Doge's dynamic
     mask, ``dt_proj`` of V's projection (h_kv outputs) turned into exp(A·softplus(dt)) and added
-    to the scaled scores (:class:`~symgpt.ops.DynamicMask`)."""
+    to the scaled scores (:class:`~symgpt.ops.DynamicMask`). ``k_bias``: the key projection's bias
+    where it differs from *bias* (Whisper's k_proj has none); ``v_norm(dh)``: a norm of each value
+    head (Gemma 4); ``v_from_k``: the values are the key projection, normed by ``v_norm`` (no value
+    projection: Gemma 4's attention_k_eq_v); ``shared_kv``: the key and value heads (B, kv_heads,
+    T, dh) of an earlier layer, used instead of projections of its own (Gemma 4's KV sharing: the
+    layer holds no K/V weights and no cache)."""
     if dynamic_mask and (fused or mla is not None or memory is not None):
         raise SymgptError("a dynamic mask needs separate Q/K/V projections of self-attention")
     step = _Steps(module, names or {})
@@ -155,7 +161,8 @@ def attention(g, x, *, d_model, heads, dh=None, kv_heads=None, module: str = "at
         gate = None
         kv_heads = heads if kv_heads is None else kv_heads
         q, k, v = _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias,
-                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, dv, kept=proj)
+                               qk_norm, norm, rotary, norm_after_rotary, rotary_interleave, dv, kept=proj,
+                               k_bias=k_bias, v_norm=v_norm, v_from_k=v_from_k, shared_kv=shared_kv)
         width = heads * (dh if dv is None else dv)
         scale = dh if scale == "d_head" else scale
     s = g.op(step("scores"), ops.Matmul("attention_scores", transpose_b=True, causal=causal, window=window),
@@ -243,10 +250,16 @@ class _Steps:
 
 
 def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv_index, bias, qk_norm, norm,
-                 rotary, norm_after_rotary=False, rotary_interleave=False, dv=None, kept=None):
+                 rotary, norm_after_rotary=False, rotary_interleave=False, dv=None, kept=None, k_bias=None,
+                 v_norm=None, v_from_k=False, shared_kv=None):
     """Q, K, V heads (B, heads, T, dh), normed, rotated and repeated as the variant says (V's heads
     of ``dv`` when given); *kept* (a dict), when given, receives the projections' nodes by step
     (``q``, ``k``, ``v``)."""
+    if shared_kv is not None or v_from_k or v_norm is not None:
+        if dv is not None:
+            raise SymgptError("Gemma 4's shared or key-derived values take no value width of their own")
+        return _gemma4_projections(g, x, step, d_model, heads, kv_heads, dh, bias, qk_norm, norm, rotary, v_norm,
+                                   v_from_k, shared_kv)
     kv_in = memory if memory is not None else x
     dv = dh if dv is None else dv
     widths = {"q": heads * dh, "k": kv_heads * dh, "v": kv_heads * dv}
@@ -258,6 +271,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
     if fused:  # each slice split into heads as it is taken (GPT-2's order)
         if memory is not None:
             raise SymgptError("a fused Q/K/V projection cannot attend over another sequence")
+        if k_bias is not None and k_bias != bias:
+            raise SymgptError("a fused Q/K/V projection has one bias for Q, K and V")
         qkv = g.op(step("qkv"), ops.Linear(d_model, (heads + 2 * kv_heads) * dh, bias=bias), x,
                    role=R.QKV, label="QKV")                                                   # (B, T, (h+2h_kv)dh)
         start = sympy.Integer(0)
@@ -270,7 +285,8 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
             start += widths[n]
     else:
         for n in "qkv":
-            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=bias), x if n == "q" else kv_in,
+            b = k_bias if n == "k" and k_bias is not None else bias
+            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=b), x if n == "q" else kv_in,
                            role=proj_roles[n], label=n.upper())                               # (B, T, heads·dh)
     norm_roles = {"q": R.QUERY_NORM, "k": R.KEY_NORM}
     if qk_norm == "full":  # OLMo 2: one norm over all heads of the projection
@@ -308,6 +324,35 @@ def _projections(g, x, memory, step, rr, d_model, heads, kv_heads, dh, fused, kv
     if kept is not None:
         kept.update(proj)
     return hd["q"], hd["k"], hd["v"]
+
+
+def _gemma4_projections(g, x, step, d_model, heads, kv_heads, dh, bias, qk_norm, norm, rotary, v_norm, v_from_k,
+                        shared_kv):
+    """Gemma 4's queries, keys and values (transformers' Gemma4TextAttention): each query and key
+    head normed then rotated, each value head normed by *v_norm*; values taken from the key
+    projection (*v_from_k*), or keys and values of an earlier layer (*shared_kv*)."""
+    if qk_norm != "head" or rotary is None or v_norm is None:
+        raise SymgptError("v_norm, v_from_k and shared_kv are Gemma 4's attention: qk_norm=head, rotary and v_norm")
+    q = g.op(step("q"), ops.Linear(d_model, heads * dh, bias=bias), x, role=R.QUERY, label="Q")  # (B, T, h·dh)
+    q = g.op(step("q_heads"), ops.SplitHeads(heads, dh), q, role=R.QUERY_HEADS, label="Q heads")  # (B, h, T, dh)
+    q = g.op(step("q_norm"), norm(dh), q, role=R.QUERY_NORM, label="norm(Q heads)")
+    q = g.op(step("q_rotary"), ops.Rotary(), q, rotary, role=R.QUERY_ROTARY, label="RoPE(Q)")
+    if shared_kv is not None:
+        k, v = shared_kv
+    else:
+        kp = g.op(step("k"), ops.Linear(d_model, kv_heads * dh, bias=bias), x, role=R.KEY, label="K")
+        vp = kp if v_from_k else g.op(step("v"), ops.Linear(d_model, kv_heads * dh, bias=bias), x, role=R.VALUE,
+                                       label="V")                                     # (B, T, h_kv·dh)
+        k = g.op(step("k_heads"), ops.SplitHeads(kv_heads, dh), kp, role=R.KEY_HEADS, label="K heads")
+        v = g.op(step("v_heads"), ops.SplitHeads(kv_heads, dh), vp, role=R.VALUE_HEADS,
+                 label="V heads (the keys' projection)" if v_from_k else "V heads")    # (B, h_kv, T, dh)
+        k = g.op(step("k_norm"), norm(dh), k, role=R.KEY_NORM, label="norm(K heads)")
+        k = g.op(step("k_rotary"), ops.Rotary(), k, rotary, role=R.KEY_ROTARY, label="RoPE(K)")
+        v = g.op(step("v_norm"), v_norm(dh), v, role=R.VALUE_NORM, label="norm(V heads)")
+    if kv_heads != heads:
+        k = g.op(step("k_repeat"), ops.RepeatKV(heads / kv_heads), k, role=R.KEY_REPEAT, label="K repeated")
+        v = g.op(step("v_repeat"), ops.RepeatKV(heads / kv_heads), v, role=R.VALUE_REPEAT, label="V repeated")
+    return q, k, v
 
 
 def _latent(g, a, step, d_model, heads, m: MLA, bias, table):

@@ -1,6 +1,7 @@
 """The decoder of an encoder--decoder run alone as a causal LM, declared on the op catalog with
 transformers' module names: ``BartForCausalLM`` and its kin (mBART, Marian, Pegasus, Blenderbot,
-BlenderbotSmall, PLBart, MVP, TrOCR, BigBirdPegasus ``...ForCausalLM``).
+BlenderbotSmall, PLBart, MVP, TrOCR, BigBirdPegasus ``...ForCausalLM``) and ``WhisperForCausalLM``
+(pre-norm, learned positions without offset, every attention's k_proj without a bias).
 
 Token embeddings (× √d when ``embed_scale``) plus positions (a learned table of T_max + pos_offset
 rows; a (T_max, d) parameter filled with sinusoids, Marian's and Pegasus'; or fixed sinusoids
@@ -60,10 +61,17 @@ def _held_cross_attention(g, flags, dh):
     """The cross-attention a layer holds and does not run: its projections and LayerNorm."""
     bias = bool(flags["attn_bias"])
     for n in ("k_proj", "v_proj", "q_proj", "out_proj"):
-        g.op(f"encoder_attn/{n}", ops.Held(ops.Linear(d if n != "out_proj" else h * dh, d, bias=bias), (B, T, d)),
+        b = bias and (n != "k_proj" or flags["k_bias"])
+        g.op(f"encoder_attn/{n}", ops.Held(ops.Linear(d if n != "out_proj" else h * dh, d, bias=b), (B, T, d)),
              role=R.HELD_CROSS_ATTENTION, label=f"cross-attention {n} (not run)")
     g.op("encoder_attn_layer_norm", ops.Held(ops.LayerNorm(d), (B, T, d)), role=R.HELD_CROSS_ATTENTION,
          label="LayerNorm_cross (not run)")
+
+
+def _recorded(flags):
+    """The flags the graph records: ``k_bias`` only where it departs from its default (the graphs
+    of the types without it record what they recorded before the flag existed)."""
+    return {k: v for k, v in flags.items() if k != "k_bias" or not v}
 
 
 def build(flags, bound, name="seq2seq_decoder"):
@@ -79,8 +87,9 @@ def build(flags, bound, name="seq2seq_decoder"):
         a = x
         if pre:
             a = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+        k_bias = None if flags["k_bias"] else False  # Whisper: k_proj without a bias
         o = attention(g, a, d_model=d, heads=h, dh=dh, module="self_attn", names=proj, bias=bool(flags["attn_bias"]),
-                      causal=True, dropout=drop)
+                      causal=True, dropout=drop, k_bias=k_bias)
         x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         if not pre:
             x = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
@@ -97,9 +106,9 @@ def build(flags, bound, name="seq2seq_decoder"):
     if pre:
         x = g.op(f"{PREFIX}/layer_norm", ops.LayerNorm(d), x, role=R.FINAL_NORM, label="LayerNorm_final")
     if flags["head"] == "none":
-        return g.build(output=x, flags=dict(flags))
+        return g.build(output=x, flags=_recorded(flags))
     tie = {"weight": g.param(f"{PREFIX}/embed_tokens")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), x, tie=tie, role=R.HEAD,
                   label="logits")                                                               # (B, T, V)
     loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    return g.build(output=logits, loss=loss, flags=_recorded(flags))
