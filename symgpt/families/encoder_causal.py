@@ -119,10 +119,9 @@ def read_rembert(f: Fields):
                                                         "T_max": 512}, tied_only=False)
     flags["embed_dim"] = f.int("input_embedding_size", 256)
     flags["head_dim"] = f.int("output_embedding_size", 1664)
-    flags["tied"] = f.bool("tie_word_embeddings", False)
-    if flags["tied"] and flags["head_dim"] != flags["embed_dim"]:
-        raise SymgptError(f"{f.where}: tie_word_embeddings=true needs output_embedding_size "
-                          f"({flags['head_dim']}) equal to input_embedding_size ({flags['embed_dim']})")
+    # RemBertForCausalLM declares no tied weights: its decoder is its own whatever tie_word_embeddings says
+    f.bool("tie_word_embeddings", False)
+    flags["tied"] = False
     return "rembert", flags, sizes
 
 
