@@ -40,7 +40,8 @@ CASES = {
     "seq2seq_decoder": ("seq2seq_decoder", dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32)),
     # encoders run as causal LMs (ElectraForCausalLM and kin)
     **{f: (f, dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32))
-       for f in ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation")},
+       for f in ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation",
+                 "roformer", "rembert", "roc_bert", "xmod", "big_bird")},
 }
 FAMILIES = sorted(CASES)
 ENCDEC = {"t5", "bart", "transformer"}
