@@ -108,7 +108,8 @@ def test_every_registered_family_is_covered():
     assert set(CASES) == builtin - {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
                                     "camembert", "xlm-roberta", "data2vec-text", "ernie",
                                     "seq2seq_decoder", "electra", "megatron_bert", "xlm_roberta_xl",
-                                    "roberta_prelayernorm", "bert_generation"}
+                                    "roberta_prelayernorm", "bert_generation",
+                                    "roformer", "rembert", "roc_bert", "xmod", "big_bird"}
 
 
 _MODELS: dict[str, object] = {}
