@@ -41,7 +41,7 @@ CASES = {
     # encoders run as causal LMs (ElectraForCausalLM and kin)
     **{f: (f, dict(T=T_, L=2, d=64, h=4, V=100, d_ff=160, T_max=32))
        for f in ("electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation",
-                 "roformer", "rembert", "roc_bert", "xmod", "big_bird")},
+                 "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm")},
 }
 FAMILIES = sorted(CASES)
 ENCDEC = {"t5", "bart", "transformer"}

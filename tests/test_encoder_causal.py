@@ -1,10 +1,10 @@
-"""More encoders run as causal LMs (RoFormer, RemBERT, RoCBert, X-MOD, BigBird), against
+"""More encoders run as causal LMs (RoFormer, RemBERT, RoCBert, X-MOD, BigBird, XLM), against
 transformers itself.
 
 Oracles: the zoo table (``tests/oracles/zoo/transformers-5.24.0.json``: each causal-LM class built
 from its configuration class's defaults, ``sum(p.numel() for p in model.parameters())``), and
 small non-default configurations built with transformers on CPU: the parameter count and
-``FlopCounterMode``'s forward and forward + backward FLOPs (the zoo has no FLOPs for four of them:
+``FlopCounterMode``'s forward and forward + backward FLOPs (the zoo has no FLOPs for five of them:
 their forwards call ``.item()``, which the meta device refuses, and X-MOD's default configuration
 names no default language).
 """
@@ -21,7 +21,7 @@ from symgpt.model.model import from_config
 from oracles.hf_encdec import build, flops, params
 
 ZOO = json.loads((Path(__file__).parent / "oracles" / "zoo" / "transformers-5.24.0.json").read_text())["types"]
-TYPES = ("roformer", "rembert", "roc_bert", "xmod", "big_bird")
+TYPES = ("roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm")
 TINY = {"vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
         "intermediate_size": 48, "max_position_embeddings": 24}
 #: (model type, fields beyond TINY): what each exercises
@@ -41,6 +41,8 @@ SMALL = [
     ("xmod", {"default_language": "en_XX", "adapter_reuse_layer_norm": False}),  # no norm before the adapter
     ("big_bird", {"block_size": 2, "num_random_blocks": 1}),             # T <= 14: transformers runs full attention
     ("big_bird", {"attention_type": "original_full", "use_bias": False, "rescale_embeddings": True}),
+    ("xlm", {"n_langs": 3}),                                             # the language table held, not run
+    ("xlm", {"gelu_activation": False, "causal": True, "sinusoidal_embeddings": True}),
 ]
 B = 2
 
@@ -89,6 +91,8 @@ def test_refusals_are_one_line():
         ({"model_type": "xmod", "default_language": "xx"}, "default_language"),
         ({"model_type": "big_bird", "attention_type": "sparse"}, "attention_type"),
         ({"model_type": "big_bird", "add_cross_attention": True}, "add_cross_attention"),
+        ({"model_type": "xlm", "asm": True}, "asm"),
+        ({"model_type": "xlm", "is_encoder": False}, "is_encoder"),
     ):
         with pytest.raises(SymgptError, match=match) as e:
             from_config({**cfg, "architectures": [_class(cfg["model_type"])]}, "x")

@@ -109,7 +109,7 @@ def test_every_registered_family_is_covered():
                                     "camembert", "xlm-roberta", "data2vec-text", "ernie",
                                     "seq2seq_decoder", "electra", "megatron_bert", "xlm_roberta_xl",
                                     "roberta_prelayernorm", "bert_generation",
-                                    "roformer", "rembert", "roc_bert", "xmod", "big_bird"}
+                                    "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm"}
 
 
 _MODELS: dict[str, object] = {}

@@ -94,7 +94,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # decoders with designs of their own
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
-    (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird")),
+    (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
+                                            "xlm")),
 )
 
 #: built-in family name -> its module's reference

@@ -1,5 +1,5 @@
 """More encoders run as causal LMs: transformers' ``RoFormerForCausalLM``, ``RemBertForCausalLM``,
-``RoCBertForCausalLM``, ``XmodForCausalLM`` and ``BigBirdForCausalLM`` -- a BERT-style encoder
+``RoCBertForCausalLM``, ``XmodForCausalLM``, ``BigBirdForCausalLM`` and ``XLMWithLMHeadModel`` -- a BERT-style encoder
 (``blocks/bert.py``) and its masked-LM head, under a causal mask when the config says
 ``is_decoder`` (bidirectional otherwise): the same parameters and matmuls either way.
 
@@ -14,7 +14,10 @@
   lists holds one (counted), each token runs its language's (the work of one);
 * BigBird (Zaheer et al. 2020): at T at most (5 + 2 num_random_blocks) block_size transformers
   runs full attention (modelled); past it block-sparse attention (refused). BigBirdModel's pooler
-  runs under the LM head too.
+  runs under the LM head too;
+* XLM (Lample & Conneau 2019), as ``XLMWithLMHeadModel``: post-LN blocks of FFN width 4d, no
+  token types, the tied decoder (``pred_layer.proj``) alone as its head; the language embedding
+  (n_langs > 1) is counted and runs only when ``langs`` are passed.
 
 Generation with a KV cache is not modelled for them: the answer says so."""
 
@@ -48,6 +51,7 @@ FLAG_HELP = {
     "pron_dim": "width of RoCBert's pronunciation embedding",
     "shape_run": "the shape embedding is run (enable_shape); otherwise held",
     "pron_run": "the pronunciation embedding is run (enable_pronunciation); otherwise held",
+    "held_langs": "rows of XLM's language embedding, held and not run (added only when langs are passed)",
     "adapters": "X-MOD's language adapters per layer (one per language; one runs per token)",
     "adapter_dim": "the adapters' bottleneck width, d // adapter_reduction_factor",
     "adapter_norm": "the LayerNorm before the adapter: the output's own reused, one of its own, or none",
@@ -76,6 +80,8 @@ FAMILIES = (
                       "adapter_norm": "reuse", "adapter_ln_first": True}),
     _family("big_bird", "BigBird run as a causal LM at lengths where it runs full attention; the pooler runs too",
             {"activation": "gelu_new", "pooler": True, "embed_scale": False, "qkv_bias": True, "block_sparse": 704}),
+    _family("xlm", "XLM run as a causal LM: BERT-style post-LN blocks without token types, FFN 4d, the tied "
+            "decoder alone as its head", {"type_vocab": None, "head": "lm", "held_langs": None}),
 )
 
 
@@ -186,12 +192,42 @@ def read_big_bird(f: Fields):
     return "big_bird", flags, sizes
 
 
+def read_xlm(f: Fields):
+    """transformers' XLMConfig, as XLMWithLMHeadModel."""
+    f.rename({"hidden_size": "emb_dim", "num_attention_heads": "n_heads", "num_hidden_layers": "n_layers",
+              "n_words": "vocab_size"})
+    sizes = {"V": f.int("vocab_size", 30145), "d": f.int("emb_dim", 2048), "L": f.int("n_layers", 12),
+             "h": f.int("n_heads", 16), "T_max": f.int("max_position_embeddings", 512)}
+    if not f.bool("is_encoder", True):
+        raise SymgptError(f"{f.where}: is_encoder=false (XLM as a decoder: transformers refuses it) is not supported")
+    if f.bool("asm", False):
+        raise SymgptError(f"{f.where}: asm=true (XLM's adaptive softmax head) is not supported")
+    f.bool("causal", False)  # a causal mask or none: the same parameters and matmuls
+    f.bool("sinusoidal_embeddings", False)  # fixed values in the same (T_max, d) parameter: the same count
+    if not f.bool("tie_word_embeddings", True):
+        raise SymgptError(f"{f.where}: tie_word_embeddings=false (XLMPredLayer with a matrix of its own) is not "
+                          "supported")
+    langs = f.int("n_langs", 1)
+    flags = {"activation": "gelu" if f.bool("gelu_activation", True) else "relu",
+             "held_langs": langs if langs > 1 and f.bool("use_lang_emb", True) else None}
+    f.silent("use_lang_emb", "embed_init_std", "unk_index", "mask_index", "start_n_top", "end_n_top",
+             "mask_token_id", "lang_id", "lang2id", "id2lang", "asm_cutoffs", "asm_div_value", "gradient_checkpointing",
+             "n_langs")
+    f.notes.append("XLMWithLMHeadModel runs this encoder as a causal LM (under a causal mask when causal is set): "
+                   "parameters and FLOPs are counted; a KV cache and generation are not modelled for it")
+    if flags["held_langs"]:
+        f.notes.append(f"XLM: the language embedding ({langs} rows) is counted; it runs only when langs are passed "
+                       "(not modelled: an added lookup, no FLOPs)")
+    return "xlm", flags, sizes
+
+
 READERS = {
     "roformer": Reader(read_roformer, ("RoFormerForCausalLM",)),
     "rembert": Reader(read_rembert, ("RemBertForCausalLM",)),
     "roc_bert": Reader(read_roc_bert, ("RoCBertForCausalLM",)),
     "xmod": Reader(read_xmod, ("XmodForCausalLM",)),
     "big_bird": Reader(read_big_bird, ("BigBirdForCausalLM",)),
+    "xlm": Reader(read_xlm, ("XLMWithLMHeadModel",)),
 }
 
 PRESETS = ()

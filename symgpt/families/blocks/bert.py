@@ -67,6 +67,12 @@ NAMES["roc_bert"] = {**NAMES["bert"], "shape": "embeddings/shape_embed", "pron":
                      "map": "embeddings/map_inputs_layer"}
 NAMES["xmod"] = {**NAMES["roberta"], "adapters": "output/adapter_modules", "adapter_norm": "output/adapter_layer_norm"}
 NAMES["big_bird"] = dict(NAMES["bert"])
+NAMES["xlm"] = dict(
+    word="transformer/embeddings", pos="transformer/position_embeddings", type=None,
+    emb_norm="transformer/layer_norm_emb", langs="transformer/lang_embeddings", stack="transformer/layer",
+    attn="attentions", q="attentions/q_lin", k="attentions/k_lin", v="attentions/v_lin", o="attentions/out_lin",
+    attn_res="attentions/add", attn_norm="layer_norm1", up="ffns/lin1", act="ffns/act", down="ffns/lin2",
+    ffn_res="ffns/add", ffn_norm="layer_norm2", decoder="pred_layer/proj", pooler=None, pooler_act=None)
 #: families whose positions transformers derives from the token ids (RoBERTa's padding offset)
 _POSITIONS_FROM_IDS = {"roberta", "xlm_roberta_xl", "roberta_prelayernorm", "xmod"}
 
@@ -90,6 +96,9 @@ def build(flags, bound, name="bert"):
         x = g.op("embeddings/scale", ops.Scale(sympy.sqrt(d)), x, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
     if flags.get("extra_embeds"):
         x = _extra_embeddings(g, flags, N, ids, x, e)                                       # (B, T, e)
+    if flags.get("held_langs"):  # XLM's language embeddings: added only when langs are passed
+        g.op(N["langs"], ops.Held(ops.Embedding(sympy.Integer(flags["held_langs"]), e), (B, T)),
+             role=R.HELD_EMBEDDING, label="language embedding (not run)")
     if flags["type_vocab"] and N["type"]:
         tt = g.input("token_type_ids", (B, T), label="token types", role=R.TOKEN_TYPES)       # (B, T)
         te = g.op(N["type"], ops.Embedding(sympy.Integer(flags["type_vocab"]), e), tt,
