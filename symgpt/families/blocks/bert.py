@@ -122,8 +122,8 @@ def build(flags, bound, name="bert"):
                      label="sin | cos (a parameter table)")                                  # (T, d_head)
     if flags.get("block_sparse"):
         g.require("le", T - sympy.Integer(flags["block_sparse"]),
-                  "T must not exceed (5 + 2 num_random_blocks) block_size: past it transformers runs "
-                  "block-sparse attention, which is not modelled", id="full_attention_length")
+                  f"T must not exceed {flags['block_sparse']} = (5 + 2 num_random_blocks) block_size: past it "
+                  "transformers runs block-sparse attention, which is not modelled", id="full_attention_length")
 
     with g.repeat(N["stack"], L, label="encoder layer", carry=x, role=R.STACK, length=T):
         a = x
