@@ -163,12 +163,14 @@ FAMILIES = {
                   sliding_window=32, layer_types=["sliding_attention", "full_attention"]),
     "granite_swa": dict(GQA, sliding_window=32),
     "granitemoe_swa": dict(GQA, num_local_experts=4, num_experts_per_tok=2, sliding_window=32),
+    "rembert": dict(BERTLIKE, input_embedding_size=32, output_embedding_size=48),
 }
 
 #: model types symgpt reads as the family's masked-LM model (its head, then a cross-entropy over
 #: the B·T tokens): the same modules as the ...ForCausalLM, whose forward here runs without labels,
 #: so the count compared is symgpt's total less its ``loss`` entry
-MLM_READ = {"bert-generation", "electra", "megatron-bert", "roberta-prelayernorm", "xlm-roberta-xl"}
+MLM_READ = {"bert-generation", "electra", "megatron-bert", "roberta-prelayernorm", "xlm-roberta-xl", "rembert",
+            "roc_bert", "xmod"}
 
 MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3",
        "sarvam_mla", "olmoe", "glm4_moe", "minimax_m2", "sarvam_moe", "solar_open", "glm4_moe_lite",
@@ -267,6 +269,12 @@ KNOWN_DIFFERENT = {
     # ElectraEmbeddings' token_type_ids are a (1, T) int64 zeros tensor expanded to (B, T): 8·T bytes
     # kept, where symgpt counts (B, T)
     "electra": (dict(BERTLIKE, embedding_size=d), 88712, 88768, "(1, T) token type ids expanded"),
+    # RoCBertEmbeddings gathers its token_type_ids from a (1, T_max) buffer: the same (1, T) ids expanded
+    "roc_bert": (dict(BERTLIKE, shape_vocab_size=13, shape_embed_dim=8, pronunciation_vocab_size=11,
+                      pronunciation_embed_dim=12), 93640, 93696, "(1, T) token type ids expanded"),
+    # XmodOutput.lang_adapter indexes the hidden states with a (B,) bool mask of the language's rows:
+    # each layer keeps the mask (B bytes), which symgpt's adapter (one language for the whole batch) has not
+    "xmod": (dict(BERTLIKE, pad_token_id=1, default_language="en_XX"), 110100, 110096, "the (B,) language mask"),
 }
 
 
@@ -403,6 +411,9 @@ NOT_YET_COMPARED = frozenset({
     "laguna", "flint", "mimo_v2_flash", "beam",
     # Gemma 4: KV-sharing layers read another stack's keys (saved-tensor sharing not yet checked)
     "gemma4_text", "gemma4_unified_text",
+    "roformer",  # measured 90048 bytes, symgpt 89208 (BERTLIKE, B = 2): the rotary's per-layer copies, not yet traced
+    "big_bird",  # measured 113872 bytes, symgpt 113472 (BERTLIKE, original_full): not yet traced
+    "xlm",  # measured 126540 bytes, symgpt 126176 (causal, no dropout): the padding-mask products, not yet traced
 })
 
 

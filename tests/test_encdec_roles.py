@@ -9,7 +9,8 @@ from symgpt.graph import roles
 from symgpt.core.symbols import L, L_dec, P_patch, S_img, T, T_dec, T_enc
 
 ENCODERS = ("bert", "roberta", "distilbert", "camembert", "xlm-roberta", "data2vec-text", "ernie",
-            "electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation")
+            "electra", "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation",
+            "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm")
 ENCDEC = ("t5", "bart", "transformer")
 
 
@@ -30,7 +31,8 @@ def test_encoders_one_bidirectional_stack(family):
     (scores,) = arch.find(roles.SCORES)
     assert arch.node(scores)["op"].causal is False
     assert arch.first(roles.HEAD) == arch.output  # the masked-LM decoder
-    assert arch.node(arch.output)["params"]["weight"] == arch.first(roles.TOKEN_EMBEDDING) + ".weight"
+    tied = arch.node(arch.output)["params"]["weight"] == arch.first(roles.TOKEN_EMBEDDING) + ".weight"
+    assert tied == arch.flags.get("tied", True)  # RemBERT's decoder is its own
 
 
 def test_a_decoder_alone_holds_its_cross_attention_and_runs_none():

@@ -115,9 +115,10 @@ def test_missing_fields_take_transformers_defaults(model_type):
 def test_every_model_type_has_a_default_case():
     from symgpt.families import bart, bert, t5, vit  # defaults: tests/test_encdec_configs.py
     from symgpt.families import bert_causal, seq2seq_decoder  # tests/test_seq2seq_decoder.py, test_bert_causal.py
-    from symgpt.families import gemma4  # defaults: tests/test_gemma4.py
+    from symgpt.families import encoder_causal, gemma4  # tests/test_encoder_causal.py, tests/test_gemma4.py
 
-    encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4) for t in m.READERS}
+    encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal)
+              for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 
 

@@ -28,7 +28,7 @@ from ..graph.arch import Arch
 from ..ops.base import Work
 from .quantity import Quantity
 from ..core.symbols import B
-from .walk import context, needs_grad, recomputed, tokens
+from .walk import context, feeds_result, needs_grad, recomputed, tokens
 
 _ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")
 
@@ -84,7 +84,7 @@ def op_forward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
 def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     """Backward FLOPs of one copy of *node* (0 when no gradient reaches it)."""
     a = arch.graph.nodes[node]
-    if not needs_grad(arch)[node]:
+    if not needs_grad(arch)[node] or node not in feeds_result(arch):
         return sympy.Integer(0)
     op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
     head = a.get("role") == R.HEAD

@@ -3,6 +3,8 @@
 * ``needs_grad(arch)``: which tensors need a gradient. Input ids do not, nor the output of an op
   declared ``no_grad`` (run under ``torch.no_grad``); an op's output does when any input does or
   when the op owns (or ties) a trainable parameter.
+* ``feeds_result(arch)``: the nodes the loss (or output) is computed from: a gradient reaches
+  only these.
 * ``context(arch, node, ...)``: the :class:`~symgpt.ops.base.Context` an op's ``backward`` and
   ``saved`` rules receive.
 * ``attention_core(arch)``: the ops from each Q·Kᵀ to its A·V, inclusive (what selective
@@ -36,6 +38,15 @@ def needs_grad(arch: Arch) -> dict[str, bool]:
         else:
             out[n] = bool(a["params"]) or any(out[i] for i in a["inputs"])
     return out
+
+
+@lru_cache(maxsize=256)
+def feeds_result(arch: Arch) -> frozenset[str]:
+    """The nodes the loss (or, without one, the output) is computed from, and itself: a gradient
+    reaches only these. An op off every such path (BigBirdModel's pooler under its LM head) runs
+    forward and gets no backward."""
+    target = arch.loss or arch.output
+    return frozenset(arch.graph.ancestors(target)) | {target}
 
 
 def context(arch: Arch, node: str, attention: str = "eager", dropout: bool = False,

@@ -119,6 +119,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
     # Gemma 4 (text): per-layer embeddings, KV sharing
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
+    # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
+    (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
+                                            "xlm")),
 )
 
 #: built-in family name -> its module's reference

@@ -245,6 +245,17 @@ SSM_GATE = "ssm.gate"                # y * silu(gate)
 SSM_OUT_NORM = "norm.ssm_out"        # Mamba-2's grouped RMSNorm of the gated scan output
 SSM_OUT = "ssm.out_proj"             # out_proj: d_inner -> d
 MIXER_RESIDUAL = "residual.mixer"
+# --- encoders run as causal LMs (families/encoder_causal.py) ----------------------------------
+EXTRA_IDS = "input.extra_ids"        # RoCBert's shape and pronunciation ids (B, T): zeros when not given
+EXTRA_EMBEDDING = "embedding.extra"  # RoCBert's shape and pronunciation embeddings ...
+EMBEDDING_CONCAT = "embedding.concat"  # ... concatenated with the token embeddings, then mapped to d
+ADAPTER_NORM = "adapter.norm"        # X-MOD: the LayerNorm before the language adapter (its own) ...
+ADAPTER_DOWN = "adapter.down"        # ... the adapter of the batch's language: dense d -> d/r ...
+ADAPTER_ACT = "adapter.act"
+ADAPTER_UP = "adapter.up"            # ... dense d/r -> d ...
+ADAPTER_RESIDUAL = "residual.adapter"  # ... and its residual add
+HELD_ADAPTER = "held.adapter"        # the adapters of the other languages: held, not run
+HELD_EMBEDDING = "held.embedding"    # an embedding table held and not run (RoCBert with enable_shape=false)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

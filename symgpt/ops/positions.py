@@ -66,7 +66,8 @@ class RotaryTable(Op):
 @register
 @dataclass(frozen=True)
 class Rotary(Op):
-    """Rotate Q or K by position: x (B, heads, T, d_head), tables (2, T, rot) -> x's shape.
+    """Rotate Q or K by position: x (B, heads, T, d_head), tables (2, T, rot) -> x's shape (or one
+    (T, rot) table of sin | cos halves, RoFormer's, each half repeated into a rot-wide factor).
 
     Work: x*cos + rotate_half(x)*sin on the rotated part, 3 elementwise operations per rotated
     element (the rest passes through). Backward saves only the shared cos/sin tables.
@@ -88,7 +89,8 @@ class Rotary(Op):
 
     def shape(self, inputs):
         x, table = inputs
-        if len(table) != 3 or sympy.expand(table[-2] - x[-2]) != 0:
+        # (2, T, rot): cos and sin; (T, rot): one table holding both halves (RoFormer's sin | cos)
+        if len(table) not in (2, 3) or sympy.expand(table[-2] - x[-2]) != 0:
             raise SymgptError(f"rotary tables {table} do not match the positions of {x}")
         return tuple(x)
 
