@@ -233,13 +233,7 @@ def test_latex_all(family):
     assert tex.count(r"\begin{") == tex.count(r"\end{")
 
 
-#: crossover("flops.forward", "T", part="blocks") of MiMo-V2-Flash (four stacks: dense/MoE x sliding/full,
-#: K/V heads per kind) returns a T at which its two sides do not meet: a fault of the query, not of
-#: the counts (tests/test_attention_moe.py), not yet found
-QUERIES_NOT_YET = {"mimo_v2_flash"}
-
-
-@pytest.mark.parametrize("family", [f for f in FAMILIES if f not in QUERIES_NOT_YET])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_queries(family):
     m = model(family)
     r = rule(m.params, "d")
