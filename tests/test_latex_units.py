@@ -192,3 +192,15 @@ def test_the_symbols_node_labels_use_are_typeset_not_shown_as_code_points():
                           ("σ(gate) · shared", r"\sigma")):
         assert symbol in tex_label(label) and "U+" not in tex_label(label)
         assert not no_glyph(label)
+
+
+def test_large_byte_counts_scale_up_to_tb_and_pb():
+    """A terabyte-scale cache is written in TB/TiB, never as "1.34e+03 GB"; past a thousand PB as
+    m × 10ⁿ PB. Oracle: the divisions by hand (10¹² and 2⁴⁰ = 1,099,511,627,776 bytes)."""
+    from symgpt.render.units import bytes_text
+
+    assert bytes_text(1_342_052_808_704) == "1,342,052,808,704 B = 1.34 TB = 1.22 TiB"
+    assert bytes_text(5_773_287_513_145_344) == "5,773,287,513,145,344 B = 5.77 PB = 5.13 PiB"
+    assert bytes_text(999_999_999_999) == "999,999,999,999 B = 1 TB = 931 GiB"   # 999.999... GB rounds up
+    assert bytes_text(3 * 10**21) == "3,000,000,000,000,000,000,000 B = 3.00 × 10⁶ PB = 2.66 × 10⁶ PiB"
+    assert bytes_text(16_060_522_496) == "16,060,522,496 B = 16.1 GB = 15 GiB"   # below a TB: GB as before
