@@ -95,6 +95,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gpt_neox_japanese"), ("gpt_neox_japanese",)),
     # --- state-space layers (the ssm group) ---
     (Ref("symgpt.families.mamba"), ("mamba", "mamba2")),
+    # --- hybrids of state-space and attention layers (the hyb group) ---
+    (Ref("symgpt.families.hybrid"), ("hybrid", "hybrid1")),
 )
 
 #: built-in family name -> its module's reference

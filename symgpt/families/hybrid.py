@@ -1,0 +1,159 @@
+"""Hybrid language models: Mamba mixers among attention layers, dense FFNs and mixtures of experts,
+one layer pattern declaring which kind each layer is (``blocks/hybrid.py`` builds them; each kind
+of layer is a stack of its own, counted × its number of layers). Read from transformers'
+BambaConfig (IBM 2025, Bamba), NemotronHConfig (NVIDIA 2025, Nemotron-H), GraniteMoeHybridConfig
+(IBM 2025, Granite 4.0) and JambaConfig (AI21 2024, "Jamba: A Hybrid Transformer-Mamba Language
+Model").
+
+The scans are counted as the mamba family counts them (transformers' PyTorch path: the sequential
+selective scan, the chunked SSD scan); the inference answers (KV cache, prefill, decode) refuse
+these models: their recurrent state is not modelled yet.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family
+from .fields import Fields, Reader, rotary_pct
+
+FLAGS = {
+    "version": 2, "tied": False, "proj_bias": False, "conv_bias": True, "bcdt_norm": False,
+    "bcdt_affine": False, "activation": "silu", "gated": True, "mlp_bias": False, "qkv_bias": False,
+    "attn_out_bias": False, "rotary_pct": 100, "router": "softmax", "topk_norm": True, "n_group": None,
+    "topk_group": None, "shared_expert": "none", "shared_ff": None, "expert_ff": None, "loss": True,
+}
+CHOICES = {"activation": ("silu", "relu2", "gelu"), "router": ("softmax", "sigmoid", "topk_softmax"),
+           "shared_expert": ("none", "plain")}
+#: the layer pattern: how many layers of each kind (blocks/hybrid.py's WORDS), each kind a stack
+COUNTS = {"mamba_layers": "M", "mamba_mlp_layers": "M-", "mamba_moe_layers": "ME", "attention_layers": "*",
+          "attention_mlp_layers": "*-", "attention_moe_layers": "*E", "mlp_layers": "-", "moe_layers": "E"}
+FLAGS.update({name: None for name in COUNTS})
+FLAGS["mamba_mlp_layers"] = 1
+_LETTERS = "M: Mamba mixer, *: attention, -: dense FFN, E: mixture of experts, each a pre-norm residual branch"
+FLAG_HELP = {
+    **{name: f"layers of kind {word!r} ({_LETTERS})" for name, word in COUNTS.items()},
+    "version": "1: Mamba's selective scan (MambaMixer); 2: Mamba-2's chunked SSD scan (Mamba2Mixer)",
+    "tied": "the LM head is the token embedding (tie_word_embeddings)",
+    "proj_bias": "the Mamba in_proj and out_proj have biases",
+    "conv_bias": "the Mamba causal conv1d has a bias",
+    "bcdt_norm": "RMSNorms of Δ, B and C before the selective scan (Jamba)",
+    "bcdt_affine": "those norms have weights (Jamba)",
+    "activation": "the FFN activation",
+    "gated": "the FFN is gated (SwiGLU); false: up -> act -> down",
+    "mlp_bias": "the FFN projections have biases",
+    "qkv_bias": "the attention Q, K, V projections have biases",
+    "attn_out_bias": "the attention output projection has a bias",
+    "rotary_pct": "percent of the head dimension rotated by RoPE (0: attention without positions)",
+    "router": "softmax, sigmoid (with group-limited routing) or topk_softmax router scores",
+    "topk_norm": "the top-k router weights are renormalised to sum to 1",
+    "n_group": "expert groups of group-limited routing (unset: none)",
+    "topk_group": "groups kept by group-limited routing",
+    "shared_expert": "none, or plain: an expert every token runs",
+    "shared_ff": "width of the shared expert (unset: d_ff)",
+    "expert_ff": "width of each routed expert (unset: d_ff)",
+    "loss": "the cross-entropy loss of training",
+}
+_ATTN = ("h", "h_kv", "d_head", "d_ff", "E", "k")
+_BUILD = Ref("symgpt.families.blocks.hybrid", "build")
+
+FAMILIES = (
+    Family(name="hybrid", description="Mamba-2 hybrids (Bamba, Nemotron-H, Granite 4.0-H): a layer pattern of "
+                                      "Mamba-2 mixers, attention, dense FFNs and mixtures of experts",
+           flags=FLAGS, sizes=("V", "d", "d_inner", "d_state", "d_conv", "h_ssm", "G_ssm", "Q_chunk") + _ATTN,
+           build=partial(_BUILD, name="hybrid"), flag_help=FLAG_HELP, choices=CHOICES),
+    Family(name="hybrid1", description="Mamba-1 hybrids (Jamba): a layer pattern of selective-scan mixers, "
+                                       "attention, dense FFNs and mixtures of experts",
+           flags={**FLAGS, "version": 1}, sizes=("V", "d", "d_inner", "d_state", "d_conv", "r_dt") + _ATTN,
+           build=partial(_BUILD, name="hybrid1"), flag_help=FLAG_HELP, choices=CHOICES),
+)
+
+
+def _layer_list(f: Fields, key: str, L: int, allowed: dict) -> list[str]:
+    """A list field of layer kinds, each mapped through *allowed*; its length must be L."""
+    value = f.cfg.get(key)
+    f.used.add(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) and v in allowed for v in value):
+        raise SymgptError(f"{f.where}: field {key!r} must be a list of {', '.join(map(repr, allowed))}")
+    if len(value) != L:
+        raise SymgptError(f"{f.where}: {key} lists {len(value)} layers, num_hidden_layers is {L}")
+    return [allowed[v] for v in value]
+
+
+def _mamba2(f: Fields, sizes: dict, *, heads_key, head_dim_key, groups_key, state_key, conv_key, chunk_key,
+            expand_key=None, defaults) -> None:
+    """The Mamba-2 mixer's sizes; d_inner = heads · head_dim (checked against expand · d where the
+    class has expand)."""
+    heads = f.int(heads_key, defaults["heads"])
+    value, _ = f.get(head_dim_key, defaults["head_dim"])
+    if value == "auto":
+        head_dim = f.int(expand_key, 2) * sizes["d"] // heads
+    else:
+        head_dim = f.int(head_dim_key)
+    if expand_key is not None and value != "auto" and heads * head_dim != f.int(expand_key, 2) * sizes["d"]:
+        raise SymgptError(f"{f.where}: {heads_key} * {head_dim_key} must equal {expand_key} * hidden_size")
+    groups = f.int(groups_key, defaults["groups"])
+    if heads % groups:
+        raise SymgptError(f"{f.where}: {heads_key} {heads} is not a multiple of {groups_key} {groups}")
+    sizes.update(d_inner=heads * head_dim, h_ssm=heads, G_ssm=groups, d_state=f.int(state_key, defaults["state"]),
+                 d_conv=f.int(conv_key, 4), Q_chunk=f.int(chunk_key, defaults["chunk"]))
+
+
+def _attention(f: Fields, sizes: dict, h_default: int, kv_default) -> None:
+    sizes["h"] = f.int("num_attention_heads", h_default)
+    kv = f.int("num_key_value_heads", kv_default, optional=True)
+    sizes["h_kv"] = kv if kv is not None else sizes["h"]
+    if sizes["d"] % sizes["h"]:
+        raise SymgptError(f"{f.where}: hidden_size {sizes['d']} is not a multiple of num_attention_heads")
+    sizes["d_head"] = sizes["d"] // sizes["h"]
+
+
+def _act(f: Fields, key: str, default: str) -> str:
+    act = f.activation(key, default)
+    if act not in CHOICES["activation"]:
+        raise SymgptError(f"{f.where}: {key} {f.cfg.get(key)!r} is not modelled for this hybrid's FFN")
+    return act
+
+
+def _counts(words: list[str]) -> dict:
+    """The count flags of a layer pattern (every kind set, None where it has no layer)."""
+    found = {name: words.count(word) or None for name, word in COUNTS.items()}
+    return found
+
+
+def read_bamba(f: Fields):
+    """transformers' BambaConfig: ``attn_layer_indices`` are the attention layers (BambaAttention,
+    half the head dimension rotated), every other layer a Mamba-2 mixer (BambaMixer); each layer
+    then a SwiGLU MLP (BambaMLP)."""
+    sizes = {"V": f.int("vocab_size", 128000), "d": f.int("hidden_size", 4096),
+             "d_ff": f.int("intermediate_size", 14336), "E": 1, "k": 1}
+    L = f.int("num_hidden_layers", 32)
+    _attention(f, sizes, 32, 8)
+    _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
+            state_key="mamba_d_state", conv_key="mamba_d_conv", chunk_key="mamba_chunk_size",
+            expand_key="mamba_expand", defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
+    value = f.cfg.get("attn_layer_indices")
+    f.used.add("attn_layer_indices")
+    if value is not None and (not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                                      for i in value)):
+        raise SymgptError(f"{f.where}: field 'attn_layer_indices' must be a list of layer indices")
+    attn = set(value or ())
+    layers = _counts(["*-" if i in attn else "M-" for i in range(L)])
+    bias = f.bool("attention_bias", False)
+    flags = {**layers, "tied": f.bool("tie_word_embeddings", False),
+             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "activation": _act(f, "hidden_act", "silu"), "mlp_bias": f.bool("mlp_bias", False),
+             "qkv_bias": bias, "attn_out_bias": bias,
+             "rotary_pct": rotary_pct(f, default=Fraction(1, 2)) or 100}
+    f.silent("max_position_embeddings", "time_step_limit", "z_loss_coefficient", "num_logits_to_keep")
+    return "hybrid", flags, sizes
+
+
+READERS = {
+    "bamba": Reader(read_bamba, ("BambaForCausalLM",)),
+}
+
+PRESETS = ()
