@@ -72,7 +72,7 @@ def _ffn(g, flags, x, prefix, moe: bool):
                bias=bool(flags["mlp_bias"]), gated=bool(flags["gated"]), moe=spec)
 
 
-def _layer(g, flags, word, x, table):
+def _layer(g, flags, word, x, table, dh, kv):
     for i, c in enumerate(word):
         stem = STEMS[c]
         a = g.op(f"{stem}_norm", ops.RMSNorm(d), x, role=R.MIXER_NORM if c == "M" else
@@ -81,7 +81,7 @@ def _layer(g, flags, word, x, table):
             o = mixer(g, a, flags)
             role = R.MIXER_RESIDUAL
         elif c == "*":
-            o = attention(g, a, d_model=d, heads=h, dh=d_head, kv_heads=h_kv, bias=bool(flags["qkv_bias"]),
+            o = attention(g, a, d_model=d, heads=h, dh=dh, kv_heads=kv, bias=bool(flags["qkv_bias"]),
                           out_bias=bool(flags["attn_out_bias"]), rotary=table)
             role = R.ATTENTION_RESIDUAL
         else:
@@ -99,17 +99,22 @@ def build(flags, bound, name="hybrid"):
         g.require("integer", d_inner / h_ssm, "d_inner must be divisible by h_ssm (head_dim)", id="heads_divide_inner")
         g.require("integer", h_ssm / G_ssm, "h_ssm must be divisible by G_ssm", id="groups_divide_heads")
     attn = any("*" in w for w, _ in found)
-    if attn:
+    # h_kv and d_head are used when bound (else h heads of d/h), as the generic decoder does
+    kv = h_kv if "h_kv" in bound else h
+    dh = d_head if "d_head" in bound else d / h
+    if attn and kv is h_kv:
         g.require("integer", h / h_kv, "h must be a multiple of h_kv", id="kv_heads_divide_heads")
+    if attn and dh is not d_head:
+        g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
     ids = g.input("input_ids", (B, T), label="input_ids", role=R.TOKENS)
     x = g.op("embed_tokens", ops.Embedding(V, d), ids, label="tok_emb", role=R.TOKEN_EMBEDDING)      # (B, T, d)
     table = None
     if attn and flags["rotary_pct"]:
         frac = sympy.Rational(flags["rotary_pct"], 100)
-        table = g.op("rotary", ops.RotaryTable(d_head, frac), "input_ids", label="cos, sin", role=R.ROTARY_TABLE)
+        table = g.op("rotary", ops.RotaryTable(dh, frac), "input_ids", label="cos, sin", role=R.ROTARY_TABLE)
     for word, count in found:
         with g.repeat(count_flag(word), sympy.Integer(count), label=_label(flags, word), carry=x, role=R.STACK):
-            x = _layer(g, flags, word, x, table)
+            x = _layer(g, flags, word, x, table, dh, kv)
     x = g.op("final_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label="final norm")
     tie = {"weight": g.param("embed_tokens")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), x, tie=tie, label="logits",

@@ -1,0 +1,98 @@
+"""Hybrid state-space/attention models (``symgpt.families.hybrid``: transformers' BambaForCausalLM,
+NemotronHForCausalLM, GraniteMoeHybridForCausalLM, JambaForCausalLM) against PyTorch: parameters of
+the real modules and forward FLOPs against ``torch.utils.flop_counter.FlopCounterMode`` on tiny CPU
+models with every layer kind the pattern allows (attention layers among Mamba layers, experts
+every m layers) and sequences past one chunk of the chunked scan; the inference answers refused
+in one line."""
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+from symgpt.core.errors import SymgptError
+
+transformers = pytest.importorskip("transformers")
+
+
+def _flops(fn) -> int:
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        fn()
+    return int(fcm.get_total_flops())
+
+
+MAMBA2 = dict(mamba_n_heads=8, mamba_d_head=8, mamba_n_groups=2, mamba_d_state=4, mamba_d_conv=3,
+              mamba_chunk_size=4, mamba_expand=2)
+
+CASES = {
+    "bamba": ("bamba", "BambaForCausalLM",
+              dict(MAMBA2, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+                   num_key_value_heads=2, vocab_size=64, attn_layer_indices=[1, 3])),
+    "bamba-bias-tied": ("bamba", "BambaForCausalLM",
+                        dict(MAMBA2, hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+                             num_attention_heads=4, num_key_value_heads=4, vocab_size=64, attn_layer_indices=[0],
+                             attention_bias=True, mlp_bias=True, mamba_proj_bias=True, mamba_conv_bias=False,
+                             tie_word_embeddings=True, mamba_n_groups=1)),
+}
+
+
+def _model(model_type, cls, overrides):
+    config = transformers.AutoConfig.for_model(model_type, **overrides)
+    config.architectures = [cls]
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)(config).eval()
+    return config, model
+
+
+def _write(config, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(config.to_json_string(use_diff=False))
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("T", [5, 10])
+def test_model_params_and_forward_flops(case, T, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, model = _model(model_type, cls, overrides)
+    path = _write(config, tmp_path)
+    Bn = 2
+    ids = torch.randint(0, 64, (Bn, T))
+    measured = _flops(lambda: model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False))
+    m = symgpt.load(str(path), B=Bn, T=T)
+    assert int(m.params.value) == sum(p.numel() for p in model.parameters())
+    assert int(m.quantity("flops.forward").value) == measured
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_inference_refuses_in_one_line(case, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, _ = _model(model_type, cls, overrides)
+    m = symgpt.load(str(_write(config, tmp_path)))
+    for name in ("inference.kv_cache", "memory.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
+        with pytest.raises(SymgptError, match="not modelled for recurrent layers") as exc:
+            m.quantity(name)
+        assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_layer_kind_is_a_stack(case, tmp_path):
+    """The stacks' counts are the pattern's: as many layers of each kind as the config declares."""
+    model_type, cls, overrides = CASES[case]
+    config, model = _model(model_type, cls, overrides)
+    m = symgpt.load(str(_write(config, tmp_path)))
+    stacks = {g.name: int(g.repeat) for g in m.arch.groups.values() if g.parent is None}
+    kinds = {}
+    for layer_type, moe in zip(config.layers_block_type, _experts(config)):
+        name = ("mamba" if layer_type in ("mamba", "linear_attention") else "attention") + ("_moe" if moe else "_mlp")
+        kinds[name + "_layers"] = kinds.get(name + "_layers", 0) + 1
+    assert stacks == kinds
+
+
+def _experts(config):
+    """Per layer, whether its FFN is a mixture of experts (Jamba's expert period; Granite 4.0-H's
+    experts in every layer; none in Bamba)."""
+    if hasattr(config, "layers_num_experts"):
+        return [n > 1 for n in config.layers_num_experts]
+    return [bool(getattr(config, "num_local_experts", 0))] * config.num_hidden_layers
