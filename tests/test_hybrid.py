@@ -33,15 +33,25 @@ CASES = {
                              num_attention_heads=4, num_key_value_heads=4, vocab_size=64, attn_layer_indices=[0],
                              attention_bias=True, mlp_bias=True, mamba_proj_bias=True, mamba_conv_bias=False,
                              tie_word_embeddings=True, mamba_n_groups=1)),
+    "nemotron_h": ("nemotron_h", "NemotronHForCausalLM",
+                   dict(hidden_size=32, intermediate_size=48, num_attention_heads=4, num_key_value_heads=2,
+                        head_dim=16, vocab_size=64, mamba_num_heads=8, mamba_head_dim=6, n_groups=2,
+                        ssm_state_size=4, conv_kernel=3, chunk_size=4, n_routed_experts=4, n_group=2,
+                        topk_group=1, num_experts_per_tok=2, moe_intermediate_size=24,
+                        moe_shared_expert_intermediate_size=20,
+                        layers_block_type=["linear_attention", "moe", "full_attention", "mlp", "linear_attention",
+                                           "moe"])),
 }
 
 
 def _model(model_type, cls, overrides):
     config = transformers.AutoConfig.for_model(model_type, **overrides)
     config.architectures = [cls]
-    config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = getattr(transformers, cls)(config).eval()
+    klass = getattr(transformers, cls)
+    # experts as one matmul per (token, chosen expert), which FlopCounterMode counts (zoo_build's choice)
+    kw = {"experts_implementation": "batched_mm"} if klass._can_set_experts_implementation() else {}
+    model = klass._from_config(config, attn_implementation="eager", **kw).eval()
     return config, model
 
 
@@ -84,6 +94,12 @@ def test_each_layer_kind_is_a_stack(case, tmp_path):
     m = symgpt.load(str(_write(config, tmp_path)))
     stacks = {g.name: int(g.repeat) for g in m.arch.groups.values() if g.parent is None}
     kinds = {}
+    if model_type == "nemotron_h":
+        for layer_type in config.layers_block_type:
+            name = {"linear_attention": "mamba", "full_attention": "attention"}.get(layer_type, layer_type)
+            kinds[name + "_layers"] = kinds.get(name + "_layers", 0) + 1
+        assert stacks == kinds
+        return
     for layer_type, moe in zip(config.layers_block_type, _experts(config)):
         name = ("mamba" if layer_type in ("mamba", "linear_attention") else "attention") + ("_moe" if moe else "_mlp")
         kinds[name + "_layers"] = kinds.get(name + "_layers", 0) + 1

@@ -47,7 +47,7 @@ FLAG_HELP = {
     "mlp_bias": "the FFN projections have biases",
     "qkv_bias": "the attention Q, K, V projections have biases",
     "attn_out_bias": "the attention output projection has a bias",
-    "rotary_pct": "percent of the head dimension rotated by RoPE (0: attention without positions)",
+    "rotary_pct": "percent of the head dimension rotated by RoPE (unset: attention without positions)",
     "router": "softmax, sigmoid (with group-limited routing) or topk_softmax router scores",
     "topk_norm": "the top-k router weights are renormalised to sum to 1",
     "n_group": "expert groups of group-limited routing (unset: none)",
@@ -152,8 +152,70 @@ def read_bamba(f: Fields):
     return "hybrid", flags, sizes
 
 
+#: NemotronHConfig's layer kinds (and the letters of its legacy hybrid_override_pattern)
+_NEMOTRON = {"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E",
+             "mamba": "M", "attention": "*"}
+
+
+def read_nemotron_h(f: Fields):
+    """transformers' NemotronHConfig: ``layers_block_type`` (or the legacy ``hybrid_override_pattern``,
+    one letter per layer) makes each layer one pre-norm branch: a Mamba-2 mixer
+    (NemotronHMamba2Mixer, d_inner = mamba_num_heads · mamba_head_dim), attention without position
+    embeddings (NemotronHAttention), a squared-ReLU MLP (NemotronHMLP) or a mixture of squared-ReLU
+    experts (NemotronHMoE: a sigmoid router with group-limited top-k, one shared expert)."""
+    if f.cfg.get("layers_block_type") is not None:
+        words = _layer_list(f, "layers_block_type", len(f.cfg["layers_block_type"]), _NEMOTRON)
+    elif f.cfg.get("hybrid_override_pattern") is not None:
+        pattern = f.str("hybrid_override_pattern")
+        if not pattern or set(pattern) - set("M*-E"):
+            raise SymgptError(f"{f.where}: hybrid_override_pattern {pattern!r} must be letters M, *, - and E")
+        words = list(pattern)
+    else:
+        words = ["M", "E", "*", "-"]
+    f.used.update({"layers_block_type", "hybrid_override_pattern", "num_hidden_layers"})
+    f.used.add("moe_latent_size")
+    if f.cfg.get("moe_latent_size") is not None:
+        raise SymgptError(f"{f.where}: moe_latent_size (the experts' latent projections) is not modelled")
+    if f.str("mamba_hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: mamba_hidden_act {f.cfg['mamba_hidden_act']!r} is not modelled "
+                          "(transformers' kernels path supports silu)")
+    sizes = {"V": f.int("vocab_size", 131072), "d": f.int("hidden_size", 4096),
+             "d_ff": f.int("intermediate_size", 21504), "h": f.int("num_attention_heads", 32),
+             "d_head": f.int("head_dim", 128), "E": f.int("n_routed_experts", 8), "k": f.int("num_experts_per_tok", 2)}
+    kv = f.int("num_key_value_heads", 8, optional=True)
+    sizes["h_kv"] = kv if kv is not None else sizes["h"]
+    heads, head_dim = f.int("mamba_num_heads", 128), f.int("mamba_head_dim", 64)
+    groups = f.int("n_groups", 8)
+    if heads % groups:
+        raise SymgptError(f"{f.where}: mamba_num_heads {heads} is not a multiple of n_groups {groups}")
+    sizes.update(d_inner=heads * head_dim, h_ssm=heads, G_ssm=groups, d_state=f.int("ssm_state_size", 128),
+                 d_conv=f.int("conv_kernel", 4), Q_chunk=f.int("chunk_size", 128))
+    mlp_bias = f.bool("mlp_bias", False)
+    if mlp_bias and "E" in words:
+        raise SymgptError(f"{f.where}: mlp_bias with MoE layers is not modelled (the shared expert has biases, "
+                          "the routed experts none)")
+    n_group = f.int("n_group", 1)
+    flags = {**_counts(words), "tied": f.bool("tie_word_embeddings", False), "proj_bias": f.bool("use_bias", False),
+             "conv_bias": f.bool("use_conv_bias", True), "activation": _act(f, "mlp_hidden_act", "relu2"),
+             "gated": False, "mlp_bias": mlp_bias, "rotary_pct": None, "router": "sigmoid",
+             "topk_norm": f.bool("norm_topk_prob", True), "n_group": n_group, "topk_group": f.int("topk_group", 1),
+             "shared_expert": "plain", "shared_ff": f.int("moe_shared_expert_intermediate_size", 7688),
+             "expert_ff": f.int("moe_intermediate_size", 7688)}
+    if sizes["E"] % n_group:
+        raise SymgptError(f"{f.where}: n_routed_experts {sizes['E']} is not a multiple of n_group {n_group}")
+    # attention_bias and sliding_window are read by no NemotronH module; the multi-token-prediction
+    # layers are not part of NemotronHForCausalLM; the rest is initialisation and numerics
+    f.silent("attention_bias", "sliding_window", "max_position_embeddings", "use_mamba_kernels", "expand",
+             "mamba_proj_bias", "mamba_ssm_cache_dtype", "n_shared_experts", "moe_shared_expert_overlap",
+             "routed_scaling_factor", "num_nextn_predict_layers", "mtp_layers_block_type", "time_step_min",
+             "time_step_max", "time_step_limit", "time_step_floor", "residual_in_fp32", "rescale_prenorm_residual",
+             "num_logits_to_keep")
+    return "hybrid", flags, sizes
+
+
 READERS = {
     "bamba": Reader(read_bamba, ("BambaForCausalLM",)),
+    "nemotron_h": Reader(read_nemotron_h, ("NemotronHForCausalLM",)),
 }
 
 PRESETS = ()
