@@ -33,6 +33,16 @@ CASES = {
                              num_attention_heads=4, num_key_value_heads=4, vocab_size=64, attn_layer_indices=[0],
                              attention_bias=True, mlp_bias=True, mamba_proj_bias=True, mamba_conv_bias=False,
                              tie_word_embeddings=True, mamba_n_groups=1)),
+    "granitemoehybrid": ("granitemoehybrid", "GraniteMoeHybridForCausalLM",
+                         dict(MAMBA2, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+                              num_key_value_heads=2, vocab_size=64, num_local_experts=4, num_experts_per_tok=2,
+                              shared_intermediate_size=20, position_embedding_type="rope", attention_bias=True,
+                              embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
+                              layer_types=["linear_attention", "attention", "linear_attention"])),
+    "granitemoehybrid-dense": ("granitemoehybrid", "GraniteMoeHybridForCausalLM",
+                               dict(MAMBA2, hidden_size=32, intermediate_size=24, num_hidden_layers=2,
+                                    num_attention_heads=4, vocab_size=64, num_local_experts=0,
+                                    shared_intermediate_size=20, layer_types=["attention", "linear_attention"])),
     "nemotron_h": ("nemotron_h", "NemotronHForCausalLM",
                    dict(hidden_size=32, intermediate_size=48, num_attention_heads=4, num_key_value_heads=2,
                         head_dim=16, vocab_size=64, mamba_num_heads=8, mamba_head_dim=6, n_groups=2,
@@ -111,4 +121,4 @@ def _experts(config):
     experts in every layer; none in Bamba)."""
     if hasattr(config, "layers_num_experts"):
         return [n > 1 for n in config.layers_num_experts]
-    return [bool(getattr(config, "num_local_experts", 0))] * config.num_hidden_layers
+    return [bool(getattr(config, "num_local_experts", 0) or 0)] * config.num_hidden_layers

@@ -213,7 +213,54 @@ def read_nemotron_h(f: Fields):
     return "hybrid", flags, sizes
 
 
+def read_granitemoehybrid(f: Fields):
+    """transformers' GraniteMoeHybridConfig (Granite 4.0-H): ``layer_types`` makes each layer a
+    Mamba-2 mixer (GraniteMoeHybridMambaLayer) or attention (RoPE when ``position_embedding_type``
+    is ``rope``, none otherwise), then a mixture of SwiGLU experts (GraniteMoeHybridMoE: the softmax
+    of the top-k logits) plus a shared SwiGLU of width ``shared_intermediate_size``; with
+    ``num_local_experts`` 0 that shared SwiGLU alone. Its scalar multipliers are elementwise."""
+    from .granite import multipliers
+
+    L = f.int("num_hidden_layers", 32)
+    if f.cfg.get("layer_types") is not None:
+        mixers = _layer_list(f, "layer_types", L, {"linear_attention": "M", "mamba": "M", "full_attention": "*",
+                                                    "attention": "*"})
+    else:
+        f.used.add("layer_types")
+        mixers = ["M"] * L
+    if _act(f, "hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled (it is also the Mamba "
+                          "mixer's convolution activation; transformers' kernels path supports silu)")
+    experts = f.int("num_local_experts", 8, minimum=0)
+    shared = f.int("shared_intermediate_size", 1024)
+    sizes = {"V": f.int("vocab_size", 32000), "d": f.int("hidden_size", 4096),
+             "d_ff": f.int("intermediate_size", 11008) if experts else shared,
+             "E": experts or 1, "k": f.int("num_experts_per_tok", 2)}
+    _attention(f, sizes, 32, None)
+    _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
+            state_key="mamba_d_state", conv_key="mamba_d_conv", chunk_key="mamba_chunk_size",
+            expand_key="mamba_expand", defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
+    position = f.str("position_embedding_type", None, optional=True)
+    if position not in (None, "rope"):
+        raise SymgptError(f"{f.where}: position_embedding_type {position!r} is not modelled (rope or null)")
+    bias = f.bool("attention_bias", False)
+    ffn = "E" if experts else "-"
+    flags = {**_counts([m + ffn for m in mixers]), "tied": f.bool("tie_word_embeddings", False),
+             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "activation": "silu", "qkv_bias": bias, "attn_out_bias": bias,
+             "rotary_pct": (rotary_pct(f) or 100) if position == "rope" else None,
+             "router": "topk_softmax", "topk_norm": False,
+             "shared_expert": "plain" if experts else "none", "shared_ff": shared if experts else None}
+    if position != "rope":
+        f.silent("rope_parameters", "partial_rotary_factor")
+    multipliers(f, ("embedding_multiplier", "residual_multiplier", "logits_scaling", "attention_multiplier"),
+                "Granite 4.0-H")
+    f.silent("max_position_embeddings", "time_step_limit")
+    return "hybrid", flags, sizes
+
+
 READERS = {
+    "granitemoehybrid": Reader(read_granitemoehybrid, ("GraniteMoeHybridForCausalLM",)),
     "bamba": Reader(read_bamba, ("BambaForCausalLM",)),
     "nemotron_h": Reader(read_nemotron_h, ("NemotronHForCausalLM",)),
 }
