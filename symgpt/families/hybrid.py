@@ -259,7 +259,39 @@ def read_granitemoehybrid(f: Fields):
     return "hybrid", flags, sizes
 
 
+def read_jamba(f: Fields):
+    """transformers' JambaConfig: layer i is attention (JambaAttention, no position embeddings) when
+    i mod ``attn_layer_period`` = ``attn_layer_offset``, else a Mamba mixer (JambaMambaMixer: the
+    selective scan with weighted RMSNorms of Δ, B and C); its FFN a mixture of SwiGLU experts
+    (softmax router, top-k weights not renormalised) when i mod ``expert_layer_period`` =
+    ``expert_layer_offset``, else a SwiGLU MLP."""
+    L = f.int("num_hidden_layers", 32)
+    ap, ao = f.int("attn_layer_period", 8), f.int("attn_layer_offset", 4, minimum=0)
+    ep, eo = f.int("expert_layer_period", 2), f.int("expert_layer_offset", 1, minimum=0)
+    if ao >= ap or eo >= ep:
+        raise SymgptError(f"{f.where}: a layer offset must be smaller than its period (JambaConfig's check)")
+    experts = f.int("num_experts", 16)
+    if _act(f, "hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled (it is also the Mamba "
+                          "mixer's convolution activation; transformers' kernels path supports silu)")
+    words = [("*" if i % ap == ao else "M") + ("E" if i % ep == eo and experts > 1 else "-") for i in range(L)]
+    d = f.int("hidden_size", 4096)
+    value, _ = f.get("mamba_dt_rank", "auto")
+    rank = -(-d // 16) if value == "auto" else f.int("mamba_dt_rank")
+    sizes = {"V": f.int("vocab_size", 65536), "d": d, "d_ff": f.int("intermediate_size", 14336),
+             "E": experts, "k": f.int("num_experts_per_tok", 2), "d_inner": f.int("mamba_expand", 2) * d,
+             "d_state": f.int("mamba_d_state", 16), "d_conv": f.int("mamba_d_conv", 4), "r_dt": rank}
+    _attention(f, sizes, 32, 8)
+    flags = {**_counts(words), "version": 1, "tied": f.bool("tie_word_embeddings", False),
+             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "bcdt_norm": True, "bcdt_affine": True, "activation": "silu", "rotary_pct": None,
+             "router": "softmax", "topk_norm": False}
+    f.silent("max_position_embeddings", "use_mamba_kernels", "use_mambapy", "use_associative_scan")
+    return "hybrid1", flags, sizes
+
+
 READERS = {
+    "jamba": Reader(read_jamba, ("JambaForCausalLM",)),
     "granitemoehybrid": Reader(read_granitemoehybrid, ("GraniteMoeHybridForCausalLM",)),
     "bamba": Reader(read_bamba, ("BambaForCausalLM",)),
     "nemotron_h": Reader(read_nemotron_h, ("NemotronHForCausalLM",)),
