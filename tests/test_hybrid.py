@@ -33,12 +33,25 @@ CASES = {
                              num_attention_heads=4, num_key_value_heads=4, vocab_size=64, attn_layer_indices=[0],
                              attention_bias=True, mlp_bias=True, mamba_proj_bias=True, mamba_conv_bias=False,
                              tie_word_embeddings=True, mamba_n_groups=1)),
+    "falcon_h1": ("falcon_h1", "FalconH1ForCausalLM",
+                  dict(MAMBA2, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, vocab_size=64, mamba_d_ssm=48, mamba_n_heads=8, mamba_d_head=6,
+                       embedding_multiplier=2.0, key_multiplier=0.5, ssm_multipliers=[1.0, 2.0, 0.5, 0.5, 1.5],
+                       mlp_multipliers=[0.5, 2.0], lm_head_multiplier=0.25)),
+    "falcon_h1-norm-bias": ("falcon_h1", "FalconH1ForCausalLM",
+                            dict(MAMBA2, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=4, vocab_size=64, mamba_d_ssm=None,
+                                 mamba_rms_norm=True, mamba_norm_before_gate=False, projectors_bias=True,
+                                 attention_bias=True, mlp_bias=True, tie_word_embeddings=True,
+                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                  "partial_rotary_factor": 0.5})),
     "granitemoehybrid": ("granitemoehybrid", "GraniteMoeHybridForCausalLM",
                          dict(MAMBA2, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
                               num_key_value_heads=2, vocab_size=64, num_local_experts=4, num_experts_per_tok=2,
                               shared_intermediate_size=20, position_embedding_type="rope", attention_bias=True,
                               embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
-                              layer_types=["linear_attention", "attention", "linear_attention"])),
+                              layer_types=["linear_attention", "attention",
+                                           "linear_attention"])),
     "granitemoehybrid-dense": ("granitemoehybrid", "GraniteMoeHybridForCausalLM",
                                dict(MAMBA2, hidden_size=32, intermediate_size=24, num_hidden_layers=2,
                                     num_attention_heads=4, vocab_size=64, num_local_experts=0,
@@ -114,6 +127,9 @@ def test_each_layer_kind_is_a_stack(case, tmp_path):
     m = symgpt.load(str(_write(config, tmp_path)))
     stacks = {g.name: int(g.repeat) for g in m.arch.groups.values() if g.parent is None}
     kinds = {}
+    if model_type == "falcon_h1":
+        assert stacks == {"parallel_mlp_layers": config.num_hidden_layers}
+        return
     if model_type == "nemotron_h":
         for layer_type in config.layers_block_type:
             name = {"linear_attention": "mamba", "full_attention": "attention"}.get(layer_type, layer_type)

@@ -23,17 +23,20 @@ from .fields import Fields, Reader, rotary_pct
 FLAGS = {
     "version": 2, "tied": False, "proj_bias": False, "conv_bias": True, "bcdt_norm": False,
     "bcdt_affine": False, "activation": "silu", "gated": True, "mlp_bias": False, "qkv_bias": False,
-    "attn_out_bias": False, "rotary_pct": 100, "router": "softmax", "topk_norm": True, "n_group": None,
+    "attn_out_bias": False, "out_proj_bias": False, "ssm_norm": True, "rotary_pct": 100, "router": "softmax",
+    "topk_norm": True, "n_group": None,
     "topk_group": None, "shared_expert": "none", "shared_ff": None, "expert_ff": None, "loss": True,
 }
 CHOICES = {"activation": ("silu", "relu2", "gelu"), "router": ("softmax", "sigmoid", "topk_softmax"),
            "shared_expert": ("none", "plain")}
 #: the layer pattern: how many layers of each kind (blocks/hybrid.py's WORDS), each kind a stack
 COUNTS = {"mamba_layers": "M", "mamba_mlp_layers": "M-", "mamba_moe_layers": "ME", "attention_layers": "*",
-          "attention_mlp_layers": "*-", "attention_moe_layers": "*E", "mlp_layers": "-", "moe_layers": "E"}
+          "attention_mlp_layers": "*-", "attention_moe_layers": "*E", "mlp_layers": "-", "moe_layers": "E",
+          "parallel_mlp_layers": "P-"}
 FLAGS.update({name: None for name in COUNTS})
 FLAGS["mamba_mlp_layers"] = 1
-_LETTERS = "M: Mamba mixer, *: attention, -: dense FFN, E: mixture of experts, each a pre-norm residual branch"
+_LETTERS = ("M: Mamba mixer, *: attention, -: dense FFN, E: mixture of experts, P: attention and Mamba in "
+            "parallel, each a pre-norm residual branch")
 FLAG_HELP = {
     **{name: f"layers of kind {word!r} ({_LETTERS})" for name, word in COUNTS.items()},
     "version": "1: Mamba's selective scan (MambaMixer); 2: Mamba-2's chunked SSD scan (Mamba2Mixer)",
@@ -42,6 +45,8 @@ FLAG_HELP = {
     "conv_bias": "the Mamba causal conv1d has a bias",
     "bcdt_norm": "RMSNorms of Δ, B and C before the selective scan (Jamba)",
     "bcdt_affine": "those norms have weights (Jamba)",
+    "out_proj_bias": "the Mamba out_proj has a bias",
+    "ssm_norm": "the Mamba-2 mixer's grouped RMSNorm of its gated output (Falcon-H1: mamba_rms_norm)",
     "activation": "the FFN activation",
     "gated": "the FFN is gated (SwiGLU); false: up -> act -> down",
     "mlp_bias": "the FFN projections have biases",
@@ -144,7 +149,8 @@ def read_bamba(f: Fields):
     layers = _counts(["*-" if i in attn else "M-" for i in range(L)])
     bias = f.bool("attention_bias", False)
     flags = {**layers, "tied": f.bool("tie_word_embeddings", False),
-             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "proj_bias": f.bool("mamba_proj_bias", False),
+             "out_proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
              "activation": _act(f, "hidden_act", "silu"), "mlp_bias": f.bool("mlp_bias", False),
              "qkv_bias": bias, "attn_out_bias": bias,
              "rotary_pct": rotary_pct(f, default=Fraction(1, 2)) or 100}
@@ -196,6 +202,7 @@ def read_nemotron_h(f: Fields):
                           "the routed experts none)")
     n_group = f.int("n_group", 1)
     flags = {**_counts(words), "tied": f.bool("tie_word_embeddings", False), "proj_bias": f.bool("use_bias", False),
+             "out_proj_bias": f.bool("use_bias", False),
              "conv_bias": f.bool("use_conv_bias", True), "activation": _act(f, "mlp_hidden_act", "relu2"),
              "gated": False, "mlp_bias": mlp_bias, "rotary_pct": None, "router": "sigmoid",
              "topk_norm": f.bool("norm_topk_prob", True), "n_group": n_group, "topk_group": f.int("topk_group", 1),
@@ -246,7 +253,8 @@ def read_granitemoehybrid(f: Fields):
     bias = f.bool("attention_bias", False)
     ffn = "E" if experts else "-"
     flags = {**_counts([m + ffn for m in mixers]), "tied": f.bool("tie_word_embeddings", False),
-             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "proj_bias": f.bool("mamba_proj_bias", False),
+             "out_proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
              "activation": "silu", "qkv_bias": bias, "attn_out_bias": bias,
              "rotary_pct": (rotary_pct(f) or 100) if position == "rope" else None,
              "router": "topk_softmax", "topk_norm": False,
@@ -283,14 +291,66 @@ def read_jamba(f: Fields):
              "d_state": f.int("mamba_d_state", 16), "d_conv": f.int("mamba_d_conv", 4), "r_dt": rank}
     _attention(f, sizes, 32, 8)
     flags = {**_counts(words), "version": 1, "tied": f.bool("tie_word_embeddings", False),
-             "proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
+             "proj_bias": f.bool("mamba_proj_bias", False),
+             "out_proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
              "bcdt_norm": True, "bcdt_affine": True, "activation": "silu", "rotary_pct": None,
              "router": "softmax", "topk_norm": False}
     f.silent("max_position_embeddings", "use_mamba_kernels", "use_mambapy", "use_associative_scan")
     return "hybrid1", flags, sizes
 
 
+def read_falcon_h1(f: Fields):
+    """transformers' FalconH1Config: every layer attention (RoPE) and a Mamba-2 mixer side by side
+    on the same normed input, their outputs summed (FalconH1DecoderLayer), then a SwiGLU MLP. The
+    mixer's width is ``mamba_d_ssm`` (else mamba_expand · hidden_size); its grouped RMSNorm only
+    with ``mamba_rms_norm``; out_proj's bias is ``projectors_bias``. Its µP multipliers (embedding,
+    key, attention and SSM in/out, MLP, the in_proj's per-stream ``ssm_multipliers``, LM head) are
+    elementwise."""
+    d = f.int("hidden_size", 4096)
+    value, _ = f.get("mamba_d_ssm", 1024)
+    inner = f.int("mamba_expand", 2) * d if value is None else f.int("mamba_d_ssm")
+    f.used.add("mamba_expand")  # the width when mamba_d_ssm is null
+    heads = f.int("mamba_n_heads", 128)
+    hd, _ = f.get("mamba_d_head", "auto")
+    head_dim = inner // heads if hd == "auto" else f.int("mamba_d_head")
+    if heads * head_dim != inner:
+        raise SymgptError(f"{f.where}: mamba_n_heads * mamba_d_head must equal the mixer's width {inner} "
+                          "(FalconH1Config's check)")
+    groups = f.int("mamba_n_groups", 1)
+    if heads % groups:
+        raise SymgptError(f"{f.where}: mamba_n_heads {heads} is not a multiple of mamba_n_groups {groups}")
+    sizes = {"V": f.int("vocab_size", 128000), "d": d, "d_ff": f.int("intermediate_size", 14336), "E": 1, "k": 1,
+             "d_inner": inner, "h_ssm": heads, "G_ssm": groups, "d_state": f.int("mamba_d_state", 256),
+             "d_conv": f.int("mamba_d_conv", 4), "Q_chunk": f.int("mamba_chunk_size", 256)}
+    _attention(f, sizes, 32, 8)
+    head = f.int("head_dim", None, optional=True)
+    if head is not None:
+        sizes["d_head"] = head
+    if _act(f, "hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled (it is also the Mamba "
+                          "mixer's convolution activation; transformers' kernels path supports silu)")
+    norm = f.bool("mamba_rms_norm", False)
+    if norm and f.bool("mamba_norm_before_gate", True):
+        raise SymgptError(f"{f.where}: mamba_rms_norm with mamba_norm_before_gate (the norm before the gate) is "
+                          "not modelled")
+    f.used.add("mamba_norm_before_gate")
+    bias = f.bool("attention_bias", False)
+    flags = {**_counts(["P-"] * f.int("num_hidden_layers", 32)), "tied": f.bool("tie_word_embeddings", False),
+             "proj_bias": f.bool("mamba_proj_bias", False), "out_proj_bias": f.bool("projectors_bias", False),
+             "conv_bias": f.bool("mamba_conv_bias", True), "ssm_norm": norm, "activation": "silu",
+             "mlp_bias": f.bool("mlp_bias", False), "qkv_bias": bias, "attn_out_bias": bias,
+             "rotary_pct": rotary_pct(f) or 100}
+    f.notes.append("Falcon-H1 multiplies the embeddings, keys, the attention and SSM inputs and outputs, the MLP "
+                   "gate and output, the in_proj streams and the logits by scalars (its µP multipliers): "
+                   "elementwise products not counted (no parameters, no matmul)")
+    f.silent("lm_head_multiplier", "embedding_multiplier", "mlp_multipliers", "key_multiplier",
+             "attention_out_multiplier", "attention_in_multiplier", "ssm_multipliers", "ssm_in_multiplier",
+             "ssm_out_multiplier", "max_position_embeddings", "time_step_limit", "num_logits_to_keep")
+    return "hybrid", flags, sizes
+
+
 READERS = {
+    "falcon_h1": Reader(read_falcon_h1, ("FalconH1ForCausalLM",)),
     "jamba": Reader(read_jamba, ("JambaForCausalLM",)),
     "granitemoehybrid": Reader(read_granitemoehybrid, ("GraniteMoeHybridForCausalLM",)),
     "bamba": Reader(read_bamba, ("BambaForCausalLM",)),

@@ -166,6 +166,7 @@ SSM_GATE = "ssm.gate"                # y * silu(gate)
 SSM_OUT_NORM = "norm.ssm_out"        # Mamba-2's grouped RMSNorm of the gated scan output
 SSM_OUT = "ssm.out_proj"             # out_proj: d_inner -> d
 MIXER_RESIDUAL = "residual.mixer"
+PARALLEL_SUM = "ssm.parallel_sum"    # attention and a Mamba mixer side by side, outputs summed (Falcon-H1)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

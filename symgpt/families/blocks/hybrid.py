@@ -7,7 +7,9 @@ every sublayer a pre-norm branch ``x + f(RMSNorm(x))``:
 
 * ``M``: a Mamba mixer (``blocks/mamba.py``: Mamba-1 with ``version`` 1, Mamba-2 with 2);
 * ``*``: attention (the shared attention builder, ``blocks/attention.py``);
-* ``-``: a dense FFN, ``E``: a mixture of experts (the shared FFN builder, ``blocks/ffn.py``).
+* ``-``: a dense FFN, ``E``: a mixture of experts (the shared FFN builder, ``blocks/ffn.py``);
+* ``P``: attention and a Mamba mixer in parallel on the same normed input, their outputs summed
+  (Falcon-H1).
 
 So Bamba's layers are ``M-`` and ``*-``, Jamba's ``M-``, ``ME``, ``*-`` and ``*E``, Nemotron-H's
 one sublayer each (its own pattern letters ``M``, ``*``, ``-``, ``E``). Layers of one word are one
@@ -31,13 +33,13 @@ from .ffn import MoE, ffn
 from .mamba import mixer
 
 #: sublayer letter -> what it is (stack labels)
-SUBLAYERS = {"M": "Mamba", "*": "attention", "-": "MLP", "E": "MoE"}
+SUBLAYERS = {"M": "Mamba", "*": "attention", "-": "MLP", "E": "MoE", "P": "attention ∥ Mamba"}
 #: sublayer letter -> the stem of its node names and of its stack's name
-STEMS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+STEMS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe", "P": "parallel"}
 
 
 #: the layer kinds, in the order their stacks are declared: one word each (its sublayers)
-WORDS = ("M", "M-", "ME", "*", "*-", "*E", "-", "E")
+WORDS = ("M", "M-", "ME", "*", "*-", "*E", "-", "E", "P-")
 
 
 def count_flag(word: str) -> str:
@@ -55,7 +57,7 @@ def kinds(flags) -> list[tuple[str, int]]:
 
 def _label(flags, word: str) -> str:
     mamba = "Mamba-2" if flags["version"] == 2 else "Mamba"
-    return " + ".join(mamba if c == "M" else SUBLAYERS[c] for c in word) + " layer"
+    return " + ".join(SUBLAYERS[c].replace("Mamba", mamba) for c in word) + " layer"
 
 
 def _ffn(g, flags, x, prefix, moe: bool):
@@ -80,10 +82,13 @@ def _layer(g, flags, word, x, table, dh, kv):
         if c == "M":
             o = mixer(g, a, flags)
             role = R.MIXER_RESIDUAL
-        elif c == "*":
+        elif c in "*P":
             o = attention(g, a, d_model=d, heads=h, dh=dh, kv_heads=kv, bias=bool(flags["qkv_bias"]),
                           out_bias=bool(flags["attn_out_bias"]), rotary=table)
             role = R.ATTENTION_RESIDUAL
+            if c == "P":
+                m = mixer(g, a, flags)
+                o = g.op("parallel/sum", ops.Add(), o, m, role=R.PARALLEL_SUM, label="attn_out + mamba_out")
         else:
             o = _ffn(g, flags, a, f"{stem}/", moe=c == "E")
             role = R.FFN_RESIDUAL
@@ -98,7 +103,7 @@ def build(flags, bound, name="hybrid"):
         from ...core.symbols import G_ssm, d_inner, h_ssm
         g.require("integer", d_inner / h_ssm, "d_inner must be divisible by h_ssm (head_dim)", id="heads_divide_inner")
         g.require("integer", h_ssm / G_ssm, "h_ssm must be divisible by G_ssm", id="groups_divide_heads")
-    attn = any("*" in w for w, _ in found)
+    attn = any("*" in w or "P" in w for w, _ in found)
     # h_kv and d_head are used when bound (else h heads of d/h), as the generic decoder does
     kv = h_kv if "h_kv" in bound else h
     dh = d_head if "d_head" in bound else d / h

@@ -75,10 +75,11 @@ def mixer(g, a, flags):
     y, z = (_mamba2_mixer if two else _mamba1_mixer)(g, a, flags)
     gate = g.op("mixer/gate_act", ops.SiLU(), z, role=R.SSM_GATE_ACT, label="silu(z)")
     y = g.op("mixer/gate", ops.Mul(), y, gate, role=R.SSM_GATE, label="y · silu(z)")
-    if two:
+    if two and flags.get("ssm_norm", True):  # Falcon-H1 may leave it out (mamba_rms_norm)
         y = g.op("mixer/norm", ops.RMSNorm(d_inner, groups=G_ssm), y, role=R.SSM_OUT_NORM,
                  label="grouped RMSNorm")
-    return g.op("mixer/out_proj", ops.Linear(d_inner, d, bias=bool(flags["proj_bias"])), y, role=R.SSM_OUT,
+    out_bias = flags.get("out_proj_bias", flags["proj_bias"])  # Falcon-H1: its own (projectors_bias)
+    return g.op("mixer/out_proj", ops.Linear(d_inner, d, bias=bool(out_bias)), y, role=R.SSM_OUT,
                 label="out_proj")
 
 
