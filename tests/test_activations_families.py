@@ -356,6 +356,8 @@ NOT_YET_COMPARED = frozenset({
     # state-space mixers: the saved rules of symgpt.ops.ssm are read from transformers' torch path
     # (the sequential scan's per-step states; the chunked scan's states), not yet measured
     "mamba", "falcon_mamba", "mamba2",
+    # hybrids of those mixers with attention (symgpt.families.hybrid): the same scans, not yet measured
+    "bamba", "nemotron_h", "granitemoehybrid", "jamba", "falcon_h1",
 })
 
 

@@ -61,13 +61,18 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "gpt_neox_japanese": {"num_hidden_layers": 2},
     # state-space mixers (the ssm group)
     "mamba": {"num_hidden_layers": 2}, "falcon_mamba": {"num_hidden_layers": 2}, "mamba2": {"num_hidden_layers": 2},
+    # hybrids of state-space and attention layers (the hyb group)
+    "bamba": {"num_hidden_layers": 2, "attn_layer_indices": [1]}, "nemotron_h": {},
+    "granitemoehybrid": {"num_hidden_layers": 2}, "jamba": {"num_hidden_layers": 2, "attn_layer_offset": 1},
+    "falcon_h1": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
                  "granitemoeshared": "multiplies the embeddings", "hyperclovax": "multiplies the embeddings",
                  "ministral3": "position-dependent scale", "smollm3": "2 of the 8 layers apply no rotary",
                  "minicpm3": "scale_emb, scale_depth, dim_model_base",
-                 "gpt_oss": "clamped SwiGLU"}
+                 "gpt_oss": "clamped SwiGLU", "granitemoehybrid": "multiplies the embeddings",
+                 "falcon_h1": "multiplies the embeddings"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
@@ -279,7 +284,8 @@ def _transformers_view(cfg):
         activation = _FIXED_ACTIVATION[cfg["model_type"]]
     else:
         activation = ACTIVATIONS[next(getattr(c, a) for a in ("hidden_activation", "hidden_act", "activation",
-                                                              "activation_function", "afn") if getattr(c, a, None))]
+                                                              "activation_function", "afn", "mlp_hidden_act")
+                                      if getattr(c, a, None))]
     experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts")
                     if getattr(c, a, None)), None)
     rotary = rope.get("partial_rotary_factor", 1.0) if rope else None
@@ -300,6 +306,8 @@ def _transformers_view(cfg):
 def _symgpt_view(m):
     f, s = m.flags, m.sizes
     rotary = None if f.get("positions", "learned") != "rotary" else (f["rotary_pct"] or 100) / 100
+    if "positions" not in f and "rotary_pct" in f:  # the hybrids: rotary_pct unset is no RoPE
+        rotary = f["rotary_pct"] / 100 if f["rotary_pct"] else None
     return {"W": s.get("W") if f.get("window") else None, "T_max": s.get("T_max"), "rotary": rotary,
             "activation": f.get("activation", "gelu_tanh"), "E": s.get("E"), "k": s.get("k")}
 
@@ -319,6 +327,14 @@ def test_window_rotary_activation_and_lengths_read_as_transformers_reads_them(cf
         view["rotary"] = None
     if cfg["model_type"] == "gemma":
         view["activation"] = "gelu_tanh"  # transformers reads the legacy "gelu" as tanh-GELU
+    if m.family.name in ("hybrid", "hybrid1"):
+        # the hybrids' attention has no learned position table (max_position_embeddings is read by no
+        # module of theirs) and rotates by rope_parameters only where its modeling applies RoPE
+        # (Granite 4.0-H: position_embedding_type "rope"; Jamba, Nemotron-H: never)
+        view["T_max"] = None
+        if cfg["model_type"] in ("jamba", "nemotron_h") or (cfg["model_type"] == "granitemoehybrid"
+                                                            and cfg.get("position_embedding_type") != "rope"):
+            view["rotary"] = None
     if cfg["model_type"] == "gpt2":
         # the gpt2 family's GELU is one op (its torch oracle's nn.GELU(approximate="tanh")), the
         # function transformers' gelu_new writes as several ops

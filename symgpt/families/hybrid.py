@@ -62,18 +62,20 @@ FLAG_HELP = {
     "expert_ff": "width of each routed expert (unset: d_ff)",
     "loss": "the cross-entropy loss of training",
 }
-_ATTN = ("h", "h_kv", "d_head", "d_ff", "E", "k")
+_ATTN = ("h", "h_kv", "d_head", "d_ff")
+#: the experts and experts per token: bound when the pattern has mixture-of-experts layers
+_OPTIONAL = ("E", "k")
 _BUILD = Ref("symgpt.families.blocks.hybrid", "build")
 
 FAMILIES = (
     Family(name="hybrid", description="Mamba-2 hybrids (Bamba, Nemotron-H, Granite 4.0-H): a layer pattern of "
                                       "Mamba-2 mixers, attention, dense FFNs and mixtures of experts",
            flags=FLAGS, sizes=("V", "d", "d_inner", "d_state", "d_conv", "h_ssm", "G_ssm", "Q_chunk") + _ATTN,
-           build=partial(_BUILD, name="hybrid"), flag_help=FLAG_HELP, choices=CHOICES),
+           build=partial(_BUILD, name="hybrid"), flag_help=FLAG_HELP, choices=CHOICES, optional=_OPTIONAL),
     Family(name="hybrid1", description="Mamba-1 hybrids (Jamba): a layer pattern of selective-scan mixers, "
                                        "attention, dense FFNs and mixtures of experts",
            flags={**FLAGS, "version": 1}, sizes=("V", "d", "d_inner", "d_state", "d_conv", "r_dt") + _ATTN,
-           build=partial(_BUILD, name="hybrid1"), flag_help=FLAG_HELP, choices=CHOICES),
+           build=partial(_BUILD, name="hybrid1"), flag_help=FLAG_HELP, choices=CHOICES, optional=_OPTIONAL),
 )
 
 
@@ -134,7 +136,7 @@ def read_bamba(f: Fields):
     half the head dimension rotated), every other layer a Mamba-2 mixer (BambaMixer); each layer
     then a SwiGLU MLP (BambaMLP)."""
     sizes = {"V": f.int("vocab_size", 128000), "d": f.int("hidden_size", 4096),
-             "d_ff": f.int("intermediate_size", 14336), "E": 1, "k": 1}
+             "d_ff": f.int("intermediate_size", 14336)}
     L = f.int("num_hidden_layers", 32)
     _attention(f, sizes, 32, 8)
     _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
@@ -241,8 +243,10 @@ def read_granitemoehybrid(f: Fields):
     experts = f.int("num_local_experts", 8, minimum=0)
     shared = f.int("shared_intermediate_size", 1024)
     sizes = {"V": f.int("vocab_size", 32000), "d": f.int("hidden_size", 4096),
-             "d_ff": f.int("intermediate_size", 11008) if experts else shared,
-             "E": experts or 1, "k": f.int("num_experts_per_tok", 2)}
+             "d_ff": f.int("intermediate_size", 11008) if experts else shared}
+    k = f.int("num_experts_per_tok", 2)
+    if experts:
+        sizes.update(E=experts, k=k)
     _attention(f, sizes, 32, None)
     _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
             state_key="mamba_d_state", conv_key="mamba_d_conv", chunk_key="mamba_chunk_size",
@@ -287,9 +291,12 @@ def read_jamba(f: Fields):
     value, _ = f.get("mamba_dt_rank", "auto")
     rank = -(-d // 16) if value == "auto" else f.int("mamba_dt_rank")
     sizes = {"V": f.int("vocab_size", 65536), "d": d, "d_ff": f.int("intermediate_size", 14336),
-             "E": experts, "k": f.int("num_experts_per_tok", 2), "d_inner": f.int("mamba_expand", 2) * d,
+             "d_inner": f.int("mamba_expand", 2) * d,
              "d_state": f.int("mamba_d_state", 16), "d_conv": f.int("mamba_d_conv", 4), "r_dt": rank}
     _attention(f, sizes, 32, 8)
+    k = f.int("num_experts_per_tok", 2)
+    if experts > 1:
+        sizes.update(E=experts, k=k)
     flags = {**_counts(words), "version": 1, "tied": f.bool("tie_word_embeddings", False),
              "proj_bias": f.bool("mamba_proj_bias", False),
              "out_proj_bias": f.bool("mamba_proj_bias", False), "conv_bias": f.bool("mamba_conv_bias", True),
@@ -308,7 +315,7 @@ def read_falcon_h1(f: Fields):
     elementwise."""
     d = f.int("hidden_size", 4096)
     value, _ = f.get("mamba_d_ssm", 1024)
-    inner = f.int("mamba_expand", 2) * d if value is None else f.int("mamba_d_ssm")
+    inner = f.int("mamba_expand", 2) * d if value is None else f.int("mamba_d_ssm", 1024)
     f.used.add("mamba_expand")  # the width when mamba_d_ssm is null
     heads = f.int("mamba_n_heads", 128)
     hd, _ = f.get("mamba_d_head", "auto")
@@ -319,7 +326,7 @@ def read_falcon_h1(f: Fields):
     groups = f.int("mamba_n_groups", 1)
     if heads % groups:
         raise SymgptError(f"{f.where}: mamba_n_heads {heads} is not a multiple of mamba_n_groups {groups}")
-    sizes = {"V": f.int("vocab_size", 128000), "d": d, "d_ff": f.int("intermediate_size", 14336), "E": 1, "k": 1,
+    sizes = {"V": f.int("vocab_size", 128000), "d": d, "d_ff": f.int("intermediate_size", 14336),
              "d_inner": inner, "h_ssm": heads, "G_ssm": groups, "d_state": f.int("mamba_d_state", 256),
              "d_conv": f.int("mamba_d_conv", 4), "Q_chunk": f.int("mamba_chunk_size", 256)}
     _attention(f, sizes, 32, 8)
