@@ -5,6 +5,8 @@ models with every layer kind the pattern allows (attention layers among Mamba la
 every m layers) and sequences past one chunk of the chunked scan; the inference answers refused
 in one line."""
 
+import json
+
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -148,3 +150,24 @@ def _experts(config):
     if hasattr(config, "layers_num_experts"):
         return [n > 1 for n in config.layers_num_experts]
     return [bool(getattr(config, "num_local_experts", 0) or 0)] * config.num_hidden_layers
+
+
+@pytest.mark.parametrize("model_type,fields,words", [
+    ("nemotron_h", {"moe_latent_size": 64}, "moe_latent_size"),
+    ("nemotron_h", {"mamba_hidden_act": "gelu"}, "mamba_hidden_act"),
+    ("nemotron_h", {"hybrid_override_pattern": "M*X"}, "hybrid_override_pattern"),
+    ("falcon_h1", {"mamba_rms_norm": True, "mamba_norm_before_gate": True}, "mamba_norm_before_gate"),
+    ("granitemoehybrid", {"hidden_act": "gelu"}, "hidden_act"),
+    ("granitemoehybrid", {"position_embedding_type": "alibi"}, "position_embedding_type"),
+    ("jamba", {"attn_layer_offset": 8}, "offset"),
+    ("bamba", {"mamba_n_heads": 100}, "mamba_n_heads"),
+])
+def test_readers_refuse_what_they_do_not_model_in_one_line(model_type, fields, words, tmp_path):
+    """Shapes the hybrids' readers do not model are refused, each in one line naming the field
+    (transformers' own checks, NemotronH's latent expert projections, Falcon-H1's norm before the
+    gate, a Mamba mixer whose convolution activation is not silu)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type, **fields}))
+    with pytest.raises(SymgptError, match=words) as exc:
+        symgpt.load(str(path))
+    assert "\n" not in str(exc.value)

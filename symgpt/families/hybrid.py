@@ -100,8 +100,9 @@ def _mamba2(f: Fields, sizes: dict, *, heads_key, head_dim_key, groups_key, stat
         head_dim = f.int(expand_key, 2) * sizes["d"] // heads
     else:
         head_dim = f.int(head_dim_key)
-    if expand_key is not None and value != "auto" and heads * head_dim != f.int(expand_key, 2) * sizes["d"]:
-        raise SymgptError(f"{f.where}: {heads_key} * {head_dim_key} must equal {expand_key} * hidden_size")
+    if expand_key is not None and heads * head_dim != f.int(expand_key, 2) * sizes["d"]:
+        raise SymgptError(f"{f.where}: {heads_key} * {head_dim_key} must equal {expand_key} * hidden_size "
+                          f"({f.int(expand_key, 2) * sizes['d']}) (the configuration class's check)")
     groups = f.int(groups_key, defaults["groups"])
     if heads % groups:
         raise SymgptError(f"{f.where}: {heads_key} {heads} is not a multiple of {groups_key} {groups}")
