@@ -131,7 +131,9 @@ def test_every_registered_family_is_covered():
                                     # state-space families (no KV cache: the inference answers refuse
                                     # them): tests/test_ssm.py
                                     "mamba", "mamba2",
-                                    "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm"}
+                                    "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm",
+                                    # hybrids of those with attention: tests/test_hybrid.py
+                                    "hybrid", "hybrid1"}
 
 
 _MODELS: dict[str, object] = {}

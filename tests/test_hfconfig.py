@@ -80,6 +80,10 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "flint": {"num_hidden_layers": 3},
     "mimo_v2_flash": {"num_hidden_layers": 2}, "granite_swa": {"num_hidden_layers": 4},
     "granitemoe_swa": {"num_hidden_layers": 4},
+    # hybrids of state-space and attention layers
+    "bamba": {"num_hidden_layers": 2, "attn_layer_indices": [1]}, "nemotron_h": {},
+    "granitemoehybrid": {"num_hidden_layers": 2}, "jamba": {"num_hidden_layers": 2, "attn_layer_offset": 1},
+    "falcon_h1": {"num_hidden_layers": 2},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -94,7 +98,8 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "afmoe": "does not train", "laguna": "does not train",
                  "mimo_v2_flash": "partial_rotary_factor", "beam": "scales each residual add",
                  "granite_swa": "multiplies the embeddings",
-                 "granitemoe_swa": "multiplies the embeddings"}
+                 "granitemoe_swa": "multiplies the embeddings",
+                 "granitemoehybrid": "multiplies the embeddings", "falcon_h1": "multiplies the embeddings"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
@@ -309,7 +314,8 @@ def _transformers_view(cfg):
         activation = _FIXED_ACTIVATION[cfg["model_type"]]
     else:
         activation = ACTIVATIONS[next(getattr(c, a) for a in ("hidden_activation", "hidden_act", "activation",
-                                                              "activation_function", "afn") if getattr(c, a, None))]
+                                                              "activation_function", "afn", "mlp_hidden_act")
+                                      if getattr(c, a, None))]
     experts = next((getattr(c, a) for a in ("num_local_experts", "num_experts", "n_routed_experts",
                                             "moe_num_experts")  # AriaTextConfig's
                     if getattr(c, a, None)), None)
@@ -333,6 +339,8 @@ def _transformers_view(cfg):
 def _symgpt_view(m):
     f, s = m.flags, m.sizes
     rotary = None if f.get("positions", "learned") != "rotary" else (f["rotary_pct"] or 100) / 100
+    if "positions" not in f and "rotary_pct" in f:  # the hybrids: rotary_pct unset is no RoPE
+        rotary = f["rotary_pct"] / 100 if f["rotary_pct"] else None
     return {"W": s.get("W") if f.get("window") else None, "T_max": s.get("T_max"), "rotary": rotary,
             "activation": f.get("activation", "gelu_tanh"), "E": s.get("E"), "k": s.get("k")}
 
@@ -354,6 +362,14 @@ def test_window_rotary_activation_and_lengths_read_as_transformers_reads_them(cf
         view["activation"] = "gelu_tanh"  # transformers reads the legacy "gelu" as tanh-GELU
     if cfg["model_type"] == "doge" and not cfg.get("is_moe"):
         view["E"] = view["k"] = None  # DogeConfig's num_experts is read only with is_moe (DogeCDMoE)
+    if m.family.name in ("hybrid", "hybrid1"):
+        # the hybrids' attention has no learned position table (max_position_embeddings is read by no
+        # module of theirs) and rotates by rope_parameters only where its modeling applies RoPE
+        # (Granite 4.0-H: position_embedding_type "rope"; Jamba, Nemotron-H: never)
+        view["T_max"] = None
+        if cfg["model_type"] in ("jamba", "nemotron_h") or (cfg["model_type"] == "granitemoehybrid"
+                                                            and cfg.get("position_embedding_type") != "rope"):
+            view["rotary"] = None
     if cfg["model_type"] == "gpt2":
         # the gpt2 family's GELU is one op (its torch oracle's nn.GELU(approximate="tanh")), the
         # function transformers' gelu_new writes as several ops

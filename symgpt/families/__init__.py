@@ -122,6 +122,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
+    # --- hybrids of state-space and attention layers ---
+    (Ref("symgpt.families.hybrid"), ("hybrid", "hybrid1")),
 )
 
 #: built-in family name -> its module's reference

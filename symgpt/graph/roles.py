@@ -256,6 +256,7 @@ ADAPTER_UP = "adapter.up"            # ... dense d/r -> d ...
 ADAPTER_RESIDUAL = "residual.adapter"  # ... and its residual add
 HELD_ADAPTER = "held.adapter"        # the adapters of the other languages: held, not run
 HELD_EMBEDDING = "held.embedding"    # an embedding table held and not run (RoCBert with enable_shape=false)
+PARALLEL_SUM = "ssm.parallel_sum"    # attention and a Mamba mixer side by side, outputs summed (Falcon-H1)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

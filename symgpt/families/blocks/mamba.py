@@ -37,10 +37,11 @@ def _mamba1_mixer(g, x, flags):
     dt = _split(g, "mixer/dt_in", p, sympy.Integer(0), r_dt, "Δ (rank r)")
     b = _split(g, "mixer/B", p, r_dt, d_state, "B")
     c = _split(g, "mixer/C", p, r_dt + d_state, d_state, "C")
-    if flags["bcdt_norm"]:  # Falcon-Mamba: parameter-free RMSNorms of Δ, B and C
-        dt = g.op("mixer/dt_layernorm", ops.RMSNorm(r_dt, affine=False), dt, role=R.SSM_NORM, label="norm(Δ)")
-        b = g.op("mixer/b_layernorm", ops.RMSNorm(d_state, affine=False), b, role=R.SSM_NORM, label="norm(B)")
-        c = g.op("mixer/c_layernorm", ops.RMSNorm(d_state, affine=False), c, role=R.SSM_NORM, label="norm(C)")
+    if flags["bcdt_norm"]:  # Falcon-Mamba: parameter-free RMSNorms of Δ, B and C (Jamba: with weights)
+        affine = bool(flags.get("bcdt_affine"))
+        dt = g.op("mixer/dt_layernorm", ops.RMSNorm(r_dt, affine=affine), dt, role=R.SSM_NORM, label="norm(Δ)")
+        b = g.op("mixer/b_layernorm", ops.RMSNorm(d_state, affine=affine), b, role=R.SSM_NORM, label="norm(B)")
+        c = g.op("mixer/c_layernorm", ops.RMSNorm(d_state, affine=affine), c, role=R.SSM_NORM, label="norm(C)")
     dt = g.op("mixer/dt_proj", ops.Linear(r_dt, d_inner, bias=True), dt, role=R.SSM_DT, label="dt_proj")
     y = g.op("mixer/scan", ops.SelectiveScan(d_inner, d_state), u, dt, b, c, role=R.SSM_SCAN,
              label="selective scan")
@@ -67,6 +68,21 @@ def _mamba2_mixer(g, x, flags):
     return y, z
 
 
+def mixer(g, a, flags):
+    """The whole mixer of *a* (B, T, d) -> (B, T, d) under ``mixer/``: Mamba-1's (``version`` 1) or
+    Mamba-2's, the gate y·silu(z), Mamba-2's grouped RMSNorm, out_proj."""
+    two = flags["version"] == 2
+    y, z = (_mamba2_mixer if two else _mamba1_mixer)(g, a, flags)
+    gate = g.op("mixer/gate_act", ops.SiLU(), z, role=R.SSM_GATE_ACT, label="silu(z)")
+    y = g.op("mixer/gate", ops.Mul(), y, gate, role=R.SSM_GATE, label="y · silu(z)")
+    if two and flags.get("ssm_norm", True):  # Falcon-H1 may leave it out (mamba_rms_norm)
+        y = g.op("mixer/norm", ops.RMSNorm(d_inner, groups=G_ssm), y, role=R.SSM_OUT_NORM,
+                 label="grouped RMSNorm")
+    out_bias = flags.get("out_proj_bias", flags["proj_bias"])  # Falcon-H1: its own (projectors_bias)
+    return g.op("mixer/out_proj", ops.Linear(d_inner, d, bias=bool(out_bias)), y, role=R.SSM_OUT,
+                label="out_proj")
+
+
 def build(flags, bound, name="mamba"):
     g = Builder(name, declared_roles=True)
     two = flags["version"] == 2
@@ -77,14 +93,7 @@ def build(flags, bound, name="mamba"):
     x = g.op("backbone/embeddings", ops.Embedding(V, d), ids, label="tok_emb", role=R.TOKEN_EMBEDDING)  # (B, T, d)
     with g.repeat("backbone/layers", L, label="Mamba block", carry=x, role=R.STACK):
         a = g.op("norm", ops.RMSNorm(d), x, role=R.MIXER_NORM, label="RMSNorm")
-        y, z = (_mamba2_mixer if two else _mamba1_mixer)(g, a, flags)
-        gate = g.op("mixer/gate_act", ops.SiLU(), z, role=R.SSM_GATE_ACT, label="silu(z)")
-        y = g.op("mixer/gate", ops.Mul(), y, gate, role=R.SSM_GATE, label="y · silu(z)")
-        if two:
-            y = g.op("mixer/norm", ops.RMSNorm(d_inner, groups=G_ssm), y, role=R.SSM_OUT_NORM,
-                     label="grouped RMSNorm")
-        o = g.op("mixer/out_proj", ops.Linear(d_inner, d, bias=bool(flags["proj_bias"])), y, role=R.SSM_OUT,
-                 label="out_proj")
+        o = mixer(g, a, flags)
         x = g.op("residual", ops.Add(), x, o, role=R.MIXER_RESIDUAL, label="X + mixer")        # (B, T, d)
     x = g.op("backbone/norm_f", ops.RMSNorm(d), x, role=R.FINAL_NORM, label="final norm")
     tie = {"weight": g.param("backbone/embeddings")} if flags["tied"] else None
