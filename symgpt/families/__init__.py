@@ -122,6 +122,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
+    # --- Gated DeltaNet hybrids (linear attention among gated attention) ---
+    (Ref("symgpt.families.qwen3_next"), ("qwen3_next", "qwen3_5")),
 )
 
 #: built-in family name -> its module's reference

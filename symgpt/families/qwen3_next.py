@@ -1,0 +1,132 @@
+"""Gated DeltaNet hybrids: Qwen3-Next (transformers' ``Qwen3NextForCausalLM``) and Qwen3.5
+(``Qwen3_5ForCausalLM``, ``Qwen3_5MoeForCausalLM``): linear-attention layers (Gated DeltaNet,
+Yang, Kautz & Hatamizadeh 2024; ``blocks/gated_delta.py``) among gated-attention layers (one in
+every ``full_attention_interval``, or as ``layer_types`` lists them), each layer's FFN a SwiGLU
+MLP or a mixture of SwiGLU experts plus a sigmoid-gated shared expert.
+
+The attention layers: grouped-query attention with RMSNorms on each query and key head, partial
+RoPE, and a sigmoid output gate per channel (q_proj's doubled output: the same parameters and
+FLOPs as a separate d x h·d_head gate projection). The Gated DeltaNet layers are counted by the
+chunked algorithm of transformers' PyTorch path (``ops.GatedDeltaRule``: chunks of 64). The
+layer pattern is data: ``linear_layers`` Gated DeltaNet layers and L - linear_layers attention
+layers, two stacks; the order of the layers changes no count. The inference answers refuse these
+models: the recurrent state of a linear-attention layer is not a KV cache.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import partial
+
+from ..core.errors import SymgptError
+from .base import Extended, Family
+from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
+from .fields import Fields, Reader, llama_like, rotary_pct
+
+#: the flags these families add to the generic decoder's (read by ``blocks/stacks.py``,
+#: ``blocks/decoder_layers.py`` and ``blocks/gated_delta.py``)
+ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
+         "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
+         "gdn_conv": 4, "gdn_chunk": 64}
+ADDED_HELP = {
+    "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
+    "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
+    "mixer": "attention or gated_delta: the token mixer of the layers of a stack",
+    "linear_mixer": "the mixer of the linear-attention layers (gated_delta: Gated DeltaNet)",
+    "linear_layers": "how many of the L layers are linear-attention layers (the others attention layers)",
+    "gdn_k_heads": "Gated DeltaNet: query/key heads (linear_num_key_heads)",
+    "gdn_v_heads": "Gated DeltaNet: value heads (linear_num_value_heads), a multiple of gdn_k_heads",
+    "gdn_k_dim": "Gated DeltaNet: width of a query/key head (linear_key_head_dim)",
+    "gdn_v_dim": "Gated DeltaNet: width of a value head (linear_value_head_dim)",
+    "gdn_conv": "Gated DeltaNet: kernel of the causal conv1d over q, k and v (linear_conv_kernel_dim)",
+    "gdn_chunk": "Gated DeltaNet: chunk length of the chunked algorithm (64 in transformers' PyTorch path)",
+}
+_CHOICES = {"attn_gate": ("none", "sigmoid"), "mixer": ("attention", "gated_delta"), "linear_mixer": ("gated_delta",)}
+
+
+def _family(name: str, description: str, **changes) -> Family:
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes, ADDED), sizes=SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
+                  choices=Extended(CHOICES, added=_CHOICES))
+
+
+FAMILIES = (
+    _family("qwen3_next", "Qwen3-Next: Gated DeltaNet layers among gated-attention layers (3:1), GQA with per-head "
+            "Q/K norms and partial RoPE, routed experts plus a sigmoid-gated shared expert",
+            gqa=True, qk_norm="head", norm_offset=True, moe=True, shared_expert="gated", topk_norm=True,
+            rotary_pct=25),
+    _family("qwen3_5", "Qwen3.5: Gated DeltaNet layers among gated-attention layers (3:1), GQA with per-head "
+            "Q/K norms and partial RoPE, a SwiGLU MLP",
+            gqa=True, qk_norm="head", norm_offset=True, rotary_pct=25),
+)
+
+
+def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict) -> None:
+    """The layer pattern and the Gated DeltaNet sizes."""
+    L = sizes["L"]
+    types = f.cfg.get("layer_types")
+    f.used.add("layer_types")
+    if types is None:
+        p = f.int("full_attention_interval", 4)
+        types = ["linear_attention" if (i + 1) % p else "full_attention" for i in range(L)]
+    else:
+        f.silent("full_attention_interval")
+    if not isinstance(types, list) or not all(t in ("linear_attention", "full_attention") for t in types):
+        raise SymgptError(f"{f.where}: field 'layer_types' must list 'linear_attention' / 'full_attention' per layer")
+    if len(types) != L:
+        raise SymgptError(f"{f.where}: layer_types lists {len(types)} layers, num_hidden_layers is {L}")
+    n = types.count("linear_attention")
+    if n == 0:
+        raise SymgptError(f"{f.where}: no linear_attention layer (a plain attention model; not modelled as this type)")
+    flags["linear_layers"] = n
+    D = defaults
+    hk, hv = f.int("linear_num_key_heads", D["hk"]), f.int("linear_num_value_heads", D["hv"])
+    if hv % hk:
+        raise SymgptError(f"{f.where}: linear_num_value_heads {hv} is not a multiple of linear_num_key_heads {hk}")
+    flags.update(gdn_k_heads=hk, gdn_v_heads=hv, gdn_k_dim=f.int("linear_key_head_dim", D["dk"]),
+                 gdn_v_dim=f.int("linear_value_head_dim", D["dv"]), gdn_conv=f.int("linear_conv_kernel_dim", 4),
+                 gdn_chunk=64)
+    if f.str("hidden_act", "silu") != "silu":
+        raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled (the Gated DeltaNet's "
+                          "conv activation and gate are silu)")
+
+
+def _attention(f: Fields, flags: dict) -> None:
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, qk_norm="head", attn_gate="sigmoid", attn_gate_per_head=False,
+                 norm_offset=True)
+
+
+def _experts(f: Fields, flags: dict, sizes: dict, moe_ff: int, experts: int, k: int, shared_ff: int,
+             sparse_fields: bool) -> None:
+    if sparse_fields:
+        L = sizes["L"]
+        step = f.int("decoder_sparse_step", 1)
+        only = f.cfg.get("mlp_only_layers") or []
+        f.used.add("mlp_only_layers")
+        if not isinstance(only, list) or any(i in only or (i + 1) % step for i in range(L)):
+            raise SymgptError(f"{f.where}: dense MLP layers among the expert layers (mlp_only_layers / "
+                              "decoder_sparse_step) are not modelled for this model type")
+    sizes["d_ff"] = f.int("moe_intermediate_size", moe_ff)
+    sizes["E"] = f.int("num_experts", experts)
+    sizes["k"] = f.int("num_experts_per_tok", k)
+    shared = f.int("shared_expert_intermediate_size", shared_ff, minimum=0)
+    flags.update(moe=True, topk_norm=f.bool("norm_topk_prob", True), shared_expert="gated" if shared else "none",
+                 shared_ff=shared or None)
+
+
+def read_qwen3_next(f: Fields):
+    """transformers' Qwen3NextConfig."""
+    flags, sizes = llama_like(f, dict(V=151936, d=2048, d_ff=5632, L=48, h=16, h_kv=2, T_max=32768, head_dim=256))
+    flags["rotary_pct"] = rotary_pct(f, default=Fraction(1, 4))  # Qwen3NextConfig.__post_init__'s default
+    _attention(f, flags)
+    _gated_delta(f, flags, sizes, dict(hk=16, hv=32, dk=128, dv=128))
+    if f.int("num_experts", 512, minimum=0) == 0:
+        raise SymgptError(f"{f.where}: num_experts = 0 (every layer a dense MLP) is not modelled for this model type")
+    _experts(f, flags, sizes, 512, 512, 10, 512, sparse_fields=True)
+    return "qwen3_next", flags, sizes
+
+
+READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",))}
+
+PRESETS = ()
