@@ -92,8 +92,10 @@ def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict) -> None:
 
 
 def _attention(f: Fields, flags: dict) -> None:
-    bias = f.bool("attention_bias", False)
-    flags.update(qkv_bias=bias, proj_bias=bias, qk_norm="head", attn_gate="sigmoid", attn_gate_per_head=False,
+    if f.bool("attention_bias", False):
+        raise SymgptError(f"{f.where}: attention_bias=true is not modelled (q_proj's bias covers the output "
+                          "gate's half as well)")
+    flags.update(qkv_bias=False, proj_bias=False, qk_norm="head", attn_gate="sigmoid", attn_gate_per_head=False,
                  norm_offset=True)
 
 
