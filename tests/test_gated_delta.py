@@ -55,7 +55,14 @@ QWEN3_NEXT = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidde
                   linear_key_head_dim=8, linear_value_head_dim=6, linear_conv_kernel_dim=3, num_experts=4,
                   num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=12)
 
+QWEN3_5 = {k: v for k, v in QWEN3_NEXT.items() if k not in ("num_experts", "num_experts_per_tok", "intermediate_size",
+                                                            "moe_intermediate_size")}
+
 CASES = {
+    "qwen3_5_text": ("qwen3_5_text", "Qwen3_5ForCausalLM", dict(QWEN3_5, intermediate_size=40)),
+    "qwen3_5_moe_text": ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM",
+                         dict(QWEN3_5, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                              full_attention_interval=2)),
     "qwen3_next": ("qwen3_next", "Qwen3NextForCausalLM", QWEN3_NEXT),
     "qwen3_next-pattern": ("qwen3_next", "Qwen3NextForCausalLM",
                            dict(QWEN3_NEXT, num_hidden_layers=5, tie_word_embeddings=True,

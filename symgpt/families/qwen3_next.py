@@ -58,6 +58,10 @@ FAMILIES = (
     _family("qwen3_5", "Qwen3.5: Gated DeltaNet layers among gated-attention layers (3:1), GQA with per-head "
             "Q/K norms and partial RoPE, a SwiGLU MLP",
             gqa=True, qk_norm="head", norm_offset=True, rotary_pct=25),
+    _family("qwen3_5_moe", "Qwen3.5-MoE: Gated DeltaNet layers among gated-attention layers (3:1), GQA with "
+            "per-head Q/K norms and partial RoPE, routed experts plus a sigmoid-gated shared expert",
+            gqa=True, qk_norm="head", norm_offset=True, moe=True, shared_expert="gated", topk_norm=True,
+            rotary_pct=25),
 )
 
 
@@ -112,9 +116,10 @@ def _experts(f: Fields, flags: dict, sizes: dict, moe_ff: int, experts: int, k: 
     sizes["d_ff"] = f.int("moe_intermediate_size", moe_ff)
     sizes["E"] = f.int("num_experts", experts)
     sizes["k"] = f.int("num_experts_per_tok", k)
-    shared = f.int("shared_expert_intermediate_size", shared_ff, minimum=0)
-    flags.update(moe=True, topk_norm=f.bool("norm_topk_prob", True), shared_expert="gated" if shared else "none",
-                 shared_ff=shared or None)
+    # the shared expert and its gate are always built (an empty one would still have its gate): minimum 1
+    shared = f.int("shared_expert_intermediate_size", shared_ff)
+    flags.update(moe=True, topk_norm=f.bool("norm_topk_prob", True) if sparse_fields else True,
+                 shared_expert="gated", shared_ff=shared)
 
 
 def read_qwen3_next(f: Fields):
@@ -129,6 +134,28 @@ def read_qwen3_next(f: Fields):
     return "qwen3_next", flags, sizes
 
 
-READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",))}
+def read_qwen3_5_text(f: Fields):
+    """transformers' Qwen3_5TextConfig (the text model of Qwen3.5: a SwiGLU MLP in every layer)."""
+    flags, sizes = llama_like(f, dict(V=248320, d=4096, d_ff=12288, L=32, h=16, h_kv=4, T_max=32768, head_dim=256))
+    flags["rotary_pct"] = rotary_pct(f, default=Fraction(1, 4))  # Qwen3_5TextConfig.__post_init__'s default
+    _attention(f, flags)
+    _gated_delta(f, flags, sizes, dict(hk=16, hv=32, dk=128, dv=128))
+    return "qwen3_5", flags, sizes
+
+
+def read_qwen3_5_moe_text(f: Fields):
+    """transformers' Qwen3_5MoeTextConfig (experts in every layer; the router always renormalises
+    its top-k weights)."""
+    flags, sizes = llama_like(f, dict(V=248320, d=2048, d_ff=512, L=40, h=16, h_kv=2, T_max=32768, head_dim=256))
+    flags["rotary_pct"] = rotary_pct(f, default=Fraction(1, 4))  # Qwen3_5MoeTextConfig.__post_init__'s default
+    _attention(f, flags)
+    _gated_delta(f, flags, sizes, dict(hk=16, hv=32, dk=128, dv=128))
+    _experts(f, flags, sizes, 512, 256, 8, 512, sparse_fields=False)
+    return "qwen3_5_moe", flags, sizes
+
+
+READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",)),
+           "qwen3_5_text": Reader(read_qwen3_5_text, ("Qwen3_5ForCausalLM",)),
+           "qwen3_5_moe_text": Reader(read_qwen3_5_moe_text, ("Qwen3_5MoeForCausalLM",))}
 
 PRESETS = ()
