@@ -58,7 +58,16 @@ QWEN3_NEXT = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidde
 QWEN3_5 = {k: v for k, v in QWEN3_NEXT.items() if k not in ("num_experts", "num_experts_per_tok", "intermediate_size",
                                                             "moe_intermediate_size")}
 
+OLMO_HYBRID = dict(vocab_size=64, hidden_size=32, intermediate_size=40, num_hidden_layers=5, num_attention_heads=4,
+                   num_key_value_heads=2, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                   linear_value_head_dim=6, linear_conv_kernel_dim=3, pad_token_id=0, eos_token_id=1)
+
 CASES = {
+    "olmo_hybrid": ("olmo_hybrid", "OlmoHybridForCausalLM", OLMO_HYBRID),
+    "olmo_hybrid-defaults-nope": ("olmo_hybrid", "OlmoHybridForCausalLM",
+                                  dict(vocab_size=64, hidden_size=32, intermediate_size=40, num_hidden_layers=3,
+                                       num_attention_heads=4, pad_token_id=0, eos_token_id=1,
+                                       rope_parameters={"rope_type": "default"})),
     "qwen3_5_text": ("qwen3_5_text", "Qwen3_5ForCausalLM", dict(QWEN3_5, intermediate_size=40)),
     "qwen3_5_moe_text": ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM",
                          dict(QWEN3_5, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,

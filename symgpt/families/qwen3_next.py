@@ -27,7 +27,7 @@ from .fields import Fields, Reader, llama_like, rotary_pct
 #: ``blocks/decoder_layers.py`` and ``blocks/gated_delta.py``)
 ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
          "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
-         "gdn_conv": 4, "gdn_chunk": 64}
+         "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False}
 ADDED_HELP = {
     "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
     "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
@@ -40,12 +40,16 @@ ADDED_HELP = {
     "gdn_v_dim": "Gated DeltaNet: width of a value head (linear_value_head_dim)",
     "gdn_conv": "Gated DeltaNet: kernel of the causal conv1d over q, k and v (linear_conv_kernel_dim)",
     "gdn_chunk": "Gated DeltaNet: chunk length of the chunked algorithm (64 in transformers' PyTorch path)",
+    "linear_pre_norm": "the linear-attention layers are pre-norm (a norm before each branch) whatever the "
+                       "attention layers' norms (OLMo-Hybrid: norms after each attention-layer branch)",
 }
 _CHOICES = {"attn_gate": ("none", "sigmoid"), "mixer": ("attention", "gated_delta"), "linear_mixer": ("gated_delta",)}
 
 
 def _family(name: str, description: str, **changes) -> Family:
-    return Family(name=name, description=description, flags=Extended(FLAGS, changes, ADDED), sizes=SIZES,
+    added = {**ADDED, **{k: v for k, v in changes.items() if k in ADDED}}
+    changes = {k: v for k, v in changes.items() if k not in ADDED}
+    return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
                   optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
                   choices=Extended(CHOICES, added=_CHOICES))
 
@@ -62,18 +66,23 @@ FAMILIES = (
             "per-head Q/K norms and partial RoPE, routed experts plus a sigmoid-gated shared expert",
             gqa=True, qk_norm="head", norm_offset=True, moe=True, shared_expert="gated", topk_norm=True,
             rotary_pct=25),
+    _family("olmo_hybrid", "OLMo-Hybrid: pre-norm Gated DeltaNet layers among OLMo 3 attention layers (3:1; "
+            "RMSNorms of the whole query and key, norms after each branch), a SwiGLU MLP",
+            qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True),
 )
 
 
-def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict) -> None:
+def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict, default_types=None) -> None:
     """The layer pattern and the Gated DeltaNet sizes."""
     L = sizes["L"]
     types = f.cfg.get("layer_types")
     f.used.add("layer_types")
-    if types is None:
+    if types is None and default_types is not None:
+        types = default_types
+    elif types is None:
         p = f.int("full_attention_interval", 4)
         types = ["linear_attention" if (i + 1) % p else "full_attention" for i in range(L)]
-    else:
+    elif default_types is None:
         f.silent("full_attention_interval")
     if not isinstance(types, list) or not all(t in ("linear_attention", "full_attention") for t in types):
         raise SymgptError(f"{f.where}: field 'layer_types' must list 'linear_attention' / 'full_attention' per layer")
@@ -154,7 +163,31 @@ def read_qwen3_5_moe_text(f: Fields):
     return "qwen3_5_moe", flags, sizes
 
 
+def read_olmo_hybrid(f: Fields):
+    """transformers' OlmoHybridConfig: OLMo 3's attention layers (RMSNorms of the whole query and key,
+    norms after each branch; no positions when ``rope_parameters`` has no ``rope_theta``) among
+    pre-norm Gated DeltaNet layers (separate q, k, v, a, b and gate projections: the same counts as
+    Qwen3-Next's fused ones; β doubled when ``linear_allow_neg_eigval``, elementwise)."""
+    flags, sizes = llama_like(f, dict(V=100352, d=3840, d_ff=11008, L=32, h=30, T_max=65536))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias)
+    rope = f.cfg.get("rope_parameters")
+    flags["nope_full"] = not (isinstance(rope, dict) and rope.get("rope_theta") is not None)
+    L, h, d = sizes["L"], sizes["h"], sizes["d"]
+    default = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(L)]
+    if "full_attention" not in default:
+        default[-1] = "full_attention"
+    hk = f.int("linear_num_key_heads", h, optional=True) or h
+    dk = f.int("linear_key_head_dim", int(0.75 * d / hk), optional=True) or int(0.75 * d / hk)
+    _gated_delta(f, flags, sizes, dict(hk=hk, hv=h, dk=dk, dv=2 * dk), default_types=default)
+    # initialisation of A_log and dt_bias, and β's range (elementwise): no count
+    f.silent("linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max", "linear_dt_init_floor",
+             "linear_allow_neg_eigval")
+    return "olmo_hybrid", flags, sizes
+
+
 READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",)),
+           "olmo_hybrid": Reader(read_olmo_hybrid, ("OlmoHybridForCausalLM",)),
            "qwen3_5_text": Reader(read_qwen3_5_text, ("Qwen3_5ForCausalLM",)),
            "qwen3_5_moe_text": Reader(read_qwen3_5_moe_text, ("Qwen3_5MoeForCausalLM",))}
 

@@ -134,7 +134,10 @@ def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
             or flags.get("nope_every") or flags.get("last_proj_bias"):
         raise SymgptError("linear_layers cannot be combined with dense_layers, full_every, full_layers, "
                           "moe_every, nope_every or last_proj_bias")
-    out = [("linear_blocks", sympy.Integer(n), {"mixer": flags["linear_mixer"]}, "linear-attention layer"),
+    changes = {"mixer": flags["linear_mixer"]}
+    if flags.get("linear_pre_norm"):  # OLMo-Hybrid: pre-norm linear layers among post-branch-norm attention ones
+        changes.update(pre_norm=True, branch_norms=False)
+    out = [("linear_blocks", sympy.Integer(n), changes, "linear-attention layer"),
            ("blocks", L - n, {}, "attention layer")]
     return out
 
