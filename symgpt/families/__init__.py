@@ -123,7 +123,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
     # --- Gated DeltaNet hybrids (linear attention among gated attention) ---
-    (Ref("symgpt.families.qwen3_next"), ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid")),
+    (Ref("symgpt.families.qwen3_next"), ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini")),
 )
 
 #: built-in family name -> its module's reference

@@ -27,7 +27,7 @@ from .fields import Fields, Reader, llama_like, rotary_pct
 #: ``blocks/decoder_layers.py`` and ``blocks/gated_delta.py``)
 ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
          "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
-         "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False}
+         "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False, "full_layers": None}
 ADDED_HELP = {
     "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
     "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
@@ -40,6 +40,7 @@ ADDED_HELP = {
     "gdn_v_dim": "Gated DeltaNet: width of a value head (linear_value_head_dim)",
     "gdn_conv": "Gated DeltaNet: kernel of the causal conv1d over q, k and v (linear_conv_kernel_dim)",
     "gdn_chunk": "Gated DeltaNet: chunk length of the chunked algorithm (64 in transformers' PyTorch path)",
+    "full_layers": "with window: how many of the attention layers are full-attention (the others sliding-window)",
     "linear_pre_norm": "the linear-attention layers are pre-norm (a norm before each branch) whatever the "
                        "attention layers' norms (OLMo-Hybrid: norms after each attention-layer branch)",
 }
@@ -69,11 +70,16 @@ FAMILIES = (
     _family("olmo_hybrid", "OLMo-Hybrid: pre-norm Gated DeltaNet layers among OLMo 3 attention layers (3:1; "
             "RMSNorms of the whole query and key, norms after each branch), a SwiGLU MLP",
             qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True),
+    _family("lara_mini", "Lara-Mini: Gated DeltaNet layers among sliding-window RoPE and full NoPE attention layers "
+            "(GQA with per-head Q/K norms), routed experts plus an ungated shared expert",
+            gqa=True, qk_norm="head", attn_gate="none", tied=True, window=True, nope_full=True, moe=True,
+            shared_expert="plain", topk_norm=True, full_layers=1, linear_layers=2),
 )
 
 
-def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict, default_types=None) -> None:
-    """The layer pattern and the Gated DeltaNet sizes."""
+def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict, default_types=None, window=False) -> list:
+    """The layer pattern and the Gated DeltaNet sizes; returns the layer types (*window*: some may be
+    ``sliding_attention``)."""
     L = sizes["L"]
     types = f.cfg.get("layer_types")
     f.used.add("layer_types")
@@ -84,14 +90,17 @@ def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict, default_ty
         types = ["linear_attention" if (i + 1) % p else "full_attention" for i in range(L)]
     elif default_types is None:
         f.silent("full_attention_interval")
-    if not isinstance(types, list) or not all(t in ("linear_attention", "full_attention") for t in types):
-        raise SymgptError(f"{f.where}: field 'layer_types' must list 'linear_attention' / 'full_attention' per layer")
+    kinds = ("linear_attention", "full_attention", "sliding_attention") if window else \
+        ("linear_attention", "full_attention")
+    if not isinstance(types, list) or not all(t in kinds for t in types):
+        raise SymgptError(f"{f.where}: field 'layer_types' must list {' / '.join(map(repr, kinds))} per layer")
     if len(types) != L:
         raise SymgptError(f"{f.where}: layer_types lists {len(types)} layers, num_hidden_layers is {L}")
     n = types.count("linear_attention")
     if n == 0:
         raise SymgptError(f"{f.where}: no linear_attention layer (a plain attention model; not modelled as this type)")
     flags["linear_layers"] = n
+    flags["full_layers"] = None
     D = defaults
     hk, hv = f.int("linear_num_key_heads", D["hk"]), f.int("linear_num_value_heads", D["hv"])
     if hv % hk:
@@ -102,6 +111,7 @@ def _gated_delta(f: Fields, flags: dict, sizes: dict, defaults: dict, default_ty
     if f.str("hidden_act", "silu") != "silu":
         raise SymgptError(f"{f.where}: hidden_act {f.cfg['hidden_act']!r} is not modelled (the Gated DeltaNet's "
                           "conv activation and gate are silu)")
+    return types
 
 
 def _attention(f: Fields, flags: dict) -> None:
@@ -186,8 +196,39 @@ def read_olmo_hybrid(f: Fields):
     return "olmo_hybrid", flags, sizes
 
 
+def read_lara_mini(f: Fields):
+    """transformers' LaraMiniConfig: Qwen3's attention (RMSNorms on each query and key head, no output
+    gate) in sliding-window layers with RoPE and full-attention layers without positions, among
+    Gated DeltaNet layers (the released pattern of period 5: linear, sliding, linear, full, sliding);
+    experts in every layer (softmax router) plus a shared expert added without a gate."""
+    flags, sizes = llama_like(f, dict(V=151936, d=1024, d_ff=512, L=34, h=16, h_kv=4, T_max=131072, head_dim=128,
+                                      tied=True))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, qk_norm="head", attn_gate="none")
+    L = sizes["L"]
+    pattern = ["linear_attention", "sliding_attention", "linear_attention", "full_attention", "sliding_attention"]
+    types = _gated_delta(f, flags, sizes, dict(hk=8, hv=16, dk=128, dv=128),
+                         default_types=[pattern[i % 5] for i in range(L)], window=True)
+    sliding, full = types.count("sliding_attention"), types.count("full_attention")
+    flags.update(window=bool(sliding), nope_full=True)
+    if sliding:
+        sizes["W"] = f.int("sliding_window", 512)
+        if full:
+            flags["full_layers"] = full
+    else:
+        f.silent("sliding_window")
+    sizes["d_ff"] = f.int("moe_intermediate_size", 512)
+    sizes["E"] = f.int("num_experts", 128)
+    sizes["k"] = f.int("num_experts_per_tok", 4)
+    shared = f.int("shared_expert_intermediate_size", 512, minimum=0)
+    flags.update(moe=True, topk_norm=f.bool("norm_topk_prob", True), shared_expert="plain" if shared else "none",
+                 shared_ff=shared or None)
+    return "lara_mini", flags, sizes
+
+
 READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",)),
            "olmo_hybrid": Reader(read_olmo_hybrid, ("OlmoHybridForCausalLM",)),
+           "lara_mini": Reader(read_lara_mini, ("LaraMiniForCausalLM",)),
            "qwen3_5_text": Reader(read_qwen3_5_text, ("Qwen3_5ForCausalLM",)),
            "qwen3_5_moe_text": Reader(read_qwen3_5_moe_text, ("Qwen3_5MoeForCausalLM",))}
 

@@ -130,15 +130,21 @@ def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     n = flags["linear_layers"]
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SymgptError(f"linear_layers must be a whole number of at least 1, got {n!r}")
-    if flags["dense_layers"] or flags["full_every"] or flags.get("full_layers") or flags.get("moe_every") \
-            or flags.get("nope_every") or flags.get("last_proj_bias"):
-        raise SymgptError("linear_layers cannot be combined with dense_layers, full_every, full_layers, "
-                          "moe_every, nope_every or last_proj_bias")
+    m = flags.get("full_layers")
+    if flags["dense_layers"] or flags["full_every"] or flags.get("moe_every") or flags.get("nope_every") \
+            or flags.get("last_proj_bias"):
+        raise SymgptError("linear_layers cannot be combined with dense_layers, full_every, moe_every, nope_every "
+                          "or last_proj_bias")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1 or not flags["window"]):
+        raise SymgptError(f"full_layers must be a whole number of at least 1, with window=true, got {m!r}")
     changes = {"mixer": flags["linear_mixer"]}
     if flags.get("linear_pre_norm"):  # OLMo-Hybrid: pre-norm linear layers among post-branch-norm attention ones
         changes.update(pre_norm=True, branch_norms=False)
     out = [("linear_blocks", sympy.Integer(n), changes, "linear-attention layer"),
            ("blocks", L - n, {}, "attention layer")]
+    if m:  # Lara-Mini: sliding-window and full-attention layers among the linear ones
+        out[1:] = [("blocks", L - n - m, {}, "sliding-window attention layer"),
+                   ("full_blocks", sympy.Integer(m), {"window": False}, "full-attention layer")]
     return out
 
 
@@ -149,8 +155,8 @@ def layers(g, flags, s, x, block):
                   "L must count the full-attention and the dense sliding-window layers",
                   id="full_layers_within_layers")
     if flags.get("linear_layers"):
-        g.require("le", flags["linear_layers"] - L, "L must count the linear-attention layers",
-                  id="linear_layers_within_layers")
+        g.require("le", flags["linear_layers"] + (flags.get("full_layers") or 0) - L,
+                  "L must count the linear-attention (and full-attention) layers", id="linear_layers_within_layers")
     for name, count, changes, label in stacks(flags):
         f = {**flags, **changes}
         with g.repeat(name, count, label=label, carry=x, role=roles.STACK):
