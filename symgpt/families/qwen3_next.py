@@ -62,18 +62,19 @@ FAMILIES = (
             rotary_pct=25),
     _family("qwen3_5", "Qwen3.5: Gated DeltaNet layers among gated-attention layers (3:1), GQA with per-head "
             "Q/K norms and partial RoPE, a SwiGLU MLP",
-            gqa=True, qk_norm="head", norm_offset=True, rotary_pct=25),
+            gqa=True, qk_norm="head", norm_offset=True, rotary_pct=25, linear_layers=24),
     _family("qwen3_5_moe", "Qwen3.5-MoE: Gated DeltaNet layers among gated-attention layers (3:1), GQA with "
             "per-head Q/K norms and partial RoPE, routed experts plus a sigmoid-gated shared expert",
             gqa=True, qk_norm="head", norm_offset=True, moe=True, shared_expert="gated", topk_norm=True,
-            rotary_pct=25),
+            rotary_pct=25, linear_layers=30),
     _family("olmo_hybrid", "OLMo-Hybrid: pre-norm Gated DeltaNet layers among OLMo 3 attention layers (3:1; "
             "RMSNorms of the whole query and key, norms after each branch), a SwiGLU MLP",
-            qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True),
+            qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True,
+            linear_layers=24, gdn_k_heads=30, gdn_v_heads=30, gdn_k_dim=96, gdn_v_dim=192),
     _family("lara_mini", "Lara-Mini: Gated DeltaNet layers among sliding-window RoPE and full NoPE attention layers "
             "(GQA with per-head Q/K norms), routed experts plus an ungated shared expert",
             gqa=True, qk_norm="head", attn_gate="none", tied=True, window=True, nope_full=True, moe=True,
-            shared_expert="plain", topk_norm=True, full_layers=1, linear_layers=2),
+            shared_expert="plain", topk_norm=True, full_layers=7, linear_layers=14, gdn_k_heads=8, gdn_v_heads=16),
 )
 
 
