@@ -392,6 +392,9 @@ NOT_YET_COMPARED = frozenset({
     # state-space mixers: the saved rules of symgpt.ops.ssm are read from transformers' torch path
     # (the sequential scan's per-step states; the chunked scan's states), not yet measured
     "mamba", "falcon_mamba", "mamba2",
+    # Gated DeltaNet hybrids: the gated delta rule's saved rule (chunk states) is read from
+    # transformers' torch_chunk_gated_delta_rule, not yet measured
+    "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid", "lara_mini",
     "flex_olmo", "aria_text", "cohere2_moe", "exaone_moe", "hy_v3", "ernie4_5_moe",  # the second MoE group
     "minimax_m3_vl_text",
     # Llama4TextMoe repeats the tokens once per expert and scales them by the router's scores

@@ -84,6 +84,10 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "bamba": {"num_hidden_layers": 2, "attn_layer_indices": [1]}, "nemotron_h": {},
     "granitemoehybrid": {"num_hidden_layers": 2}, "jamba": {"num_hidden_layers": 2, "attn_layer_offset": 1},
     "falcon_h1": {"num_hidden_layers": 2},
+    # Gated DeltaNet hybrids (olmo_hybrid with 3 layers: its last layer made full-attention)
+    "qwen3_next": {"num_hidden_layers": 4}, "qwen3_5_text": {"num_hidden_layers": 4},
+    "qwen3_5_moe_text": {"num_hidden_layers": 4}, "olmo_hybrid": {"num_hidden_layers": 3},
+    "lara_mini": {"num_hidden_layers": 5},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",

@@ -124,6 +124,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                             "xlm")),
     # --- hybrids of state-space and attention layers ---
     (Ref("symgpt.families.hybrid"), ("hybrid", "hybrid1")),
+    # --- Gated DeltaNet hybrids (linear attention among gated attention) ---
+    (Ref("symgpt.families.qwen3_next"), ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini")),
 )
 
 #: built-in family name -> its module's reference

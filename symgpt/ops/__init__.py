@@ -67,6 +67,7 @@ CATALOG = {
     "CausalConv1d": Ref("symgpt.ops.ssm", "CausalConv1d"),
     "SelectiveScan": Ref("symgpt.ops.ssm", "SelectiveScan"),
     "SSDScan": Ref("symgpt.ops.ssm", "SSDScan"),
+    "GatedDeltaRule": Ref("symgpt.ops.delta", "GatedDeltaRule"),
     # DeepSeek Sparse Attention's lightning indexer
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),

@@ -36,6 +36,9 @@ def decoder_attention(g, flags, s, a, table):
     if flags.get("diff_attention"):
         from .differential import diff_attention
         return diff_attention(g, flags, s, a, table)                                  # (B, T, d)
+    if flags.get("mixer") == "gated_delta":  # Qwen3-Next's linear-attention layers (stacks.py: linear_layers)
+        from .gated_delta import gated_delta
+        return gated_delta(g, flags, s, a)                                            # (B, T, d)
     if flags.get("moa"):
         from .moa import moa_attention
         return moa_attention(g, s, a, table)                                          # (B, T, d)

@@ -38,6 +38,8 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     full-attention (a stack of no layer is left out). ``full_layers = n`` (a flag of the families
     whose full-attention layers follow no period: Flint, Granite-SWA) says how many of the L layers
     are full-attention, in place of floor(L/p)."""
+    if flags.get("linear_layers"):
+        return _linear(flags)
     if flags.get("moe_every") or flags.get("nope_every"):
         if flags["dense_layers"] or flags["full_every"] or flags.get("last_proj_bias"):
             raise SymgptError("moe_every / nope_every cannot be combined with dense_layers, full_every or "
@@ -120,12 +122,41 @@ def _periodic(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     return [k for k in kinds if sympy.simplify(k[1]) != 0]
 
 
+def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
+    """Linear-attention layers among attention ones (family flag ``linear_layers = n``, Qwen3-Next's
+    ``layer_types``): a stack ``linear_blocks`` of n layers whose mixer is the family's ``linear_mixer``
+    before a stack ``blocks`` of L - n attention layers; the order of the layers changes no count.
+    With ``dense_layers`` (experts off in some layers) it is refused: no family declares both."""
+    n = flags["linear_layers"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SymgptError(f"linear_layers must be a whole number of at least 1, got {n!r}")
+    m = flags.get("full_layers")
+    if flags["dense_layers"] or flags["full_every"] or flags.get("moe_every") or flags.get("nope_every") \
+            or flags.get("last_proj_bias"):
+        raise SymgptError("linear_layers cannot be combined with dense_layers, full_every, moe_every, nope_every "
+                          "or last_proj_bias")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1 or not flags["window"]):
+        raise SymgptError(f"full_layers must be a whole number of at least 1, with window=true, got {m!r}")
+    changes = {"mixer": flags["linear_mixer"]}
+    if flags.get("linear_pre_norm"):  # OLMo-Hybrid: pre-norm linear layers among post-branch-norm attention ones
+        changes.update(pre_norm=True, branch_norms=False)
+    out = [("linear_blocks", sympy.Integer(n), changes, "linear-attention layer"),
+           ("blocks", L - n, {}, "attention layer")]
+    if m:  # Lara-Mini: sliding-window and full-attention layers among the linear ones
+        out[1:] = [("blocks", L - n - m, {}, "sliding-window attention layer"),
+                   ("full_blocks", sympy.Integer(m), {"window": False}, "full-attention layer")]
+    return out
+
+
 def layers(g, flags, s, x, block):
     """Declare each stack of :func:`stacks` around *block(g, flags, sizes, x)*; returns its output."""
     if flags.get("full_layers"):
         g.require("le", flags["full_layers"] + (flags["dense_layers"] or 0) - (flags.get("dense_full") or 0) - L,
                   "L must count the full-attention and the dense sliding-window layers",
                   id="full_layers_within_layers")
+    if flags.get("linear_layers"):
+        g.require("le", flags["linear_layers"] + (flags.get("full_layers") or 0) - L,
+                  "L must count the linear-attention (and full-attention) layers", id="linear_layers_within_layers")
     for name, count, changes, label in stacks(flags):
         f = {**flags, **changes}
         with g.repeat(name, count, label=label, carry=x, role=roles.STACK):
