@@ -122,6 +122,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
+    # --- layer kinds as stacks: short convolutions among attention layers, a bare first layer ---
+    (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
+    (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
 )
 
 #: built-in family name -> its module's reference
