@@ -414,6 +414,8 @@ NOT_YET_COMPARED = frozenset({
     "roformer",  # measured 90048 bytes, symgpt 89208 (BERTLIKE, B = 2): the rotary's per-layer copies, not yet traced
     "big_bird",  # measured 113872 bytes, symgpt 113472 (BERTLIKE, original_full): not yet traced
     "xlm",  # measured 126540 bytes, symgpt 126176 (causal, no dropout): the padding-mask products, not yet traced
+    # layers of several kinds: short convolutions (their transposes and chunks), not yet measured
+    "lfm2", "lfm3", "modernbert-decoder",
 })
 
 

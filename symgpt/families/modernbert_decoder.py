@@ -19,10 +19,11 @@ from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader
 
 _ACTS = ("silu", "gelu", "gelu_tanh", "gelu_new", "relu")
-ADDED = {"full_layers": None, "first_bare": True, "head_transform": True, "head_transform_bias": False,
+ADDED = {"full_layers": 8, "first_bare": True, "head_transform": True, "head_transform_bias": False,
          "head_activation": "gelu"}
 ADDED_HELP = {
-    "full_layers": "with window: how many layers are full-attention (the first included), the others sliding-window",
+    "full_layers": "with window: how many layers are full-attention (the first included), the others "
+                   "sliding-window (8: ModernBertDecoderConfig's 22 layers, one in every 3 full)",
     "first_bare": "the first layer has no norm before its attention (a full-attention layer)",
     "head_transform": "the LM head has a dense layer d -> d, an activation and a norm before the decoder",
     "head_transform_bias": "that dense layer has a bias (classifier_bias)",

@@ -27,6 +27,10 @@ from .decoder_layers import decoder_ffn, decoder_norm
 from .encoder_layers import activation
 
 
+_NOT_HERE = ("dense_layers", "dense_full", "full_every", "moe_every", "nope_every", "nope_full", "last_proj_bias",
+             "embed_dim", "logit_softcap", "logit_divisor", "residual_scale", "diff_attention", "moa", "cdmoe")
+
+
 def _count(flags, key) -> int:
     n = flags.get(key) or 0
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -87,6 +91,11 @@ def build(flags, bound, name="kinds"):
     s = BuildSizes(flags, bound)
     if flags["post_norm"] or flags["parallel"] or not flags["pre_norm"]:
         raise SymgptError(f"{name}: the layers are pre-norm and sequential")
+    for key in _NOT_HERE:  # generic decoder flags this builder does not honour: refused, never ignored
+        if flags.get(key):
+            raise SymgptError(f"{name}: flag {key} is not modelled for layers of several kinds")
+    if not flags["final_norm"] or flags["positions"] != "rotary":
+        raise SymgptError(f"{name}: the layers of several kinds have rotary positions and a final norm")
     g = Builder(name, declared_roles=True)
     if s.dh is not d_head:
         g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
