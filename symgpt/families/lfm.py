@@ -62,13 +62,14 @@ def _layer_types(f: Fields, L: int, default: list[str], allowed: tuple[str, ...]
 def _common(f: Fields, D: dict):
     sizes = {"V": f.int("vocab_size", D["V"]), "d": f.int("hidden_size", D["d"]),
              "L": f.int("num_hidden_layers", D["L"]), "h": f.int("num_attention_heads", D["h"]),
-             "h_kv": f.int("num_key_value_heads", D["h_kv"]), "d_conv": f.int("conv_L_cache", D["d_conv"])}
+             "h_kv": f.int("num_key_value_heads", D["h_kv"]), "d_conv": f.int("conv_L_cache", D["d_conv"]),
+             "T_max": f.int("max_position_embeddings", 128_000)}
     if sizes["h"] % sizes["h_kv"]:
         raise SymgptError(f"{f.where}: num_attention_heads {sizes['h']} is not a multiple of num_key_value_heads "
                           f"{sizes['h_kv']}")
     flags = {"conv_bias": f.bool("conv_bias", False)}
     # numerics, initialisation and the positions' frequencies: no count (every head dimension is rotated)
-    f.silent("norm_eps", "max_position_embeddings", "initializer_range")
+    f.silent("norm_eps", "initializer_range")
     return flags, sizes
 
 

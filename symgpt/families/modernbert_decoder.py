@@ -51,7 +51,7 @@ def read_modernbert_decoder(f: Fields):
     makes the layer pattern when ``layer_types`` is absent."""
     sizes = {"V": f.int("vocab_size", 50368), "d": f.int("hidden_size", 768),
              "d_ff": f.int("intermediate_size", 1152), "L": f.int("num_hidden_layers", 22),
-             "h": f.int("num_attention_heads", 12)}
+             "h": f.int("num_attention_heads", 12), "T_max": f.int("max_position_embeddings", 8192)}
     if sizes["d"] % sizes["h"]:
         raise SymgptError(f"{f.where}: hidden_size {sizes['d']} is not a multiple of num_attention_heads {sizes['h']}")
     L = sizes["L"]
@@ -83,7 +83,7 @@ def read_modernbert_decoder(f: Fields):
     else:
         f.silent("local_attention")
     # numerics, initialisation, dropout, token ids and the window field the config overwrites: no count
-    f.silent("norm_eps", "initializer_cutoff_factor", "max_position_embeddings", "embedding_dropout", "mlp_dropout",
+    f.silent("norm_eps", "initializer_cutoff_factor", "embedding_dropout", "mlp_dropout",
              "cls_token_id", "sliding_window", "classifier_activation")
     return "modernbert_decoder", flags, sizes
 
