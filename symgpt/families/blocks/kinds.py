@@ -123,7 +123,8 @@ def build(flags, bound, name="kinds"):
     if flags.get("head_transform"):  # ModernBERT's prediction head: dense, activation, norm
         x = g.op("head/dense", ops.Linear(d, d, bias=bool(flags.get("head_transform_bias"))), x,
                  label="dense", role=R.HEAD_TRANSFORM)
-        x = g.op("head/act", activation(flags.get("head_activation") or "gelu"), x, label="act", role=R.HEAD_TRANSFORM_ACT)
+        x = g.op("head/act", activation(flags.get("head_activation") or "gelu"), x, label="act",
+                 role=R.HEAD_TRANSFORM_ACT)
         x = g.op("head/norm", decoder_norm(flags, d), x, label="norm", role=R.HEAD_TRANSFORM_NORM)
     tie = {"weight": g.param("embedding/token")} if flags["tied"] else None
     logits = g.op("lm_head", ops.Linear(d, s.vocab, bias=bool(flags["head_bias"]), tag="lm_head"), x,
