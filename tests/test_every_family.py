@@ -94,6 +94,8 @@ CASES = {
     # attention output gates and sinks
     **{t: (str(ZOO / f"{t}.json"), {}) for t in (
         "afmoe", "laguna", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa")},
+    # ModernBERT's decoder: a bare first layer, full layers among sliding ones, a prediction head
+    "modernbert_decoder": (str(ZOO / "modernbert-decoder.json"), {}),
     # Gemma 4 with one head width (its wider full-attention heads: tests/test_gemma4.py)
     "gemma4": ("gemma4", {"L": 6, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 160, "W": 16}),
 }
@@ -115,7 +117,8 @@ CASES.update({
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
             "gpt_neo", "cohere2", "exaone4", "kolibri1", "cohere2_moe", "exaone_moe",
-            "afmoe", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa", "gemma4"}
+            "afmoe", "beam", "flint", "mimo_v2_flash", "granite_swa", "granitemoe_swa", "gemma4",
+            "modernbert_decoder"}
 
 
 def test_every_registered_family_is_covered():
@@ -135,7 +138,10 @@ def test_every_registered_family_is_covered():
                                     # hybrids of those with attention: tests/test_hybrid.py
                                     "hybrid", "hybrid1",
                                     # Gated DeltaNet hybrids (the same refusal): tests/test_gated_delta.py
-                                    "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
+                                    "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
+                                    # short-convolution layers among attention layers (their state is
+                                    # not a KV cache: the inference answers refuse): tests/test_kinds.py
+                                    "lfm2", "lfm3"}
 
 
 _MODELS: dict[str, object] = {}

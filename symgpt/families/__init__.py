@@ -126,6 +126,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.hybrid"), ("hybrid", "hybrid1")),
     # --- Gated DeltaNet hybrids (linear attention among gated attention) ---
     (Ref("symgpt.families.qwen3_next"), ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini")),
+    # --- layer kinds as stacks: short convolutions among attention layers, a bare first layer ---
+    (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
+    (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
 )
 
 #: built-in family name -> its module's reference

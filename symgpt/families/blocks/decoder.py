@@ -128,7 +128,8 @@ def _block(g, flags, s, x, table):
         raise SymgptError("residual_scale cannot be combined with post_norm or parallel blocks")
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
-    a_in = _norm_op(g, flags, "attention", x) if pre else x                          # (B, T, d)
+    # bare_attention (a flag of blocks/kinds.py): no norm before the attention (ModernBERT's first layer)
+    a_in = _norm_op(g, flags, "attention", x) if pre and not flags.get("bare_attention") else x  # (B, T, d)
     o = decoder_attention(g, flags, s, a_in, table)                                            # (B, T, d)
     if flags["branch_norms"]:
         o = g.op("norms/post_attention", decoder_norm(flags, d), o, label="norm(attn_out)",
