@@ -22,6 +22,8 @@ ALLOWED = {
     "families/blocks/attention.py:_projections": "the attention builder's variants, passed on",
     "families/blocks/ffn.py:ffn": "one keyword per FFN variant of the configs",
     "families/blocks/ffn.py:_body": "the FFN builder's variants, passed on",
+    "families/blocks/attention.py:_gate": "the attention builder's output-gate variants, passed on",
+    "families/blocks/attention.py:_gemma4_projections": "the attention builder's Gemma 4 variants, passed on",
 }
 
 

@@ -90,10 +90,17 @@ def _layer_list(f: Fields, key: str, L: int, allowed: dict) -> list[str]:
     return [allowed[v] for v in value]
 
 
-def _mamba2(f: Fields, sizes: dict, *, heads_key, head_dim_key, groups_key, state_key, conv_key, chunk_key,
-            expand_key=None, defaults) -> None:
-    """The Mamba-2 mixer's sizes; d_inner = heads · head_dim (checked against expand · d where the
-    class has expand)."""
+#: the Mamba-2 fields of BambaConfig and GraniteMoeHybridConfig
+_BAMBA_KEYS = dict(heads="mamba_n_heads", head_dim="mamba_d_head", groups="mamba_n_groups", state="mamba_d_state",
+                   conv="mamba_d_conv", chunk="mamba_chunk_size", expand="mamba_expand")
+
+
+def _mamba2(f: Fields, sizes: dict, *, keys: dict, defaults: dict) -> None:
+    """The Mamba-2 mixer's sizes from the config fields *keys* names (``heads``, ``head_dim``,
+    ``groups``, ``state``, ``conv``, ``chunk`` and, where the class has it, ``expand``);
+    d_inner = heads · head_dim (checked against expand · d where the class has expand)."""
+    heads_key, head_dim_key, groups_key = keys["heads"], keys["head_dim"], keys["groups"]
+    state_key, conv_key, chunk_key, expand_key = keys["state"], keys["conv"], keys["chunk"], keys.get("expand")
     heads = f.int(heads_key, defaults["heads"])
     value, _ = f.get(head_dim_key, defaults["head_dim"])
     if value == "auto":
@@ -140,9 +147,8 @@ def read_bamba(f: Fields):
              "d_ff": f.int("intermediate_size", 14336)}
     L = f.int("num_hidden_layers", 32)
     _attention(f, sizes, 32, 8)
-    _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
-            state_key="mamba_d_state", conv_key="mamba_d_conv", chunk_key="mamba_chunk_size",
-            expand_key="mamba_expand", defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
+    _mamba2(f, sizes, keys=_BAMBA_KEYS,
+            defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
     value = f.cfg.get("attn_layer_indices")
     f.used.add("attn_layer_indices")
     if value is not None and (not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool)
@@ -249,9 +255,8 @@ def read_granitemoehybrid(f: Fields):
     if experts:
         sizes.update(E=experts, k=k)
     _attention(f, sizes, 32, None)
-    _mamba2(f, sizes, heads_key="mamba_n_heads", head_dim_key="mamba_d_head", groups_key="mamba_n_groups",
-            state_key="mamba_d_state", conv_key="mamba_d_conv", chunk_key="mamba_chunk_size",
-            expand_key="mamba_expand", defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
+    _mamba2(f, sizes, keys=_BAMBA_KEYS,
+            defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
     position = f.str("position_embedding_type", None, optional=True)
     if position not in (None, "rope"):
         raise SymgptError(f"{f.where}: position_embedding_type {position!r} is not modelled (rope or null)")
