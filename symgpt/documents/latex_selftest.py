@@ -59,7 +59,9 @@ def selftest(model, notation) -> dict:
     b = {"sizes": [(_t(notation.symbol(k)), _t(tex_int(v))) for k, v in QUESTION_B.items()],
          "rule": tex_expr(rb.rule, notation), "rule_value": _t(tex_int(rb.rule_value)),
          "exact": _t(tex_int(mb.params.value)), "exact_short": _t(tex_short(mb.params.value)),
-         "error": _t(tex_percent(rb.relative_error, 1))}
+         "error": _t(tex_percent(rb.relative_error, 1)),
+         # the question is GPT-2's: said so where the report's model is of another family
+         "family": "GPT-2" if model.family.name != QUESTION_FAMILY else ""}
 
     # (c) wall-clock per step at the A100 peak
     c = []
