@@ -95,6 +95,11 @@ def read_config(cfg: dict, name: str, source: str = "") -> ConfigModel:
     if not isinstance(model_type, str):
         raise SymgptError(f"{where}: field 'model_type' must be a string")
     if model_type not in known:
+        from ..families.unmodelled import NOT_MODELLED
+
+        if model_type in NOT_MODELLED:
+            raise SymgptError(f"{where}: model_type {model_type!r} is not modelled yet: it needs "
+                              f"{NOT_MODELLED[model_type]}")
         raise SymgptError(f"{where}: unknown model_type {model_type[:60]!r}; supported: {', '.join(sorted(known))}")
     reader = known[model_type]
     f = Fields(cfg, where, _architecture(cfg, where, model_type, reader.architectures))

@@ -1,0 +1,43 @@
+"""transformers' model types symgpt knows of and does not model yet, each with what it would need.
+
+A config.json of one of these types is refused in one line that says what is missing, rather
+than "unknown model_type". The list only shrinks: a type leaves it when a family reads it
+(tests/test_unmodelled.py checks the two never overlap). Sources: each type's modeling code in
+transformers 5.24.0.
+"""
+
+from __future__ import annotations
+
+_SHARED = "blocks whose weights are shared by several layers (counted once, run at every use)"
+_TOWER = "a vision or audio tower next to the text decoder (images and audio are not modelled yet)"
+
+#: model_type -> what symgpt would need to count it
+NOT_MODELLED: dict[str, str] = {
+    "zamba": f"{_SHARED}, with per-use adapters, and multi-head Mamba-1 mixers",
+    "zamba2": f"{_SHARED}, with per-use LoRA adapters and attention over [hidden, embeddings]",
+    "dory": f"{_SHARED} (its recurrent loops) and normalised-transformer scalings",
+    "hrm_text": f"{_SHARED} (its hierarchical high- and low-level cycles)",
+    "longcat_flash": "zero-computation experts, whose forward FLOPs depend on the routing",
+    "dots3_note_text": "per-layer overrides of heads and latent ranks (per_layer_config)",
+    "deepseek_v4": "hyper-connections around each branch and a compressed-KV attention",
+    "hy_v4": "hyper-connections around each branch and a compressed-KV attention",
+    "gemma3n_text": "AltUp, LAuReL and activation sparsity",
+    "gemma4_unified_assistant": "inputs that are another model's hidden states and keys/values, not token ids",
+    "prophetnet": "n-gram prediction streams with bucketed relative positions",
+    "xlnet": "two-stream relative attention",
+    "zaya": "convolutional query/key projections, residual scaling and an MLP router",
+    "inkling_text": "message gates, short convolutions and a relative position bias",
+    "inkling2_text": "message gates, short convolutions and a relative position bias",
+    "inkling2_loop_text": "message gates, short convolutions, a relative position bias and looped layers",
+    "rwkv": "RWKV's time-mix and channel-mix layers",
+    "xlstm": "xLSTM's mLSTM and sLSTM layers",
+    "recurrent_gemma": "RG-LRU recurrent layers",
+    "kimi_linear": "Kimi delta attention (a per-channel decay) among multi-latent attention layers",
+    "minimax": "lightning (linear) attention layers",
+    "bailing_hybrid": "lightning (linear) attention layers",
+    "gemma3": _TOWER, "gemma4": _TOWER, "gemma4_unified": _TOWER, "git": _TOWER, "got_ocr2": _TOWER,
+    "fuyu": _TOWER, "mllama_text_model": "cross-attention layers to an image tower's states (Llama 3.2 Vision)",
+    "phi4_multimodal": _TOWER, "moss_transcribe_diarize": _TOWER,
+    "moshi": "an audio language model's depth decoder over audio codebooks",
+    "blt": "byte-level local encoder and decoder and a patcher around the global transformer",
+}
