@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..core.errors import SymgptError
 from .decoders import decoder_family_with
-from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, periodic_windows
+from .fields import Fields, Reader, every_pth_full, exaone_windows, llama_like
 from .glm4_moe import ROUTING_FLAGS, ROUTING_HELP
 
 FAMILIES = (decoder_family_with(
@@ -51,23 +51,7 @@ def read(f: Fields):
     when sliding_window is null); the full layers have no rotary when a window is set."""
     flags, sizes = llama_like(f, dict(V=102400, d=4096, d_ff=16384, L=32, h=32, h_kv=32, T_max=2048))
     L = sizes["L"]
-    window = f.int("sliding_window", 4096, optional=True)
-    p, _ = f.get("sliding_window_pattern", 4)
-    if window is None:
-        default = ["full_attention"] * L
-    elif isinstance(p, int) and not isinstance(p, bool) and p > 0:
-        default = every_pth_full(L, p)
-    elif "layer_types" not in f.cfg:
-        raise SymgptError(f"{f.where}: sliding_window_pattern {p!r} without layer_types is not modelled")
-    else:
-        default = None
-    types = layer_types(f, L, default)
-    if window is not None and "sliding_attention" not in types:
-        raise SymgptError(f"{f.where}: a sliding_window with no sliding layer makes every layer one "
-                          "without positions (not modelled)")
-    flags["full_every"] = None
-    periodic_windows(f, flags, sizes, types, window)
-    flags["nope_full"] = bool(flags["full_every"])
+    types = exaone_windows(f, flags, sizes)
     dense = dense_prefix(f, L, 1)
     if dense and flags["full_every"] and types != every_pth_full(L, flags["full_every"]):
         raise SymgptError(f"{f.where}: dense first layers with full-attention layers other than every p-th "

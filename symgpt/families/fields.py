@@ -296,3 +296,28 @@ def periodic_windows(f: Fields, flags: dict, sizes: dict, types: list[str], wind
         raise SymgptError(f"{f.where}: sliding_attention layers need a window length")
     flags["window"], flags["full_every"] = True, p
     sizes["W"] = window
+
+
+def exaone_windows(f: Fields, flags: dict, sizes: dict) -> list[str]:
+    """EXAONE 4's layer pattern (Exaone4Config, ExaoneMoeConfig): ``sliding_window_pattern`` p
+    makes every p-th layer full (none when sliding_window is null), or ``layer_types`` says it;
+    the full layers have no rotary when a window is set. Sets the window flags; returns the types."""
+    window = f.int("sliding_window", 4096, optional=True)
+    p, _ = f.get("sliding_window_pattern", 4)
+    L = sizes["L"]
+    if window is None:
+        default = ["full_attention"] * L
+    elif isinstance(p, int) and not isinstance(p, bool) and p > 0:
+        default = every_pth_full(L, p)
+    elif "layer_types" not in f.cfg:
+        raise SymgptError(f"{f.where}: sliding_window_pattern {p!r} without layer_types is not modelled")
+    else:
+        default = None
+    types = layer_types(f, L, default)
+    if window is not None and "sliding_attention" not in types:
+        raise SymgptError(f"{f.where}: a sliding_window with no sliding layer makes every layer one "
+                          "without positions (not modelled)")
+    flags["full_every"] = None
+    periodic_windows(f, flags, sizes, types, window)
+    flags["nope_full"] = bool(flags["full_every"])
+    return types

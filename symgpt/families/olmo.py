@@ -5,10 +5,9 @@ and key head, and sliding-window layers with one full-attention layer without po
 
 from __future__ import annotations
 
-from ..core.errors import SymgptError
 from .base import Preset
 from .decoders import decoder_family
-from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, periodic_windows
+from .fields import Fields, Reader, exaone_windows, llama_like
 
 FAMILIES = (
     decoder_family("olmo", "OLMo: the LLaMA block with parameter-free LayerNorms", norm="layernorm",
@@ -35,24 +34,7 @@ def read_exaone4(f: Fields):
     """transformers' Exaone4Config: ``sliding_window_pattern`` p makes every p-th layer full
     (none when sliding_window is null); the full layers have no rotary when a window is set."""
     flags, sizes = llama_like(f, dict(V=102400, d=4096, d_ff=16384, L=32, h=32, h_kv=32, T_max=2048))
-    window = f.int("sliding_window", 4096, optional=True)
-    p, _ = f.get("sliding_window_pattern", 4)
-    L = sizes["L"]
-    if window is None:
-        default = ["full_attention"] * L
-    elif isinstance(p, int) and not isinstance(p, bool) and p > 0:
-        default = every_pth_full(L, p)
-    elif "layer_types" not in f.cfg:
-        raise SymgptError(f"{f.where}: sliding_window_pattern {p!r} without layer_types is not modelled")
-    else:
-        default = None
-    types = layer_types(f, L, default)
-    if window is not None and "sliding_attention" not in types:
-        raise SymgptError(f"{f.where}: a sliding_window with no sliding layer makes every layer one "
-                          "without positions (not modelled)")
-    flags["full_every"] = None
-    periodic_windows(f, flags, sizes, types, window)
-    flags["nope_full"] = bool(flags["full_every"])
+    exaone_windows(f, flags, sizes)
     return "exaone4", flags, sizes
 
 

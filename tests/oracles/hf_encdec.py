@@ -110,3 +110,17 @@ def generation_steps(model, B: int, T: int, T_dec: int) -> dict:
             warnings.simplefilter("ignore", FutureWarning)  # transformers 5 renames the argument
             model(decoder_input_ids=nxt, encoder_outputs=enc, past_key_values=cache, use_cache=True)
     return {"prefill": pre.get_total_flops(), "decode": dec.get_total_flops(), "kv_cache": nbytes}
+
+
+def check_causal_encoder(model_type: str, cls: str, cfg: dict, B: int) -> None:
+    """An encoder run as a causal LM (*cls*, a ``...ForCausalLM``) at the configuration *cfg*:
+    symgpt's parameters equal the module's, its forward FLOPs equal FlopCounterMode's at T = 5
+    and 11, and its training FLOPs (forward + backward) at T = 6."""
+    from symgpt.model.model import from_config
+
+    hf = build(cfg, cls, device="cpu")
+    m = from_config({**cfg, "architectures": [cls]}, model_type)
+    assert m.params.value == params(hf)
+    for T in (5, 11):
+        assert m.with_(B=B, T=T).quantity("flops.forward").value == flops(hf, B, T), T
+    assert m.with_(B=B, T=6).quantity("flops.train").value == flops(hf, B, 6, backward=True)
