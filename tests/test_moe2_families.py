@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 import symgpt
-from oracles.measure import flop_count, param_count
+from oracles.measure import flop_count, meta_causal_lm, param_count
 from symgpt.core.errors import SymgptError
 
 B = 1
@@ -65,16 +64,7 @@ CASES = {
 
 
 def _hf(model_type: str, fields: dict):
-    import transformers
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    cls = getattr(transformers, MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
-    config = AutoConfig.for_model(model_type, **fields)
-    with torch.device("meta"):
-        return cls._from_config(config, attn_implementation="eager", experts_implementation="batched_mm")
+    return meta_causal_lm(model_type, fields)
 
 
 def _config(tmp_path, model_type, fields):

@@ -245,3 +245,19 @@ def saved_storages(fn, x) -> dict[int, int]:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         fn(x)
     return seen
+
+
+def meta_causal_lm(model_type: str, fields: dict):
+    """transformers' causal-LM class of *model_type* (as MODEL_FOR_CAUSAL_LM_MAPPING_NAMES names
+    it) at its config class's defaults overridden by *fields*, on the meta device, with eager
+    attention and experts as batched matmuls (as the zoo table builds them)."""
+    import transformers
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    cls = getattr(transformers, MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
+    config = AutoConfig.for_model(model_type, **fields)
+    with torch.device("meta"):
+        return cls._from_config(config, attn_implementation="eager", experts_implementation="batched_mm")
