@@ -21,7 +21,7 @@ from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
 from ..render.latex_names import tensor_name
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
-from .latex_sections import _per_copy, _times, header
+from .latex_sections import header, per_copy, times_factor
 
 #: fp16 weights and gradients, fp32 Adam master weights and moments
 MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}
@@ -140,8 +140,8 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     others = []
     for g in stacks[1:]:
         e = by_role(fwd, model, [g.name]).expr
-        per = _per_copy(e, g.repeat)  # one layer of the stack, times its count: grouped as it is built
-        formula = Tex(f"{_times(g.repeat, notation)} \\left({tex_expr(per, notation)}\\right)") \
+        per = per_copy(e, g.repeat)  # one layer of the stack, times its count: grouped as it is built
+        formula = Tex(f"{times_factor(g.repeat, notation)} \\left({tex_expr(per, notation)}\\right)") \
             if per.free_symbols or g.repeat != 1 else tex_expr(e, notation)
         others.append({"label": Tex(tex_escape(f"{(g.label or g.name).lower()} stack, all {g.repeat} of them")),
                        "formula": formula, "value": _sci(evaluate(e, b))})

@@ -88,13 +88,13 @@ def _tensor_row(model, notation, e, per_copy):
     }
 
 
-def _per_copy(total, repeat) -> sympy.Expr:
+def per_copy(total, repeat) -> sympy.Expr:
     """*total* (over every copy of a stack) per copy: cancelled before it is expanded, so a
     count of (L - 3) copies gives its per-copy polynomial, never terms over (L - 3)."""
     return sympy.expand(sympy.cancel(sympy.expand(total) / repeat))
 
 
-def _times(factor, notation) -> str:
+def times_factor(factor, notation) -> str:
     """*factor* typeset as a left factor of a parenthesised sum: a sum (L - 3) keeps its own
     parentheses, so the product reads as it is meant."""
     text = str(tex_expr(factor, notation))
@@ -108,7 +108,7 @@ def blocks(model, notation) -> dict:
         g, repeat = _top_repeat(model, e.node)
         if g is None:
             continue
-        per = _per_copy(e.total, repeat)
+        per = per_copy(e.total, repeat)
         entry = groups.setdefault(g, {"rows": [], "sum": sympy.Integer(0), "repeat": repeat,
                                       "label": model.arch.groups[g].label or g})
         entry["rows"].append(_tensor_row(model, notation, e, per))
@@ -120,7 +120,7 @@ def blocks(model, notation) -> dict:
         out.append({
             "name": g, "label_key": Tex(re.sub(r"[^A-Za-z0-9]", "", g)), "label": entry["label"], "rows": entry["rows"],
             "total_formula": tex_expr(per_block, notation), "total_value": _num(_value(model, per_block)),
-            "repeat": tex_expr(entry["repeat"], notation), "factor": Tex(_times(entry["repeat"], notation)),
+            "repeat": tex_expr(entry["repeat"], notation), "factor": Tex(times_factor(entry["repeat"], notation)),
             "repeat_value": _num(_value(model, entry["repeat"])),
             "all_formula": tex_expr(all_blocks, notation), "all_value": _num(_value(model, all_blocks)),
             "all_short": _short(_value(model, all_blocks)),
@@ -215,14 +215,14 @@ def breakdown(model, notation) -> dict:
         cats = sorted(entry["cats"].items(), key=lambda kv: TABLE_ORDER.index(kv[0])
                       if kv[0] in TABLE_ORDER else len(TABLE_ORDER))
         for cat, expr in cats:
-            per = _per_copy(expr, entry["repeat"])
+            per = per_copy(expr, entry["repeat"])
             per_sum += per
             out_rows.append({"label": _cap(category_label(cat)) + ", per block", "per_block": True, "tied": False, "all": False,
                              "formula": tex_expr(per, notation), "value": _num(_value(model, per)),
                              "share": _share(_value(model, expr), tot)})
         all_expr = sympy.expand(per_sum * entry["repeat"])
         out_rows.append({"label": "All blocks", "per_block": False, "tied": False, "all": True,
-                         "formula": Tex(f"{_times(entry['repeat'], notation)} \\left({tex_expr(sympy.expand(per_sum), notation)}\\right)"),
+                         "formula": Tex(f"{times_factor(entry['repeat'], notation)} \\left({tex_expr(sympy.expand(per_sum), notation)}\\right)"),
                          "value": _num(_value(model, all_expr)), "share": _share(_value(model, all_expr), tot)})
     bars = [_bar(model, notation)]
     if model.flags.get("tied"):
