@@ -19,9 +19,9 @@ from ..core.symbols import B, T
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
-from ..render.latex_names import tensor_name
+from ..render.latex_names import tensor_name, where
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
-from .latex_sections import header, per_copy, times_factor
+from .latex_sections import by_count, count_grouped, header, lower_label, per_copy, times_factor
 
 #: fp16 weights and gradients, fp32 Adam master weights and moments
 MEMORY_POLICY = {"precision": "mixed-fp16", "optimizer": "adam"}
@@ -71,17 +71,17 @@ def rule(model, notation) -> dict:
     rows = []
     for regime, label in ((["d", "V"], r"d, V \to \infty\ (V \propto d)"), ("d", r"d \to \infty")):
         r = leading(q, regime)
-        rows.append({"regime": Tex(label), "rule": tex_expr(r.rule, notation),
+        rows.append({"regime": Tex(label), "rule": by_count(r.rule, model, notation),
                      "value": _num(r.rule_value), "error": _pct(r.relative_error)})
     return {**header(model, notation),
             "source": Tex(source) if not published else source,
-            "formula": tex_expr(c.formula, notation),
+            "formula": by_count(c.formula, model, notation),
             "substituted": tex_substituted(c.formula, b) if rv is not None and q.value is not None else None,
             "terms": tex_term_values(c.formula, b, "exact"),
             "value": _num(rv), "exact": _num(q.value),
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
             "value_short": Tex(tex_short(rv)) if rv is not None and q.value is not None else None,
-            "dropped": tex_expr(-c.difference, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
+            "dropped": by_count(-c.difference, model, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
             "why": why_text if published and f.expect != "equal" and
@@ -132,19 +132,27 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     blocks_q = by_role(fwd, model, [first.name])
     rows = []
     total, train_v, block_v, params_v = fwd.value, train.value, block.value, model.params.value  # each once
+    repeats = {g.name: g.repeat for g in stacks}
+    current = None
     for path, expr in fwd.breakdown:
         v = evaluate(expr, b)
-        rows.append({"label": Tex(_tex_label(_part_label(model, path))), "formula": tex_expr(expr, notation),
+        stack = entry_stack(model.arch, path)
+        if len(stacks) > 1 and stack != current:  # several stacks: each under its own heading
+            current = stack
+            g = model.arch.groups[stack] if stack is not None else None
+            rows.append({"header": Tex(
+                f"{tex_escape(g.label or g.name)}, {_count(g.repeat, notation)} of them" if g is not None
+                else "outside the stacks")})
+        label = _part_label(model, path) + (where(path, model.arch) if len(stacks) > 1 else "")
+        rows.append({"header": None, "label": Tex(_tex_label(label)),
+                     "formula": grouped(expr, repeats.get(stack), notation),
                      "value": _sci(v), "share": Tex(tex_percent(v, total)) if v is not None and total else None,
-                     "repeated": entry_stack(model.arch, path) is not None})
+                     "repeated": stack is not None})
     others = []
     for g in stacks[1:]:
         e = by_role(fwd, model, [g.name]).expr
-        per = per_copy(e, g.repeat)  # one layer of the stack, times its count: grouped as it is built
-        formula = Tex(f"{times_factor(g.repeat, notation)} \\left({tex_expr(per, notation)}\\right)") \
-            if per.free_symbols or g.repeat != 1 else tex_expr(e, notation)
-        others.append({"label": Tex(tex_escape(f"{(g.label or g.name).lower()} stack, all {g.repeat} of them")),
-                       "formula": formula, "value": _sci(evaluate(e, b))})
+        others.append({"label": Tex(f"{tex_escape(lower_label(g.label or g.name))} stack, all {_count(g.repeat, notation)} of them"),
+                       "formula": grouped(e, g.repeat, notation, always=True), "value": _sci(evaluate(e, b))})
     others += [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
                 "value": _sci(evaluate(e, b))}
                for p, e in fwd.breakdown if entry_stack(model.arch, p) is None]
@@ -160,7 +168,10 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
            "repeat": tex_expr(B * first.repeat, notation),
            "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
-           "forward_formula": tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),
+           "forward_formula": _forward_lines(model, fwd, stacks, notation) if len(stacks) > 1
+           else tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),
+           "first_label": Tex(tex_escape(lower_label(first.label or first.name))) if len(stacks) > 1 else None,
+           "first_count": Tex(_count(first.repeat, notation)) if len(stacks) > 1 else None,
            "backward_value": _sci(back.value), "train_value": _sci(train_v),
            "ratio": Tex(tex_number(ratio, "short", 3)) if ratio is not None else None,
            "sixnd_formula": Tex(f"6\\,{notation.quantity('params')}\\,{notation.symbol('B')}{notation.symbol('T')}"),
@@ -172,6 +183,57 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     except SymgptError:  # no crossover to mark (e.g. a sliding window: Min(T, W) terms)
         ctx["figure"] = None
     return ctx
+
+
+def _count(repeat, notation) -> str:
+    """A stack's count in running text: "3", or "$L - 3$"."""
+    return tex_int(repeat) if repeat.is_Integer else f"${tex_expr(repeat, notation)}$"
+
+
+def grouped(expr, repeat, notation, always: bool = False) -> Tex:
+    """*expr* (a total over every copy of a stack of *repeat* layers) as the count times one
+    layer, ``(L - 3) (2 B T d + ...)``, where the count is a sum (a mixed stack: expanded, it
+    would read as terms with negative signs) or *always*; otherwise expanded as it is."""
+    if repeat is None or not (always or isinstance(repeat, sympy.Add)) or repeat == 1:
+        return tex_expr(expr, notation)
+    per = per_copy(expr, repeat)
+    if not per.free_symbols and not isinstance(repeat, sympy.Add):
+        return tex_expr(expr, notation)
+    if isinstance(per, sympy.Add):
+        return Tex(f"{times_factor(repeat, notation)} \\left({tex_expr(per, notation)}\\right)")
+    return Tex(f"{times_factor(repeat, notation)} \\cdot {tex_expr(per, notation)}")
+
+
+def _forward_lines(model, fwd, stacks, notation) -> list[Tex]:
+    """The forward FLOPs of a model with several stacks, grouped as it is built: each stack as its
+    count times one layer, then the parts outside the stacks; one stack per line."""
+    from ..query import by_role
+    from ..query.selection import entry_stack
+
+    lines = [grouped(by_role(fwd, model, [g.name]).expr, g.repeat, notation, always=True) for g in stacks]
+    rest = sympy.expand(sum((e for p, e in fwd.breakdown if entry_stack(model.arch, p) is None), sympy.Integer(0)))
+    if rest != 0:
+        lines.append(tex_expr(rest, notation))
+    return [Tex(("" if i == 0 else "+ ") + str(t)) for i, t in enumerate(lines)]
+
+
+def _one_fraction(expr, notation, counts=()) -> Tex:
+    """*expr* as printed, or, where its expanded terms have several denominators (a mixed
+    stack's per-layer average: terms over L h and over h), as one fraction over a common one."""
+    num, den = sympy.fraction(sympy.together(sympy.expand(expr)))
+    parts = sympy.Add.make_args(sympy.expand(expr))
+    if den.is_number or len({sympy.fraction(t)[1] for t in parts} - {1}) <= 1:
+        return tex_expr(expr, notation)
+    return Tex(f"\\frac{{{count_grouped(sympy.expand(num), counts, notation)}}}{{{tex_expr(den, notation)}}}")
+
+
+def _legend_formula(expr, notation) -> str:
+    """`` $formula$`` after a curve's name in a legend; nothing where the expanded formula has a
+    negative term (a mixed stack's count, expanded): the section's text gives it grouped."""
+    terms = sympy.Add.make_args(sympy.expand(expr))
+    if any(t.as_coeff_Mul()[0] < 0 for t in terms):
+        return ""
+    return f" ${tex_expr(expr, notation)}$"
 
 
 def _tex_label(text: str) -> str:
@@ -217,6 +279,7 @@ def _at_T(bindings):
 def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | None:
     """Forward FLOPs per token against T: the attention matmuls, the dense matmuls and the
     total with the head, on log axes, with the crossover T = 6d marked."""
+    counts = [g.repeat for g in model.arch.stacks()]
     per_tok = select(model, "flops.forward", per="token", **opts)
     blocks = select(model, "flops.forward", roles=[R.STACK], per="token", **opts)
     if T not in blocks.expr.free_symbols:
@@ -236,8 +299,8 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
     at = _at_T(b)  # each series' T-free part substituted once, then T point by point
     series = []
     for key, expr, style, label in (
-            ("dense", cross.slow, "blue!70!black, thick", f"dense matmuls ${tex_expr(cross.slow, notation)}$"),
-            ("attention", cross.fast, "red!75!black, thick", f"attention matmuls ${tex_expr(cross.fast, notation)}$"),
+            ("dense", cross.slow, "blue!70!black, thick", "dense matmuls" + _legend_formula(cross.slow, notation)),
+            ("attention", cross.fast, "red!75!black, thick", "attention matmuls" + _legend_formula(cross.fast, notation)),
             ("total", per_tok.expr, "black, densely dashed", "all forward FLOPs (with the head)")):
         pts = [(x, at(expr, x)) for x in xs]
         series.append({"key": key, "style": Tex(style), "label": Tex(_tex_label(label)),
@@ -250,9 +313,9 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
             "xticklabels": Tex(",".join("{" + tex_int(x) + "}" for x in xs)),
             "ymin": Tex(_fmt(min(ys) / 2)), "ymax": Tex(_fmt(max(ys) * 2)),
             "x_cross": Tex(_fmt(x_cross)), "y_cross": Tex(_fmt(y_cross)),
-            "cross_formula": tex_expr(cross.solution, notation), "cross_value": Tex(tex_int(x_cross))
+            "cross_formula": _one_fraction(cross.solution, notation, counts), "cross_value": Tex(tex_int(x_cross))
             if x_cross.is_Integer else Tex(tex_number(x_cross, "short")),
-            "cross_all_formula": tex_expr(cross_all.solution, notation) if cross_all.solution is not None else None,
+            "cross_all_formula": _one_fraction(cross_all.solution, notation, counts) if cross_all.solution is not None else None,
             "cross_all_value": Tex("= " + tex_int(cross_all.value) if cross_all.value.is_Integer
                                    else r"\approx " + tex_int(int(sympy.floor(cross_all.value + sympy.Rational(1, 2)))))
             if cross_all.value is not None else None,

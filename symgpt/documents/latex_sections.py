@@ -94,11 +94,46 @@ def per_copy(total, repeat) -> sympy.Expr:
     return sympy.expand(sympy.cancel(sympy.expand(total) / repeat))
 
 
+def lower_label(label: str) -> str:
+    """A group's label inside a sentence: "Dense layer" -> "dense layer", "MoE layer" kept."""
+    word = label.split(" ", 1)[0]
+    return label[:1].lower() + label[1:] if word[1:].islower() else label
+
+
 def times_factor(factor, notation) -> str:
     """*factor* typeset as a left factor of a parenthesised sum: a sum (L - 3) keeps its own
     parentheses, so the product reads as it is meant."""
     text = str(tex_expr(factor, notation))
     return f"\\left({text}\\right)" if isinstance(factor, sympy.Add) else text
+
+
+def count_grouped(num, counts, notation) -> str:
+    """*num*, linear in a stack's count (L - 3), as ``(L - 3)(...) + rest`` when that leaves no
+    negative term (the MoE layers' part, then the dense layers' part); else expanded."""
+    for count in counts:
+        if not isinstance(count, sympy.Add) or len(count.free_symbols) != 1:
+            continue
+        s = next(iter(count.free_symbols))
+        if not (count.is_polynomial(s) and num.is_polynomial(s)) or sympy.degree(count, s) != 1 \
+                or sympy.degree(num, s) != 1:
+            continue
+        per = sympy.expand(num.coeff(s, 1) / count.coeff(s, 1))
+        rest = sympy.expand(num - per * count)
+        if rest.has(s) or any(t.as_coeff_Mul()[0] < 0 for t in sympy.Add.make_args(rest)):
+            continue
+        inner = tex_expr(per, notation)
+        head = (f"{times_factor(count, notation)} \\left({inner}\\right)" if isinstance(per, sympy.Add)
+                else f"{times_factor(count, notation)} \\cdot {inner}")
+        return head + (f" + {tex_expr(rest, notation)}" if rest != 0 else "")
+    return str(tex_expr(num, notation))
+
+
+def by_count(expr, model, notation) -> Tex:
+    """*expr* typeset with the model's mixed-stack count kept as a factor, ``(L - 3) \\cdot 3 E d
+    d_ff + 2 V d`` rather than ``3 E L d d_ff - 9 E d d_ff + 2 V d``, where that reads without a
+    negative term; otherwise as printed."""
+    counts = [g.repeat for g in model.arch.stacks()] if len(model.arch.stacks()) > 1 else []
+    return Tex(count_grouped(sympy.expand(expr), counts, notation)) if counts else tex_expr(expr, notation)
 
 
 def blocks(model, notation) -> dict:
@@ -230,7 +265,7 @@ def breakdown(model, notation) -> dict:
     for i, b in enumerate(bars):
         b["yshift"] = Tex(f"{-1.55 * i:.2f}")
     bars = [b for b in bars if b["segments"]]
-    return {**header(model, notation), "rows": out_rows, "total_formula": tex_expr(q.expr, notation),
+    return {**header(model, notation), "rows": out_rows, "total_formula": by_count(q.expr, model, notation),
             "total_value": _num(tot), "total_short": _short(tot), "bars": bars,
             "categories": _legend(bars)}
 
@@ -297,15 +332,18 @@ def shapes(model, notation, **bindings) -> dict:
         if c.group:
             grp = m.arch.groups[c.group]
             rep = m.value(grp.repeat)
-            title = Tex(f"{tex_escape(grp.label or c.group)}, repeated ${tex_expr(grp.repeat, notation)}"
-                        + (f" = {tex_int(rep)}$ times" if rep is not None else "$ times"))
+            count = tex_expr(grp.repeat, notation)  # "L = 12", or a plain number once
+            title = Tex(f"{tex_escape(grp.label or c.group)}, " + (
+                "once" if grp.repeat == 1 else f"repeated ${count}"
+                + (f" = {tex_int(rep)}$ times" if rep is not None and not grp.repeat.is_Integer else "$ times")))
             if sympy.expand(grp.active - grp.repeat) != 0:  # experts: k of E run per token
                 act = m.value(grp.active)
                 title = Tex(f"{title}, ${tex_expr(grp.active, notation)}"
-                            + (f" = {tex_int(act)}$" if act is not None else "$") + " active per token")
+                            + (f" = {tex_int(act)}$" if act is not None and not grp.active.is_Integer else "$")
+                            + " active per token")
             if grp.parent is not None:
                 outer = m.arch.groups[grp.parent].label or grp.parent
-                title = Tex(f"{title}, in each {tex_escape(outer.lower())}")
+                title = Tex(f"{title}, in each {tex_escape(lower_label(outer))}")
         if not bands or bands[-1]["group"] != c.group:
             bands.append({"group": c.group, "title": title, "rows": []})
         bound = all(getattr(x, "is_number", False) for x in c.shape)

@@ -54,12 +54,16 @@ def selftest(model, notation) -> dict:
     # (a) the count from the per-block table, and its largest term / tensor
     q = model.params
     top_term = rank_terms(q)[0] if q.value is not None else None
+    term_tex = tex_expr(top_term.expr, notation) if top_term else None
+    term_value = top_term.value if top_term else None
+    if top_term is not None and len(model.arch.stacks()) > 1:  # grouped as the model is built
+        term_tex, term_value = _largest_grouped_term(model, q, notation)
     top_part = ranking(q)[0] if q.value is not None else None
     sym, desc = tensor_name(top_part.path, "weight", "", model.arch) if top_part else (None, None)
     a = {"value": _t(tex_int(q.value)) if q.value is not None else None,
-         "term": tex_expr(top_term.expr, notation) if top_term else None,
-         "term_value": _t(tex_int(top_term.value)) if top_term else None,
-         "term_share": _t(tex_percent(top_term.value, q.value)) if top_term else None,
+         "term": term_tex,
+         "term_value": _t(tex_int(term_value)) if top_term else None,
+         "term_share": _t(tex_percent(term_value, q.value)) if top_term else None,
          "part": desc or (top_part.path if top_part else None),
          "part_symbol": _t(sym) if sym else None,
          "part_value": _t(tex_int(top_part.value)) if top_part else None,
@@ -93,7 +97,12 @@ def selftest(model, notation) -> dict:
             dominant = tex_expr(dominance(act, "T").dominant, notation)
         except SymgptError:  # not a rational function of T (a sliding window)
             dominant = None
-        d = {"path": _t(tex_texttt(top.path)), "formula": tex_expr(top.expr, notation),
+        from ..query.selection import entry_stack
+        from .latex_costs import grouped
+
+        stack = entry_stack(model.arch, top.path)
+        repeat = model.arch.groups[stack].repeat if stack is not None and len(model.arch.stacks()) > 1 else None
+        d = {"path": _t(tex_texttt(top.path)), "formula": grouped(top.expr, repeat, notation),
              "size": _t(tex_bytes(top.value)), "share": _t(tex_percent(top.value, act.value)),
              "dominant": dominant, "policy": MEMORY_POLICY["precision"],
              "explain": _explain(model.arch.graph.nodes[top.path]["op"].kind, notation)
@@ -111,6 +120,32 @@ def selftest(model, notation) -> dict:
     return {**header(model, notation), "a": a, "b": b, "c": c, "peak": _t(tex_sci(QUESTION_C_PEAK, 3)),
             "d": d, "e": e, "e_limit": tex_expr(limit, notation),
             "d_sym": _t(notation.symbol("d")), "t_sym": _t(notation.symbol("T")), "b_sym": _t(notation.symbol("B")), "theta": _t(notation.quantity("params"))}
+
+
+def _largest_grouped_term(model, q, notation):
+    """The largest term of the parameter count written as the model is built -- each stack's count
+    times one term of its per-layer polynomial, ``(L - 3) \\cdot 3 E d d_ff``, or a term outside
+    the stacks -- as (LaTeX, value). Expanded, a mixed stack's count splits into terms larger than
+    the whole (``3 E L d d_ff`` over 100 %) and negative ones."""
+    import sympy
+
+    from ..derive.quantity import evaluate
+    from ..query import by_role
+    from ..query.selection import entry_stack
+    from .latex_sections import per_copy, times_factor
+
+    candidates = []
+    for g in model.arch.stacks():
+        per = per_copy(by_role(q, model, [g.name]).expr, g.repeat)
+        for t in sympy.Add.make_args(per):
+            tex = (f"{times_factor(g.repeat, notation)} \\cdot {tex_expr(t, notation)}"
+                   if g.repeat != 1 else str(tex_expr(t, notation)))
+            candidates.append((evaluate(g.repeat * t, model.bindings), tex))
+    rest = sympy.expand(sum((e for p, e in q.breakdown if entry_stack(model.arch, p) is None), sympy.Integer(0)))
+    for t in (sympy.Add.make_args(rest) if rest != 0 else ()):
+        candidates.append((evaluate(t, model.bindings), str(tex_expr(t, notation))))
+    value, tex = max(candidates, key=lambda c: c[0])
+    return Tex(tex), value
 
 
 def _seconds(v) -> str:

@@ -31,6 +31,13 @@ TENSORS = {
     R.CROSS_OUT: ("cross-attention output", {"weight": "W^{c}_O", "bias": "b^{c}_O"}),
     R.FINAL_NORM: ("final LayerNorm", {"weight": r"\gamma_f", "bias": r"\beta_f"}),
     R.HEAD: ("LM head", {"weight": r"W_{\mathrm{head}}"}),
+    # multi-latent attention (DeepSeek-V2, arXiv 2405.04434, eqs. 9-13): W^{DQ}, W^{UQ}, W^{DKV}, W^{UKV}
+    R.QUERY_DOWN: ("query down-projection", {"weight": r"W^{DQ}"}),
+    R.QUERY_UP: ("query up-projection", {"weight": r"W^{UQ}"}),
+    R.KV_DOWN: ("key-value down-projection (and rotary key)", {"weight": r"W^{DKV}"}),
+    R.KV_UP: ("key-value up-projection", {"weight": r"W^{UKV}"}),
+    R.QUERY_LATENT_NORM: ("query latent RMSNorm", {"weight": r"\gamma_{cq}"}),
+    R.ROUTER: ("MoE router", {"weight": r"W_{\mathrm{router}}", "bias": r"b_{\mathrm{router}}"}),
 }
 
 #: op kind -> LaTeX symbol per local parameter name, when the path has no entry above
@@ -80,6 +87,19 @@ def tensor_name(path: str, local: str, kind: str, arch) -> tuple[str | None, str
             desc = desc.replace("LayerNorm", "RMSNorm")
         return syms.get(local), desc
     return KINDS.get(kind, {}).get(local), None
+
+
+def where(path: str, arch) -> str:
+    """Which copies an op of a mixture runs in, said after its name: " (routed experts)" inside the
+    routed experts, " (shared expert)" inside a shared expert, "" elsewhere."""
+    node = arch.graph.nodes[path] if path in arch.graph else None
+    chain = arch.group_chain(node.get("group")) if node is not None else []
+    for g in chain:
+        if g.role == R.EXPERTS:
+            return " (routed experts)"
+        if (g.label or "").startswith("shared expert"):
+            return " (shared expert)"
+    return ""
 
 
 def category(path: str, arch) -> str:
