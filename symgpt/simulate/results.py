@@ -80,6 +80,7 @@ def render(result: dict) -> str:
         v = s[key]
         cells = ["-"] * 5 if v is None else [_ms(v[k]) for k in ("mean", "p50", "p90", "p99", "max")]
         lines.append(f"  {label:8}" + "".join(f"{c:>13}" for c in cells))
+    lines.append(f"  times: {s['time']}; percentiles: {s['percentiles']}")
     st = result.get("steady")
     if st:
         lines.append("steady state (exact):")

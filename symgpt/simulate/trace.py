@@ -53,7 +53,7 @@ def _number(text, what, kind):
 def _length(text, what):
     t = str(text).strip()
     v = _number(t, what, float)
-    if v != int(v) if math.isfinite(v) else True:
+    if v != int(v):
         raise SymgptError(f"{what}: not a whole number of tokens: {t[:40]!r}")
     if v < 1:
         raise SymgptError(f"{what}: {'negative' if v < 0 else 'zero'} length {t[:40]!r} (at least 1 token)")
