@@ -228,3 +228,35 @@ def test_the_edge_is_light_and_cold_start_imports_no_simpy():
             "{'sympy', 'numpy', 'simpy', 'networkx'})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_mixed_step_reads_the_weights_once(gpt2):
+    """A step of 8 decodes and a 300-token chunk costs less than the decode step and the prefill
+    taken apart (their weights read twice) and more than either alone."""
+    from symgpt.simulate.stepcost import step_cost
+
+    cost = step_cost(gpt2, hardware="h100-sxm")
+    decode, prefill, both = cost([], [500] * 8), cost([(0, 300)], []), cost([(0, 300)], [500] * 8)
+    assert max(decode, prefill) < both < decode + prefill
+
+
+def test_the_progress_bar_says_requests():
+    import io
+
+    from symgpt.sweep.run import Progress
+
+    stream = io.StringIO()
+    simulate(THREE, ONE, Config("prefill-first", max_batch=2),
+             Progress(3, stream, after=0, label="simulation", unit="requests"))
+    assert "simulation [" in stream.getvalue() and "3/3 requests" in stream.getvalue()
+
+
+def test_a_chunk_after_a_cached_prefix(gpt2):
+    """A chunk of 200 tokens after 1,000 cached does the work of 200 tokens, its attention over
+    200 · 1,200 query-key pairs: more than a prefill of 200 tokens alone (200 · 200 pairs), less
+    than a prefill of all 1,200 (1,200 · 1,200 pairs and six times the matmul tokens)."""
+    from symgpt.simulate.stepcost import step_cost
+
+    for causal in (False, True):
+        cost = step_cost(gpt2, hardware="h100-sxm", causal=causal)
+        assert cost([(0, 200)], []) < cost([(1000, 200)], []) < cost([(0, 1200)], [])

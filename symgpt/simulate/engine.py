@@ -143,9 +143,10 @@ def simulate(trace, step_time, config: Config = Config(), progress=None) -> Outc
             st["peak"] = max(st["peak"], len(running) + len(prefilling))
             tokens = sum(k for _, k in chunks)
             if fast is not None:
-                pairs = sum((e[1] + k) ** 2 - e[1] ** 2 for e, k in chunks)
+                pairs = sum(k * (e[1] + k) for e, k in chunks)
+                causal = sum((e[1] + k) ** 2 - e[1] ** 2 for e, k in chunks)
                 longest = max((e[1] + k for e, k in chunks), default=0)
-                dt = fast(nd, ctx_sum if nd else 0, tokens, pairs, longest)
+                dt = fast(nd, ctx_sum if nd else 0, tokens, pairs, causal, longest)
             else:
                 ctx = [P[i] + counter - joined[i] for i in running] if nd else []
                 dt = step_time([(e[1], k) for e, k in chunks], sorted(ctx))

@@ -9,10 +9,12 @@ polynomial in T of degree two at most (the attention's T·T scores). A mixed ste
 one pass over the ops, each op's FLOPs and bytes the sum of its parts (weights read once):
 
 * a decoding sequence whose cache holds t tokens adds ``a + b·t`` (the decode step at B = 1, T = t);
-* a prefill chunk of k new tokens after p cached ones adds ``g(p + k) - g(p)`` of the prefill
-  polynomial's per-sequence part (exact for the matmuls; for the attention, the scores of the
-  chunk's queries against all p + k keys when the prefill is priced causal; without --causal
-  the prefill's T·T scores count each query against every key, and so does the difference);
+* a prefill chunk of k new tokens after p cached ones adds the prefill polynomial's
+  per-sequence part, its part linear in T counting the k tokens and its T·T part (the
+  attention's query-key pairs) counting the chunk's pairs: k·(p + k) (each query against every
+  key so far: the score matrix the chunk writes, and its FLOPs without --causal); with --causal
+  the FLOPs' T·T part, half a pair's, counts (p + k)^2 - p^2 (the difference of the prefills of
+  p + k and of p tokens: the causal pairs, exactly);
   a part of the prefill that grows with T alone (a rotary table's reads) is priced at the
   longest chunk end.
 
@@ -29,8 +31,8 @@ from ..core.errors import SymgptError
 from ..core.symbols import B, BW_mem, F_peak
 
 #: the step's features, after the constant: decode sequences, their cached tokens, prefill
-#: tokens, the prefill's quadratic part (sum of (p + k)^2 - p^2), the longest chunk end and its square
-FEATURES = ("decodes", "decode_context", "prefill_tokens", "prefill_pairs", "longest", "longest_sq")
+#: tokens, the chunks' query-key pairs k·(p + k) and (p + k)^2 - p^2, the longest chunk end, its square
+FEATURES = ("decodes", "decode_context", "prefill_tokens", "pairs", "causal_pairs", "longest", "longest_sq")
 
 
 def _monomials(e, T, what, node):
@@ -77,12 +79,12 @@ class StepCost:
         self.line = (self.linear[0].tolist(), self.linear[1])
         self.notes = tuple(notes)
 
-    def fast(self, decodes, context, tokens, pairs, longest) -> float:
-        """The step's seconds from its features (see FEATURES; *longest* the longest chunk end)."""
+    def fast(self, decodes, context, tokens, pairs, causal_pairs, longest) -> float:
+        """The step's seconds from its features (FEATURES, without the square of *longest*)."""
         if not decodes and not tokens:
             return 0.0
         which = "both" if decodes and tokens else ("decode" if decodes else "prefill")
-        x = (decodes, context, tokens, pairs, longest, longest * longest)
+        x = (decodes, context, tokens, pairs, causal_pairs, longest, longest * longest)
         row, c0 = self.line
         t = c0[which] + sum([a * b for a, b in zip(row, x)])
         for f0, m0, a, b in self.rows[which]:
@@ -95,9 +97,10 @@ class StepCost:
         chunks = [(int(p), int(k)) for p, k in prefill_chunks if k]
         ctx = [int(t) for t in decode_contexts]
         tokens = sum(k for _, k in chunks)
-        pairs = sum((p + k) ** 2 - p * p for p, k in chunks)
+        pairs = sum(k * (p + k) for p, k in chunks)
+        causal = sum((p + k) ** 2 - p * p for p, k in chunks)
         longest = max((p + k for p, k in chunks), default=0)
-        return self.fast(len(ctx), sum(ctx), tokens, pairs, longest)
+        return self.fast(len(ctx), sum(ctx), tokens, pairs, causal, longest)
 
 
 def step_cost(model, **options) -> StepCost:
@@ -146,9 +149,12 @@ def step_cost(model, **options) -> StepCost:
             const["decode"][k].append(d0)
             const["prefill"][k].append(p0)
             const["both"][k].append(max(d0, p0))
-            coef[k].extend([dec.get((1, 0), 0), dec.get((1, 1), 0),
-                            pre.get((1, 1), 0), pre.get((1, 2), 0), pre.get((0, 1), 0), pre.get((0, 2), 0)])
+            square = pre.get((1, 2), 0)
+            causal = k == 0 and bool(options.get("causal"))  # the FLOPs of causal scores
+            coef[k].extend([dec.get((1, 0), 0), dec.get((1, 1), 0), pre.get((1, 1), 0),
+                            0 if causal else square, square if causal else 0, pre.get((0, 1), 0), pre.get((0, 2), 0)])
     notes = ["step time: one pass over the op graph per step, each op max(FLOPs / F_peak, bytes / BW_mem) "
              "with the FLOPs and bytes of its decodes and prefill chunks summed (weights read once); a chunk "
-             "of k tokens after p cached is the prefill of p + k tokens less that of p"]
+             "of k tokens after p cached is priced as a prefill of k tokens whose attention covers k·(p + k) "
+             "query-key pairs" + (" (its FLOPs the causal ones, (p + k)^2 - p^2 halved)" if options.get("causal") else "")]
     return StepCost({w: tuple(v) for w, v in const.items()}, coef, notes)
