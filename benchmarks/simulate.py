@@ -56,7 +56,8 @@ def main() -> None:
         "",
         "`python benchmarks/simulate.py` (" + f"{a.requests:,} requests, Poisson at {a.rate}/s, prompts "
         "uniform:100:1000, outputs exp:128, llama-7b on h100-sxm, max batch 256, 20,000 KV blocks of 16 tokens). "
-        f"One core, Python {platform.python_version()}, {os.cpu_count()} CPUs on the machine (shared). "
+        f"One core, Python {platform.python_version()}, {os.cpu_count()} CPUs on the machine, shared: load average "
+        f"{os.getloadavg()[0]:.1f} at the end. "
         f"Drawing the trace: {t_trace:.1f} s; deriving the step time once: {t_cost:.1f} s.",
         "",
         "| scheduler | requests | steps | simulation wall time | output tokens/s | TTFT p50 / p99 | TPOT p50 / p99 |",

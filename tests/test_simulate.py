@@ -260,3 +260,18 @@ def test_a_chunk_after_a_cached_prefix(gpt2):
     for causal in (False, True):
         cost = step_cost(gpt2, hardware="h100-sxm", causal=causal)
         assert cost([(0, 200)], []) < cost([(1000, 200)], []) < cost([(0, 1200)], [])
+
+
+@pytest.mark.parametrize("name, message", [
+    ("bert-base", "bidirectional encoder"),
+    ("t5-small", "decoder-only"),
+    ("mixtral-8x7b", "Min"),          # the experts read: Min(E, k·B)
+    ("mistral-7b", "Min"),            # the sliding window: Min(W, T + 1)
+])
+def test_models_not_simulated_are_refused(name, message):
+    from symgpt.model.model import load
+    from symgpt.simulate.stepcost import step_cost
+
+    with pytest.raises(SymgptError, match=message) as e:
+        step_cost(load(name), hardware="h100-sxm")
+    assert "\n" not in str(e.value)

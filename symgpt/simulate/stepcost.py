@@ -77,15 +77,24 @@ class StepCost:
             self.const[w][0].tolist(), self.const[w][1].tolist(), self.cf.tolist(), self.cm.tolist())]
             for w in self.const}
         self.line = (self.linear[0].tolist(), self.linear[1])
+        # decode-only steps (most of them) see two features: their rows unrolled
+        self.decode_rows = [(f0, a[0], a[1], m0, b[0], b[1]) for f0, m0, a, b in self.rows["decode"]]
         self.notes = tuple(notes)
 
     def fast(self, decodes, context, tokens, pairs, causal_pairs, longest) -> float:
         """The step's seconds from its features (FEATURES, without the square of *longest*)."""
         if not decodes and not tokens:
             return 0.0
-        which = "both" if decodes and tokens else ("decode" if decodes else "prefill")
-        x = (decodes, context, tokens, pairs, causal_pairs, longest, longest * longest)
         row, c0 = self.line
+        if not tokens:
+            t = c0["decode"] + row[0] * decodes + row[1] * context
+            for f0, a0, a1, m0, b0, b1 in self.decode_rows:
+                f = f0 + a0 * decodes + a1 * context
+                m = m0 + b0 * decodes + b1 * context
+                t += f if f > m else m
+            return t
+        which = "both" if decodes else "prefill"
+        x = (decodes, context, tokens, pairs, causal_pairs, longest, longest * longest)
         t = c0[which] + sum([a * b for a, b in zip(row, x)])
         for f0, m0, a, b in self.rows[which]:
             f = f0 + sum([u * v for u, v in zip(a, x)])
@@ -122,7 +131,12 @@ def step_cost(model, **options) -> StepCost:
     peak, bw = s.bindings.get(F_peak), s.bindings.get(BW_mem)
     if peak is None or bw is None:
         raise SymgptError("the simulation needs a device: --hardware NAME, or --peak and --bandwidth")
+    from ..derive.kvcache import cache_tensors
+
     T = generated(model.arch)
+    if not cache_tensors(model.arch) or not isinstance(T, sympy.Symbol):
+        raise SymgptError(f"the simulation serves models that generate tokens; {model.name} is a bidirectional "
+                          "encoder (no KV cache, no decoding)")
     if T.name != "T":
         raise SymgptError(f"the simulation serves decoder-only models; {model.name} decodes over {T.name}")
     bind = {k: v for k, v in s.bindings.items() if k not in (B, T)}
