@@ -209,7 +209,9 @@ def test_the_command_edge(gpt2, tmp_path):
     assert "TTFT" in text and "p99" in text and "float seconds" in text and "Hyndman" in text
     for line, message in (("--requests 5", "--rate"), (f"--trace {f} --requests 5", "not both"),
                           ("--requests 5 --rate 1 --prompt-dist const:5 --output-dist const:5 --max-batch 0",
-                           "--max-batch"), ("", "--trace")):
+                           "--max-batch"), ("", "--trace"),
+                          # gpt2-small's context is 1,024 tokens: 1,000 + 30 - 1 = 1,029 is refused
+                          ("--requests 2 --rate 1 --prompt-dist const:1000 --output-dist const:30", "T_max = 1024")):
         with pytest.raises(SymgptError, match=message):
             command.run(gpt2, _args(line), "h100-sxm")
 

@@ -97,6 +97,12 @@ def run(model, args, hardware, capacity_blocks=None, progress=None) -> dict:
     trace = trace_of(args)
     config = config_of(args, capacity_blocks)
     check(trace, config)
+    limit = model.sizes.get("T_max")
+    if limit is not None:
+        for i, (p, g) in enumerate(zip(trace.prompt, trace.output)):
+            if p + g - 1 > limit:
+                raise SymgptError(f"request {i + 1} reaches {p + g - 1} tokens ({p} + {g} - 1), more than "
+                                  f"{model.name}'s context of T_max = {limit}")
     cost = step_cost(model, **options)
     if progress is None and sys.stderr.isatty():
         progress = Progress(len(trace), sys.stderr, label="simulation", unit="requests")
