@@ -16,7 +16,9 @@ SIM_HELP = (f"Simulating a request mix: --trace FILE.csv (header arrival_time_s,
 
 def add_arguments(p) -> None:
     """Add the simulation's options to an argparse parser (or argument group)."""
-    g = p.add_argument_group("request-mix simulation", SIM_HELP) if hasattr(p, "add_argument_group") else p
+    import argparse
+
+    g = p.add_argument_group("request-mix simulation", SIM_HELP) if isinstance(p, argparse.ArgumentParser) else p
     g.add_argument("--trace", metavar="FILE.csv", help="replay a request trace (CSV with the header "
                    "arrival_time_s,prompt_tokens,output_tokens; arrival times not decreasing)")
     g.add_argument("--requests", metavar="N", help="simulate N requests drawn from --prompt-dist and --output-dist")
