@@ -21,7 +21,8 @@ LAYERS = (
     ("families", ("symgpt.families",)),        # architectures declared on the ops
     ("derive", ("symgpt.derive",)),            # Quantity; params, shapes, FLOPs, memory, time
     ("model", ("symgpt.model",)),              # Model, load, config.json
-    ("query", ("symgpt.query", "symgpt.sweep")),  # questions asked of derivations
+    ("query", ("symgpt.query", "symgpt.sweep",   # questions asked of derivations
+               "symgpt.simulate")),              # a request mix served: closed forms, simulation
     ("render", ("symgpt.render",)),            # printers of given objects
     ("external", ("symgpt.external",)),        # programs symgpt runs: pdflatex, dot; forked work
     ("documents", ("symgpt.documents",)),      # load models, run queries, assemble

@@ -106,7 +106,8 @@ class Progress:
     rate so far."""
 
     def __init__(self, total: int, stream=None, after: float = 0.5, enabled: bool = True,
-                 bar: bool = True):
+                 bar: bool = True, label: str = "sweep", unit: str = "points"):
+        self.label, self.unit = label, unit
         self.total, self.stream, self.after = total, stream or sys.stderr, after
         self.enabled, self.start, self.shown, self.bar = enabled, time.monotonic(), False, bar
         self.last = self.first = None
@@ -127,9 +128,9 @@ class Progress:
         left = f", about {duration((self.total - done) / rate)} left" if 0 < done < self.total and rate > 0 else ""
         if self.bar:
             bar = "#" * int(30 * frac)
-            self.stream.write(f"\rsweep [{bar:<30}] {100 * frac:5.1f}%  {done:,}/{self.total:,} points{left}  ")
+            self.stream.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}%  {done:,}/{self.total:,} {self.unit}{left}  ")
         else:
-            self.stream.write(f"symgpt: sweep {100 * frac:.1f}% done ({done:,}/{self.total:,} points, "
+            self.stream.write(f"symgpt: {self.label} {100 * frac:.1f}% done ({done:,}/{self.total:,} {self.unit}, "
                               f"{duration(elapsed)} so far{left})\n")
         self.stream.flush()
         self.shown = True
