@@ -36,7 +36,7 @@ def main() -> None:
     from symgpt.simulate.trace import draw_trace
 
     t0 = time.perf_counter()
-    trace = draw_trace(a.requests, a.rate, "uniform:100:1000", "exp:128", seed=0)
+    trace = draw_trace(a.requests, a.rate, "uniform:100:1000", "exp:128", stream=0)
     t_trace = time.perf_counter() - t0
     t0 = time.perf_counter()
     cost = step_cost(load("llama-7b"), hardware="h100-sxm")

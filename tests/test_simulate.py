@@ -173,14 +173,14 @@ def test_a_trace_is_read_in_any_column_order(tmp_path):
 
 
 def test_distributions_are_deterministic_and_checked():
-    a = draw_trace(500, 4, "uniform:100:200", "exp:50", seed=3)
-    assert a == draw_trace(500, 4, "uniform:100:200", "exp:50", seed=3)
-    assert a.prompt != draw_trace(500, 4, "uniform:100:200", "exp:50", seed=4).prompt
+    a = draw_trace(500, 4, "uniform:100:200", "exp:50", stream=3)
+    assert a == draw_trace(500, 4, "uniform:100:200", "exp:50", stream=3)
+    assert a.prompt != draw_trace(500, 4, "uniform:100:200", "exp:50", stream=4).prompt
     assert min(a.prompt) >= 100 and max(a.prompt) <= 200 and min(a.output) >= 1
     assert a.arrival == sorted(a.arrival) and a.arrival[0] > 0
     # Poisson at 4/s: 500 arrivals take about 125 s (the mean gap 1/4 s; 5 sigma is 28 s)
     assert abs(a.arrival[-1] - 125) < 28
-    burst = draw_trace(3, "inf", "const:7", "lognormal:20:0", seed=0)
+    burst = draw_trace(3, "inf", "const:7", "lognormal:20:0", stream=0)
     assert burst.arrival == [0.0] * 3 and burst.prompt == [7] * 3 and burst.output == [20] * 3
     for bad in ("poisson:3", "uniform:5", "uniform:9:3", "const:-2", "exp:0", "const:x"):
         with pytest.raises(SymgptError):

@@ -25,7 +25,7 @@ def add_arguments(p) -> None:
     g.add_argument("--rate", metavar="R", help="arrivals per second of a Poisson process (inf: all at time 0)")
     g.add_argument("--prompt-dist", metavar="DIST", help=f"prompt lengths: {DIST_HELP}")
     g.add_argument("--output-dist", metavar="DIST", help=f"output lengths: {DIST_HELP}")
-    g.add_argument("--seed", metavar="N", default="0", help="the random generator's start (PCG64; default 0): "
+    g.add_argument("--stream", metavar="N", default="0", help="the random generator's start (PCG64; default 0): "
                    "the same number, the same requests")
     g.add_argument("--scheduler", default="prefill-first", choices=SCHEDULERS,
                    help="prefill-first: whole prompts in steps of their own, decodes paused (vLLM v0); chunked: "
@@ -63,7 +63,7 @@ def trace_of(args):
     if missing:
         raise SymgptError(f"--requests needs --{missing[0].replace('_', '-')}")
     return draw_trace(_count(args.requests, "--requests"), args.rate, args.prompt_dist, args.output_dist,
-                      _count(args.seed, "--seed", zero=True))
+                      _count(args.stream, "--stream", zero=True))
 
 
 def config_of(args, capacity_blocks=None):

@@ -12,7 +12,7 @@ Distributions (``--prompt-dist``, ``--output-dist``), integers of tokens:
 * ``lognormal:MEDIAN:SIGMA`` -- log-normal with that median and shape SIGMA, rounded up.
 
 Arrivals: a Poisson process at ``--rate`` requests per second (exponential gaps), or all at
-time 0 with ``--rate inf``. Draws use NumPy's PCG64 generator, so a given seed gives the same
+time 0 with ``--rate inf``. Draws use NumPy's PCG64 generator, so a given stream number gives the same
 trace on every machine.
 """
 
@@ -126,9 +126,9 @@ def _draw(rng, dist, n):
     return np.maximum(np.ceil(x), 1).astype(np.int64).tolist()
 
 
-def draw_trace(requests: int, rate, prompt_dist: str, output_dist: str, seed: int = 0) -> Trace:
+def draw_trace(requests: int, rate, prompt_dist: str, output_dist: str, stream: int = 0) -> Trace:
     """*requests* requests arriving as a Poisson process at *rate* per second (``inf``: all at
-    0), lengths drawn from the two distributions; the same *seed*, the same trace."""
+    0), lengths drawn from the two distributions; the same *stream*, the same trace."""
     import numpy as np
 
     if requests < 1:
@@ -137,8 +137,8 @@ def draw_trace(requests: int, rate, prompt_dist: str, output_dist: str, seed: in
     if not rate > 0:
         raise SymgptError("--rate must be positive (requests per second, or inf)")
     pd, od = parse_dist(prompt_dist, "--prompt-dist"), parse_dist(output_dist, "--output-dist")
-    rng = np.random.Generator(np.random.PCG64(seed))
+    rng = np.random.Generator(np.random.PCG64(stream))
     arrival = [0.0] * requests if math.isinf(rate) else np.cumsum(rng.exponential(1 / rate, size=requests)).tolist()
     source = (f"{requests:,} requests, {'all at 0 s' if math.isinf(rate) else f'Poisson arrivals at {rate:g}/s'}, "
-              f"prompts {prompt_dist}, outputs {output_dist}, generator PCG64({seed})")
+              f"prompts {prompt_dist}, outputs {output_dist}, generator PCG64({stream})")
     return Trace(arrival, _draw(rng, pd, requests), _draw(rng, od, requests), source)
