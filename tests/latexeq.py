@@ -215,7 +215,8 @@ def _clean(side: str) -> str:
 
 def chains(tex: str) -> list[list[str]]:
     """The equation chains of a fragment: each ``align*`` environment as one chain of sides
-    (its first side is the named left-hand side), and each inline ``$...$`` holding ``=``."""
+    (its first side is the named left-hand side), and each displayed ``\\[...\\]`` or inline
+    ``$...$`` holding ``=``."""
     out = []
     for body in re.findall(r"\\begin\{align\*\}(.*?)\\end\{align\*\}", tex, flags=re.S):
         rows = []
@@ -230,7 +231,11 @@ def chains(tex: str) -> list[list[str]]:
         for r in rows:
             sides += [s for s in re.split(r"&?=", r)]
         out.append([_clean(s) for s in sides if _clean(s)])
-    stripped = re.sub(r"\\begin\{align\*\}.*?\\end\{align\*\}", "", tex, flags=re.S)
+    for display in re.findall(r"(?<!\\)\\\[(.*?)\\\]", tex, flags=re.S):   # a displayed \[ a = b \]
+        if "=" in display:
+            out.append([_clean(s) for s in display.split("=") if _clean(s)])
+    stripped = re.sub(r"(?<!\\)\\\[.*?\\\]", "", tex, flags=re.S)
+    stripped = re.sub(r"\\begin\{align\*\}.*?\\end\{align\*\}", "", stripped, flags=re.S)
     stripped = re.sub(r"(?m)^%.*$", "", stripped)
     for inline in re.findall(r"(?<!\\)\$(.+?)(?<!\\)\$", stripped, flags=re.S):
         if "=" in inline:

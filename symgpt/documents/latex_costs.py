@@ -18,7 +18,7 @@ from ..derive.quantity import evaluate
 from ..core.symbols import B, T
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_escape, tex_texttt
-from ..render.latex_math import tex_lines, tex_substituted, tex_term_values
+from ..render.latex_math import tex_lines, tex_substituted_fit, tex_term_values
 from ..render.latex_names import tensor_name, where
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import by_count, count_grouped, header, lower_label, per_copy, times_factor
@@ -76,12 +76,15 @@ def rule(model, notation) -> dict:
     return {**header(model, notation),
             "source": Tex(source) if not published else source,
             "formula": by_count(c.formula, model, notation),
-            "substituted": tex_substituted(c.formula, b) if rv is not None and q.value is not None else None,
+            "substituted": tex_substituted_fit(c.formula, b) if rv is not None and q.value is not None else None,
             "terms": tex_term_values(c.formula, b, "exact"),
             "value": _num(rv), "exact": _num(q.value),
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
             "value_short": Tex(tex_short(rv)) if rv is not None and q.value is not None else None,
-            "dropped": by_count(-c.difference, model, notation), "dropped_value": _num(c.difference_value and -c.difference_value),
+            "dropped": by_count(-c.difference, model, notation),
+            # a formula too long to share a line with its numbers (about half a text line): its own row
+            "long": len(str(by_count(c.formula, model, notation))) > 60,
+            "long_dropped": len(str(by_count(-c.difference, model, notation))) > 80, "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
             "why": why_text if published and f.expect != "equal" and
@@ -128,10 +131,15 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
         raise SymgptError(f"{model.name} has no stack of layers to count the FLOPs of one block of")
     first = stacks[0]  # the block told in full; other stacks are totalled below it
     block = select(model, "flops.forward", roles=[first.name], per_block_=True, per="sequence", **opts)
+    # one layer of the first stack: its total cancelled by its count (a count such as L - floor(L/2)
+    # would otherwise stay in the denominators of an expanded sum)
+    block_expr = per_copy(select(model, "flops.forward", roles=[first.name], per="sequence", **opts).expr,
+                          first.repeat) if len(stacks) > 1 else block.expr
     b = model.bindings
     blocks_q = by_role(fwd, model, [first.name])
     rows = []
-    total, train_v, block_v, params_v = fwd.value, train.value, block.value, model.params.value  # each once
+    total, train_v, params_v = fwd.value, train.value, model.params.value  # each once
+    block_v = evaluate(block_expr, model.bindings) if len(stacks) > 1 else block.value
     repeats = {g.name: g.repeat for g in stacks}
     current = None
     for path, expr in fwd.breakdown:
@@ -152,8 +160,9 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     for g in stacks[1:]:
         e = by_role(fwd, model, [g.name]).expr
         others.append({"label": Tex(f"{tex_escape(lower_label(g.label or g.name))} stack, all {_count(g.repeat, notation)} of them"),
-                       "formula": grouped(e, g.repeat, notation, always=True), "value": _sci(evaluate(e, b))})
-    others += [{"label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
+                       "formula": grouped(e, g.repeat, notation, always=True), "value": _sci(evaluate(e, b)),
+                       "display": True})
+    others += [{"display": False, "label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
                 "value": _sci(evaluate(e, b))}
                for p, e in fwd.breakdown if entry_stack(model.arch, p) is None]
     n = model.params.expr
@@ -161,12 +170,13 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     ratio = (train_v / total) if (train_v is not None and total) else None
     ctx = {**header(model, notation), "convention": conv.name, "summary": conv.summary,
            "source": conv.source,
-           "block_formula": tex_expr(block.expr, notation),
-           "block_substituted": tex_substituted(block.expr, b) if block_v is not None else None,
-           "block_terms": tex_term_values(block.expr, b, numbers, digits),
+           "block_formula": tex_expr(block_expr, notation),
+           "block_substituted": tex_substituted_fit(block_expr, b) if block_v is not None else None,
+           "block_terms": tex_term_values(block_expr, b, numbers, digits),
            "block_value": _sci(block_v),
            "repeat": tex_expr(B * first.repeat, notation),
-           "blocks_formula": tex_expr(blocks_q.expr, notation), "blocks_value": _sci(blocks_q.value),
+           # several stacks: the first stack's total is the count times the block above, not expanded
+           "blocks_formula": tex_expr(blocks_q.expr, notation) if len(stacks) == 1 else None, "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
            "forward_formula": _forward_lines(model, fwd, stacks, notation) if len(stacks) > 1
            else tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),

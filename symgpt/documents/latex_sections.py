@@ -19,6 +19,7 @@ from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from ..render.latex_escape import NO_GLYPH_NOTE, no_glyph, tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
 from ..render.latex_numbers import tex_int, tex_percent, tex_short
+from ..render.latex_math import tex_lines
 
 
 def _value(model, expr):
@@ -92,6 +93,10 @@ def per_copy(total, repeat) -> sympy.Expr:
     """*total* (over every copy of a stack) per copy: cancelled before it is expanded, so a
     count of (L - 3) copies gives its per-copy polynomial, never terms over (L - 3)."""
     return sympy.expand(sympy.cancel(sympy.expand(total) / repeat))
+
+
+#: a sum continued on the next line of an ``align*``
+CONTINUED = " \\\\\n  &\\quad + "
 
 
 def lower_label(label: str) -> str:
@@ -197,8 +202,13 @@ def total(model, notation) -> dict:
     emb = embeddings(model, notation)
     steps = []
     block_terms = [Tex(f"{g['factor']} \\left({g['total_formula']}\\right)") for g in b["groups"]]
-    steps.append(Tex(" + ".join(block_terms + [emb["total_formula"]])))
-    steps.append(tex_expr(q.expr, notation))
+    if len(b["groups"]) > 1:  # several stacks: one per line, and the expansion broken into lines
+        steps.append(Tex(CONTINUED.join(block_terms + [emb["total_formula"]])))
+        steps.append(Tex(CONTINUED.join(str(t).removeprefix("+ ") for t in tex_lines(q.expr, notation, 4))))
+        steps[-1] = Tex(steps[-1].replace(CONTINUED + "-", " \\\\\n  &\\quad -"))
+    else:
+        steps.append(Tex(" + ".join(block_terms + [emb["total_formula"]])))
+        steps.append(tex_expr(q.expr, notation))
     numeric = None
     if q.value is not None:
         parts = [g["all_value"] for g in b["groups"]] + [emb["total_value"]]

@@ -16,9 +16,10 @@ def terms(expr) -> list:
     return list(expr.as_ordered_terms(order="lex")) if expr != 0 else []
 
 
-def tex_substituted(expr, bindings) -> Tex:
+def tex_substituted(expr, bindings, per_line: int | None = None) -> Tex:
     """Each term with its symbols replaced by their values, unevaluated:
-    ``12 L d^2 + V d`` -> ``12 \\cdot 12 \\cdot 768^{2} + 50{,}257 \\cdot 768``."""
+    ``12 L d^2 + V d`` -> ``12 \\cdot 12 \\cdot 768^{2} + 50{,}257 \\cdot 768``; with *per_line*,
+    a new ``align*`` row (``\\quad``-indented) after every *per_line* terms."""
     out = []
     for i, term in enumerate(terms(expr)):
         coeff, rest = term.as_coeff_Mul()
@@ -34,8 +35,16 @@ def tex_substituted(expr, bindings) -> Tex:
             shown = tex_int(v) if v is not None else sympy.latex(base)
             factors.append(shown if exp == 1 else f"{shown}^{{{sympy.latex(exp)}}}")
         body = " \\cdot ".join(factors)
-        out.append(body if i == 0 and sign == "+" else (f"-{body}" if i == 0 else f" {sign} {body}"))
+        brk = " \\\\\n  &\\quad" if per_line and i and i % per_line == 0 else ""
+        out.append(body if i == 0 and sign == "+" else (f"-{body}" if i == 0 else f"{brk} {sign} {body}"))
     return Tex("".join(out) or "0")
+
+
+def tex_substituted_fit(expr, bindings, width: int = 110) -> Tex:
+    """:func:`tex_substituted` on one row where its source is at most *width* characters (about
+    a text line of numbers), else two terms a row."""
+    one = tex_substituted(expr, bindings)
+    return one if len(one) <= width else tex_substituted(expr, bindings, 2)
 
 
 def tex_term_values(expr, bindings, style: str = "sci", digits: int = 4) -> Tex | None:
