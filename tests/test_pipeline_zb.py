@@ -110,3 +110,47 @@ def test_each_op_once_and_in_order():
 def test_bad_sizes_refused(p, m, kind, needle):
     with pytest.raises(SymgptError, match=needle):
         check(p, m, kind)
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "symgpt", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("kind,times,want", [("zb-h1", "2,2,1", 3 * 3), ("zb-h2", "3,2,1", 3 * 3),
+                                             ("dualpipe", "2,2,1,4", 1 * 4)])
+def test_schedule_command_text(kind, times, want):
+    # the paper's forms at these times, worked by hand: 3(2 + 2 - 1); 3(3 + 2 - 2); (4/2 - 1)(4 + 3 - 3)
+    r = _cli("schedule", "--pp", "4", "--microbatches", "8", "--schedule", kind, "--times", times)
+    assert r.returncode == 0, r.stderr
+    first, second, third = r.stdout.splitlines()
+    assert f"bubble {want} time units" in first and second.endswith("]") and ": equal [" in second
+    assert third.endswith("equal")
+
+
+def test_schedule_drawings_show_w_slots():
+    from symgpt.render.cluster_fig import schedule_svg, schedule_tikz
+
+    slots = schedule(4, 8, "zb-h1")
+    svg, tikz = schedule_svg(slots, "t"), schedule_tikz(slots, "t")
+    assert svg.count('fill="#8c8c8c"') == 4 * 8                    # one grey W per micro-batch and stage
+    assert tikz.count(r"\slot{black!45}") == 4 * 8
+    assert "W (weight gradient) grey" in svg
+    old = schedule_svg(pipeline.schedule(4, 8), "t")                # the 1F1B drawing keeps its legend
+    assert "backward in red; white: the bubble" in old and "#8c8c8c" not in old
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--schedule", "zb-h2", "--microbatches", "6"], "at least that many micro-batches"),
+    (["--schedule", "dualpipe", "--pp", "3"], "even pp"),
+    (["--schedule", "zb-h1", "--vp", "2"], "--vp interleaves 1F1B"),
+    (["--schedule", "zb-h1", "--times", "1,x,1"], "--times expects"),
+    (["--schedule", "zb-h1", "--times", "1,1,1,2"], "only for dualpipe")])
+def test_schedule_command_errors(args, needle):
+    base = {"--pp": "4", "--microbatches": "8"}
+    for i in range(0, len(args), 2):
+        base[args[i]] = args[i + 1]
+    r = _cli("schedule", *[x for kv in base.items() for x in kv])
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
