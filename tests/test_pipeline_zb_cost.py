@@ -68,3 +68,56 @@ def test_default_unchanged_and_refusals():
             argv = BASE[:i] + BASE[i + 2:] + args
         r = _cli("time", *argv)
         assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_plan_searches_the_listed_schedules():
+    """Every row of a plan over 1F1B, ZB-H1 and ZB-H2 equals the quantities derived for that one
+    strategy and schedule; the zero-bubble rows run one chunk per stage, ZB-H2's with m >= 2pp − 1."""
+    import random
+
+    import symgpt
+    from symgpt.derive.options import Machine, Training
+    from symgpt.derive.steptime import Cluster
+    from symgpt.sweep.plan import Search, plan
+
+    m = symgpt.load("gpt3-1.3b", T=2048)
+    peak, link, node = 312 * 10**12, 300 * 10**9, 25 * 10**9
+    cluster = Cluster(Machine(peak=peak, device_memory=80 * 10**9, link_bandwidth=link, node_bandwidth=node,
+                              node_size=8), training=Training(precision="mixed-bf16"))
+    search = Search(zero=(1,), vps=(1, 2), microbatch_sizes=(1, 2), schedules=("1f1b", "zb-h1", "zb-h2"))
+    r = plan(m, 16, 64, cluster, search, top=10**6)
+    base = plan(m, 16, 64, cluster, Search(zero=(1,), vps=(1, 2), microbatch_sizes=(1, 2)), top=10**6)
+    times = [(row["time"], row["memory"]) for row in r.rows]
+    assert times == sorted(times) and r.fitting == len(r.rows)
+    kinds = {row["schedule"] for row in r.rows}
+    assert kinds == {"1f1b", "zb-h1", "zb-h2"}
+    for row in r.rows:
+        if row["schedule"] != "1f1b":
+            assert row["vp"] == 1 and row["pp"] > 1
+        if row["schedule"] == "zb-h2":
+            assert row["microbatches"] >= 2 * row["pp"] - 1
+    # the 1F1B rows are the plan without the new schedules, row for row
+    assert [{k: v for k, v in row.items() if k != "schedule"} for row in r.rows if row["schedule"] == "1f1b"] == base.rows
+    assert r.rows[0]["time"] <= base.rows[0]["time"]
+    rng = random.Random(29)
+    sample = [rng.choice([row for row in r.rows if row["schedule"] == k]) for k in ("zb-h1", "zb-h2")]
+    sample += rng.sample([row for row in r.rows if row["schedule"] != "1f1b"], 4)
+    for row in sample:
+        one = m.with_(B=row["microbatch"])
+        o = dict(precision="mixed-bf16", recompute=row["recompute"], zero=row["zero"], sp=row["sp"], tp=row["tp"],
+                 pp=row["pp"], vp=row["vp"], dp=row["dp"], cp=row["cp"], ep=row["ep"],
+                 microbatches=row["microbatches"], schedule=row["schedule"])
+        t = dict(peak=peak, link_bandwidth=link, node_bandwidth=node)
+        mem = [one.quantity("memory.total", **o, stage=s).value for s in ("first", "last")]
+        step = {s: one.quantity("time.step", **o, **t, stage=s).value for s in ("first", "last")}
+        slow = "first" if step["first"] >= step["last"] else "last"
+        assert row["memory"] == max(mem) and row["time"] == max(step.values())
+        parts = {q: one.quantity(f"time.{q}", **o, **t, stage=slow).value for q in ("bubble", "compute")}
+        assert row["bubble"] == parts["bubble"] / parts["compute"]
+        assert row["mfu"] == one.quantity("time.mfu_cluster", **o, **t, stage=slow).value
+
+
+def test_plan_refuses_dualpipe():
+    r = _cli("plan", "gpt2-small", "--set", "T=1024", "--devices", "8", "--global-batch", "16", "--device-memory",
+             "80e9", "--peak", "312e12", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
+    assert r.returncode == 2 and "not price it yet" in r.stderr and len(r.stderr.strip().splitlines()) == 1
