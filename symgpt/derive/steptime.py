@@ -253,9 +253,11 @@ def bubble(model, cluster: Cluster | None = None, **options) -> Quantity:
 
         form = {"zb-h1": "(pp − 1)(T_F + T_B − T_W)", "zb-h2": "(pp − 1)(T_F + T_B − 2·T_W)"}[c.lay.schedule]
         return c.quantity("time.bubble", c.bubble(),
-                          f"pipeline bubble of {c.lay.schedule}: {form}, T_F, T_B, T_W this device's forward, input-"
-                          f"gradient (with recomputation) and weight-gradient seconds per micro-batch from the op "
-                          f"graph; the paper's stages are alike [{SOURCES[c.lay.schedule]}]")
+                          f"pipeline bubble of {c.lay.schedule} ({SOURCES[c.lay.schedule]}): {form}, T_F, T_B, T_W "
+                          "this device's forward, input-gradient (with recomputation) and weight-gradient seconds per "
+                          "micro-batch from the op graph, the paper's stages alike"
+                          + (", the optimizer step without a synchronisation (its post-validation)"
+                             if c.lay.schedule == "zb-h2" else ""))
     return c.quantity("time.bubble", c.bubble(), f"pipeline bubble: {c.bubble_fraction()} of the compute")
 
 
