@@ -229,12 +229,3 @@ def paper_activations(kind: str, p) -> int:
     """Micro-batches of activations per device each paper states (Table 1; Table 2)."""
     return {"1f1b": p, "zb-h1": p, "zb-h2": 2 * p - 1, "dualpipe": p + 1}[kind]
 
-
-def in_flight(kind: str, p, m):
-    """Micro-batches of one stage's layers the busiest device holds (the run's peak on rank 0;
-    DualPipe's counts the two stages it holds, each micro-batch one stage's layers)."""
-    if kind == "zb-h1":
-        return sympy.Min(p, m)
-    if kind == "zb-h2":
-        return sympy.Min(2 * p - 1, m)
-    return p + 1
