@@ -34,6 +34,10 @@ def add_arguments(p):
                    help="ZeRO stages to try (default 1: the distributed optimizer)")
     p.add_argument("--vp", type=comma_list(int), default=(1, 2), metavar="LIST",
                    help="virtual stages to try (default 1,2)")
+    # pipeline schedules beyond 1F1B: searched only when listed
+    p.add_argument("--schedule", type=comma_list(str, ("1f1b", "gpipe", "zb-h1", "zb-h2", "dualpipe")),
+                   default=("1f1b",), metavar="LIST",
+                   help="pipeline schedules to try, of 1f1b, gpipe, zb-h1, zb-h2 (default 1f1b; --vp interleaves 1f1b)")
     p.add_argument("--microbatch", type=comma_list(int), default=(1, 2, 4, 8), metavar="LIST",
                    help="micro-batch sizes to try (default 1,2,4,8)")
     p.add_argument("--max-cp", type=positive_int, default=8, metavar="N",
@@ -68,7 +72,7 @@ def run(args) -> int:
 
     m = load_model(args)
     search = Search(recompute=args.recompute, zero=args.zero, sp=(False, True), vps=args.vp,
-                    microbatch_sizes=args.microbatch, max_cp=args.max_cp)
+                    microbatch_sizes=args.microbatch, max_cp=args.max_cp, schedules=tuple(args.schedule))
     tokens = number(args.tokens, "--tokens") if args.tokens else None
     cluster = Cluster(machine(args), number(args.efficiency, "--efficiency"),
                       training=Training(precision=args.precision, optimizer=args.optimizer))
@@ -79,7 +83,7 @@ def run(args) -> int:
 
         write_atomic(path(args.output), memory_bars_svg(r.rows, f"{m.name} on {r.devices} devices: memory per device"))
     if args.json:
-        keys = ("tp", "pp", "dp", "ep", "cp", "microbatch", "microbatches", "vp", "recompute", "zero", "sp",
+        keys = ("tp", "pp", "dp", "ep", "cp", "microbatch", "microbatches", "vp", "schedule", "recompute", "zero", "sp",
                 "memory", "comm_bytes", "bubble", "time", "mfu", "train_seconds")
         rows = [{k: (str(r_[k]) if k in ("memory", "comm_bytes", "bubble", "time", "mfu", "train_seconds") else r_[k])
                  for k in keys if k in r_} for r_ in r.rows]

@@ -99,6 +99,18 @@ def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
     return _sum(conv, rest, head) + conv.attention_backward * _sum(conv, fwd, head)
 
 
+def op_weight_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
+    """The weight-gradient part of :func:`op_backward` (its Work tagged ``grad="weight"``; the
+    rest is the input gradient): W of the zero-bubble schedules. Under a convention that prices
+    the backward as a factor of the forward, the op's own split at that price."""
+    a = arch.graph.nodes[node]
+    if not needs_grad(arch)[node] or node not in feeds_result(arch):
+        return sympy.Integer(0)
+    op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
+    works = [w for w in op.backward(ins, out, context(arch, node, conv.attention)) if w.grad == "weight"]
+    return _sum(conv, works, a.get("role") == R.HEAD)
+
+
 def _per(conv: Convention, expr: sympy.Expr, arch: Arch) -> sympy.Expr:
     check_choice("per", conv.per, PER)
     if conv.per == "sequence":

@@ -31,8 +31,8 @@ from ..core.errors import SymgptError
 from ..core.symbols import as_expr
 
 STAGES = ("first", "last")
-#: pipeline schedules (interleaved is 1f1b with vp > 1)
-SCHEDULES = ("1f1b", "gpipe")
+#: pipeline schedules (interleaved is 1f1b with vp > 1; the last three split the backward: derive.pipeline_zb)
+SCHEDULES = ("1f1b", "gpipe", "zb-h1", "zb-h2", "dualpipe")
 DEGREES = ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")
 #: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
 ZERO_STAGES = (0, 1, 2, 3)
@@ -124,11 +124,16 @@ class Layout:
         (vp − 1)·pp chunk forwards, plus one: min(that, vp·m) chunks of L/(pp·vp) layers; its
         first chunk (the embedding's, on rank 0) holds min(2·pp, m) micro-batches, the last
         chunk of rank pp − 1 (the head's) one -- as the run of the schedule shows
-        (``derive.pipeline``); Megatron-LM's estimate scales the embedding by the stack's factor."""
+        (``derive.pipeline``); Megatron-LM's estimate scales the embedding by the stack's factor.
+        ZB-H1 holds what 1F1B holds (its W passes keep only the smaller inputs of the weight
+        gradients, which Qi et al. 2023 leave out as well); ZB-H2 min(2(pp − r) − 1, m), as the run of
+        ``derive.pipeline_zb`` shows."""
         p, v, m = self.pp, self.vp, self.microbatches
         r = 0 if self.stage == "first" else p - 1
         if self.schedule == "gpipe":
             chunks, per = m, 1 / p
+        elif self.schedule == "zb-h2":   # Qi et al. 2023: 2(pp − r) − 1 forwards before the first B
+            chunks, per = sympy.Min(2 * (p - r) - 1, m), 1 / p
         elif self.interleaved:
             chunks, per = sympy.Min(2 * (p - r - 1) + (v - 1) * p + 1, v * m), 1 / (p * v)
         else:
@@ -189,6 +194,17 @@ def layout(**options) -> Layout:
         if known(lay.pp) and known(lay.microbatches) and lay.microbatches % lay.pp:
             raise SymgptError(f"the interleaved schedule needs micro-batches ({lay.microbatches}) "
                               f"to be a multiple of pp ({lay.pp}) (Megatron-LM's requirement)")
+    # the schedules that split the backward (zero-bubble, DualPipe): one chunk per stage, their sizes
+    if schedule in ("zb-h1", "zb-h2", "dualpipe"):
+        if schedule == "dualpipe":
+            raise SymgptError("dualpipe is run and drawn by `symgpt schedule`; its step time and memory per "
+                              "device (two stages' parameters each) are not priced yet")
+        if lay.interleaved:
+            raise SymgptError(f"--vp interleaves 1F1B; {schedule} runs one chunk per stage")
+        if known(lay.pp) and known(lay.microbatches) and lay.pp > 1:
+            from .pipeline_zb import check
+
+            check(int(lay.pp), int(lay.microbatches), schedule)
     if known(lay.ep) and known(lay.dp) and lay.dp % lay.ep:
         raise SymgptError(f"ep={lay.ep} must divide dp={lay.dp} (expert-parallel ranks are data-parallel ranks)")
     return lay

@@ -156,6 +156,10 @@ def activations(model, **options) -> Quantity:
             out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
     what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
             f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
+    if s.lay.schedule in ("zb-h1", "zb-h2") and s.lay.pp != 1:
+        what += ("; in flight as the run of the schedule holds them, from a forward to its input gradient: "
+                 + ("min(pp − r, m) as 1F1B" if s.lay.schedule == "zb-h1" else "min(2(pp − r) − 1, m)")
+                 + " on rank r (Qi et al. 2023, Zero Bubble Pipeline Parallelism, Table 1)")
     return memory_quantity(s, "memory.activations", list(out.items()), what)
 
 

@@ -22,7 +22,7 @@ from ..core.errors import SymgptError
 @dataclass(frozen=True)
 class Slot:
     device: int
-    kind: str        # "F" or "B"
+    kind: str        # "F" or "B" (W, the weight gradient, and BW, both: derive.pipeline_zb)
     microbatch: int
     chunk: int       # the virtual stage's chunk on its device (0 unless interleaved)
     start: sympy.Rational

@@ -37,6 +37,7 @@ from .flops import label
 from .layout import Layout, larger_stage
 from .memory_setup import build
 from .options import DEFAULT_NODE_SIZE, Machine, Training, names, split
+from .pipeline_zb import SPLIT
 from .tensor_parallel import place
 
 
@@ -167,11 +168,53 @@ class Priced:
 
     def bubble_fraction(self) -> sympy.Expr:
         lay = self.lay
+        if lay.schedule in SPLIT:
+            return self.bubble()[0][1] / sympy.Add(*[e for _, e in self.compute()]) if lay.pp != 1 else sympy.Integer(0)
         return (lay.pp - 1) / (lay.vp * lay.microbatches)
 
     def bubble(self):
         c = sympy.Add(*[e for _, e in self.compute()])
+        if self.lay.schedule in SPLIT and self.lay.pp != 1:
+            return [("bubble", split_bubble(self.lay, self.stage_times(), self.s.model.bindings))]
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
+
+    # --- the zero-bubble schedules: a backward in two ---------------------------------------
+    def stage_times(self):
+        """(T_F, T_B, T_W): seconds of one micro-batch's forward, input gradient (with the
+        recomputed forward, which runs before it) and weight gradient on this device, op by op
+        (``flops.op_weight_backward``: the weight-gradient work of each op's backward rule)."""
+        from .flops import op_backward, op_forward, op_weight_backward, resolve
+        from .walk import recomputed
+
+        opts = {**self.flops_options, "per": "batch", "hardware": True}
+        conv = resolve(opts.pop("convention", None), **opts)
+        arch, lay = self.s.model.arch, self.lay
+        again = recomputed(arch, conv.recompute)
+        tf = tb = tw = sympy.Integer(0)
+        for node, _ in arch.ops():
+            k = arch.activity(node) * lay.share(place(arch, node)[0]) / (lay.tp * lay.cp)
+            f, w = op_forward(arch, node, conv), op_weight_backward(arch, node, conv)
+            tf += k * f
+            tw += k * w
+            tb += k * (op_backward(arch, node, conv) - w + (conv.recompute_passes * f if node in again else 0))
+        rate = self.peak * self.efficiency
+        return tuple(sympy.expand(x / rate) for x in (tf, tb, tw))
+
+
+def split_bubble(lay: Layout, times, bindings) -> sympy.Expr:
+    """The bubble of ZB-H1 or ZB-H2 (Qi et al. 2023, Table 1) from this device's stage times, where
+    the paper's form holds: T_W at most T_F and T_B (the run of ``derive.pipeline_zb`` leaves more
+    otherwise)."""
+    from .pipeline_zb import paper_bubble
+
+    tf, tb, tw = times
+    for gap, what in ((tf - tw, "forward"), (tb - tw, "input-gradient backward")):
+        g = sympy.expand(sympy.sympify(gap).xreplace(bindings))
+        if g.is_nonnegative is not True:
+            raise SymgptError(f"{lay.schedule}: the paper's bubble needs the weight gradient W to take at most "
+                              f"the {what}'s time; here that is "
+                              f"{'false' if g.is_negative else 'open until the sizes are set'}")
+    return paper_bubble(lay.schedule, lay.pp, tf, tb, tw)
 
 
 def on_cluster(cluster: Cluster | None, options: dict) -> Cluster:
@@ -205,6 +248,16 @@ def comm(model, cluster: Cluster | None = None, **options) -> Quantity:
 
 def bubble(model, cluster: Cluster | None = None, **options) -> Quantity:
     c = _priced(model, cluster, options)
+    if c.lay.schedule in SPLIT and c.lay.pp != 1:
+        from .pipeline_zb import SOURCES
+
+        form = {"zb-h1": "(pp − 1)(T_F + T_B − T_W)", "zb-h2": "(pp − 1)(T_F + T_B − 2·T_W)"}[c.lay.schedule]
+        return c.quantity("time.bubble", c.bubble(),
+                          f"pipeline bubble of {c.lay.schedule} ({SOURCES[c.lay.schedule]}): {form}, T_F, T_B, T_W "
+                          "this device's forward, input-gradient (with recomputation) and weight-gradient seconds per "
+                          "micro-batch from the op graph, the paper's stages alike"
+                          + (", the optimizer step without a synchronisation (its post-validation)"
+                             if c.lay.schedule == "zb-h2" else ""))
     return c.quantity("time.bubble", c.bubble(), f"pipeline bubble: {c.bubble_fraction()} of the compute")
 
 

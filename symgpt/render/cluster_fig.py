@@ -18,6 +18,12 @@ _COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948")
 #: the forms ``symgpt schedule`` prints a schedule in
 SCHEDULE_FORMATS = ("text", "svg", "tikz")
 
+#: the backward split in two (zero-bubble schedules, DualPipe): W, the weight gradient, in grey;
+#: a backward not split (B and W at once) in a darker red than the input gradient B
+_SPLIT_FILL = {"W": "#8c8c8c", "BW": "#9c1c1e"}
+_SPLIT_TIKZ = {"W": "black!45", "BW": "red!70!black"}
+
+
 def _x(t) -> str:
     v = Fraction(int(t.p), int(t.q)) * _UNIT + _LEFT
     return f"{float(v):.2f}"
@@ -31,6 +37,10 @@ def schedule_svg(slots, title: str) -> str:
     devices = max(s.device for s in slots) + 1
     end = max(s.end for s in slots)
     width = float(_x(end)) + 16
+    split = any(s.kind in _SPLIT_FILL for s in slots)
+    if split:
+        legend = "forward: a colour per direction; B (input gradient) red, W (weight gradient) grey, B + W dark red"
+        width = max(width, _LEFT + 5.6 * len(legend))
     height = devices * _ROW + 48
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
            f'viewBox="0 0 {width:.0f} {height}" font-family="sans-serif" font-size="10">',
@@ -42,14 +52,16 @@ def schedule_svg(slots, title: str) -> str:
                    'fill="#ffffff" stroke="#bbbbbb"/>')
     for s in sorted(slots, key=lambda s: (s.device, s.start)):
         y = 24 + s.device * _ROW
-        fill = _COLOURS[s.chunk % len(_COLOURS)] if s.kind == "F" else "#e15759"
+        fill = _COLOURS[s.chunk % len(_COLOURS)] if s.kind == "F" else _SPLIT_FILL.get(s.kind, "#e15759")
         opacity = "1" if s.kind == "F" else "0.75"
         out.append(f'<rect x="{_x(s.start)}" y="{y}" width="{_w(s.start, s.end)}" height="{_ROW - 4}" '
                    f'fill="{fill}" fill-opacity="{opacity}" stroke="#333333" stroke-width="0.5"/>')
         cx = (float(_x(s.start)) + float(_x(s.end))) / 2
         out.append(f'<text x="{cx:.2f}" y="{y + 13}" text-anchor="middle" fill="#ffffff">{s.microbatch + 1}</text>')
     y = 24 + devices * _ROW + 14
-    out.append(f'<text x="{_LEFT}" y="{y}">forward (a colour per chunk), backward in red; white: the bubble</text>')
+    if not split:
+        legend = "forward (a colour per chunk), backward in red; white: the bubble"
+    out.append(f'<text x="{_LEFT}" y="{y}">{legend}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -71,7 +83,7 @@ def schedule_tikz(slots, title: str) -> str:
         out.append(rf"\draw[gray!50] (0, {r}) rectangle ({_num(end)}, {r} + 0.8);")
     out.append(r"\pgfsetstrokecolor{black!70}")
     for s in sorted(slots, key=lambda s: (s.device, s.start)):
-        colour = ("blue!" + str(60 - 15 * (s.chunk % 3))) if s.kind == "F" else "red!60"
+        colour = ("blue!" + str(60 - 15 * (s.chunk % 3))) if s.kind == "F" else _SPLIT_TIKZ.get(s.kind, "red!60")
         out.append(rf"\slot{{{colour}}}{{{_num(s.start)}}}{{{s.device}}}{{{_num(s.end - s.start)}}}"
                    rf"{{{_num((s.start + s.end) / 2)}}}{{{s.microbatch + 1}}}")
     out.append(r"\end{tikzpicture}")

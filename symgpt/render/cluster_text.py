@@ -40,8 +40,15 @@ def plan_text(m, result, top: int) -> str:
                      str(r["microbatch"]), str(r["microbatches"]), r["recompute"], str(r["zero"]),
                      "yes" if r["sp"] else "no", _gb(r["memory"]), bytes_in(r["comm_bytes"], "GB", ".3g"),
                      f"{float(r['bubble']) * 100:.1f}", f"{float(r['time']):.4g}", f"{float(r['mfu']) * 100:.1f}"])
-    lines.append(table(["#", "tp", "pp", "vp", "dp", "cp", "ep", "b", "m", "recompute", "zero", "sp",
-                        "memory GB", "comm GB", "bubble %", "step s", "MFU %"], rows, "r" * 9 + "lrl" + "r" * 5))
+    head = ["#", "tp", "pp", "vp", "dp", "cp", "ep", "b", "m", "recompute", "zero", "sp",
+            "memory GB", "comm GB", "bubble %", "step s", "MFU %"]
+    if getattr(result, "schedules", ("1f1b",)) != ("1f1b",):   # the schedule searched, beside vp
+        head.insert(4, "schedule")
+        for row, r in zip(rows, result.rows):
+            row.insert(4, r["schedule"])
+        lines.append(table(head, rows, "r" * 4 + "l" + "r" * 5 + "lrl" + "r" * 5))
+    else:
+        lines.append(table(head, rows, "r" * 9 + "lrl" + "r" * 5))
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
 

@@ -27,13 +27,15 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, Forms, add, bubble_factor, exact_values, interval, mul, vp_class)
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values, interval, mul,
+                         vp_class, weight_factor)
 from .plan_space import Points, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
 CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
 PRUNE = 100_000  # candidates kept past 4·top before they are pruned against the threshold
 RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
+SCHEDULE_RANK = {"1f1b": 0, "gpipe": 1, "zb-h1": 2, "zb-h2": 3}
 
 
 @dataclass
@@ -46,6 +48,7 @@ class PlanResult:
     fitting: int
     rows: list[dict]
     notes: list[str] = field(default_factory=list)
+    schedules: tuple = ("1f1b",)
 
 
 def _fraction(x) -> Fraction:
@@ -95,6 +98,8 @@ class Search:
     vps: tuple = (1, 2)
     microbatch_sizes: tuple = (1, 2, 4, 8)
     max_cp: int = 8
+    # pipeline schedules beyond 1F1B (interleaving stays vp): searched only when listed
+    schedules: tuple = ("1f1b",)
 
     def __post_init__(self):
         from ..core.conventions import check_choice
@@ -106,6 +111,12 @@ class Search:
                 object.__setattr__(self, f.name, tuple(dict.fromkeys(v)))
         for r in self.recompute:
             check_choice("recompute", r, tuple(RECOMPUTE_RANK))
+        for k in self.schedules:
+            check_choice("schedule", k, ("1f1b", "gpipe", *WEIGHT_PASSES, "dualpipe"))
+            if k == "dualpipe":
+                raise SymgptError("dualpipe is run and drawn by `symgpt schedule`; plan does not price it yet")
+        if not self.schedules:
+            raise SymgptError("plan needs at least one schedule")
         for name, values in (("vp", self.vps), ("micro-batch size", self.microbatch_sizes)):
             for v in values:
                 positive_int(name, v)
@@ -133,13 +144,15 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     if not n:
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
                           f"{global_batch} (tp must divide the heads, pp the layers, dp the batch)")
-    multi_tp = int((cols["tp"] > 1).sum())
-    considered = len(recompute) * len(zero) * sum(multi_tp if s else n for s in sp)
+    masks = {k: eligible(cols, search.schedules, k) for k in search.schedules}
+    considered = len(recompute) * len(zero) * sum(int((mk & (cols["tp"] > 1)).sum()) if s else int(mk.sum())
+                                                  for mk in masks.values() for s in sp)
     if considered > MAX_STRATEGIES:
         raise SymgptError(f"too many strategies ({considered:,}; at most {MAX_STRATEGIES:,}); narrow the choices")
     axes = axes_of(cols)
     classes = [c for c, present in ((1, (cols["vp"] == 1).any()), (SYMBOLS["vp"], (cols["vp"] > 1).any())) if present]
-    forms = Forms(model, axes, cluster, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes})
+    forms = Forms(model, axes, cluster, {"recompute": recompute, "zero": zero, "sp": sp, "vp": classes,
+                                         "schedule": search.schedules})
     limit = _fraction(mach.device_memory)
     top_k = _Top(max(top, 1))
     fitting = 0
@@ -148,7 +161,7 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
                                 search, classes, top_k)
     rows = _exact_rows(forms, axes, cols, top_k.survivors())
     rows.sort(key=lambda r: r["key"])
-    where = _Where(model, forms, cluster, devices, global_batch, tokens, parts)
+    where = _Where(model, forms, cluster, devices, global_batch, tokens, parts, search.schedules)
     rows = [_row(where, r) for r in rows[:top]]
     t = cluster.training
     node_size = DEFAULT_NODE_SIZE if mach.node_size is None else mach.node_size
@@ -157,8 +170,24 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
              f"{mach.node_bandwidth} B/s between nodes",
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
+    if search.schedules != ("1f1b",):
+        notes.append("schedules: 1F1B and GPipe bubble (pp − 1)/(vp·m) of the compute; ZB-H1 (pp − 1)(T_F + T_B − T_W) "
+                     "and ZB-H2 (pp − 1)(T_F + T_B − 2·T_W), T_W the weight-gradient time per micro-batch from the op "
+                     "graph (Qi et al. 2023, Table 1); a pipeline of one stage is priced once, under the first")
     return PlanResult(devices, global_batch, int(model.sizes["T"]), mach.device_memory, considered, fitting, rows,
-                      notes)
+                      notes, search.schedules)
+
+
+def eligible(cols, schedules, kind) -> np.ndarray:
+    """The strategies *kind* runs: interleaving only under 1F1B; a one-stage pipeline only under the
+    first schedule listed (they are all the same there); ZB-H2 with m >= 2·pp − 1 micro-batches."""
+    pp, vp, m = cols["pp"], cols["vp"], cols["microbatches"]
+    ok = np.ones(len(pp), dtype=bool) if kind == "1f1b" else vp == 1
+    if kind != schedules[0]:
+        ok &= pp > 1
+    if kind == "zb-h2":
+        ok &= m >= 2 * pp - 1
+    return ok
 
 
 def _bounds(iv):
@@ -189,36 +218,43 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
     fitting = 0
     lim = float(limit)
     lim_lo, lim_hi = lim - abs(lim) * 2 ** -51, lim + abs(lim) * 2 ** -51
-    for s in sp:
-        for vc in classes:
-            local = np.flatnonzero(((cols["vp"][chunk] > 1) == (vc != 1)) & ((cols["tp"][chunk] > 1) | (not s)))
-            if not len(local):
-                continue
-            pos, group = chunk[local], (s, vc)
-            pts = Points(axes, cols, pos)
-            bub = bubble_factor(cols["pp"][pos], cols["vp"][pos], cols["microbatches"][pos])
-            inv = {d: tuple(a[local] for a in bw[d]) for d in DIMS}
-            for rc in recompute:
-                for z in zero:
-                    choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
-                    mem, time = [], []
-                    for stage in ("first", "last"):
-                        def part(name):
-                            return at(forms.key(name, stage, choice), group, pts, local)
+    for s, vc, sch in ((s, vc, k) for s in sp for vc in classes for k in search.schedules):
+        if sch != "1f1b" and vc != 1:
+            continue
+        sub = {n: c[chunk] for n, c in cols.items()} if search.schedules != ("1f1b",) else None
+        local = np.flatnonzero(((cols["vp"][chunk] > 1) == (vc != 1)) & ((cols["tp"][chunk] > 1) | (not s))
+                               & (eligible(sub, search.schedules, sch) if sub else True))
+        if not len(local):
+            continue
+        pos, group = chunk[local], (s, vc, sch)
+        pts = Points(axes, cols, pos)
+        bub = bubble_factor(cols["pp"][pos], cols["vp"][pos], cols["microbatches"][pos])
+        cut = weight_factor(cols["pp"][pos], cols["microbatches"][pos], WEIGHT_PASSES[sch]) \
+            if sch in WEIGHT_PASSES else None
+        inv = {d: tuple(a[local] for a in bw[d]) for d in DIMS}
+        for rc in recompute:
+            for z in zero:
+                choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
+                mem, time = [], []
+                for stage in ("first", "last"):
+                    def part(name):
+                        return at(forms.key(name, stage, choice), group, pts, local)
 
-                        mem.append(_bounds(add(part("states"), part("activations"))))
-                        t = mul(part("compute"), bub)
-                        for d in DIMS:
-                            t = add(t, mul(part(d), inv[d]))
-                        time.append(_bounds(t))
-                    lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
-                    fits = hi <= lim_lo
-                    unsure = np.flatnonzero(~fits & ~(lo > lim_hi))
-                    if len(unsure):
-                        fits[unsure] = [m <= limit for m in _exact_memory(forms, axes, cols, choice, pos[unsure])]
-                    fitting += int(fits.sum())
-                    tlo, thi = np.maximum(time[0][0], time[1][0]), np.maximum(time[0][1], time[1][1])
-                    top_k.offer((rc, z, s, vc), pos[fits], tlo[fits], thi[fits])
+                    mem.append(_bounds(add(part("states"), part("activations"))))
+                    t = mul(part("compute"), bub)
+                    if cut is not None:
+                        t = add(t, mul(part("weight"), cut))
+                    for d in DIMS:
+                        t = add(t, mul(part(d), inv[d]))
+                    time.append(_bounds(t))
+                lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
+                fits = hi <= lim_lo
+                unsure = np.flatnonzero(~fits & ~(lo > lim_hi))
+                if len(unsure):
+                    fits[unsure] = [m <= limit for m in _exact_memory(forms, axes, cols, choice, pos[unsure])]
+                fitting += int(fits.sum())
+                tlo, thi = np.maximum(time[0][0], time[1][0]), np.maximum(time[0][1], time[1][1])
+                top_k.offer((rc, z, s, vc, sch), pos[fits], tlo[fits], thi[fits])
     return fitting
 
 
@@ -236,8 +272,8 @@ def _exact_memory(forms, axes, cols, choice, positions) -> list:
 def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
     """The exact memory, time and bytes of every surviving strategy, with its sort key."""
     out = []
-    for (rc, z, s, vc), positions, _ in survivors:
-        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
+    for (rc, z, s, vc, sch), positions, _ in survivors:
+        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
         pts = Points(axes, cols, positions)
         inv = {d: exact_values(forms.bandwidth[d], pts) for d in DIMS}
         stages = {}
@@ -246,17 +282,23 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
                                          _exact(forms, pts, "activations", st, choice))]
             sent = [_exact(forms, pts, d, st, choice) for d in DIMS]
             time = _exact(forms, pts, "compute", st, choice)
-            stages[st] = (mem, sent, time)
+            weight = _exact(forms, pts, "weight", st, choice) if sch in WEIGHT_PASSES else [0] * len(positions)
+            stages[st] = (mem, sent, time, weight)
         for j, p in enumerate(positions):
             v = {n: int(cols[n][p]) for n in cols}
             bubble = Fraction(v["pp"] - 1, v["vp"] * v["microbatches"])
-            t = {}
-            for st, (mem, sent, compute) in stages.items():
-                t[st] = compute[j] * (1 + bubble) + sum(sent[i][j] * inv[d][j] for i, d in enumerate(DIMS))
+            cut = Fraction(WEIGHT_PASSES.get(sch, 0) * (v["pp"] - 1), v["microbatches"])
+            t, idle = {}, {}
+            for st, (mem, sent, compute, weight) in stages.items():
+                idle[st] = compute[j] * bubble - cut * weight[j]
+                t[st] = compute[j] + idle[st] + sum(sent[i][j] * inv[d][j] for i, d in enumerate(DIMS))
             memory = max(stages["first"][0][j], stages["last"][0][j])
             step = max(t.values())
-            key = (step, memory, RECOMPUTE_RANK[rc], z, s, v["tp"], v["pp"], v["vp"], v["dp"], v["cp"], v["ep"], v["B"])
-            out.append({"key": key, "v": v, "choice": (rc, z, s, vc), "memory": memory, "time": step,
+            slow = "first" if t["first"] >= t["last"] else "last"
+            key = (step, memory, RECOMPUTE_RANK[rc], z, s, v["tp"], v["pp"], v["vp"], v["dp"], v["cp"], v["ep"], v["B"],
+                   SCHEDULE_RANK[sch])
+            out.append({"key": key, "v": v, "choice": (rc, z, s, vc, sch), "memory": memory, "time": step,
+                        "bubble": idle[slow] / stages[slow][2][j] if sch in WEIGHT_PASSES else bubble,
                         "comm": sum(x[j] for x in stages["first"][1]),
                         "stage": "first" if stages["first"][0][j] >= stages["last"][0][j] else "last"})
     return out
@@ -273,11 +315,12 @@ class _Where:
     global_batch: int
     tokens: object
     parts: bool
+    schedules: tuple = ("1f1b",)
 
 
 def _row(where: _Where, r) -> dict:
     model, forms, devices, peak = where.model, where.forms, where.devices, where.cluster.machine.peak
-    v, (rc, z, s, vc) = r["v"], r["choice"]
+    v, (rc, z, s, vc, sch) = r["v"], r["choice"]
     t = _rational(r["time"])
     flops = model.quantity("flops.train", per="batch", hardware=False, **{
         **where.cluster.training.flops_options(), "recompute": rc}).expr
@@ -285,15 +328,17 @@ def _row(where: _Where, r) -> dict:
     row = {"tp": v["tp"], "pp": v["pp"], "dp": v["dp"], "ep": v["ep"], "cp": v["cp"], "microbatch": v["B"],
            "microbatches": v["microbatches"], "vp": v["vp"], "recompute": rc, "zero": z, "sp": s,
            "memory": _rational(r["memory"]), "comm_bytes": _rational(r["comm"]),
-           "bubble": sympy.Rational(v["pp"] - 1, v["vp"] * v["microbatches"]), "time": t,
+           "bubble": _rational(r["bubble"]), "time": t,
            "mfu": flops * v["microbatches"] * v["dp"] / (devices * peak * t)}
     if where.parts:
         at = {SYMBOLS[n]: v[n] for n in ("tp", "pp", "dp", "cp", "ep", "microbatches", "vp")} | {CANONICAL["B"]: v["B"]}
-        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc}
+        choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
         exprs = {**forms.exprs[forms.key("states", r["stage"], choice)],
                  **forms.exprs[forms.key("activations", r["stage"], choice)]}
         row["parts"] = {part: exprs[f"memory.{part}"].xreplace(at)
                         for part in ("weights", "gradients", "optimizer", "activations")}
+    if where.schedules != ("1f1b",):
+        row["schedule"] = sch
     if where.tokens is not None:
         row["train_seconds"] = t * where.tokens / (where.global_batch * model.sizes["T"])
     return row

@@ -8,19 +8,24 @@ per setting of the structural options it reads, with the degrees as SymPy symbol
 part            quantity (summed)                                          reads
 ==============  =========================================================  ==================
 states          memory.weights + memory.gradients + memory.optimizer       zero
-activations     memory.activations                                         recompute, sp, vp
+activations     memory.activations                                         recompute, sp, vp,
+                                                                           schedule
 compute         time.compute                                               recompute
 dp              comm.dp (bytes) / the dp bandwidth                         zero
 tp              comm.tp / the tp bandwidth                                 recompute, sp
 pp              comm.pp / the pp bandwidth                                 sp, vp
 ep, cp          comm.ep, comm.cp / their bandwidths                        recompute
+weight          m · T_W: the weight-gradient seconds of a step (only when  --
+                a zero-bubble schedule is searched)
 ==============  =========================================================  ==================
 
 memory.total = states + activations (``derive.memory.total``), time.step = compute ·
 (1 + (pp − 1)/(vp·m)) + Σ comm/bandwidth (``derive.steptime.step``: compute, exposed
 communication, the bubble). "vp" is two derivations: vp = 1 (1F1B) and vp a symbol (the
 interleaved schedule, every vp > 1). The other options are fixed at none / 0 / off for the
-parts that do not read them.
+parts that do not read them. The zero-bubble schedules (Qi et al. 2023, Table 1) take k·(pp − 1)
+weight-gradient passes out of 1F1B's bubble: ZB-H1's (pp − 1)(T_F + T_B − T_W) is compute ·
+(1 + (pp − 1)/m) − 2(pp − 1)/m · weight, ZB-H2's the same with 3 for 2; GPipe's bubble is 1F1B's.
 
 Each part is compiled (``sweep.compile.Compiled``) and evaluated two ways: as float64 with a
 rigorous error bound (an *interval*: value v and e with |v − exact| <= e), to choose; and
@@ -45,11 +50,14 @@ NAMES = {**CANONICAL, **SYMBOLS}
 DIMS = ("dp", "tp", "pp", "ep", "cp")
 MEMORY = ("memory.weights", "memory.gradients", "memory.optimizer")
 #: part -> (the quantities it sums, the structural options it reads)
-PARTS = {"states": (MEMORY, ("zero",)), "activations": (("memory.activations",), ("recompute", "sp", "vp")),
+PARTS = {"states": (MEMORY, ("zero",)),
+         "activations": (("memory.activations",), ("recompute", "sp", "vp", "schedule")),
          "compute": (("time.compute",), ("recompute",)), "dp": (("comm.dp",), ("zero",)),
          "tp": (("comm.tp",), ("recompute", "sp")), "pp": (("comm.pp",), ("sp", "vp")),
          "ep": (("comm.ep",), ("recompute",)), "cp": (("comm.cp",), ("recompute",))}
-FIXED = {"recompute": "none", "zero": 0, "sp": False, "vp": 1}
+FIXED = {"recompute": "none", "zero": 0, "sp": False, "vp": 1, "schedule": "1f1b"}
+#: weight-gradient passes each zero-bubble schedule takes out of 1F1B's bubble, per pp − 1
+WEIGHT_PASSES = {"zb-h1": 2, "zb-h2": 3}
 U = 2.0 ** -52  # twice the unit roundoff: every float rounding below is bounded by U·|value|
 
 
@@ -67,22 +75,41 @@ class Forms:
         from ..derive.steptime import Priced
 
         self.bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
-        self.exprs, self.compiled, self.bandwidth = {}, {}, {}
+        self.exprs, self.compiled, self.bandwidth, self.reads = {}, {}, {}, {}
         degrees = {n: SYMBOLS[n] for n in DEGREES}
         opts, memory_opts = cluster.options(), cluster.training.options()
         for part, (names, reads) in PARTS.items():
             for setting in product(*(choices[r] for r in reads)):
                 chosen = {**FIXED, **dict(zip(reads, setting))}
+                if chosen["schedule"] != "1f1b" and chosen["vp"] != 1:
+                    continue   # interleaving is 1F1B's
                 for stage in ("first", "last"):
                     o = {**(opts if part == "compute" else memory_opts), **chosen, **degrees, "stage": stage}
                     exprs = {n: model.quantity(n, **o).expr.xreplace(self.bound) for n in names}
                     key = (part, stage, setting)
                     self.exprs[key] = exprs
                     self.compiled[key] = Compiled(sympy.Add(*exprs.values()), axes, part, NAMES)
+        if any(k in WEIGHT_PASSES for k in choices.get("schedule", ())):
+            self._weight(model, cluster, degrees, axes)
         priced = Priced(model, replace(cluster, training=Training(layout(**degrees))))
         for dim in DIMS:
             self.bandwidth[dim] = Compiled(1 / priced.bandwidth(dim), axes, f"{dim} bandwidth", NAMES)
-        self.reads = {part: reads for part, (_, reads) in PARTS.items()}
+        self.reads.update({part: reads for part, (_, reads) in PARTS.items()})
+
+    def _weight(self, model, cluster, degrees, axes) -> None:
+        """The ``weight`` part, m · T_W per stage, and the zero-bubble form's regime checked once:
+        T_W at most T_F and T_B for every strategy (``derive.steptime.split_bubble``)."""
+        from ..derive.steptime import Cluster, Priced, split_bubble
+
+        for stage in ("first", "last"):
+            o = {**cluster.options(), **FIXED, **degrees, "stage": stage, "schedule": "zb-h1"}
+            priced = Priced(model, Cluster.from_options(**o))
+            times = tuple(t.xreplace(self.bound) for t in priced.stage_times())
+            split_bubble(priced.lay, times, {})
+            e = {"weight": times[2] * degrees["microbatches"]}
+            self.exprs[("weight", stage, ())] = e
+            self.compiled[("weight", stage, ())] = Compiled(e["weight"], axes, "weight", NAMES)
+        self.reads["weight"] = ()
 
     def key(self, part: str, stage: str, choice: dict) -> tuple:
         return (part, stage, tuple(choice[r] for r in self.reads[part]))
@@ -121,3 +148,9 @@ def bubble_factor(pp: np.ndarray, vp: np.ndarray, m: np.ndarray):
     """1 + (pp − 1)/(vp·m) as an interval (integers below 2**53: one rounding each)."""
     f = (pp - 1).astype(np.float64) / (vp * m).astype(np.float64)
     return 1 + f, np.abs(f) * U + (1 + f) * U
+
+
+def weight_factor(pp: np.ndarray, m: np.ndarray, k: int):
+    """−k·(pp − 1)/m as an interval: what a zero-bubble schedule takes per unit of the weight part."""
+    f = -(k * (pp - 1)).astype(np.float64) / m.astype(np.float64)
+    return f, np.abs(f) * U
