@@ -185,8 +185,9 @@ def test_graph_ops_show_their_formulas_and_select_their_rows(browser, pages):
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_screenshot_fits_the_width(browser, pages, tmp_path, width):
-    open_page(browser, pages("gpt2-small"))
+@pytest.mark.parametrize("name", ["gpt2-small", "deepseek-v3"])   # DeepSeek-V3: a long crossover formula
+def test_screenshot_fits_the_width(browser, pages, tmp_path, width, name):
+    open_page(browser, pages(name))
     browser.set_window_size(width, 900)
     try:
         overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")

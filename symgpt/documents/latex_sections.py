@@ -164,8 +164,20 @@ def blocks(model, notation) -> dict:
             "repeat_value": _num(_value(model, entry["repeat"])),
             "all_formula": tex_expr(all_blocks, notation), "all_value": _num(_value(model, all_blocks)),
             "all_short": _short(_value(model, all_blocks)),
+            "times": _times(entry["repeat"], _value(model, entry["repeat"]), notation),
+            "label_lower": lower_label(entry["label"]),
         })
     return {**header(model, notation), "groups": out}
+
+
+def _times(repeat, value, notation) -> Tex:
+    """How many copies of a block a model has, in a caption: "Times $L = 12$ blocks",
+    "Times $3$ blocks", "Once"."""
+    if repeat == 1:
+        return Tex("Once")
+    if repeat.is_Integer or value is None:
+        return Tex(f"Times ${tex_expr(repeat, notation)}$ blocks")
+    return Tex(f"Times ${tex_expr(repeat, notation)} = {tex_int(value)}$ blocks")
 
 
 def _short(v) -> Tex | None:
