@@ -196,9 +196,23 @@ def step(arch: Arch, phase: str) -> Step:
         from ..core.errors import SymgptError
 
         raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
-    q = sympy.Dummy("q", positive=True, integer=True)
     gen = generated(arch)
     query, past = (gen, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), gen)
+    return _build(arch, phase, query, past)
+
+
+@lru_cache(maxsize=256)
+def extend_step(arch: Arch, query) -> Step:
+    """A decode-like step of *query* new tokens per sequence against a cache that holds T
+    positions (T + *query* keys; a sliding window's Min(T + query, W)): a speculative-decoding
+    verification of query - 1 draft tokens, or a prefill chunk after T cached tokens. Its ops are
+    a decode step's (what runs once per request is left out); ``query=1`` is the decode step."""
+    return _build(arch, "decode", sympy.Integer(query), generated(arch))
+
+
+def _build(arch: Arch, phase: str, query, past) -> Step:
+    q = sympy.Dummy("q", positive=True, integer=True)
+    gen = generated(arch)
     points = set(cache_points(arch))
     lengths = {gen: q}
     # a decode step reads what the cache holds: under a sliding window of W the last W positions
