@@ -207,10 +207,23 @@ def extend_step(arch: Arch, query) -> Step:
     positions (T + *query* keys; a sliding window's Min(T + query, W)): a speculative-decoding
     verification of query - 1 draft tokens, or a prefill chunk after T cached tokens. Its ops are
     a decode step's (what runs once per request is left out); ``query=1`` is the decode step."""
-    return _build(arch, "decode", sympy.Integer(query), generated(arch))
+    return _build(arch, "decode", (sympy.Integer(query) if isinstance(query, int) else query), generated(arch))
 
 
-def _build(arch: Arch, phase: str, query, past) -> Step:
+@lru_cache(maxsize=256)
+def module_step(arch: Arch, prefix: str, query=1) -> Step:
+    """A decode-like step (as :func:`extend_step`) of the ops under ``prefix/`` alone, the loss
+    left out: a module the logits do not need, such as DeepSeek-V3's multi-token-prediction
+    module (``mtp``), run as a draft after the main model's step."""
+    nodes = tuple(n for n, _ in arch.ops() if n.startswith(prefix + "/") and arch.role(n) != roles.LOSS)
+    if not nodes:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name} has no module {prefix!r}")
+    return _build(arch, "decode", (sympy.Integer(query) if isinstance(query, int) else query), generated(arch), nodes)
+
+
+def _build(arch: Arch, phase: str, query, past, nodes=None) -> Step:
     q = sympy.Dummy("q", positive=True, integer=True)
     gen = generated(arch)
     points = set(cache_points(arch))
@@ -249,7 +262,7 @@ def _build(arch: Arch, phase: str, query, past) -> Step:
 
     skip = once_per_request(arch) if phase == "decode" else frozenset()
     ops = []
-    for n in inference_ops(arch):
+    for n in inference_ops(arch) if nodes is None else nodes:
         if n in skip:
             continue
         a = g.nodes[n]
