@@ -253,11 +253,12 @@ def _speculative(args, m, opts, timer, batch, T) -> list:
              ("(1 - alpha^(gamma+1)) / (1 - alpha), Leviathan et al. 2023 eq. 1",)),
            q("step_time", spec.step_time(gamma, batch, T), "s"),
            q("speedup", spec.speedup(gamma, batch, T), "×", ("tokens per step × plain decode step / speculative step",)),
-           q("best_gamma", best, "tokens", (f"the largest speed-up for gamma = 1..{gmax}: {float(best_v):.6g}× "
+           q("best_gamma", best, "draft tokens", (f"the largest speed-up for gamma = 1..{gmax}: {float(best_v):.6g}× "
                                             f"(exactly {best_v})",))]
     if cross is None:
-        out.append(q("crossover_batch", 0, "sequences", (f"speculation with gamma = {gamma} pays at every batch up "
-                                                          f"to {sp.BATCH_MAX}: reported as 0",)))
+        out[2] = q("speedup", spec.speedup(gamma, batch, T), "×", (
+            "tokens per step × plain decode step / speculative step", f"no crossover batch: speculation with gamma = "
+            f"{gamma} pays at every batch up to {sp.BATCH_MAX}"))
     else:
         out.append(q("crossover_batch", cross, "sequences", (
             f"the smallest batch at which gamma = {gamma} no longer pays (speed-up <= 1), searched by doubling and "
