@@ -197,6 +197,8 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
         batch = int(capacity)
         notes.append(f"batch B = {batch}: the sequences that fit (serving.max_sequences); --set B=N to choose")
     batch = int(batch)
+    if capacity is not None and batch > capacity:
+        notes.append(f"batch B = {batch} is more sequences than fit ({capacity}): the times below assume they do")
     timer = serving_spec.StepTimer(m, **opts)
     out = []
     if args.draft:
@@ -227,7 +229,8 @@ def _speculative(args, m, opts, timer, batch, T) -> list:
     alpha = sp.acceptance(args.acceptance)
     if args.draft == "mtp":
         draft = sp.StepTimer(sp.mtp_model(m), module="mtp", **opts)
-        what = f"draft: {m.name}'s multi-token-prediction module (DeepSeek-V3 Sec. 2.2), reused for each token"
+        what = (f"draft: {m.name}'s multi-token-prediction module (DeepSeek-V3 Sec. 2.2), reused for each token "
+                "(its weights and its layer's cache are not added to the capacity above)")
     else:
         from ..model.model import load
 

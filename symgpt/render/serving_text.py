@@ -17,8 +17,9 @@ _RATIOS = {"serving.max_sequences": "floor(serving.kv_budget / serving.kv_per_se
 
 def _value(q) -> str:
     v = q.value
-    if v is None:
-        return "(symbolic)"
+    if v is None:  # closed form in what is unbound (the context length T)
+        text = expr_text(q.expr.xreplace(dict(q.bindings)))
+        return text if len(text) <= _LONG else "(symbolic)"
     if q.unit == "bytes":
         return bytes_text(v)
     if q.unit == "s":
