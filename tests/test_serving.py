@@ -256,3 +256,31 @@ def test_help_documents_every_option():
                 "--draft", "--gamma", "--acceptance", "--gamma-max", "--price-per-hour", "--power-fraction",
                 "--disaggregate", "--prompt", "--generate", "--json"):
         assert opt in r.stdout
+
+
+def test_the_mtp_draft_step_is_one_moe_layer_a_projection_and_the_head():
+    """DeepSeek-V3 Sec. 2.2: one MTP module = eh_proj (2d -> d), one MoE layer and the shared
+    head; its decode-step FLOPs are one MoE layer's (the main model with one more layer, less
+    without) plus 2·2d·d and 2·d·V per token."""
+    from symgpt.core.symbols import B as Bs, T as Ts
+    from symgpt.derive.step import module_step
+
+    sizes = dict(d=64, h=4, V=256, d_ff=24, E=8, k=2, dense_ff=80, shared_ff=24, q_lora_rank=24, kv_lora_rank=32,
+                 qk_nope_dim=16, qk_rope_dim=8, v_head_dim=12, dense_layers=1)
+    o = {"peak": 10**15, "bandwidth": 10**12}
+
+    def flops(m, st):
+        from symgpt.derive.inference import op_flops
+        from symgpt.derive.inference_setup import setup
+
+        f = sympy.Add(*[op_flops(setup(m, **o), m.arch, st, x) for x in st.ops])
+        return f.xreplace({**m.bindings, Bs: 1, Ts: 40})
+
+    m3 = symgpt.load("deepseek_v3", L=3, mtp_layers=1, **sizes)
+    m2, m4 = symgpt.load("deepseek_v3", L=2, **sizes), symgpt.load("deepseek_v3", L=3, **sizes)
+    from symgpt.derive.step import step
+
+    one_layer = flops(m4, step(m4.arch, "decode")) - flops(m2, step(m2.arch, "decode"))
+    assert flops(m3, module_step(m3.arch, "mtp")) == one_layer + 2 * 128 * 64 + 2 * 64 * 256
+    assert sp.mtp_model(m3) is m3
+    assert sp.has_mtp(symgpt.load("deepseek-v3")) and not sp.has_mtp(symgpt.load("deepseek-v2-lite"))
