@@ -123,10 +123,10 @@ def test_recurrent_models_are_refused_in_one_line():
 
 
 # --- step times --------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["llama-7b", "mistral-7b"])
-def test_the_timer_is_infers_decode_and_prefill(name):
+@pytest.mark.parametrize("name, chips", [("llama-7b", 1), ("mistral-7b", 1), ("llama-3.1-8b", 4)])
+def test_the_timer_is_infers_decode_and_prefill(name, chips):
     m = symgpt.load(name, B=3, T=700)
-    o = {"hardware": "h100-sxm", "attention": "flash"}
+    o = {"hardware": "h100-sxm", "attention": "flash", "chips": chips}
     t = sp.StepTimer(m, **o)
     assert t.seconds(3, 1, 700) == m.quantity("inference.decode.time", **o).value
     assert t.seconds(3, 700, 0) == m.quantity("inference.prefill.time", **o).value
