@@ -12,6 +12,11 @@ DESCRIPTION = HELP + (". Example: 'symgpt serve llama-7b --hardware h100-sxm --s
                       "less the weights and an activation workspace; times are exact rooflines on the profile.")
 
 
+#: the most draft tokens the best-gamma search and --gamma take, and the longest mean output
+GAMMA_LIMIT = 256
+GENERATE_LIMIT = 65536
+
+
 def add_arguments(p):
     from . import choices
 
@@ -71,7 +76,7 @@ def simulation_quantities(args, m, timer, capacity) -> list:
     return []
 
 
-def _fraction(text, what, low_open=True):
+def _fraction(text, what):
     from fractions import Fraction
 
     import sympy
@@ -122,8 +127,6 @@ def options(args) -> dict:
 
 
 def run(args) -> int:
-    import sympy
-
     from ..core.errors import SymgptError
     from ..derive import serving
     from ..derive.step import generated
@@ -148,18 +151,23 @@ def run(args) -> int:
     t = m.bindings.get(T)
     cap = {"utilization": util, "workspace_tokens": ws, "block": block}
     prefix = _count(args.prefix, "--prefix", low=0) if args.prefix is not None else None
-    qs = [serving.block_bytes(m, block, **opts), serving.kv_per_sequence(m, block, **opts),
-          serving.kv_budget(m, **cap, **opts), serving.max_sequences(m, **cap, **opts)]
+    sized = "hardware" in opts or "device_memory" in opts     # the device's memory is known
+    qs = [serving.block_bytes(m, block, **opts), serving.kv_per_sequence(m, block, **opts)]
+    if sized:
+        qs += [serving.kv_budget(m, **cap, **opts), serving.max_sequences(m, **cap, **opts)]
     if prefix is not None:
-        qs += [serving.prefix_saved(m, prefix, block, **opts), serving.prefix_max_sequences(m, prefix, **cap, **opts)]
-    notes, hint = [], ""
+        qs.append(serving.prefix_saved(m, prefix, block, **opts))
+        if sized:
+            qs.append(serving.prefix_max_sequences(m, prefix, **cap, **opts))
+    capacity = qs[3].value if sized else None
+    notes, hint = [], "" if sized else "give --hardware NAME (or --device-memory BYTES) for the sequences that fit"
     needs_t = args.draft or args.price_per_hour or args.disaggregate
     if t is None:
-        hint = f"unbound: {T.name} -- bind --set {T.name}=N for the numbers"
+        hint = "; ".join(h for h in (hint, f"unbound: {T.name} -- bind --set {T.name}=N for the numbers") if h)
         if needs_t:
             raise SymgptError(f"speculative decoding, cost and disaggregation need the context length: --set {T.name}=N")
     else:
-        qs += _timed(args, m, opts, block, qs[3].value, notes)
+        qs += _timed(args, m, opts, block, capacity, notes)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
         shown.update({"block_size": block, "memory_utilization": str(util), "workspace_tokens": ws})
@@ -177,8 +185,6 @@ def run(args) -> int:
 def _timed(args, m, opts, block, capacity, notes) -> list:
     """The quantities that need step times: speculative decoding, cost, energy, disaggregation
     (and the simulation's)."""
-    import sympy
-
     from ..core.errors import SymgptError
     from ..core.symbols import B
     from ..derive import serving_cost, serving_spec
@@ -193,7 +199,8 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
     batch = m.bindings.get(B)
     if batch is None:
         if capacity is None or capacity < 1:
-            raise SymgptError("no sequence of this length fits: no batch to price (set --set B=N)")
+            raise SymgptError("no batch to price: --set B=N (or give the device's memory: the sequences that fit)"
+                              if capacity is None else "no sequence of this length fits: no batch to price")
         batch = int(capacity)
         notes.append(f"batch B = {batch}: the sequences that fit (serving.max_sequences); --set B=N to choose")
     batch = int(batch)
@@ -212,8 +219,11 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
     elif args.power_fraction != "1":
         raise SymgptError("--power-fraction needs a profile with a board power (see symgpt.core.hardware)")
     if args.disaggregate:
-        out += serving_cost.disaggregation(timer, paged(m, block, **opts), batch,
-                                           _count(args.prompt, "--prompt"), _count(args.generate, "--generate", 2))
+        generate = _count(args.generate, "--generate", 2)
+        if generate > GENERATE_LIMIT:
+            raise SymgptError(f"--generate goes up to {GENERATE_LIMIT} tokens (each decode step is priced)")
+        out += serving_cost.disaggregation(timer, paged(m, block, **opts), batch, _count(args.prompt, "--prompt"),
+                                           generate)
     return out + simulation_quantities(args, m, timer, capacity)
 
 
@@ -226,6 +236,8 @@ def _speculative(args, m, opts, timer, batch, T) -> list:
 
     gamma = _count(args.gamma, "--gamma")
     gmax = _count(args.gamma_max, "--gamma-max")
+    if max(gamma, gmax) > GAMMA_LIMIT:
+        raise SymgptError(f"--gamma and --gamma-max go up to {GAMMA_LIMIT} draft tokens")
     alpha = sp.acceptance(args.acceptance)
     if args.draft == "mtp":
         draft = sp.StepTimer(sp.mtp_model(m), module="mtp", **opts)
