@@ -174,7 +174,8 @@ def test_best_gamma_matches_a_float_brute_force():
         plain = float(target.seconds(batch, 1, 512))
 
         def speed(g):
-            steps = sum(float(draft.seconds(batch, 1, 512 + i)) for i in range(g)) + float(target.seconds(batch, g + 1, 512))
+            steps = sum(float(draft.seconds(batch, 1, 512 + i)) for i in range(g))
+            steps += float(target.seconds(batch, g + 1, 512))
             a = float(alpha)
             return (1 - a ** (g + 1)) / (1 - a) * plain / steps
 

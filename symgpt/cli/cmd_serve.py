@@ -165,7 +165,8 @@ def run(args) -> int:
     if t is None:
         hint = "; ".join(h for h in (hint, f"unbound: {T.name} -- bind --set {T.name}=N for the numbers") if h)
         if needs_t:
-            raise SymgptError(f"speculative decoding, cost and disaggregation need the context length: --set {T.name}=N")
+            raise SymgptError("speculative decoding, cost and disaggregation need the context length: "
+                              f"--set {T.name}=N")
     else:
         qs += _timed(args, m, opts, block, capacity, notes)
     if args.json:
@@ -267,7 +268,8 @@ def _speculative(args, m, opts, timer, batch, T) -> list:
     out = [q("tokens_per_step", sp.tokens_per_step(alpha, gamma), "tokens",
              ("(1 - alpha^(gamma+1)) / (1 - alpha), Leviathan et al. 2023 eq. 1",)),
            q("step_time", spec.step_time(gamma, batch, T), "s"),
-           q("speedup", spec.speedup(gamma, batch, T), "×", ("tokens per step × plain decode step / speculative step",)),
+           q("speedup", spec.speedup(gamma, batch, T), "×",
+             ("tokens per step × plain decode step / speculative step",)),
            q("best_gamma", best, "draft tokens", (f"the largest speed-up for gamma = 1..{gmax}: {float(best_v):.6g}× "
                                             f"(exactly {best_v})",))]
     if cross is None:

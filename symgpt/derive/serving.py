@@ -205,8 +205,9 @@ def max_sequences(model, utilization=UTILIZATION, workspace_tokens: int = WORKSP
 def _check_fits(q, budget):
     v = budget.xreplace(dict(q.bindings))
     if v.is_number and v < 0:
-        raise SymgptError(f"the weights and workspace do not fit in the memory this utilization leaves ({-v} bytes "
-                          "short): no sequence fits (more --chips, fewer --weight-bits or --fp8)")
+        raise SymgptError(f"the weights and workspace do not fit in the memory this utilization leaves "
+                          f"({sympy.ceiling(-v)} bytes short): no sequence fits (more --chips, fewer --weight-bits "
+                          "or --fp8)")
 
 
 def _prefix_blocks(model, prefix, block):

@@ -97,6 +97,6 @@ def disaggregation(timer, paged, batch: int, prompt: int, output: int) -> list:
     dec = sympy.Add(*[timer.seconds(batch, 1, prompt + i) for i in range(output - 1)]) / batch
     out.append(_q("serving.disagg.prefill_to_decode", pre / dec, "devices per decode device", notes2 + [
         f"device-seconds per request: one prefill of {prompt} tokens (batch 1, its first output token) against "
-        f"{output - 1} decode steps over caches of {prompt} to {prompt + output - 2} tokens at batch {batch}, shared by the batch; throughput "
-        "balance only (TTFT and TPOT targets, queueing: not modelled)"]))
+        f"{output - 1} decode steps over caches of {prompt} to {prompt + output - 2} tokens at batch {batch}, "
+        "shared by the batch; throughput balance only (TTFT and TPOT targets, queueing: not modelled)"]))
     return out
