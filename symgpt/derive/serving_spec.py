@@ -26,7 +26,7 @@ from ..core.symbols import B, BW_link, BW_mem, F_peak
 from ..ops.base import numel
 from .inference import priced_ops
 from .inference_setup import setup
-from .inference_time import ALL_REDUCE, _expand
+from .inference_time import ALL_REDUCE
 from .shortcuts import expanded, roofline_max
 from .step import extend_step, generated, module_step, step
 
@@ -37,6 +37,11 @@ K = sympy.Symbol("k_new", integer=True, positive=True)
 GAMMA_MAX = 16
 #: the largest batch the crossover search tries
 BATCH_MAX = 2 ** 20
+
+
+def _expand(e):
+    """Expanded unless it holds a Min or Max (as ``inference_time`` prices each op)."""
+    return e if e.has(sympy.Min, sympy.Max) else expanded(e)
 
 
 class StepTimer:
