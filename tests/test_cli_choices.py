@@ -63,6 +63,8 @@ def _engine():
         "infer": {"--convention": tuple(INFER), "--hardware": hardware_names(), "--weight-bits": BITS,
                   "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
+        # serving: the step times' options are infer's
+        "serve": {"--hardware": hardware_names(), "--weight-bits": BITS, "--kv-bits": BITS, "--attention": att},
     }
 
 

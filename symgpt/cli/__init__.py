@@ -41,6 +41,8 @@ COMMANDS = {
     "html": Ref("symgpt.cli.cmd_html"), "sweep": Ref("symgpt.cli.cmd_sweep"),
     "report": Ref("symgpt.cli.cmd_report"), "cache": Ref("symgpt.cli.cmd_cache"),
     "verify": Ref("symgpt.cli.cmd_verify"),
+    # serving: paged-KV capacity, speculative decoding, cost
+    "serve": Ref("symgpt.cli.cmd_serve"),
 }
 
 

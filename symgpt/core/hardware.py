@@ -52,6 +52,9 @@ class Hardware:
     devices_per_node: int
     source: str
     notes: str = ""
+    # board power (energy per token): watts at the datasheet's maximum, and where it is printed
+    board_power: int | None = None
+    power_source: str = ""
 
     def peak(self, dtype: str = "bf16") -> int:
         """Dense peak FLOP/s in *dtype* (a clear error when the device has none)."""
@@ -82,29 +85,34 @@ PROFILES: tuple[Hardware, ...] = (
               "int8": 624 * _T, "int4": 1248 * _T},
              1_555 * _G, 40 * _G, "GB", _half(600 * _G), _gbit(200), 8,
              "NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM column); NIC: DGX A100 datasheet "
-             "(one 200 Gb/s ConnectX-6 per GPU)"),
+             "(one 200 Gb/s ConnectX-6 per GPU)",
+             board_power=400, power_source="NVIDIA A100 Tensor Core GPU datasheet: max TDP 400 W (SXM)"),
     Hardware("a100-80gb", "NVIDIA A100 80GB SXM",
              {"fp32": 19_500 * _G, "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T,
               "int8": 624 * _T, "int4": 1248 * _T},
              2_039 * _G, 80 * _G, "GB", _half(600 * _G), _gbit(200), 8,
-             "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column); NIC: DGX A100 datasheet"),
+             "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column); NIC: DGX A100 datasheet",
+             board_power=400, power_source="NVIDIA A100 Tensor Core GPU datasheet: max TDP 400 W (SXM)"),
     Hardware("h100-sxm", "NVIDIA H100 SXM",
              {"fp32": 67 * _T, "tf32": _half(989 * _T), "bf16": _half(1_979 * _T),
               "fp16": _half(1_979 * _T), "fp8": _half(3_958 * _T), "int8": _half(3_958 * _T)},
              3_350 * _G, 80 * _G, "GB", _half(900 * _G), _gbit(400), 8,
              "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; dense = half the sparse "
-             "figures); NIC: DGX H100 datasheet (one 400 Gb/s ConnectX-7 per GPU)"),
+             "figures); NIC: DGX H100 datasheet (one 400 Gb/s ConnectX-7 per GPU)",
+             board_power=700, power_source="NVIDIA H100 Tensor Core GPU datasheet: max TDP up to 700 W (SXM, configurable)"),
     Hardware("h100-pcie", "NVIDIA H100 PCIe",
              {"fp32": 51 * _T, "tf32": 378 * _T, "bf16": _half(1_513 * _T), "fp16": _half(1_513 * _T),
               "fp8": _half(3_026 * _T), "int8": _half(3_026 * _T)},
              2_000 * _G, 80 * _G, "GB", _half(600 * _G), None, 8,
              "NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column; dense = half the sparse "
-             "figures); link: the NVLink bridge, 600 GB/s"),
+             "figures); link: the NVLink bridge, 600 GB/s",
+             board_power=350, power_source="NVIDIA H100 Tensor Core GPU datasheet: max TDP 300-350 W (PCIe, configurable)"),
     Hardware("h200", "NVIDIA H200 SXM",
              {"fp32": 67 * _T, "tf32": _half(989 * _T), "bf16": _half(1_979 * _T),
               "fp16": _half(1_979 * _T), "fp8": _half(3_958 * _T), "int8": _half(3_958 * _T)},
              4_800 * _G, 141 * _G, "GB", _half(900 * _G), _gbit(400), 8,
-             "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the sparse figures)"),
+             "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the sparse figures)",
+             board_power=700, power_source="NVIDIA H200 Tensor Core GPU datasheet: max TDP up to 700 W (SXM, configurable)"),
     Hardware("b200", "NVIDIA B200 (HGX B200)",
              {"tf32": _half(2_200 * _T), "bf16": _half(4_500 * _T), "fp16": _half(4_500 * _T),
               "fp8": _half(9_000 * _T), "int8": _half(9_000 * _T), "fp4": _half(18_000 * _T)},
@@ -116,13 +124,15 @@ PROFILES: tuple[Hardware, ...] = (
               "fp16": 1_307_400 * _G, "fp8": 2_614_900 * _G, "int8": 2_614_900 * _G},
              5_300 * _G, 192 * _G, "GB", _half(7 * 128 * _G), None, 8,
              "AMD Instinct MI300X accelerator datasheet (dense peaks); Infinity Fabric: 7 links "
-             "of 128 GB/s (both directions) per GPU in an 8-GPU platform"),
+             "of 128 GB/s (both directions) per GPU in an 8-GPU platform",
+             board_power=750, power_source="AMD Instinct MI300X accelerator datasheet: peak total board power 750 W"),
     Hardware("l40s", "NVIDIA L40S",
              {"fp32": 91_600 * _G, "tf32": _half(366 * _T), "bf16": 362_050 * _G,
               "fp16": 362_050 * _G, "fp8": _half(1_466 * _T), "int8": _half(1_466 * _T)},
              864 * _G, 48 * _G, "GB", _half(64 * _G), None, 8,
              "NVIDIA L40S GPU datasheet (dense = the figures without sparsity); no NVLink: PCIe "
-             "Gen4 x16, 64 GB/s both directions", notes="GDDR6 memory"),
+             "Gen4 x16, 64 GB/s both directions", notes="GDDR6 memory",
+             board_power=350, power_source="NVIDIA L40S GPU datasheet: max power consumption 350 W"),
     Hardware("tpu-v4", "Google Cloud TPU v4",
              {"bf16": 275 * _T, "int8": 275 * _T},
              1_200 * _G, 32 * _GIB, "GiB", 2 * 45 * _G, None, 4,

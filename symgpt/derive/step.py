@@ -196,9 +196,36 @@ def step(arch: Arch, phase: str) -> Step:
         from ..core.errors import SymgptError
 
         raise SymgptError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
-    q = sympy.Dummy("q", positive=True, integer=True)
     gen = generated(arch)
     query, past = (gen, sympy.Integer(0)) if phase == "prefill" else (sympy.Integer(1), gen)
+    return _build(arch, phase, query, past)
+
+
+@lru_cache(maxsize=256)
+def extend_step(arch: Arch, query) -> Step:
+    """A decode-like step of *query* new tokens per sequence against a cache that holds T
+    positions (T + *query* keys; a sliding window's Min(T + query, W)): a speculative-decoding
+    verification of query - 1 draft tokens, or a prefill chunk after T cached tokens. Its ops are
+    a decode step's (what runs once per request is left out); ``query=1`` is the decode step."""
+    return _build(arch, "decode", (sympy.Integer(query) if isinstance(query, int) else query), generated(arch))
+
+
+@lru_cache(maxsize=256)
+def module_step(arch: Arch, prefix: str, query=1) -> Step:
+    """A decode-like step (as :func:`extend_step`) of the ops under ``prefix/`` alone, the loss
+    left out: a module the logits do not need, such as DeepSeek-V3's multi-token-prediction
+    module (``mtp``), run as a draft after the main model's step."""
+    nodes = tuple(n for n, _ in arch.ops() if n.startswith(prefix + "/") and arch.role(n) != roles.LOSS)
+    if not nodes:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name} has no module {prefix!r}")
+    return _build(arch, "decode", (sympy.Integer(query) if isinstance(query, int) else query), generated(arch), nodes)
+
+
+def _build(arch: Arch, phase: str, query, past, nodes=None) -> Step:
+    q = sympy.Dummy("q", positive=True, integer=True)
+    gen = generated(arch)
     points = set(cache_points(arch))
     lengths = {gen: q}
     # a decode step reads what the cache holds: under a sliding window of W the last W positions
@@ -235,7 +262,7 @@ def step(arch: Arch, phase: str) -> Step:
 
     skip = once_per_request(arch) if phase == "decode" else frozenset()
     ops = []
-    for n in inference_ops(arch):
+    for n in inference_ops(arch) if nodes is None else nodes:
         if n in skip:
             continue
         a = g.nodes[n]
