@@ -285,3 +285,36 @@ def test_the_mtp_draft_step_is_one_moe_layer_a_projection_and_the_head():
     assert flops(m3, module_step(m3.arch, "mtp")) == one_layer + 2 * 128 * 64 + 2 * 64 * 256
     assert sp.mtp_model(m3) is m3
     assert sp.has_mtp(symgpt.load("deepseek-v3")) and not sp.has_mtp(symgpt.load("deepseek-v2-lite"))
+
+
+# --- the request-mix simulation behind `serve` ----------------------------------------------
+def test_serve_simulates_a_trace_with_vllms_block_capacity(tmp_path):
+    """`symgpt serve --trace` replays the trace with the KV capacity of the closed form in blocks:
+    vLLM's num_gpu_blocks (available // page // layers, per layer: the same blocks in every
+    layer), worked as above for Llama-7B on an 80 GB H100. The three requests arrive together
+    and are served whole (hand count: 3 + 2 + 1 prompt tokens, 2 + 2 + 2 output tokens)."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("arrival_time_s,prompt_tokens,output_tokens\n0,3,2\n0,2,2\n0,1,2\n", encoding="utf-8")
+    r = run(["serve", "llama-7b", "--hardware", "h100-sxm", "--trace", str(trace), "--json"])
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    weights = 2 * 6_738_415_616
+    workspace = 2 * 2048 * 32_000
+    page = 2 * 16 * 32 * 128 * 2
+    available = Fraction(H100) * Fraction("0.9") - weights - workspace
+    assert out["simulation"]["config"]["capacity_blocks"] == int(available // page // 32)
+    sim = out["simulation"]["simulation"]
+    # prefill-first: one step prefills all three prompts (each request's first token), one step
+    # decodes all three (their second and last token)
+    assert (sim["steps"], sim["prompt_tokens"], sim["output_tokens"], sim["peak_batch"]) == (2, 6, 6, 3)
+    ttft, e2e, tpot = sim["ttft_s"], sim["e2e_s"], sim["tpot_s"]
+    assert ttft["p50"] == ttft["max"] and e2e["p50"] == e2e["max"]
+    assert e2e["max"] == pytest.approx(ttft["max"] + tpot["max"], rel=1e-12)
+    assert out["simulation"]["config"]["scheduler"] == "prefill-first"
+
+
+def test_serve_refuses_a_bad_trace_in_one_line(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text("arrival_time_s,prompt_tokens,output_tokens\n1,3,2\n0,2,2\n", encoding="utf-8")
+    r = run(["serve", "llama-7b", "--hardware", "h100-sxm", "--trace", str(trace)])
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr

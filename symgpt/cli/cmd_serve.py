@@ -64,16 +64,29 @@ def add_arguments(p):
 
 
 # --- discrete-event simulation ---------------------------------------------------------------
-# The simulation (symgpt.simulate) plugs in here: its options go in add_simulation_arguments, its
-# answers come from simulation_quantities, which gets the step timer (serving_spec.StepTimer:
-# timer.seconds(batch, query, past) -> exact seconds) and the closed-form capacity.
 def add_simulation_arguments(p) -> None:
-    """The simulation's options (none yet)."""
+    """The request-mix simulation's options (symgpt.simulate.command)."""
+    from ..simulate import command
+
+    command.add_arguments(p)
 
 
-def simulation_quantities(args, m, timer, capacity) -> list:
-    """The simulation's quantities (none yet)."""
-    return []
+def simulation(args, m, opts, qs, sized):
+    """The simulation's result (a JSON-ready dict) when --trace or --requests asks for one, else
+    None; the KV capacity in blocks is the closed form's: floor(KV budget / bytes per block)."""
+    from ..simulate import command
+
+    if not command.wants_simulation(args):
+        return None
+    blocks = None
+    if sized:
+        budget, per_block = qs[2].value, qs[0].value
+        if budget is None or per_block is None:
+            from ..core.errors import SymgptError
+
+            raise SymgptError("the simulation needs the KV budget as a number: bind the model's sizes")
+        blocks = max(0, int(budget // per_block))
+    return command.run(m, args, opts, capacity_blocks=blocks)
 
 
 def _fraction(text, what):
@@ -169,6 +182,7 @@ def run(args) -> int:
                               f"--set {T.name}=N")
     else:
         qs += _timed(args, m, opts, block, capacity, notes)
+    sim = simulation(args, m, opts, qs, sized)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
         shown.update({"block_size": block, "memory_utilization": str(util), "workspace_tokens": ws})
@@ -177,15 +191,21 @@ def run(args) -> int:
         out = payload(m, "vllm-paged", shown, qs)
         if notes:
             out["notes"] = notes
+        if sim is not None:
+            out["simulation"] = sim
         emit(dumps(out))
         return 0
     emit(serving_text(m, qs, notes, hint))
+    if sim is not None:
+        from ..simulate import command
+
+        emit("\n" + command.render(sim))
     return 0
 
 
 def _timed(args, m, opts, block, capacity, notes) -> list:
     """The quantities that need step times: speculative decoding, cost, energy, disaggregation
-    (and the simulation's)."""
+    """
     from ..core.errors import SymgptError
     from ..core.symbols import B
     from ..derive import serving_cost, serving_spec
@@ -225,7 +245,7 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
             raise SymgptError(f"--generate goes up to {GENERATE_LIMIT} tokens (each decode step is priced)")
         out += serving_cost.disaggregation(timer, paged(m, block, **opts), batch, _count(args.prompt, "--prompt"),
                                            generate)
-    return out + simulation_quantities(args, m, timer, capacity)
+    return out
 
 
 def _speculative(args, m, opts, timer, batch, T) -> list:
