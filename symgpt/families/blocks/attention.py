@@ -28,7 +28,7 @@ from ...core.errors import SymgptError
 from ...graph import roles as R
 
 if TYPE_CHECKING:
-    from .mla import MLA
+    from .latent import MLA
 
 #: step -> its node name under ``module`` when the caller does not name it
 STEPS = {
@@ -183,7 +183,7 @@ class AttentionSpec:
     norms: Norms = Norms()
     scores: Scores = Scores()
     gate: OutputGate = OutputGate()
-    #: multi-latent attention's sizes in place of Q/K/V projections (DeepSeek-V2/V3; ``mla.MLA``)
+    #: multi-latent attention's sizes in place of Q/K/V projections (DeepSeek-V2/V3; ``latent.MLA``)
     mla: MLA | None = None
     #: ``sparse_index(g, x, q_latent)`` (MLA only): builds a selection of keys per query (DeepSeek
     #: Sparse Attention's indexer, ``blocks/dsa.py``) from the input and the query latent and
@@ -211,7 +211,7 @@ def attention(g, x, spec: AttentionSpec, *, rotary: str | None = None, memory: s
     out_bias = pj.bias if pj.out_bias is None else pj.out_bias
     causal, window, scale, sparse_index = spec.causal, spec.window, sc.scale, spec.sparse_index
     if spec.mla is not None:
-        from .mla import latent_projections
+        from .latent import latent_projections
         q, k, v, width, q_latent, gate = latent_projections(g, x, step, spec, rotary)
         scale = spec.mla.nope + spec.mla.rope if scale == "d_head" else scale
         if sparse_index is not None:
