@@ -85,9 +85,10 @@ def _qk_norm_flags(flags):
 
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
-    a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's; ``all_experts``: Llama 4's, every
-    expert runs on every token; ``experts_bias``: JetMoE's bias after the experts;
-    ``router_score_bias``: one the gated-attention families add)."""
+    a flag gpt-oss's family adds; ``all_experts``: Llama 4's, every expert runs on every token;
+    ``experts_bias``: JetMoE's bias after the experts; ``score_bias``, ERNIE 4.5-MoE's, and
+    ``router_score_bias``, the gated-attention families': one learned bias per expert on the
+    scores for the choice, ``ops.ScoreBias``)."""
     if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
         from .cdmoe import cdmoe
         return cdmoe(g, flags, s, x)                                                  # (B, T, d)
@@ -103,8 +104,8 @@ def decoder_ffn_spec(flags, s) -> FFNSpec:
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
-                  score_bias=bool(flags.get("score_bias")),
-                  router_score_bias=bool(flags.get("router_score_bias")), runs=E if flags.get("all_experts") else None)
+                  score_bias=bool(flags.get("score_bias") or flags.get("router_score_bias")),
+                  runs=E if flags.get("all_experts") else None)
     return FFNSpec(d, s.ff, activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                    gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                    dropout=bool(flags["dropout"]), moe=moe,

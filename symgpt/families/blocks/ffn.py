@@ -52,12 +52,12 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss); ``score_bias``: a learned bias of E is added to the scores for the choice only
-    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op). ``runs``: the experts
+    bias (gpt-oss). ``runs``: the experts
     each token runs when it is not ``active`` -- E for transformers' ``Llama4TextMoe``, which runs
     every expert on every token (the router's scores scale the inputs, zero for the experts not
-    chosen). ``router_score_bias``: a learned bias per expert added to the scores for the
-    choice of the top k as its own op (:class:`~symgpt.ops.ScoreBias`: AFMoE, Laguna)."""
+    chosen). ``score_bias``: a learned bias per expert added to the scores for the choice of the
+    top k only, E parameters (:class:`~symgpt.ops.ScoreBias`: ERNIE 4.5 MoE's moe_statics,
+    AFMoE's expert_bias, Laguna's e_score_correction_bias)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -69,7 +69,6 @@ class MoE:
     router_bias: bool = False
     score_bias: bool = False
     runs: sympy.Expr | None = None
-    router_score_bias: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,11 +165,10 @@ def _mixture(g, x, step, spec: FFNSpec):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-        if moe.router_score_bias:
+        if moe.score_bias:
             r = g.op(step("score_bias"), ops.ScoreBias(moe.experts), r, role=R.SCORE_BIAS,
                      label="scores + bias (choice)")                                       # (B, T, E)
-        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups,
-                                        score_bias=moe.score_bias), r,
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     runs = moe.active if moe.runs is None else moe.runs
