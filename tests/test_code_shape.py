@@ -14,17 +14,7 @@ MAX_PARAMETERS = 8
 ROOT = Path(__file__).resolve().parent.parent / "symgpt"
 
 #: "path/inside/symgpt.py:qualified.name" -> why it may take more than MAX_PARAMETERS
-ALLOWED = {
-    # Builders of the families' graphs: their keywords mirror the transformers configs' fields
-    # one to one (the attention and FFN variants a family's config.json chooses); they are being
-    # extended by the families work and are refactored there.
-    "families/blocks/attention.py:attention": "one keyword per attention variant of the configs",
-    "families/blocks/attention.py:_projections": "the attention builder's variants, passed on",
-    "families/blocks/ffn.py:ffn": "one keyword per FFN variant of the configs",
-    "families/blocks/ffn.py:_body": "the FFN builder's variants, passed on",
-    "families/blocks/attention.py:_gate": "the attention builder's output-gate variants, passed on",
-    "families/blocks/attention.py:_gemma4_projections": "the attention builder's Gemma 4 variants, passed on",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:

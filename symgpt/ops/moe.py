@@ -8,7 +8,7 @@ k times per token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy
 
@@ -28,10 +28,6 @@ class TopK(Op):
     #: parameters, so no count but what an eager router keeps: each group's best picks'
     #: indices, the kept groups' indices and the boolean mask of the experts outside them
     groups: tuple | None = None
-    #: a learned bias of E added to the scores for the choice only (ERNIE 4.5's moe_statics
-    #: e_score_correction_bias, a parameter transformers does not train): E parameters, nothing
-    #: else counted (left out of the repr, so every other graph's dump is unchanged)
-    score_bias: bool = field(default=False, repr=False)
     kind = "topk"
     title = "Top-k"
 
@@ -40,8 +36,7 @@ class TopK(Op):
         return (*p[:-1], self.k)  # (B, T, E) -> (B, T, k)
 
     def params(self, inputs):
-        (p,) = inputs
-        return (ParamSpec("score_bias", (p[-1],)),) if self.score_bias else ()
+        return ()
 
     def forward(self, inputs, out):
         (p,) = inputs
@@ -68,7 +63,7 @@ class TopK(Op):
         return (Saved("indices", tuple(out), "int64"), Saved("weights", tuple(out), shares="output"))
 
     def describe(self):
-        return f"Top-{self.k}" + (" (score bias)" if self.score_bias else "")
+        return f"Top-{self.k}"
 
 
 @register
@@ -76,7 +71,8 @@ class TopK(Op):
 class ScoreBias(Op):
     """A learned bias per expert added to the router scores for the choice of the top k only
     (DeepSeek-V3's score-correction bias, AFMoE's ``expert_bias``, Laguna's
-    ``e_score_correction_bias`` when they are parameters): scores (..., E) -> biased scores
+    ``e_score_correction_bias``, ERNIE 4.5's ``moe_statics.e_score_correction_bias`` when they are
+    parameters): scores (..., E) -> biased scores
     (..., E); owns ``bias`` (E,). The weights are gathered from the unbiased scores, so no
     gradient passes through the sum and it keeps nothing (transformers creates the bias with
     ``requires_grad=False``)."""

@@ -20,8 +20,8 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, L_dec, T_dec, T_enc, T_max, V, d, d_ff, h
-from .attention import attention
-from .ffn import ffn
+from .attention import AttentionSpec, Projections, attention
+from .ffn import FFNSpec, ffn
 from .encoder_layers import activation, lm_head
 
 def _embed(g, flags, ids, stack, length, *, owner: bool):
@@ -53,12 +53,25 @@ def _proj(prefix):
     return {"q": f"{prefix}/q_proj", "k": f"{prefix}/k_proj", "v": f"{prefix}/v_proj", "o": f"{prefix}/out_proj"}
 
 
-def _attention_sublayer(g, x, module, stream, dh, drop, causal=False, **kw):
+def bart_attention_spec(module, dh, drop, causal=False, projections=Projections(bias=True)) -> AttentionSpec:
+    """BART's attention named *module* (its q_proj, k_proj, v_proj, out_proj), with biases unless
+    *projections* says otherwise (the causal-LM decoders' attn_bias, Whisper's k_proj)."""
+    return AttentionSpec(d, h, dh=dh, module=module, names=_proj(module), causal=causal, dropout=drop,
+                         projections=projections)
+
+
+def bart_ffn_spec(flags, drop) -> FFNSpec:
+    """BART's FFN: fc1 -> activation_fn -> fc2, with biases (activation_dropout, dropout)."""
+    return FFNSpec(d, d_ff, activation(flags["activation"]), bias=True, dropout=drop, act_dropout=drop,
+                   names={"up": "fc1", "act": "activation_fn", "down": "fc2",
+                          "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"})
+
+
+def _attention_sublayer(g, x, module, stream, dh, drop, causal=False, memory=None):
     """A post-norm attention sublayer: attention named *module* (self, or cross-attention over
-    ``memory``), the residual add onto the stream (X in the encoder, Y in the decoder), LayerNorm."""
-    cross = "memory" in kw
-    o = attention(g, x, d_model=d, heads=h, dh=dh, module=module, names=_proj(module), bias=True, causal=causal,
-                  dropout=drop, **kw)
+    *memory*), the residual add onto the stream (X in the encoder, Y in the decoder), LayerNorm."""
+    cross = memory is not None
+    o = attention(g, x, bart_attention_spec(module, dh, drop, causal), memory=memory)
     x = g.op(f"{module}_add", ops.Add(), x, o, role=R.CROSS_RESIDUAL if cross else R.ATTENTION_RESIDUAL,
              label=f"{stream} + {'cross_out' if cross else 'attn_out'}")
     return g.op(f"{module}_layer_norm", ops.LayerNorm(d), x, role=R.CROSS_NORM if cross else R.ATTENTION_NORM,
@@ -66,9 +79,7 @@ def _attention_sublayer(g, x, module, stream, dh, drop, causal=False, **kw):
 
 
 def _ffn_sublayer(g, flags, x, drop):
-    f = ffn(g, x, d_model=d, ff=d_ff, act=activation(flags["activation"]), bias=True, dropout=drop,
-            act_dropout=drop, names={"up": "fc1", "act": "activation_fn", "down": "fc2",
-                                     "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"})
+    f = ffn(g, x, bart_ffn_spec(flags, drop))
     x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
     return g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
 

@@ -17,8 +17,8 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, T, T_max, V, d, d_ff, h
-from .attention import attention
-from .ffn import ffn
+from .attention import AttentionSpec, Projections, attention
+from .ffn import FFNSpec, ffn
 from .encoder_layers import activation
 
 #: model type -> the node names of its transformers source (``.`` -> ``/``, layer index dropped)
@@ -125,22 +125,23 @@ def build(flags, bound, name="bert"):
                   f"T must not exceed {flags['block_sparse']} = (5 + 2 num_random_blocks) block_size: past it "
                   "transformers runs block-sparse attention, which is not modelled", id="full_attention_length")
 
+    attn = AttentionSpec(d, h, dh=dh, module=N["attn"], names={"q": N["q"], "k": N["k"], "v": N["v"], "o": N["o"]},
+                         causal=False, dropout=drop, rotary_interleave=rotary,
+                         projections=Projections(bias=flags.get("qkv_bias", True), out_bias=True))
+    mlp = FFNSpec(d, ff, activation(flags["activation"]), bias=True, dropout=drop,
+                  names={"up": N["up"], "act": N["act"], "down": N["down"], "dropout": N["down"] + "_dropout"})
     with g.repeat(N["stack"], L, label="encoder layer", carry=x, role=R.STACK, length=T):
         a = x
         if pre:
             a = g.op(N["attn_pre"], ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        o = attention(g, a, d_model=d, heads=h, dh=dh, module=N["attn"],
-                      names={"q": N["q"], "k": N["k"], "v": N["v"], "o": N["o"]},
-                      bias=flags.get("qkv_bias", True), out_bias=True, causal=False, dropout=drop,
-                      rotary=table, rotary_interleave=rotary)
+        o = attention(g, a, attn, rotary=table)
         x = g.op(N["attn_res"], ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         a = x
         if pre:
             a = g.op(N["ffn_pre"], ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
         else:
             x = a = g.op(N["attn_norm"], ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        f = ffn(g, a, d_model=d, ff=ff, act=activation(flags["activation"]), bias=True, dropout=drop,
-                names={"up": N["up"], "act": N["act"], "down": N["down"], "dropout": N["down"] + "_dropout"})
+        f = ffn(g, a, mlp)
         x = g.op(N["ffn_res"], ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
         if flags.get("adapters"):
             x = _language_adapter(g, flags, N, x)

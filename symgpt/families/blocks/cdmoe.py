@@ -13,7 +13,7 @@ from ... import ops
 from ...core.symbols import E, d, k
 from ...graph import roles as R
 from .encoder_layers import activation
-from .ffn import ffn
+from .ffn import FFNSpec, ffn
 
 
 def cdmoe(g, flags, s, x):
@@ -21,7 +21,7 @@ def cdmoe(g, flags, s, x):
     (``activation``, ``mlp_bias``) and sizes *s* (``decoder_flags.BuildSizes``: the MLP's d_ff)."""
     prefix, d_model, ff, experts, active = "ffn/", d, s.ff, E, k
     act, bias = activation(flags["activation"]), bool(flags["mlp_bias"])
-    dense = ffn(g, x, d_model=d_model, ff=ff, act=act, bias=bias, gated=True, prefix=prefix)   # (B, T, d)
+    dense = ffn(g, x, FFNSpec(d_model, ff, act, prefix=prefix, bias=bias, gated=True))       # (B, T, d)
     keys = 2 * sympy.floor(sympy.sqrt(experts))
     r = g.op(prefix + "router_gate", ops.Linear(d_model, keys, bias=False, tag="router"), x, role=R.ROUTER,
              label="product-key scores")                                              # (B, T, 2⌊√E⌋)

@@ -14,9 +14,9 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, T, V, d, d_ff, d_head, h
-from .attention import attention
+from .attention import AttentionSpec, attention
 from .encoder_layers import activation
-from .ffn import ffn
+from .ffn import FFNSpec, ffn
 
 
 def build(flags, bound, name="cpmant"):
@@ -33,19 +33,20 @@ def build(flags, bound, name="cpmant"):
     x = g.op("embedding/add", ops.Add(), x, seg, label="X0", role=R.EMBEDDING_ADD)       # (B, P + T, d)
     bias = g.op("position_bias", ops.RelativePositionBias(buckets, h, bidirectional=False), ids,
                 label="position bias", role=R.RELATIVE_BIAS)                            # (1, h, P + T, P + T)
+    attn = AttentionSpec(d, h, dh=d_head, module="self_att/self_attention", dropout=bool(flags["dropout"]),
+                         names={"q": "self_att/self_attention/project_q", "k": "self_att/self_attention/project_k",
+                                "v": "self_att/self_attention/project_v",
+                                "o": "self_att/self_attention/attention_out"})
+    mlp = FFNSpec(d, d_ff, activation(flags["activation"]), gated=True, dropout=bool(flags["dropout"]),
+                  names={"gate": "ffn/ffn/w_in/w_0", "up": "ffn/ffn/w_in/w_1", "act": "ffn/ffn/w_in/act",
+                         "mul": "ffn/ffn/w_in/mul", "down": "ffn/ffn/w_out", "dropout": "ffn/dropout"})
     with g.repeat("blocks", L, label="Transformer block", carry=x, role=R.STACK, length=T + P):
         a = g.op("self_att/layernorm_before_attention", ops.RMSNorm(d), x, label="norm_attn",
                  role=R.ATTENTION_NORM)
-        o = attention(g, a, d_model=d, heads=h, dh=d_head, module="self_att/self_attention",
-                      names={"q": "self_att/self_attention/project_q", "k": "self_att/self_attention/project_k",
-                             "v": "self_att/self_attention/project_v", "o": "self_att/self_attention/attention_out"},
-                      bias=False, position_bias=bias, dropout=bool(flags["dropout"]))   # (B, P + T, d)
+        o = attention(g, a, attn, position_bias=bias)                                    # (B, P + T, d)
         x = g.op("self_att/add", ops.Add(), x, o, label="X + attn_out", role=R.ATTENTION_RESIDUAL)
         f = g.op("ffn/layernorm_before_ffn", ops.RMSNorm(d), x, label="norm_ffn", role=R.FFN_NORM)
-        f = ffn(g, f, d_model=d, ff=d_ff, act=activation(flags["activation"]), gated=True,
-                dropout=bool(flags["dropout"]),
-                names={"gate": "ffn/ffn/w_in/w_0", "up": "ffn/ffn/w_in/w_1", "act": "ffn/ffn/w_in/act",
-                       "mul": "ffn/ffn/w_in/mul", "down": "ffn/ffn/w_out", "dropout": "ffn/dropout"})
+        f = ffn(g, f, mlp)
         x = g.op("ffn/add", ops.Add(), x, f, label="X + ffn_out", role=R.FFN_RESIDUAL)  # (B, P + T, d)
     x = g.op("output_layernorm", ops.RMSNorm(d), x, label="final norm", role=R.FINAL_NORM)
     x = g.op("drop_prompt", ops.DropTokens(P), x, label="token positions", role=R.DROP_PROMPT)  # (B, T, d)

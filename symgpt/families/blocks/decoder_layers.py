@@ -1,8 +1,9 @@
 """The generic decoder's sublayers under GPT-2's path scheme, as its flags choose them: the norm
-(``decoder_norm``), attention (``decoder_attention``: the builder of ``families/attention.py`` with fused or
-separate Q/K/V, grouped or multi-query heads, rotary, ALiBi, sliding windows, soft-capping, Q/K
-norms) and the FFN (``decoder_ffn``: the builder of ``families/ffn.py``, an MLP, gated, or a mixture of
-experts with routed and shared experts).
+(``decoder_norm``), attention (``decoder_attention``, of the spec ``decoder_attention_spec``
+makes: the builder of ``blocks/attention.py`` with fused or separate Q/K/V, grouped or
+multi-query heads, rotary, ALiBi, sliding windows, soft-capping, Q/K norms) and the FFN
+(``decoder_ffn``, of the spec ``decoder_ffn_spec`` makes: the builder of ``blocks/ffn.py``, an
+MLP, gated, or a mixture of experts with routed and shared experts).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from ... import ops
 from ...core.errors import SymgptError
 from ...core.symbols import E, d, h, k
 from ...graph import roles as R
-from .attention import attention
-from .ffn import MoE, ffn
+from .attention import AttentionSpec, Norms, OutputGate, Projections, Scores, attention
+from .ffn import FFNSpec, MoE, ffn
 from .encoder_layers import activation
 
 
@@ -42,26 +43,32 @@ def decoder_attention(g, flags, s, a, table):
     if flags.get("moa"):
         from .moa import moa_attention
         return moa_attention(g, s, a, table)                                          # (B, T, d)
+    return attention(g, a, decoder_attention_spec(flags, s), rotary=table)          # (B, T, d)
+
+
+def decoder_attention_spec(flags, s) -> AttentionSpec:
+    """The attention of the generic decoder's *flags* and sizes *s* (``decoder_flags.BuildSizes``)
+    under GPT-2's paths (``attention/``)."""
     kv, sinks, dv = s.kv, bool(flags.get("sinks")), flags.get("d_v")
     if flags.get("window_kv_multiple") and flags["window"]:  # MiMo-V2-Flash: more K/V heads in sliding layers
         kv = kv * sympy.Integer(flags["window_kv_multiple"])
     if flags.get("sinks_window_only") and not flags["window"]:  # MiMo-V2-Flash: sinks in sliding layers only
         sinks = False
-    return attention(g, a, d_model=d, heads=h, dh=s.dh, kv_heads=kv, fused=bool(flags["fused_qkv"]),
-                     kv_index=bool(flags["kv_index"]), bias=bool(flags["qkv_bias"]),
-                     out_bias=bool(flags["proj_bias"]), qk_norm=flags["qk_norm"],
-                     norm=lambda dim: decoder_norm(_qk_norm_flags(flags), dim), rotary=table, window=s.window,
-                     scale=(sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
-                     if flags.get("scores_scaled", True) else None,
-                     softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
-                     dropout=bool(flags["dropout"]), sinks=sinks, dv=sympy.Integer(dv) if dv else None,
-                     norm_after_rotary=bool(flags.get("qk_norm_after_rope")),
-                     rotary_interleave=bool(flags.get("rotary_interleave")),
-                     sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None,
-                     dynamic_mask=bool(flags.get("dynamic_mask")),
-                     out_gate=_out_gate(flags), gate_per_head=bool(flags.get("attn_gate_per_head")),
-                     sink_scale=bool(flags.get("sink_scale")),
-                     gate_bias=bool(flags.get("attn_gate_bias")))                             # (B, T, d)
+    projections = Projections(fused=bool(flags["fused_qkv"]), kv_index=bool(flags["kv_index"]),
+                              bias=bool(flags["qkv_bias"]), out_bias=bool(flags["proj_bias"]))
+    norms = Norms(qk=flags["qk_norm"], norm=lambda dim: decoder_norm(_qk_norm_flags(flags), dim),
+                  after_rotary=bool(flags.get("qk_norm_after_rope")),
+                  sub=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)
+    scale = ((sympy.Integer(flags["query_scalar"]) if flags["query_scalar"] else s.dh)
+             if flags.get("scores_scaled", True) else None)
+    scores = Scores(scale=scale, softcap=flags["attn_softcap"], alibi=flags["positions"] == "alibi",
+                    dynamic_mask=bool(flags.get("dynamic_mask")), sinks=sinks,
+                    sink_scale=bool(flags.get("sink_scale")))
+    gate = OutputGate(_out_gate(flags), per_head=bool(flags.get("attn_gate_per_head")),
+                      bias=bool(flags.get("attn_gate_bias")))
+    return AttentionSpec(d, h, dh=s.dh, kv_heads=kv, dv=sympy.Integer(dv) if dv else None, window=s.window,
+                         dropout=bool(flags["dropout"]), rotary_interleave=bool(flags.get("rotary_interleave")),
+                         projections=projections, norms=norms, scores=scores, gate=gate)
 
 
 def _out_gate(flags):
@@ -78,25 +85,31 @@ def _qk_norm_flags(flags):
 
 def decoder_ffn(g, flags, s, x):
     """The decoder's FFN (GPT-2's paths under ``ffn/``): dense, or a mixture of experts (``router_bias``:
-    a flag gpt-oss's family adds; ``score_bias``: ERNIE 4.5-MoE's; ``all_experts``: Llama 4's, every
-    expert runs on every token; ``experts_bias``: JetMoE's bias after the experts;
-    ``router_score_bias``: one the gated-attention families add)."""
+    a flag gpt-oss's family adds; ``all_experts``: Llama 4's, every expert runs on every token;
+    ``experts_bias``: JetMoE's bias after the experts; ``score_bias``, ERNIE 4.5-MoE's, and
+    ``router_score_bias``, the gated-attention families': one learned bias per expert on the
+    scores for the choice, ``ops.ScoreBias``)."""
     if flags.get("cdmoe"):  # Doge's cross-domain mixture: a gated MLP plus single-neuron experts
         from .cdmoe import cdmoe
         return cdmoe(g, flags, s, x)                                                  # (B, T, d)
+    o = ffn(g, x, decoder_ffn_spec(flags, s))                                         # (B, T, d)
+    if flags.get("experts_bias"):  # JetMoE: a learned bias after the experts' weighted sum
+        o = g.op("ffn/experts_bias", ops.ChannelBias(d), o, role=R.EXPERTS_BIAS, label="ffn_out")  # (B, T, d)
+    return o
+
+
+def decoder_ffn_spec(flags, s) -> FFNSpec:
+    """The FFN of the generic decoder's *flags* and sizes *s* under GPT-2's paths (``ffn/``)."""
     moe = None
     if flags["moe"]:
         moe = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=_groups(flags),
                   shared=flags["shared_expert"], shared_ff=s.shared, router_bias=bool(flags.get("router_bias")),
-                  score_bias=bool(flags.get("score_bias")),
-                  router_score_bias=bool(flags.get("router_score_bias")), runs=E if flags.get("all_experts") else None)
-    o = ffn(g, x, d_model=d, ff=s.ff, act=activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
-            gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
-            dropout=bool(flags["dropout"]), moe=moe,
-            sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)  # (B, T, d)
-    if flags.get("experts_bias"):  # JetMoE: a learned bias after the experts' weighted sum
-        o = g.op("ffn/experts_bias", ops.ChannelBias(d), o, role=R.EXPERTS_BIAS, label="ffn_out")  # (B, T, d)
-    return o
+                  score_bias=bool(flags.get("score_bias") or flags.get("router_score_bias")),
+                  runs=E if flags.get("all_experts") else None)
+    return FFNSpec(d, s.ff, activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
+                   gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
+                   dropout=bool(flags["dropout"]), moe=moe,
+                   sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)
 
 
 def _groups(flags):

@@ -1,7 +1,9 @@
 """The feed-forward network, declared once for every family. Each op declares its role
 (``symgpt.graph.roles``); node paths and labels are the caller's.
 
-The variants are parameters of :func:`ffn`:
+A variant is an :class:`FFNSpec` (each field names the transformers config field or paper it
+mirrors; a caller builds it once per kind of layer: ``decoder_layers.decoder_ffn_spec`` from the
+decoder's flags):
 
 * a dense MLP (up -> activation -> down) or a gated one (act(gate) ⊙ up -> down: SwiGLU, GeGLU,
   T5 v1.1), its gate and up projections separate or fused (Phi-3), with or without biases;
@@ -10,19 +12,19 @@ The variants are parameters of :func:`ffn`:
   run per token, their weighted sum, and a shared expert every token runs (DeepSeek's plain one,
   Qwen2-MoE's sigmoid-gated one). Dense and MoE layers mix as stacks of their own
   (``families/stacks.py``), each calling this builder with its own ``moe``;
-* dropout after the activation (``act_dropout``: T5, BART) and on the output (``dropout``);
-* ``sub_norm``: a norm of width d_ff before the down projection (BitNet's ``ffn_sub_norm``).
+* dropout after the activation (T5, BART) and on the output;
+* a norm of width d_ff before the down projection (BitNet's ``ffn_sub_norm``).
 
-Paths: ``names`` maps a step (``up``, ``gate``, ``gate_up``, ``act``, ``mul``, ``down``,
+Paths: ``spec.names`` maps a step (``up``, ``gate``, ``gate_up``, ``act``, ``mul``, ``down``,
 ``dropout``, ``router``, ...: :data:`STEPS`) to its node name; a step it leaves out is
-``{prefix}{STEPS[step]}``. The experts' own steps are named inside their group as the dense
+``{spec.prefix}{STEPS[step]}``. The experts' own steps are named inside their group as the dense
 FFN's are, without the prefix.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import sympy
 
@@ -50,12 +52,12 @@ class MoE:
     topk_group) or None; ``shared`` is ``none``, ``plain`` or ``gated`` (a sigmoid(x·w) scale), of
     width ``shared_ff``. ``score="topk_softmax"``: the top k router logits are chosen first and
     their softmax is the weights (gpt-oss's GptOssTopKRouter); ``router_bias``: the router has a
-    bias (gpt-oss); ``score_bias``: a learned bias of E is added to the scores for the choice only
-    (ERNIE 4.5 MoE's moe_statics: E parameters, counted on the top-k op). ``runs``: the experts
+    bias (gpt-oss). ``runs``: the experts
     each token runs when it is not ``active`` -- E for transformers' ``Llama4TextMoe``, which runs
     every expert on every token (the router's scores scale the inputs, zero for the experts not
-    chosen). ``router_score_bias``: a learned bias per expert added to the scores for the
-    choice of the top k as its own op (:class:`~symgpt.ops.ScoreBias`: AFMoE, Laguna)."""
+    chosen). ``score_bias``: a learned bias per expert added to the scores for the choice of the
+    top k only, E parameters (:class:`~symgpt.ops.ScoreBias`: ERNIE 4.5 MoE's moe_statics,
+    AFMoE's expert_bias, Laguna's e_score_correction_bias)."""
 
     experts: sympy.Expr
     active: sympy.Expr
@@ -67,21 +69,48 @@ class MoE:
     router_bias: bool = False
     score_bias: bool = False
     runs: sympy.Expr | None = None
-    router_score_bias: bool = False
 
 
-def ffn(g, x, *, d_model, ff, act: ops.Op, prefix: str = "ffn/", names: dict | None = None,
-        bias: bool = False, gated: bool = False, fused_gate_up: bool = False, act_dropout: bool = False,
-        dropout: bool = False, moe: MoE | None = None, sub_norm: Callable | None = None) -> str:
-    """The FFN of *x* (B, T, d) -> (B, T, d); *act* is the activation op."""
-    step = _Steps(prefix, names or {})
-    body = dict(d_model=d_model, act=act, bias=bias, gated=gated, fused_gate_up=fused_gate_up,
-                act_dropout=act_dropout, sub_norm=sub_norm)
-    if moe is None:
-        o = _body(g, x, step, ff=ff, **body)
+@dataclass(frozen=True)
+class FFNSpec:
+    """One FFN variant: its sizes, its paths and its choices."""
+
+    #: the model width d (hidden_size)
+    d_model: object
+    #: the hidden width d_ff (intermediate_size; each expert's with ``moe``)
+    ff: object
+    #: the activation op (hidden_act)
+    act: ops.Op
+    #: the path of the steps ``names`` leaves out: ``{prefix}{STEPS[step]}``
+    prefix: str = "ffn/"
+    #: step -> node name (:data:`STEPS`): the source's module names
+    names: Mapping[str, str] | None = None
+    #: the projections' biases (mlp_bias)
+    bias: bool = False
+    #: a gated FFN, act(gate) ⊙ up (Shazeer 2020, "GLU Variants Improve Transformer": SwiGLU,
+    #: GeGLU; T5 v1.1's wi_0/wi_1); False: up -> act -> down
+    gated: bool = False
+    #: the gate and up projections fused in one matrix (Phi-3's gate_up_proj)
+    fused_gate_up: bool = False
+    #: dropout after the activation (T5's and BART's dropout_rate / activation_dropout)
+    act_dropout: bool = False
+    #: dropout on the output (hidden_dropout_prob, dropout)
+    dropout: bool = False
+    #: a mixture of experts in place of the dense FFN
+    moe: MoE | None = None
+    #: a norm of width d_ff, made by a callable of its width, before the down projection (BitNet's
+    #: ffn_sub_norm)
+    sub_norm: Callable | None = None
+
+
+def ffn(g, x, spec: FFNSpec) -> str:
+    """The FFN of *x* (B, T, d) -> (B, T, d) as *spec* says."""
+    step = _Steps(spec.prefix, spec.names or {})
+    if spec.moe is None:
+        o = _body(g, x, step, spec)
     else:
-        o = _mixture(g, x, step, d_model, ff, moe, body)
-    if dropout:
+        o = _mixture(g, x, step, spec)
+    if spec.dropout:
         o = g.op(step("dropout"), ops.Dropout(), o, role=R.DROPOUT)
     return o
 
@@ -96,13 +125,16 @@ class _Steps:
         return self.names.get(key) or f"{self.prefix}{STEPS[key]}"
 
 
-def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropout, sub_norm=None):
-    """up (and gate) -> activation (-> gate product) -> down."""
+def _body(g, x, step, spec: FFNSpec, ff=None):
+    """up (and gate) -> activation (-> gate product) -> down, of width *ff* when given (the shared
+    expert's) or ``spec.ff``."""
+    d_model, act, bias, gated = spec.d_model, spec.act, spec.bias, spec.gated
+    ff = spec.ff if ff is None else ff
     if not gated:
         u = g.op(step("up"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="H")      # (B, T, d_ff)
         u = g.op(step("act"), act, u, role=R.FFN_ACT, label=f"{act.title}(H)")                   # (B, T, d_ff)
     else:
-        if fused_gate_up:
+        if spec.fused_gate_up:
             gu = g.op(step("gate_up"), ops.Linear(d_model, 2 * ff, bias=bias), x, role=R.FFN_GATE_UP,
                       label="gate, up")                                                          # (B, T, 2d_ff)
             gate = g.op(step("gate"), ops.Slice(sympy.Integer(0), ff), gu, role=R.FFN_GATE, label="G")
@@ -112,16 +144,17 @@ def _body(g, x, step, *, d_model, ff, act, bias, gated, fused_gate_up, act_dropo
             up = g.op(step("up"), ops.Linear(d_model, ff, bias=bias), x, role=R.FFN_UP, label="U")  # (B, T, d_ff)
         gate = g.op(step("act"), act, gate, role=R.FFN_ACT, label=f"{act.title}(G)")              # (B, T, d_ff)
         u = g.op(step("mul"), ops.Mul(), gate, up, role=R.FFN_MUL, label=f"{act.title}(G) ⊙ U")   # (B, T, d_ff)
-    if act_dropout:
+    if spec.act_dropout:
         u = g.op(step("act_dropout"), ops.Dropout(), u, role=R.DROPOUT)
-    if sub_norm is not None:
-        u = g.op(step("sub_norm"), sub_norm(ff), u, role=R.FFN_SUB_NORM, label="norm(H)")        # (B, T, d_ff)
+    if spec.sub_norm is not None:
+        u = g.op(step("sub_norm"), spec.sub_norm(ff), u, role=R.FFN_SUB_NORM, label="norm(H)")        # (B, T, d_ff)
     return g.op(step("down"), ops.Linear(ff, d_model, bias=bias), u, role=R.FFN_DOWN, label="ffn_out")  # (B, T, d)
 
 
-def _mixture(g, x, step, d_model, ff, moe: MoE, body):
+def _mixture(g, x, step, spec: FFNSpec):
     """Router -> scores -> top-k weights; the experts (a group of E, k active); their weighted
     sum; plus the shared expert."""
+    d_model, ff, moe = spec.d_model, spec.ff, spec.moe
     r = g.op(step("router"), ops.Linear(d_model, moe.experts, bias=moe.router_bias, tag="router"), x,
              role=R.ROUTER, label="router logits")                                         # (B, T, E)
     if moe.score == "topk_softmax":  # gpt-oss: the k largest logits, then their softmax
@@ -132,22 +165,21 @@ def _mixture(g, x, step, d_model, ff, moe: MoE, body):
     else:
         score = ops.Sigmoid() if moe.score == "sigmoid" else ops.Softmax()
         r = g.op(step("router_softmax"), score, r, role=R.ROUTER_SOFTMAX, label="router probs")  # (B, T, E)
-        if moe.router_score_bias:
+        if moe.score_bias:
             r = g.op(step("score_bias"), ops.ScoreBias(moe.experts), r, role=R.SCORE_BIAS,
                      label="scores + bias (choice)")                                       # (B, T, E)
-        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups,
-                                        score_bias=moe.score_bias), r,
+        w = g.op(step("topk"), ops.TopK(moe.active, normalize=moe.normalize, groups=moe.groups), r,
                  role=R.TOP_K, label="top-k weights")                                      # (B, T, k)
     inner = _Steps("", {})
     runs = moe.active if moe.runs is None else moe.runs
     with g.repeat(step("experts"), moe.experts, active=runs, label="expert", role=R.EXPERTS):
-        e = _body(g, x, inner, ff=ff, **body)                                              # (B, T, d) per expert
+        e = _body(g, x, inner, spec)                                              # (B, T, d) per expert
     o = g.op(step("combine"), ops.MoECombine(), e, w, role=R.COMBINE, label="Σ weights · experts")  # (B, T, d)
     if moe.shared == "none":
         return o
     # a group of one, so its parts are named as an FFN's
     with g.repeat(step("shared_expert"), 1, label="shared expert"):
-        sh = _body(g, x, inner, ff=moe.shared_ff if moe.shared_ff is not None else ff, **body)  # (B, T, d)
+        sh = _body(g, x, inner, spec, moe.shared_ff if moe.shared_ff is not None else ff)  # (B, T, d)
     if moe.shared == "gated":  # Qwen2-MoE: sigmoid(x·w) scales the shared expert
         gate = g.op(step("shared_gate"), ops.Linear(d_model, sympy.Integer(1), bias=False), x,
                     role=R.SHARED_GATE, label="shared gate")                              # (B, T, 1)

@@ -29,9 +29,9 @@ from ...core.errors import SymgptError
 from ...core.symbols import B, L, T, V, W, d, d_ff, d_head, h, h_kv
 from ...graph import roles as R
 from ...graph.arch import Builder
-from .attention import attention
+from .attention import AttentionSpec, Norms, Projections, Scores, attention
 from .encoder_layers import activation
-from .ffn import ffn
+from .ffn import FFNSpec, ffn
 
 NAMES = {"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj", "o": "self_attn/o_proj"}
 
@@ -66,17 +66,18 @@ def _layer(g, flags, x, *, full, table, shared_kv, ple, stack):
     dh = sympy.Integer(flags["global_head_dim"]) if full and flags["global_head_dim"] else d_head
     kv = sympy.Integer(flags["global_kv_heads"]) if full and flags["global_kv_heads"] else h_kv
     a = g.op("input_layernorm", _norm(d), x, role=R.ATTENTION_NORM, label="norm_attn")
-    o = attention(g, a, d_model=d, heads=h, dh=dh, kv_heads=kv, module="self_attn", names=NAMES,
-                  bias=bool(flags["attn_bias"]), qk_norm="head", norm=_norm, rotary=table,
-                  window=None if full else W, scale=None, v_norm=lambda dim: ops.RMSNorm(dim, affine=False),
-                  v_from_k=bool(full and flags["k_eq_v"]), shared_kv=shared_kv)          # (B, T, d)
+    spec = AttentionSpec(d, h, dh=dh, kv_heads=kv, module="self_attn", names=NAMES, window=None if full else W,
+                         projections=Projections(bias=bool(flags["attn_bias"]), v_from_k=bool(full and flags["k_eq_v"])),
+                         norms=Norms(qk="head", norm=_norm, v=lambda dim: ops.RMSNorm(dim, affine=False)),
+                         scores=Scores(scale=None))
+    o = attention(g, a, spec, rotary=table, shared_kv=shared_kv)                       # (B, T, d)
     o = g.op("post_attention_layernorm", _norm(d), o, role=R.POST_ATTENTION_NORM, label="norm(attn_out)")
     x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
     f = g.op("pre_feedforward_layernorm", _norm(d), x, role=R.FFN_NORM, label="norm_ffn")
     ff = 2 * d_ff if shared_kv is not None and flags["double_wide"] else d_ff
-    f = ffn(g, f, d_model=d, ff=ff, act=activation(flags["activation"]), gated=True,
-            names={"gate": "mlp/gate_proj", "up": "mlp/up_proj", "act": "mlp/act_fn", "mul": "mlp/mul",
-                   "down": "mlp/down_proj"})
+    f = ffn(g, f, FFNSpec(d, ff, activation(flags["activation"]), gated=True,
+                          names={"gate": "mlp/gate_proj", "up": "mlp/up_proj", "act": "mlp/act_fn",
+                                 "mul": "mlp/mul", "down": "mlp/down_proj"}))
     f = g.op("post_feedforward_layernorm", _norm(d), f, role=R.POST_FFN_NORM, label="norm(ffn_out)")
     x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")      # (B, T, d)
     if ple is not None:

@@ -27,9 +27,9 @@ from ...core.errors import SymgptError
 from ...core.symbols import B, E, T, V, d, d_ff, d_head, h, h_kv, k
 from ...graph import roles as R
 from ...graph.arch import Builder
-from .attention import attention
+from .attention import AttentionSpec, Projections, attention
 from .encoder_layers import activation
-from .ffn import MoE, ffn
+from .ffn import FFNSpec, MoE, ffn
 from .mamba import mixer
 
 #: sublayer letter -> what it is (stack labels)
@@ -70,8 +70,8 @@ def _ffn(g, flags, x, prefix, moe: bool):
                    shared=flags["shared_expert"], shared_ff=shared)
         if flags["expert_ff"]:
             ff = sympy.Integer(flags["expert_ff"])
-    return ffn(g, x, d_model=d, ff=ff, act=activation(flags["activation"]), prefix=prefix,
-               bias=bool(flags["mlp_bias"]), gated=bool(flags["gated"]), moe=spec)
+    return ffn(g, x, FFNSpec(d, ff, activation(flags["activation"]), prefix=prefix, bias=bool(flags["mlp_bias"]),
+                             gated=bool(flags["gated"]), moe=spec))
 
 
 def _layer(g, flags, word, x, table, dh, kv):
@@ -83,8 +83,8 @@ def _layer(g, flags, word, x, table, dh, kv):
             o = mixer(g, a, flags)
             role = R.MIXER_RESIDUAL
         elif c in "*P":
-            o = attention(g, a, d_model=d, heads=h, dh=dh, kv_heads=kv, bias=bool(flags["qkv_bias"]),
-                          out_bias=bool(flags["attn_out_bias"]), rotary=table)
+            o = attention(g, a, AttentionSpec(d, h, dh=dh, kv_heads=kv, projections=Projections(
+                bias=bool(flags["qkv_bias"]), out_bias=bool(flags["attn_out_bias"]))), rotary=table)
             role = R.ATTENTION_RESIDUAL
             if c == "P":
                 m = mixer(g, a, flags)

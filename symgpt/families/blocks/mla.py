@@ -34,9 +34,11 @@ from ...graph.arch import Builder
 from ...core.symbols import d, h
 from .decoder import decoder_embeddings
 from .decoder_flags import BuildSizes, require_experts
-from .attention import MLA, attention
+from .attention import AttentionSpec, Projections, Scores, attention
+from .latent import MLA
 from .decoder_layers import decoder_ffn, decoder_norm
 from .stacks import layers
+
 
 def _int(flags, name) -> sympy.Integer:
     v = flags[name]
@@ -119,12 +121,13 @@ def mla(g, flags, a, table):
     q_rank = _int(flags, "q_lora_rank") if flags["q_lora_rank"] else None
     sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]),
                 q_gate=bool(flags.get("q_gate")))
-    extra = {}
+    sparse_index = None
     if flags.get("index_heads"):  # DeepSeek Sparse Attention (blocks/dsa.py)
         from .dsa import indexer
-        extra["sparse_index"] = indexer(flags, table)
-    return attention(g, a, d_model=d, heads=h, mla=sizes, bias=bool(flags["attention_bias"]), rotary=table,
-                     scale_label="S / √d_qk", **extra)                                # (B, T, d)
+        sparse_index = indexer(flags, table)
+    spec = AttentionSpec(d, h, mla=sizes, projections=Projections(bias=bool(flags["attention_bias"])),
+                         scores=Scores(label="S / √d_qk"), sparse_index=sparse_index)
+    return attention(g, a, spec, rotary=table)                                        # (B, T, d)
 
 
 

@@ -24,10 +24,10 @@ import sympy
 from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
-from ...core.symbols import B, L, T, T_max, V, d, d_ff, h
-from .attention import attention
+from ...core.symbols import B, L, T, T_max, V, d, h
+from .attention import Projections, attention
+from .bart import bart_attention_spec, bart_ffn_spec
 from .ffn import ffn
-from .encoder_layers import activation
 
 PREFIX = "model/decoder"
 
@@ -82,14 +82,15 @@ def build(flags, bound, name="seq2seq_decoder"):
     dh = d / h
     ids = g.input("input_ids", (B, T), label="input ids", role=R.TOKENS)                        # (B, T)
     x = _embed(g, flags, ids)
-    proj = {"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj", "o": "self_attn/out_proj"}
+    k_bias = None if flags["k_bias"] else False  # Whisper: k_proj without a bias
+    spec = bart_attention_spec("self_attn", dh, drop, causal=True,
+                               projections=Projections(bias=bool(flags["attn_bias"]), k_bias=k_bias))
+    ffn_spec = bart_ffn_spec(flags, drop)
     with g.repeat(f"{PREFIX}/layers", L, label="decoder layer", carry=x, role=R.STACK, length=T):
         a = x
         if pre:
             a = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        k_bias = None if flags["k_bias"] else False  # Whisper: k_proj without a bias
-        o = attention(g, a, d_model=d, heads=h, dh=dh, module="self_attn", names=proj, bias=bool(flags["attn_bias"]),
-                      causal=True, dropout=drop, k_bias=k_bias)
+        o = attention(g, a, spec)
         x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         if not pre:
             x = g.op("self_attn_layer_norm", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
@@ -97,9 +98,7 @@ def build(flags, bound, name="seq2seq_decoder"):
         a = x
         if pre:
             a = g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")
-        f = ffn(g, a, d_model=d, ff=d_ff, act=activation(flags["activation"]), bias=True, dropout=drop,
-                act_dropout=drop, names={"up": "fc1", "act": "activation_fn", "down": "fc2",
-                                         "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"})
+        f = ffn(g, a, ffn_spec)
         x = g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
         if not pre:
             x = g.op("final_layer_norm", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_ffn")  # (B, T, d)

@@ -23,8 +23,8 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, L, L_dec, T_dec, T_enc, V, d, d_ff, d_head, h
-from .attention import attention
-from .ffn import ffn
+from .attention import AttentionSpec, Scores, attention
+from .ffn import FFNSpec, ffn
 from .encoder_layers import activation, lm_head
 
 def _ffn(g, flags, x, prefix, drop):
@@ -34,18 +34,19 @@ def _ffn(g, flags, x, prefix, drop):
     names.update(act=f"{prefix}/DenseReluDense/act", mul=f"{prefix}/DenseReluDense/mul",
                  down=f"{prefix}/DenseReluDense/wo", act_dropout=f"{prefix}/DenseReluDense/act_dropout",
                  dropout=f"{prefix}/DenseReluDense/wo_dropout")
-    return ffn(g, x, d_model=d, ff=d_ff, names=names, act=activation(flags["activation"]), bias=False,
-               gated=gated, dropout=drop, act_dropout=drop)
+    return ffn(g, x, FFNSpec(d, d_ff, activation(flags["activation"]), names=names, gated=gated, dropout=drop,
+                             act_dropout=drop))
 
 
 def _proj(prefix):
     return {n: f"{prefix}/{n}" for n in "qkvo"}
 
 
-def _attention(g, x, module, drop, causal=False, **kw):
-    """T5's attention (self or cross): no biases, scores not divided by √d_head."""
-    return attention(g, x, d_model=d, heads=h, dh=d_head, module=module, names=_proj(module), bias=False,
-                     causal=causal, scale=None, dropout=drop, **kw)
+def _attention(g, x, module, drop, causal=False, **nodes):
+    """T5's attention (self or cross over ``memory``): no biases, scores not divided by √d_head."""
+    spec = AttentionSpec(d, h, dh=d_head, module=module, names=_proj(module), causal=causal, dropout=drop,
+                         scores=Scores(scale=None))
+    return attention(g, x, spec, **nodes)
 
 
 #: sublayer -> (its norm's role and label, its residual's role, what the residual adds)

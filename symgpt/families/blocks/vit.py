@@ -17,8 +17,8 @@ from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
 from ...core.symbols import B, C_img, L, N_cls, P_patch, S_img, d, d_ff, h
-from .attention import attention
-from .ffn import ffn
+from .attention import AttentionSpec, Projections, attention
+from .ffn import FFNSpec, ffn
 from .encoder_layers import activation
 
 #: the encoder's sequence length: the patches and the class token
@@ -45,17 +45,20 @@ def build(flags, bound):
     if drop:
         x = g.op("embeddings/dropout", ops.Dropout(), x, role=R.DROPOUT)
 
+    attn = AttentionSpec(d, h, dh=d / h, module="attention/attention",
+                         names={"q": "attention/attention/query", "k": "attention/attention/key",
+                                "v": "attention/attention/value", "o": "attention/output/dense"},
+                         causal=False, dropout=drop,
+                         projections=Projections(bias=bool(flags["qkv_bias"]), out_bias=True))
+    mlp = FFNSpec(d, ff, activation(flags["activation"]), bias=True, dropout=drop,
+                  names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
+                         "down": "output/dense", "dropout": "output/dense_dropout"})
     with g.repeat("encoder/layer", L, label="encoder layer", carry=x, role=R.STACK, length=LENGTH):
         a = g.op("layernorm_before", ops.LayerNorm(d), x, role=R.ATTENTION_NORM, label="LayerNorm_1")
-        o = attention(g, a, d_model=d, heads=h, dh=d / h, module="attention/attention",
-                      names={"q": "attention/attention/query", "k": "attention/attention/key",
-                             "v": "attention/attention/value", "o": "attention/output/dense"},
-                      bias=bool(flags["qkv_bias"]), out_bias=True, causal=False, dropout=drop)
+        o = attention(g, a, attn)
         x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
         f = g.op("layernorm_after", ops.LayerNorm(d), x, role=R.FFN_NORM, label="LayerNorm_2")
-        f = ffn(g, f, d_model=d, ff=ff, act=activation(flags["activation"]), bias=True, dropout=drop,
-                names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
-                       "down": "output/dense", "dropout": "output/dense_dropout"})
+        f = ffn(g, f, mlp)
         x = g.op("output_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")      # (B, T, d)
     x = g.op("layernorm", ops.LayerNorm(d), x, role=R.FINAL_NORM, label="LayerNorm_final")
 
