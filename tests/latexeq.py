@@ -114,7 +114,7 @@ class _Parser:
         c = self.s[self.i]
         if c.isdigit() or c in "({":
             return True
-        if self.s.startswith("\\left(", self.i) or self.s.startswith("\\frac", self.i):
+        if any(self.s.startswith(t, self.i) for t in ("\\left(", "\\bigl(", "\\frac")):
             return True
         return any(self.s.startswith(tex, self.i) for tex, _ in self.symbols)
 
@@ -147,6 +147,10 @@ class _Parser:
         if self._eat("\\left("):
             v = self.expr()
             self._need("\\right)")
+            return v
+        if self._eat("\\bigl("):   # a bracket broken over align* rows
+            v = self.expr()
+            self._need("\\bigr)")
             return v
         if self._eat("("):
             v = self.expr()
@@ -224,7 +228,7 @@ def chains(tex: str) -> list[list[str]]:
             if not r.strip():
                 continue
             if re.match(r"\s*&?\s*\\quad", r) and rows:   # a long side continued on the next row
-                rows[-1] += " " + re.sub(r"^\s*&?\s*\\quad", "", r)
+                rows[-1] += " " + re.sub(r"^\s*&?\s*(\\quad\s*)+", "", r)
             else:
                 rows.append(r)
         sides = []

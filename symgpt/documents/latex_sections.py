@@ -160,6 +160,7 @@ def blocks(model, notation) -> dict:
         out.append({
             "name": g, "label_key": Tex(re.sub(r"[^A-Za-z0-9]", "", g)), "label": entry["label"], "rows": entry["rows"],
             "total_formula": tex_expr(per_block, notation), "total_value": _num(_value(model, per_block)),
+            "per_block": per_block,
             "repeat": tex_expr(entry["repeat"], notation), "factor": Tex(times_factor(entry["repeat"], notation)),
             "repeat_value": _num(_value(model, entry["repeat"])),
             "all_formula": tex_expr(all_blocks, notation), "all_value": _num(_value(model, all_blocks)),
@@ -215,6 +216,7 @@ def total(model, notation) -> dict:
     steps = []
     block_terms = [Tex(f"{g['factor']} \\left({g['total_formula']}\\right)") for g in b["groups"]]
     if len(b["groups"]) > 1:  # several stacks: one per line, and the expansion broken into lines
+        block_terms = [_bracket(g, notation) for g in b["groups"]]
         steps.append(Tex(CONTINUED.join(block_terms + [emb["total_formula"]])))
         steps.append(Tex(CONTINUED.join(str(t).removeprefix("+ ") for t in tex_lines(q.expr, notation, 4))))
         steps[-1] = Tex(steps[-1].replace(CONTINUED + "-", " \\\\\n  &\\quad -"))
@@ -232,6 +234,18 @@ def total(model, notation) -> dict:
         }
     return {**header(model, notation), "steps": steps, "numeric": numeric,
             "notes": list(q.notes) + list(model.notes)}
+
+
+def _bracket(group, notation, width: int = 90) -> Tex:
+    """A stack's count times its per-block sum; a sum too long for one row (a ten-term block) is
+    broken over rows inside ``\\bigl( ... \\bigr)``, which, unlike ``\\left( \\right)``, may span
+    rows of an ``align*``."""
+    inner = str(group["total_formula"])
+    if len(inner) <= width:
+        return Tex(f"{group['factor']} \\left({inner}\\right)")
+    lines = [str(t) for t in tex_lines(group["per_block"], notation, 5)]
+    body = " \\\\\n  &\\quad\\quad ".join(lines)
+    return Tex(f"{group['factor']} \\bigl({body}\\bigr)")
 
 
 def breakdown(model, notation) -> dict:

@@ -1,0 +1,31 @@
+"""The lecture notes fit the page: every formula of a model's standalone LaTeX stays inside the
+text width. Oracle: TeX itself -- the "Overfull \\hbox (N pt too wide)" lines pdflatex writes to
+its log for every line that sticks out of the margin. Models of several stacks and long
+per-block sums are the cases that used to overflow (gpt-oss-20b's total 26 pt: a ten-term
+block in unbreakable \\left( \\right); Gemma 2's FLOPs 204 pt: the block with its count left
+in the denominators)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import helpers
+import symgpt
+from symgpt.documents.latex_doc import document
+from symgpt.documents.workload import report_model
+
+#: what TeX may overrun by: a few points (a long typewriter name in a paragraph) is not a
+#: formula off the page
+TOLERANCE_PT = 5.0
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gemma-2-9b", "mixtral-8x7b", "llama-3-8b"])
+def test_no_formula_runs_off_the_page(name, tmp_path):
+    tex = tmp_path / "notes.tex"
+    tex.write_text(document(report_model(symgpt.load(name))), encoding="utf-8")
+    code, log, _ = helpers.compile_tex(tex)
+    assert code == 0, log[-2000:]
+    over = [float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
+    assert all(x <= TOLERANCE_PT for x in over), sorted(over)[-3:]
