@@ -1,0 +1,68 @@
+"""Vision--language models (``symgpt/families/vlm.py``): parameters against transformers' models
+built on the meta device, and the forward FLOPs one image adds against ``FlopCounterMode`` on tiny
+CPU models of the same classes, fed a real image tensor (the forward with ``pixel_values`` minus
+the same forward without them: the vision tower and the projector)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import symgpt
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+IMAGE_TOKEN = 5
+
+
+def _gemma3(vision_use_head: bool) -> dict:
+    """A tiny Gemma 3: 28×28 images in 7×7 patches (a 4×4 grid) pooled 2×2 to 4 tokens."""
+    return {
+        "model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+        "mm_tokens_per_image": 4, "image_token_index": IMAGE_TOKEN, "boi_token_index": 6, "eoi_token_index": 7,
+        "text_config": {"model_type": "gemma3_text", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+                        "head_dim": 32, "query_pre_attn_scalar": 32, "sliding_window": 512,
+                        "max_position_embeddings": 256},
+        "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                          "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7,
+                          "vision_use_head": vision_use_head},
+    }
+
+
+def _flops(model, **inputs) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(use_cache=False, **inputs)
+    return fcm.get_total_flops()
+
+
+def _write(tmp_path, cfg) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize("head", [False, True])
+def test_gemma3_params_and_image_flops(tmp_path, head):
+    cfg = _gemma3(head)
+    config = transformers.Gemma3Config(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    torch.manual_seed(0)
+    model = transformers.Gemma3ForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, cfg)
+    assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
+
+    T, t = 8, 4
+    ids = torch.tensor([[2, 6] + [IMAGE_TOKEN] * t + [7, 9]])
+    assert ids.shape[1] == T
+    pixels = torch.rand(1, 3, 28, 28)  # one image (the processor resizes every image to 28×28)
+    with_image = _flops(model, input_ids=ids, pixel_values=pixels, token_type_ids=(ids == IMAGE_TOKEN).long())
+    text_only = _flops(model, input_ids=ids)
+
+    m0 = symgpt.load(path, B=1, T=T)
+    m1 = symgpt.load(path, B=1, T=T, N_img=1)
+    assert m0.quantity("flops.forward") == text_only
+    assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only
