@@ -66,3 +66,39 @@ def test_gemma3_params_and_image_flops(tmp_path, head):
     m1 = symgpt.load(path, B=1, T=T, N_img=1)
     assert m0.quantity("flops.forward") == text_only
     assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only
+
+
+def _llava(strategy: str) -> dict:
+    """A tiny LLaVA: 28×28 images in 7×7 patches (16 patches and the class token)."""
+    return {
+        "model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
+        "image_token_index": IMAGE_TOKEN, "vision_feature_layer": -2,
+        "vision_feature_select_strategy": strategy, "projector_hidden_act": "gelu",
+        "text_config": {"model_type": "llama", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                        "max_position_embeddings": 256},
+        "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                          "num_hidden_layers": 3, "num_attention_heads": 2, "image_size": 28, "patch_size": 7},
+    }
+
+
+@pytest.mark.parametrize("strategy", ["default", "full"])
+def test_llava_params_and_image_flops(tmp_path, strategy):
+    cfg = _llava(strategy)
+    config = transformers.LlavaConfig(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    torch.manual_seed(0)
+    model = transformers.LlavaForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, cfg)
+    assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
+
+    t = 16 if strategy == "default" else 17  # (28/7)² patches, and the class token under "full"
+    ids = torch.tensor([[2] + [IMAGE_TOKEN] * t + [9, 10, 11]])
+    T = ids.shape[1]
+    pixels = torch.rand(1, 3, 28, 28)
+    with_image = _flops(model, input_ids=ids, pixel_values=pixels)
+    text_only = _flops(model, input_ids=ids)
+
+    m0 = symgpt.load(path, B=1, T=T)
+    m1 = symgpt.load(path, B=1, T=T, N_img=1)
+    assert m0.quantity("flops.forward") == text_only
+    assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only

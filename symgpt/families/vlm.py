@@ -54,6 +54,8 @@ FAMILIES = (
     vlm_family("gemma3", "Gemma 3: SigLIP vision tower, avg-pooled RMSNorm + linear projector, Gemma 3 text decoder",
                dict(activation="gelu_tanh", embed_scale=True, tied=True, gqa=True, norm_offset=True,
                     local_rope=True, branch_norms=True, qk_norm="head", window=True, full_every=6)),
+    vlm_family("llava", "LLaVA: CLIP vision tower, 2-layer MLP projector, Llama text decoder",
+               {}, vlm_projector="llava", vision_tower="clip", vision_activation="gelu"),
 )
 
 
@@ -114,6 +116,75 @@ def read_gemma3(f: Fields):
     return "gemma3", flags, sizes
 
 
-READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",))}
+#: LlavaConfig's vision tower when its config.json has no vision_config (CLIP ViT-L/14 at 336)
+_LLAVA_VISION = dict(d_v=1024, L_v=24, h_v=16, d_ff_v=4096, S_img=336, P_patch=14)
+
+
+def read_clip(v: Fields, flags: dict, sizes: dict, given: bool) -> None:
+    """transformers' CLIPVisionConfig (the tower's fields); LlavaConfig's own defaults when the
+    config has no vision_config."""
+    dv = _LLAVA_VISION if not given else dict(d_v=768, L_v=12, h_v=12, d_ff_v=3072, S_img=224, P_patch=32)
+    sizes.update(d_v=v.int("hidden_size", dv["d_v"]), L_v=v.int("num_hidden_layers", dv["L_v"]),
+                 h_v=v.int("num_attention_heads", dv["h_v"]), d_ff_v=v.int("intermediate_size", dv["d_ff_v"]),
+                 S_img=v.int("image_size", dv["S_img"]), P_patch=v.int("patch_size", dv["P_patch"]),
+                 C_img=v.int("num_channels", 3))
+    act = v.str("hidden_act", "quick_gelu")
+    if act == "quick_gelu":
+        act = "gelu"
+        v.notes.append("the vision tower's quick_gelu (x·sigmoid(1.702x)) is counted as gelu: the same matmuls, "
+                       "only elementwise costs differ")
+    flags["vision_activation"] = v.activation_named("hidden_act", act)
+    v.silent("attention_dropout", "layer_norm_eps", "id2label", "label2id", "projection_dim", "vocab_size",
+             "initializer_factor", "initializer_range")
+
+
+def read_llava(f: Fields):
+    """transformers' LlavaConfig: text_config (LlamaConfig), vision_config (CLIPVisionConfig),
+    the projector's fields and which vision features it reads."""
+    from .llama import read_llama_like
+
+    text = _sub(f, "text_config")
+    mt = text.cfg.get("model_type", "llama")
+    if mt != "llama":
+        raise SymgptError(f"{f.where}: a LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          "(symgpt counts LLaVA with a Llama decoder)")
+    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+    _leftovers(f, text, "text_config")
+    vision = _sub(f, "vision_config")
+    vt = vision.cfg.get("model_type", "clip_vision_model")
+    if vt != "clip_vision_model":
+        raise SymgptError(f"{f.where}: a LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          "(symgpt counts CLIP's vision tower)")
+    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
+    _leftovers(f, vision, "vision_config")
+    layer = f.get("vision_feature_layer", -2)[0]
+    if not isinstance(layer, int) or isinstance(layer, bool):
+        raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
+                          "is not modelled")
+    strategy = f.str("vision_feature_select_strategy", "default")
+    if strategy not in ("default", "full"):
+        raise SymgptError(f"{f.where}: vision_feature_select_strategy {strategy[:40]!r} is not default or full")
+    flags.update(vlm_projector="llava", vision_tower="clip", drop_cls=strategy == "default",
+                 projector_bias=f.bool("multimodal_projector_bias", True),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    tie = f.cfg.get("tie_word_embeddings")
+    if tie is not None:
+        flags["tied"] = bool(f.bool("tie_word_embeddings", False) or flags.get("tied"))
+    side = sizes["S_img"] // sizes["P_patch"]
+    tokens = side * side + (0 if strategy == "default" else 1)
+    f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
+                   f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
+                   f"patches{' (class token dropped)' if strategy == 'default' else ' and the class token'}: "
+                   f"{tokens} tokens; T counts those image tokens")
+    f.notes.append(f"the vision tower runs all {sizes['L_v']} layers (transformers asks it for every hidden "
+                   f"state) and the projector reads hidden state {layer}: every layer is counted")
+    f.silent("image_token_index", "image_token_id", "image_seq_length", "id2label", "label2id", "ignore_index",
+             "initializer_range")
+    sizes["N_img"] = 0
+    return "llava", flags, sizes
+
+
+READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
+           "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
 
 PRESETS: tuple = ()

@@ -47,7 +47,7 @@ def tokens_per_image(flags):
     """The image tokens the decoder sees per image (module docstring)."""
     if flags["vlm_projector"] == "gemma3":
         return PATCHES / flags["image_pool"] ** 2
-    return PATCHES
+    return PATCHES if flags["drop_cls"] else PATCHES + 1
 
 
 def _layer(g, x, flags, act):
