@@ -102,3 +102,21 @@ def test_llava_params_and_image_flops(tmp_path, strategy):
     m1 = symgpt.load(path, B=1, T=T, N_img=1)
     assert m0.quantity("flops.forward") == text_only
     assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only
+
+
+def test_llava_1_5_7b_params_on_meta():
+    """llava-hf/llava-1.5-7b-hf's config.json (tests/configs/README.md) built on the meta device."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "configs" / "llava-1.5-7b.json"
+    cfg = json.loads(path.read_text())
+    config = transformers.LlavaConfig(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    with torch.device("meta"):
+        model = transformers.LlavaForConditionalGeneration(config)
+    m = symgpt.load(str(path))
+    assert m.params == sum(p.numel() for p in model.parameters())
+    # the tower and the projector, each its own rows of the breakdown
+    parts = m.quantity("params").values()
+    for prefix, module in (("vision_tower/", model.model.vision_tower),
+                           ("multi_modal_projector/", model.model.multi_modal_projector)):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix)) == sum(p.numel() for p in module.parameters())
