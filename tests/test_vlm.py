@@ -102,6 +102,12 @@ def test_llava_params_and_image_flops(tmp_path, strategy):
     m1 = symgpt.load(path, B=1, T=T, N_img=1)
     assert m0.quantity("flops.forward") == text_only
     assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only
+    # serving: the tower runs in the prefill, once per image; a decode step runs the decoder alone,
+    # over a KV cache of T positions that counts the image tokens (the tower caches nothing)
+    pre = {m: int(m.quantity("inference.prefill.flops")) for m in (m0, m1)}
+    assert pre[m1] - pre[m0] == with_image - text_only
+    assert int(m1.quantity("inference.decode.flops")) == int(m0.quantity("inference.decode.flops"))
+    assert int(m1.quantity("inference.kv_cache")) == int(m0.quantity("inference.kv_cache"))
 
 
 def test_llava_1_5_7b_params_on_meta():
