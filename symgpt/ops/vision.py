@@ -151,8 +151,9 @@ class AvgPoolPatches(Op):
     ``nn.AvgPool2d`` between a transpose/reshape to (B, dim, n, n) and a flatten back (views).
 
     No multiply-adds (``torch.utils.flop_counter`` counts none): one add per input element forward
-    and one per input element for the input gradient, elementwise; nothing saved (the kernel size
-    is all the backward needs)."""
+    and one per input element for the input gradient, elementwise. Saved, when its input needs a
+    gradient: the (B, dim, n, n) grid ``nn.AvgPool2d`` reads, a copy of the input in grid layout
+    (the transpose and reshape before it copy)."""
 
     kernel: sympy.Expr
     kind = "avg_pool_patches"
@@ -176,6 +177,8 @@ class AvgPoolPatches(Op):
         return ()
 
     def saved(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Saved("grid", tuple(inputs[0])),)
         return ()
 
     def describe(self):
