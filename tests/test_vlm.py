@@ -126,3 +126,25 @@ def test_llava_1_5_7b_params_on_meta():
     for prefix, module in (("vision_tower/", model.model.vision_tower),
                            ("multi_modal_projector/", model.model.multi_modal_projector)):
         assert sum(v for p, v in parts.items() if p.startswith(prefix)) == sum(p.numel() for p in module.parameters())
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "symgpt", *args], capture_output=True, text=True)
+
+
+def test_cli_counts_images_and_lists_the_tower():
+    from pathlib import Path
+
+    path = str(Path(__file__).parent.parent / "examples" / "llava-1.5-7b-config.json")
+    r = _cli("params", path, "--json")
+    assert r.returncode == 0, r.stderr
+    parts = json.loads(r.stdout)["params"]["breakdown"]
+    assert any(p.startswith("vision_tower/") for p in parts) and "multi_modal_projector/linear_1" in parts
+    # four images of 576 tokens need a prompt of at least 2,304 positions
+    r = _cli("flops", path, "--set", "N_img=4", "--set", "T=100")
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "N_img" in r.stderr
+    r = _cli("flops", path, "--set", "N_img=-1")
+    assert r.returncode == 2 and "non-negative" in r.stderr

@@ -136,7 +136,8 @@ def _check_size(name: str, value) -> sympy.Integer:
     if isinstance(value, bool) or not isinstance(value, (int, sympy.Integer)):
         raise SymgptError(f"{name} must be a positive integer, got {value!r}")
     if value < 0 or (value == 0 and name not in ZERO_ALLOWED):
-        raise SymgptError(f"{name} must be a positive integer, got {value}")
+        kind = "a non-negative" if name in ZERO_ALLOWED else "a positive"
+        raise SymgptError(f"{name} must be {kind} integer, got {value}")
     return sympy.Integer(value)
 
 
