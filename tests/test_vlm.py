@@ -114,7 +114,7 @@ def test_llava_1_5_7b_params_on_meta():
     """llava-hf/llava-1.5-7b-hf's config.json (tests/configs/README.md) built on the meta device."""
     from pathlib import Path
 
-    path = Path(__file__).parent / "configs" / "llava-1.5-7b.json"
+    path = Path(__file__).parent / "configs" / "vlm" / "llava-1.5-7b.json"
     cfg = json.loads(path.read_text())
     config = transformers.LlavaConfig(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
     with torch.device("meta"):
@@ -126,6 +126,19 @@ def test_llava_1_5_7b_params_on_meta():
     for prefix, module in (("vision_tower/", model.model.vision_tower),
                            ("multi_modal_projector/", model.model.multi_modal_projector)):
         assert sum(v for p, v in parts.items() if p.startswith(prefix)) == sum(p.numel() for p in module.parameters())
+
+
+@pytest.mark.parametrize("model_type, config_class, model_class", [
+    ("gemma3", "Gemma3Config", "Gemma3ForConditionalGeneration"),
+    ("llava", "LlavaConfig", "LlavaForConditionalGeneration")])
+def test_default_configs_params_on_meta(model_type, config_class, model_class):
+    """A config.json with no fields but model_type reads as transformers' defaults (LlavaConfig's
+    own vision tower, CLIP ViT-L/14 at 336, when vision_config is absent)."""
+    with torch.device("meta"):
+        model = getattr(transformers, model_class)(getattr(transformers, config_class)())
+    from symgpt.model.model import from_config
+
+    assert from_config({"model_type": model_type}, "x").params == sum(p.numel() for p in model.parameters())
 
 
 def _cli(*args):
