@@ -421,6 +421,8 @@ NOT_YET_COMPARED = frozenset({
     "bamba", "nemotron_h", "granitemoehybrid", "jamba", "falcon_h1",
     # layers of several kinds: short convolutions (their transposes and chunks), not yet measured
     "lfm2", "lfm3", "modernbert-decoder",
+    # vision--language models: the vision tower's and projector's saved tensors, not yet measured
+    "gemma3", "llava",
 })
 
 

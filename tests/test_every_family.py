@@ -137,6 +137,8 @@ def test_every_registered_family_is_covered():
                                     "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm",
                                     # hybrids of those with attention: tests/test_hybrid.py
                                     "hybrid", "hybrid1",
+                                    # vision--language models: tests/test_vlm.py
+                                    "gemma3", "llava",
                                     # Gated DeltaNet hybrids (the same refusal): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # short-convolution layers among attention layers (their state is

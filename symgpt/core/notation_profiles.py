@@ -16,6 +16,8 @@ PROFILES = {
             "L_dec": r"L_{\mathrm{dec}}", "S_img": "S", "P_patch": "P", "C_img": r"C_{\mathrm{img}}", "N_cls": r"N_{\mathrm{cls}}",
             "d_inner": r"d_{\mathrm{in}}", "d_state": r"d_{\mathrm{state}}", "d_conv": "K", "r_dt": r"r_{\Delta}",
             "h_ssm": r"h_{\mathrm{ssm}}", "G_ssm": "G", "Q_chunk": "Q",
+            "N_img": r"N_{\mathrm{img}}", "d_v": r"d_{\mathrm{v}}", "h_v": r"h_{\mathrm{v}}", "L_v": r"L_{\mathrm{v}}",
+            "d_ff_v": r"d_{\mathrm{ff,v}}",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
     },

@@ -43,11 +43,18 @@ r_dt = _sym("r_dt")        # rank of the time-step projection (Mamba)
 h_ssm = _sym("h_ssm")      # state-space heads (Mamba-2)
 G_ssm = _sym("G_ssm")      # groups sharing B and C (Mamba-2)
 Q_chunk = _sym("Q_chunk")  # chunk length of the chunked scan (Mamba-2)
+# vision--language models: the vision tower beside the text decoder, and the images it reads
+N_img = sympy.Symbol("N_img", integer=True, nonnegative=True)  # images per sequence (0: text only)
+d_v = _sym("d_v")      # vision tower width
+h_v = _sym("h_v")      # vision tower attention heads
+L_v = _sym("L_v")      # vision tower layers
+d_ff_v = _sym("d_ff_v")  # vision tower feed-forward width
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
-                         P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk)
+                         P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk,
+                         N_img, d_v, h_v, L_v, d_ff_v)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -79,7 +86,15 @@ MEANING: dict[str, str] = {
     "h_ssm": "state-space heads",
     "G_ssm": "groups sharing B and C",
     "Q_chunk": "chunk length of the chunked scan",
+    "N_img": "images per sequence",
+    "d_v": "vision tower width",
+    "h_v": "vision tower attention heads",
+    "L_v": "vision tower layers",
+    "d_ff_v": "vision tower feed-forward width",
 }
+
+#: the sizes that may be 0 (a vision--language model's prompt with no image)
+ZERO_ALLOWED = frozenset({"N_img"})
 
 #: the sequence lengths: bound per call (``--set``), never used to choose a graph
 LENGTHS = ("B", "T", "T_enc", "T_dec")

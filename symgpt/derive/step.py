@@ -178,13 +178,15 @@ def once_per_request(arch: Arch) -> frozenset:
     g = arch.graph
     gen = generated(arch)
     grow, fixed = set(), set()
+    # a vision--language model's images: its vision tower runs once, in the prefill
+    images = any(a.get("role") == roles.IMAGE_MERGE for _, a in g.nodes(data=True))
     for n, a in g.nodes(data=True):
         if a["kind"] != "input":
             continue
         has = [as_expr(x) for x in a["shape"]]
         if any(x.has(gen) for x in has):
             grow |= g.descendants(n) | {n}
-        elif any(x.has(s) for x in has for s in _lengths(arch)):
+        elif any(x.has(s) for x in has for s in _lengths(arch)) or (images and a.get("role") == roles.PIXELS):
             fixed |= g.descendants(n) | {n}
     return frozenset(n for n in fixed - grow if g.nodes[n]["kind"] == "op")
 

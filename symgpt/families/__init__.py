@@ -129,6 +129,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- layer kinds as stacks: short convolutions among attention layers, a bare first layer ---
     (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
+    # --- vision--language models: a vision tower and projector beside the text decoder ---
+    (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
 )
 
 #: built-in family name -> its module's reference

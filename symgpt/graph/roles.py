@@ -257,6 +257,14 @@ ADAPTER_RESIDUAL = "residual.adapter"  # ... and its residual add
 HELD_ADAPTER = "held.adapter"        # the adapters of the other languages: held, not run
 HELD_EMBEDDING = "held.embedding"    # an embedding table held and not run (RoCBert with enable_shape=false)
 PARALLEL_SUM = "ssm.parallel_sum"    # attention and a Mamba mixer side by side, outputs summed (Falcon-H1)
+# vision--language models: the connector between a vision tower and the text decoder
+VISION_POOL = "vision.pool"          # the patch grid average-pooled (Gemma 3)
+VISION_PROBE = "vision.probe"        # a learned query over the patches (SigLIP's attention-pooling head)
+VISION_SELECT = "vision.select"      # the patches the projector reads (the class token dropped: LLaVA)
+VISION_NORM = "vision.norm"          # a norm in the multi-modal projector
+VISION_PROJECTOR = "vision.projector"  # a linear map of the projector (vision width -> text width)
+VISION_ACT = "vision.act"            # the projector's activation
+IMAGE_MERGE = "vision.merge"         # image features placed at the image-token positions
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

@@ -23,7 +23,7 @@ from ..graph.arch import Arch
 from ..derive.params import params as count_params
 from ..core.lazy import Ref
 from ..derive.quantity import Quantity, evaluate
-from ..core.symbols import CANONICAL, LENGTHS, MEANING
+from ..core.symbols import CANONICAL, LENGTHS, MEANING, ZERO_ALLOWED
 
 #: the parallel dimensions ``comm.DIMS`` prices (``tests/test_lazy.py`` checks they agree)
 COMM_DIMS = ("dp", "tp", "pp", "ep", "cp")
@@ -135,8 +135,9 @@ def _check_flag(fam: Family, name: str, value):
 def _check_size(name: str, value) -> sympy.Integer:
     if isinstance(value, bool) or not isinstance(value, (int, sympy.Integer)):
         raise SymgptError(f"{name} must be a positive integer, got {value!r}")
-    if value <= 0:
-        raise SymgptError(f"{name} must be a positive integer, got {value}")
+    if value < 0 or (value == 0 and name not in ZERO_ALLOWED):
+        kind = "a non-negative" if name in ZERO_ALLOWED else "a positive"
+        raise SymgptError(f"{name} must be {kind} integer, got {value}")
     return sympy.Integer(value)
 
 

@@ -81,6 +81,9 @@ CATALOG = {
     "MoESlots": Ref("symgpt.ops.moa", "MoESlots"),
     "PrependTokens": Ref("symgpt.ops.prompt", "PrependTokens"),
     "DropTokens": Ref("symgpt.ops.prompt", "DropTokens"),
+    # vision--language models: pooled patch grids and image features among the tokens
+    "AvgPoolPatches": Ref("symgpt.ops.vision", "AvgPoolPatches"),
+    "MergeImageTokens": Ref("symgpt.ops.vision", "MergeImageTokens"),
 }
 
 

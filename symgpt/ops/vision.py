@@ -140,3 +140,67 @@ class AddPositions(Op):
 
     def describe(self):
         return f"+ positions {self.num}×{self.dim}"
+
+
+# --- vision--language models: pooling the patch grid and placing image features among the tokens
+@register
+@dataclass(frozen=True)
+class AvgPoolPatches(Op):
+    """Average-pool a square grid of patch features in ``kernel`` × ``kernel`` windows (stride
+    ``kernel``): (B, n², dim) -> (B, (n/kernel)², dim), as Gemma 3's multi-modal projector does with
+    ``nn.AvgPool2d`` between a transpose/reshape to (B, dim, n, n) and a flatten back (views).
+
+    No multiply-adds (``torch.utils.flop_counter`` counts none): one add per input element forward
+    and one per input element for the input gradient, elementwise. Saved, when its input needs a
+    gradient: the (B, dim, n, n) grid ``nn.AvgPool2d`` reads, a copy of the input in grid layout
+    (the transpose and reshape before it copy)."""
+
+    kernel: sympy.Expr
+    kind = "avg_pool_patches"
+    title = "Average pool (patches)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"pooling patches expects (B, N, dim), got {tuple(x)}")
+        return (x[0], x[1] / self.kernel ** 2, x[2])  # (B, n², d) -> (B, (n/k)², d)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(inputs[0])),)
+
+    def backward(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Work("elementwise", numel(inputs[0]), grad="input"),)
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Saved("grid", tuple(inputs[0])),)
+        return ()
+
+    def describe(self):
+        return f"AvgPool {self.kernel}×{self.kernel}"
+
+
+@register
+@dataclass(frozen=True)
+class MergeImageTokens(FreeView):
+    """Place image features (B·N_img, t, d) at the image-token positions of the embedded text
+    (B, T, d) -> (B, T, d): transformers' ``inputs_embeds.masked_scatter(mask, image_features)``,
+    a copy with no arithmetic. T already counts the N_img·t image-token positions."""
+
+    kind = "merge_image_tokens"
+    title = "Merge image tokens"
+    arity = 2
+
+    def shape(self, inputs):
+        x, feats = inputs
+        if len(feats) != 3 or sympy.expand(feats[-1] - x[-1]) != 0:
+            raise SymgptError(f"image features {tuple(feats)} do not match the token width of {tuple(x)}")
+        return tuple(x)
+
+    def describe(self):
+        return "Merge image tokens"

@@ -34,8 +34,10 @@ from .decoder_layers import decoder_attention, decoder_ffn, decoder_norm
 from .stacks import layers, stacks  # noqa: F401  (stacks: re-exported)
 
 
-def build(flags, bound, name="decoder", labels=None):
-    """The decoder's graph for *flags*; *labels* renames nodes' labels by path."""
+def build(flags, bound, name="decoder", labels=None, vision=None):
+    """The decoder's graph for *flags*; *labels* renames nodes' labels by path. *vision*
+    (``g, x -> x``): a vision tower and projector declared beside the token embeddings, whose image
+    features it merges into them (vision--language models, ``blocks/vlm.py``)."""
     s = BuildSizes(flags, bound)
     if flags["post_norm"] and flags["parallel"]:
         raise SymgptError("post_norm and parallel blocks cannot be combined")
@@ -50,6 +52,8 @@ def build(flags, bound, name="decoder", labels=None):
                   id="full_layer_within_layers")
 
     x = decoder_embeddings(g, flags, s)
+    if vision is not None:
+        x = vision(g, x)
     table = None
     if flags["positions"] == "rotary":
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",

@@ -1,0 +1,157 @@
+"""Vision--language models: a ViT-style vision tower (SigLIP, Zhai et al. 2023; CLIP, Radford et
+al. 2021) and a multi-modal projector beside a text decoder, whose image features take the places
+of the image tokens in the decoder's input (``inputs_embeds.masked_scatter``).
+
+Images: N_img per sequence, each resized by the model's processor to the tower's S_img × S_img
+(Gemma 3 and LLaVA-1.5 resize every image, or every pan-and-scan crop, to that side), so the
+tower reads (B·N_img, C_img, S_img, S_img) pixels and runs over n = (S_img/P_patch)² patches
+(+ 1 class token for CLIP). The tower's own sizes are symbols of their own: d_v, h_v, L_v, d_ff_v.
+
+Tokens per image the decoder sees (a closed form of the sizes and flags):
+
+- Gemma 3 (``Gemma3MultiModalProjector``): the n patches average-pooled in k × k windows,
+  t = (S_img/P_patch)² / k² with k = (S_img/P_patch) / √mm_tokens_per_image (896/14 = 64 patches
+  a side, k = 4: 256 tokens);
+- LLaVA (``LlavaMultiModalProjector``, ``vision_feature_select_strategy='default'``): the class
+  token dropped, t = (S_img/P_patch)² (336/14 = 24: 576 tokens).
+
+The decoder's sequence length T counts these N_img·t image positions (they are tokens of the
+prompt: ``input_ids`` holds one image token per position).
+
+A learned position table interpolated to another resolution (``interpolate_pos_encoding``) has
+the same parameters; it is not modelled here, since both processors resize to the native side.
+The vision tower's keys and values are not cached: the tower runs once per image, in the prefill.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ... import ops
+from ...core.symbols import B, C_img, N_img, P_patch, S_img, T, d, d_ff_v, d_v, h_v, L_v
+from ...graph import roles as R
+from .attention import attention
+from .decoder import build as decoder_build
+from .decoder_layers import decoder_norm
+from .encoder_layers import activation
+from .ffn import ffn
+
+#: the node paths under which the vision tower and projector live
+VISION_PREFIXES = ("vision_tower/", "multi_modal_projector/", "merge_image_tokens")
+
+#: patches per image of the tower
+PATCHES = (S_img / P_patch) ** 2
+
+
+def tokens_per_image(flags):
+    """The image tokens the decoder sees per image (module docstring)."""
+    if flags["vlm_projector"] == "gemma3":
+        return PATCHES / flags["image_pool"] ** 2
+    return PATCHES if flags["drop_cls"] else PATCHES + 1
+
+
+def _layer(g, x, flags, act):
+    a = g.op("layer_norm1", ops.LayerNorm(d_v), x, role=R.ATTENTION_NORM, label="LayerNorm_1")
+    o = attention(g, a, d_model=d_v, heads=h_v, dh=d_v / h_v, module="self_attn",
+                  names={"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj",
+                         "o": "self_attn/out_proj"},
+                  bias=True, out_bias=True, causal=False)
+    x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
+    f = g.op("layer_norm2", ops.LayerNorm(d_v), x, role=R.FFN_NORM, label="LayerNorm_2")
+    f = ffn(g, f, d_model=d_v, ff=d_ff_v, act=act, bias=True,
+            names={"up": "mlp/fc1", "act": "mlp/activation_fn", "down": "mlp/fc2"})
+    return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
+
+
+def vision_tower(g, flags):
+    """SigLIP's or CLIP's vision transformer (``SiglipVisionModel``, ``CLIPVisionModel``) over
+    B·N_img images; returns the tensor the projector reads."""
+    clip = flags["vision_tower"] == "clip"
+    act = activation(flags["vision_activation"])
+    n = PATCHES + 1 if clip else PATCHES
+    px = g.input("pixel_values", (B * N_img, C_img, S_img, S_img), dtype="act", label="pixels",
+                 role=R.PIXELS)                                                               # (B·N, C, S, S)
+    x = g.op("vision_tower/embeddings/patch_embedding", ops.Conv2d(C_img, d_v, P_patch, bias=not clip), px,
+             role=R.PATCH_EMBEDDING, label="patches (conv P×P, stride P)")                   # (B·N, d_v, S/P, S/P)
+    x = g.op("vision_tower/embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN,
+             label="patch sequence")                                                          # (B·N, n, d_v)
+    if clip:
+        x = g.op("vision_tower/embeddings/class_embedding", ops.ClassToken(d_v), x, role=R.CLASS_TOKEN,
+                 label="[CLS] + patches")                                                     # (B·N, n+1, d_v)
+    x = g.op("vision_tower/embeddings/position_embedding", ops.AddPositions(n, d_v), x,
+             role=R.POSITION_EMBEDDING, label="+ positions")                                  # (B·N, n, d_v)
+    if clip:
+        x = g.op("vision_tower/pre_layrnorm", ops.LayerNorm(d_v), x, role=R.EMBEDDING_NORM, label="pre-LN")
+    with g.repeat("vision_tower/encoder/layers", L_v, label="vision layer", carry=x, role=R.STACK, length=n):
+        x = _layer(g, x, flags, act)                                                          # (B·N, n, d_v)
+    if clip:
+        # CLIPVisionTransformer norms only the pooled class token: the weights are held, the
+        # hidden states the projector reads are not normed
+        cls = g.op("vision_tower/first_token", ops.FirstToken(), x, role=R.POOLED_TOKEN, label="X[:, 0]")
+        g.op("vision_tower/post_layernorm", ops.LayerNorm(d_v), cls, role=R.VISION_NORM, label="post-LN (pooled)")
+        return x
+    x = g.op("vision_tower/post_layernorm", ops.LayerNorm(d_v), x, role=R.VISION_NORM, label="post-LN")
+    if flags["vision_head"]:
+        _attention_pool(g, x, act)
+    return x
+
+
+def _attention_pool(g, x, act):
+    """SigLIP's multi-head attention-pooling head (``SiglipMultiheadAttentionPoolingHead``): a
+    learned probe attends over the patches, then a LayerNorm and an MLP on a residual. Run by
+    ``SiglipVisionModel``; its output is not used by the language model."""
+    p = g.op("vision_tower/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
+             label="no positions")                                                            # (B·N, 0, d_v)
+    p = g.op("vision_tower/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
+    o = attention(g, p, memory=x, d_model=d_v, heads=h_v, dh=d_v / h_v, module="vision_tower/head/attention",
+                  names={"q": "vision_tower/head/attention/in_proj_q", "k": "vision_tower/head/attention/in_proj_k",
+                         "v": "vision_tower/head/attention/in_proj_v", "o": "vision_tower/head/attention/out_proj"},
+                  bias=True, out_bias=True, causal=False)                                     # (B·N, 1, d_v)
+    f = g.op("vision_tower/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
+    f = ffn(g, f, d_model=d_v, ff=d_ff_v, act=act, bias=True,
+            names={"up": "vision_tower/head/mlp/fc1", "act": "vision_tower/head/mlp/activation_fn",
+                   "down": "vision_tower/head/mlp/fc2"})
+    return g.op("vision_tower/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
+
+
+def projector(g, flags, x):
+    """The multi-modal projector: vision features (B·N_img, n, d_v) -> (B·N_img, t, d)."""
+    if flags["vlm_projector"] == "gemma3":
+        x = g.op("multi_modal_projector/avg_pool", ops.AvgPoolPatches(flags["image_pool"]), x,
+                 role=R.VISION_POOL, label="avg pool")                                       # (B·N, t, d_v)
+        x = g.op("multi_modal_projector/mm_soft_emb_norm", decoder_norm(flags, d_v), x, role=R.VISION_NORM,
+                 label="RMSNorm")
+        return g.op("multi_modal_projector/mm_input_projection", ops.Linear(d_v, d, bias=False), x,
+                    role=R.VISION_PROJECTOR, label="projection")                             # (B·N, t, d)
+    # LLaVA: the class token dropped (vision_feature_select_strategy 'default'), then a 2-layer MLP
+    if flags["vision_tower"] == "clip" and flags["drop_cls"]:
+        x = g.op("multi_modal_projector/select", ops.DropTokens(1), x, role=R.VISION_SELECT,
+                 label="patches (CLS dropped)")                                               # (B·N, n, d_v)
+    bias = bool(flags["projector_bias"])
+    x = g.op("multi_modal_projector/linear_1", ops.Linear(d_v, d, bias=bias), x, role=R.VISION_PROJECTOR,
+             label="linear 1")
+    x = g.op("multi_modal_projector/act", activation(flags["projector_activation"]), x, role=R.VISION_ACT,
+             label="act")
+    return g.op("multi_modal_projector/linear_2", ops.Linear(d, d, bias=bias), x, role=R.VISION_PROJECTOR,
+                label="linear 2")                                                             # (B·N, t, d)
+
+
+def _vision(g, x, flags):
+    feats = projector(g, flags, vision_tower(g, flags))
+    t = tokens_per_image(flags)
+    g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
+              id="patches_divide_image")
+    g.require("le", N_img * t - T, "T must count the N_img images' tokens (N_img·t positions)",
+              id="image_tokens_within_sequence")
+    return g.op("merge_image_tokens", ops.MergeImageTokens(), x, feats, role=R.IMAGE_MERGE,
+                label="merge image features")                                                # (B, T, d)
+
+
+def build(flags, bound, name="vlm", labels=None):
+    """A text decoder (the decoder's flags) with a vision tower and projector beside it."""
+    arch = decoder_build(flags, bound, name=name, labels=labels, vision=partial(_vision, flags=flags))
+    for path in list(arch.graph.nodes):
+        node = arch.graph.nodes[path]
+        if path.startswith(VISION_PREFIXES) and node.get("kind") == "op":
+            node["cached"] = False  # the tower runs once per image in the prefill: nothing kept for decode
+    return arch

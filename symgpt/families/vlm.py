@@ -1,0 +1,190 @@
+"""Vision--language models: a vision tower and a multi-modal projector beside a text decoder
+(``blocks/vlm.py`` builds them): Gemma 3 (Gemma Team 2025; ``Gemma3ForConditionalGeneration``:
+SigLIP, an average-pooled RMSNorm + linear projector, Gemma 3's text decoder) and LLaVA (Liu et
+al. 2023; ``LlavaForConditionalGeneration``: CLIP, a 2-layer MLP projector, a Llama decoder).
+
+Images per sequence are the size N_img: a config is read with N_img = 0 (text only, as the
+model's forward without ``pixel_values``); ``--set N_img=4`` counts four images per sequence.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Extended, Family
+from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
+from .fields import Fields, Reader
+
+BUILD = Ref("symgpt.families.blocks.vlm", "build")
+
+#: the vision tower's and the images' sizes, besides the decoder's
+VISION_SIZES = ("d_v", "h_v", "L_v", "d_ff_v", "S_img", "P_patch", "C_img", "N_img")
+
+#: the flags every vision--language family adds to its decoder's
+VISION_FLAGS = {"vlm_projector": "gemma3", "vision_tower": "siglip", "vision_activation": "gelu_tanh",
+                "vision_head": False, "image_pool": 1, "drop_cls": True, "projector_bias": True,
+                "projector_activation": "gelu"}
+VISION_HELP = {
+    "vlm_projector": "the multi-modal projector: gemma3 (avg pool, RMSNorm, linear) or llava (2-layer MLP)",
+    "vision_tower": "siglip (no class token, conv bias) or clip (class token, pre-LayerNorm)",
+    "vision_activation": "the vision tower's MLP activation",
+    "vision_head": "SigLIP's attention-pooling head is present and run (its output unused by the decoder)",
+    "image_pool": "the side k of Gemma 3's k × k average pool of the patch grid",
+    "drop_cls": "the class token is dropped before the projector (LLaVA's 'default' feature strategy)",
+    "projector_bias": "the projector's linear maps have biases (LLaVA)",
+    "projector_activation": "the activation between the projector's two linear maps (LLaVA)",
+}
+_ACTS = ("gelu", "gelu_tanh", "relu", "silu", "gelu_new")
+VISION_CHOICES = {"vlm_projector": ("gemma3", "llava"), "vision_tower": ("siglip", "clip"),
+                  "vision_activation": _ACTS, "projector_activation": _ACTS}
+
+
+def vlm_family(name, description, decoder_changes, **vision_changes):
+    flags = {**VISION_FLAGS, **vision_changes}
+    return Family(name=name, description=description,
+                  flags=Extended(FLAGS, decoder_changes, flags), sizes=SIZES + VISION_SIZES,
+                  optional=OPTIONAL, build=partial(BUILD, name=name),
+                  flag_help=Extended(FLAG_HELP, added=VISION_HELP),
+                  choices=Extended(CHOICES, added=VISION_CHOICES))
+
+
+FAMILIES = (
+    vlm_family("gemma3", "Gemma 3: SigLIP vision tower, avg-pooled RMSNorm + linear projector, Gemma 3 text decoder",
+               dict(activation="gelu_tanh", embed_scale=True, tied=True, gqa=True, norm_offset=True,
+                    local_rope=True, branch_norms=True, qk_norm="head", window=True, full_every=6)),
+    vlm_family("llava", "LLaVA: CLIP vision tower, 2-layer MLP projector, Llama text decoder",
+               {}, vlm_projector="llava", vision_tower="clip", vision_activation="gelu"),
+)
+
+
+def _sub(f: Fields, key: str) -> Fields:
+    cfg, _ = f.get(key, {})
+    if not isinstance(cfg, dict):
+        raise SymgptError(f"{f.where}: field {key!r} must be a JSON object")
+    return Fields(cfg, f"{f.where} {key}")
+
+
+def _leftovers(f: Fields, sub: Fields, key: str) -> None:
+    f.notes.extend(sub.notes)
+    for k in sub.leftovers():
+        f.notes.append(f"field {key}.{k[:60]!r} is not understood by symgpt: ignored")
+
+
+def read_siglip(v: Fields, flags: dict, sizes: dict) -> None:
+    """transformers' SiglipVisionConfig (the tower's fields)."""
+    sizes.update(d_v=v.int("hidden_size", 768), L_v=v.int("num_hidden_layers", 12),
+                 h_v=v.int("num_attention_heads", 12), d_ff_v=v.int("intermediate_size", 3072),
+                 S_img=v.int("image_size", 224), P_patch=v.int("patch_size", 16), C_img=v.int("num_channels", 3))
+    flags["vision_activation"] = v.activation("hidden_act", "gelu_pytorch_tanh")
+    flags["vision_head"] = v.bool("vision_use_head", True)
+    v.silent("attention_dropout", "layer_norm_eps", "id2label", "label2id", "vision_use_head")
+
+
+def read_gemma3(f: Fields):
+    """transformers' Gemma3Config: text_config (Gemma3TextConfig), vision_config
+    (SiglipVisionConfig), mm_tokens_per_image."""
+    from .gemma2 import read_gemma3_text
+
+    text = _sub(f, "text_config")
+    _, flags, sizes = read_gemma3_text(text)
+    _leftovers(f, text, "text_config")
+    vision = _sub(f, "vision_config")
+    read_siglip(vision, flags, sizes)
+    _leftovers(f, vision, "vision_config")
+    if vision.cfg.get("model_type", "siglip_vision_model") != "siglip_vision_model":
+        raise SymgptError(f"{f.where}: a vision_config of model_type {str(vision.cfg['model_type'])[:40]!r} "
+                          "is not modelled (Gemma 3's is siglip_vision_model)")
+    side = sizes["S_img"] // sizes["P_patch"]
+    tokens = f.int("mm_tokens_per_image", 256)
+    per_side = int(tokens ** 0.5)
+    kernel = side // per_side if per_side else 0
+    flags.update(vlm_projector="gemma3", vision_tower="siglip", image_pool=max(kernel, 1))
+    if kernel < 1 or kernel * per_side != side or per_side * per_side != tokens \
+            or sizes["S_img"] % sizes["P_patch"]:
+        f.notes.append(f"this config cannot read an image: {sizes['S_img']}/{sizes['P_patch']} patches a side do "
+                       f"not pool to mm_tokens_per_image={tokens} (transformers' AvgPool2d kernel would be "
+                       f"{kernel}); counted with no images")
+    else:
+        f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
+                       f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
+                       f"patches pooled {kernel}×{kernel} to {tokens} tokens; T counts those image tokens")
+    f.silent("boi_token_index", "eoi_token_index", "image_token_index", "id2label", "label2id",
+             "tie_word_embeddings", "initializer_range")
+    sizes["N_img"] = 0
+    return "gemma3", flags, sizes
+
+
+#: LlavaConfig's vision tower when its config.json has no vision_config (CLIP ViT-L/14 at 336)
+_LLAVA_VISION = dict(d_v=1024, L_v=24, h_v=16, d_ff_v=4096, S_img=336, P_patch=14)
+
+
+def read_clip(v: Fields, flags: dict, sizes: dict, given: bool) -> None:
+    """transformers' CLIPVisionConfig (the tower's fields); LlavaConfig's own defaults when the
+    config has no vision_config."""
+    dv = _LLAVA_VISION if not given else dict(d_v=768, L_v=12, h_v=12, d_ff_v=3072, S_img=224, P_patch=32)
+    sizes.update(d_v=v.int("hidden_size", dv["d_v"]), L_v=v.int("num_hidden_layers", dv["L_v"]),
+                 h_v=v.int("num_attention_heads", dv["h_v"]), d_ff_v=v.int("intermediate_size", dv["d_ff_v"]),
+                 S_img=v.int("image_size", dv["S_img"]), P_patch=v.int("patch_size", dv["P_patch"]),
+                 C_img=v.int("num_channels", 3))
+    act = v.str("hidden_act", "quick_gelu")
+    if act == "quick_gelu":
+        act = "gelu"
+        v.notes.append("the vision tower's quick_gelu (x·sigmoid(1.702x)) is counted as gelu: the same matmuls, "
+                       "only elementwise costs differ")
+    flags["vision_activation"] = v.activation_named("hidden_act", act)
+    v.silent("attention_dropout", "layer_norm_eps", "id2label", "label2id", "projection_dim", "vocab_size",
+             "initializer_factor", "initializer_range")
+
+
+def read_llava(f: Fields):
+    """transformers' LlavaConfig: text_config (LlamaConfig), vision_config (CLIPVisionConfig),
+    the projector's fields and which vision features it reads."""
+    from .llama import read_llama_like
+
+    text = _sub(f, "text_config")
+    mt = text.cfg.get("model_type", "llama")
+    if mt != "llama":
+        raise SymgptError(f"{f.where}: a LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          "(symgpt counts LLaVA with a Llama decoder)")
+    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+    _leftovers(f, text, "text_config")
+    vision = _sub(f, "vision_config")
+    vt = vision.cfg.get("model_type", "clip_vision_model")
+    if vt != "clip_vision_model":
+        raise SymgptError(f"{f.where}: a LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          "(symgpt counts CLIP's vision tower)")
+    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
+    _leftovers(f, vision, "vision_config")
+    layer = f.get("vision_feature_layer", -2)[0]
+    if not isinstance(layer, int) or isinstance(layer, bool):
+        raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
+                          "is not modelled")
+    strategy = f.str("vision_feature_select_strategy", "default")
+    if strategy not in ("default", "full"):
+        raise SymgptError(f"{f.where}: vision_feature_select_strategy {strategy[:40]!r} is not default or full")
+    flags.update(vlm_projector="llava", vision_tower="clip", drop_cls=strategy == "default",
+                 projector_bias=f.bool("multimodal_projector_bias", True),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    tie = f.cfg.get("tie_word_embeddings")
+    if tie is not None:
+        flags["tied"] = bool(f.bool("tie_word_embeddings", False) or flags.get("tied"))
+    side = sizes["S_img"] // sizes["P_patch"]
+    tokens = side * side + (0 if strategy == "default" else 1)
+    f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
+                   f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
+                   f"patches{' (class token dropped)' if strategy == 'default' else ' and the class token'}: "
+                   f"{tokens} tokens; T counts those image tokens")
+    f.notes.append(f"the vision tower runs all {sizes['L_v']} layers (transformers asks it for every hidden "
+                   f"state) and the projector reads hidden state {layer}: every layer is counted")
+    f.silent("image_token_index", "image_token_id", "image_seq_length", "id2label", "label2id", "ignore_index",
+             "initializer_range")
+    sizes["N_img"] = 0
+    return "llava", flags, sizes
+
+
+READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
+           "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
+
+PRESETS: tuple = ()
