@@ -30,11 +30,11 @@ from functools import partial
 from ... import ops
 from ...core.symbols import B, C_img, N_img, P_patch, S_img, T, d, d_ff_v, d_v, h_v, L_v
 from ...graph import roles as R
-from .attention import attention
+from .attention import AttentionSpec, Projections, attention
 from .decoder import build as decoder_build
 from .decoder_layers import decoder_norm
 from .encoder_layers import activation
-from .ffn import ffn
+from .ffn import FFNSpec, ffn
 
 #: the node paths under which the vision tower and projector live
 VISION_PREFIXES = ("vision_tower/", "multi_modal_projector/", "merge_image_tokens")
@@ -52,14 +52,14 @@ def tokens_per_image(flags):
 
 def _layer(g, x, flags, act):
     a = g.op("layer_norm1", ops.LayerNorm(d_v), x, role=R.ATTENTION_NORM, label="LayerNorm_1")
-    o = attention(g, a, d_model=d_v, heads=h_v, dh=d_v / h_v, module="self_attn",
-                  names={"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj",
-                         "o": "self_attn/out_proj"},
-                  bias=True, out_bias=True, causal=False)
+    o = attention(g, a, AttentionSpec(
+        d_v, h_v, dh=d_v / h_v, module="self_attn", causal=False,
+        names={"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj", "o": "self_attn/out_proj"},
+        projections=Projections(bias=True, out_bias=True)))
     x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
     f = g.op("layer_norm2", ops.LayerNorm(d_v), x, role=R.FFN_NORM, label="LayerNorm_2")
-    f = ffn(g, f, d_model=d_v, ff=d_ff_v, act=act, bias=True,
-            names={"up": "mlp/fc1", "act": "mlp/activation_fn", "down": "mlp/fc2"})
+    f = ffn(g, f, FFNSpec(d_v, d_ff_v, act, bias=True,
+                          names={"up": "mlp/fc1", "act": "mlp/activation_fn", "down": "mlp/fc2"}))
     return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
 
 
@@ -103,14 +103,15 @@ def _attention_pool(g, x, act):
     p = g.op("vision_tower/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
              label="no positions")                                                            # (B·N, 0, d_v)
     p = g.op("vision_tower/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
-    o = attention(g, p, memory=x, d_model=d_v, heads=h_v, dh=d_v / h_v, module="vision_tower/head/attention",
-                  names={"q": "vision_tower/head/attention/in_proj_q", "k": "vision_tower/head/attention/in_proj_k",
-                         "v": "vision_tower/head/attention/in_proj_v", "o": "vision_tower/head/attention/out_proj"},
-                  bias=True, out_bias=True, causal=False)                                     # (B·N, 1, d_v)
+    o = attention(g, p, AttentionSpec(
+        d_v, h_v, dh=d_v / h_v, module="vision_tower/head/attention", causal=False,
+        names={"q": "vision_tower/head/attention/in_proj_q", "k": "vision_tower/head/attention/in_proj_k",
+               "v": "vision_tower/head/attention/in_proj_v", "o": "vision_tower/head/attention/out_proj"},
+        projections=Projections(bias=True, out_bias=True)), memory=x)                                     # (B·N, 1, d_v)
     f = g.op("vision_tower/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
-    f = ffn(g, f, d_model=d_v, ff=d_ff_v, act=act, bias=True,
-            names={"up": "vision_tower/head/mlp/fc1", "act": "vision_tower/head/mlp/activation_fn",
-                   "down": "vision_tower/head/mlp/fc2"})
+    f = ffn(g, f, FFNSpec(d_v, d_ff_v, act, bias=True,
+                          names={"up": "vision_tower/head/mlp/fc1", "act": "vision_tower/head/mlp/activation_fn",
+                                 "down": "vision_tower/head/mlp/fc2"}))
     return g.op("vision_tower/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
 
 
