@@ -145,8 +145,10 @@ def test_qlora_storage_is_the_papers_bits_per_weight():
     assert int8_bits(4096) * 4096 * 11008 == 8 * 4096 * 11008 + 32 * 11008
 
 
-def test_qlora_base_weights_at_nf4_bytes(tmp_path):
-    m = _symgpt(LLAMA, FineTune("qlora", 8, ("q", "k", "v", "o", "gate", "up", "down")), tmp_path)
+@pytest.mark.parametrize("targets", [("q", "k", "v", "o", "gate", "up", "down"), ("q", "v")])
+def test_qlora_base_weights_at_nf4_bytes(targets, tmp_path):
+    # bitsandbytes quantizes every linear layer but the head, whichever ones carry adapters
+    m = _symgpt(LLAMA, FineTune("qlora", 8, targets), tmp_path)
     w = m.quantity("memory.weights", precision="bf16").value
     linear = 2 * (64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 96)  # the 7 projections of 2 layers
     rest = m.params.value - linear  # embeddings, norms, head and adapters stay 16-bit
@@ -159,9 +161,36 @@ def test_refusals(tmp_path):
         apply(gpt2, FineTune("lora", 8, ("q",)))
     with pytest.raises(SymgptError, match="no linear layer for LoRA target 'gate'"):
         apply(gpt2, FineTune("lora", 8, ("gate",)))
+    assert apply(gpt2, FineTune("lora", 8)).quantity("params.trainable").value == \
+        2 * 8 * ((64 + 192) + (64 + 64) + (64 + 256) + (256 + 64))  # all-linear: the projections GPT-2 has
     mix = _symgpt(MIXTRAL, FineTune("full"), tmp_path)
     with pytest.raises(SymgptError, match="experts"):
         apply(mix, FineTune("lora", 8, ("up",)))
     for bad in (dict(rank=0), dict(targets=("qq",)), dict(method="ia3"), dict(targets=())):
         with pytest.raises(SymgptError):
             FineTune(**bad)
+
+
+def test_qlora_fits_llama_65b_in_48_gb():
+    # Dettmers et al. 2023 (abstract): QLoRA fine-tunes a 65B model on a single 48 GB GPU. Named
+    # convention: LLaMA-65B (d 8192, 80 layers, 64 heads, d_ff 22016, V 32000: 65,285,660,672
+    # parameters), LoRA r = 64 on every linear layer of the blocks, the base in NF4 with double
+    # quantization (head, embeddings and norms bf16), adapters and their gradients in bf16, the
+    # paged AdamW 32-bit optimizer's two fp32 states per adapter parameter, gradient
+    # checkpointing (recompute full), one sequence of 512 tokens (the paper's Figure 6 setting).
+    m = symgpt.load("llama-7b", L=80, d=8192, h=64, h_kv=64, d_ff=22016, T_max=2048, B=1, T=512)
+    assert m.params.value == 65_285_660_672
+    q = apply(m, FineTune("qlora", 64))
+    trainable = q.quantity("params.trainable").value
+    assert trainable == 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))
+    o = dict(precision="bf16", recompute="full")
+    weights = q.quantity("memory.weights", **o).value
+    linear = 80 * (4 * 8192 * 8192 + 3 * 8192 * 22016)
+    assert weights == linear * (4 + sympy.Rational(8, 64) + sympy.Rational(32, 64 * 256)) / 8 \
+        + 2 * (2 * 32000 * 8192 + 2 * 80 * 8192 + 8192) + 2 * trainable
+    total = weights + q.quantity("memory.gradients", **o).value + 8 * trainable \
+        + q.quantity("memory.activations", **o).value
+    assert 40e9 < total < 48e9
+    # the same model in 16-bit with full fine-tuning needs over 16 bytes per parameter: > 1 TB
+    full = m.quantity("memory.total", precision="mixed-bf16", recompute="full").value
+    assert full > 16 * 65e9

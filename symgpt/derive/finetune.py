@@ -100,9 +100,22 @@ class FineTune:
         what = {"lora": "LoRA (Hu et al. 2021)", "dora": "DoRA (Liu et al. 2024)",
                 "qlora": f"QLoRA (Dettmers et al. 2023), frozen base in {self.base}"}[self.method]
         extra = f"; {' and '.join(self.train)} trained whole" if self.train else ""
+        if self.method != "qlora":
+            stored = "frozen weights at the precision's weight bytes"
+        elif self.base == "nf4":
+            stored = ("every linear layer but the head stored in NF4: 4 + 8/64 + 32/(64·256) bits per weight "
+                      "(blocks of 64, absmax double-quantized to 8 bits in blocks of 256, Dettmers et al. 2023 "
+                      "Sec. 3; bitsandbytes' Params4bit), embeddings, norms, head and adapters at the precision's "
+                      "weight bytes")
+        else:
+            stored = ("every linear layer but the head stored in int8 with one fp32 scale per output row "
+                      "(LLM.int8, bitsandbytes' Int8Params): 8 + 32/d_in bits per weight; the rest at the "
+                      "precision's weight bytes")
         return (f"{what}, rank {self.rank} on {','.join(self.targets)}: ΔW = B·A per targeted linear "
                 f"(r·(d_in + d_out) parameters{', + d_out magnitude' if self.method == 'dora' else ''}), "
-                f"every base parameter frozen (peft's bias='none'){extra}; alpha scales B·A and costs nothing")
+                f"every base parameter frozen (peft's bias='none'){extra}; alpha scales B·A and costs nothing; "
+                f"{stored}; gradients and optimizer states for the trainable parameters only; a frozen linear "
+                "layer has no weight-gradient matmul and keeps no input for one")
 
 
 def targeted(arch: Arch, ft: FineTune) -> list[str]:
@@ -132,6 +145,8 @@ def targeted(arch: Arch, ft: FineTune) -> list[str]:
                               "target the attention projections")
         out.append(n)
     missing = [t for t in ft.targets if t not in found]
+    if ft.targets == ALL_LINEAR and found:
+        missing = []  # all-linear: every projection the model has (GPT-2 has no gate)
     if missing:
         raise SymgptError(f"{arch.name}: no linear layer for LoRA target {missing[0]!r} "
                           f"(targets this model has: {', '.join(sorted(found)) or 'none'})")
@@ -155,7 +170,7 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
     nodes = targeted(arch, ft)
     g, order = _copy(arch)
     r = sympy.Integer(ft.rank)
-    alpha = r if ft.alpha is None else sympy.nsimplify(ft.alpha, rational=True)
+    alpha = r if ft.alpha is None else sympy.Rational(ft.alpha)
     for n in nodes:
         a = g.nodes[n]
         x, op = a["inputs"][0], a["op"]
@@ -194,16 +209,26 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
         role = R.TOKEN_EMBEDDING if t == "embedding" else R.HEAD
         for n in arch.find(role):
             keep |= set(g.nodes[n]["params"].values())
+    quantized = _quantized(arch) if ft.method == "qlora" else frozenset()
     for n, a in list(g.nodes.data()):
         if a["kind"] == "param" and n not in keep and "/lora_" not in n:
             a["frozen"] = True
-            if ft.method == "qlora" and a["local"] == "weight" and a["owner"] in nodes:
+            if a["local"] == "weight" and a["owner"] in quantized:
                 from .quantize import storage_bits
 
                 a["storage_bits"] = storage_bits(ft.base, a["shape"])
     output = arch.output
     flags = {**arch.flags, "finetune": ft}
     return Arch(arch.name, g, dict(arch.groups), order, list(arch.constraints), flags, output, arch.loss)
+
+
+def _quantized(arch: Arch) -> frozenset:
+    """The linear layers a QLoRA base stores quantized: as bitsandbytes replaces every
+    ``nn.Linear`` but the LM head (transformers' ``BitsAndBytesConfig`` skips the output
+    embedding), every linear op but the head; a mixture's experts, which transformers holds as
+    3-D parameters rather than linear layers, stay in 16 bits, as embeddings and norms do."""
+    return frozenset(n for n, a in arch.ops() if a["op"].kind == "linear" and a.get("role") != R.HEAD
+                     and not any(g.role == R.EXPERTS for g in arch.group_chain(a["group"])))
 
 
 def _unlink(g: DiGraph, u, v) -> None:
@@ -233,23 +258,31 @@ def _entries(model, frozen: bool):
     return tuple((k, sympy.expand(v)) for k, v in out.items())
 
 
-def _note(model) -> str:
+def _note(model, frozen: bool) -> str:
     ft = model.arch.flags.get("finetune")
-    return ft.describe() if ft is not None else "full fine-tuning: every parameter trained"
+    if ft is None:
+        return "full fine-tuning: every parameter trained, none frozen"
+    if frozen:
+        return ("frozen: every parameter of the base model (peft's bias='none' freezes biases too)"
+                + (f", except the {' and '.join(ft.train)} trained whole" if ft.train else ""))
+    return ("trainable: each targeted linear's lora_A (d_in × r) and lora_B (r × d_out)"
+            + (" and DoRA's magnitude (d_out)" if ft.method == "dora" else "")
+            + (f", and the {' and '.join(ft.train)}" if ft.train else "")
+            + ", as peft sets requires_grad")
 
 
 def trainable(model) -> Quantity:
     """The parameters that get a gradient under the model's fine-tuning (all of them without one)."""
     parts = _entries(model, False)
     return Quantity("params.trainable", parts or (("none", sympy.Integer(0)),), model.bindings, "parameters",
-                    "", (_note(model),))
+                    "", (_note(model, False),))
 
 
 def frozen(model) -> Quantity:
     """The parameters held frozen (0 under full fine-tuning)."""
     parts = _entries(model, True)
     return Quantity("params.frozen", parts or (("none", sympy.Integer(0)),), model.bindings, "parameters",
-                    "", (_note(model),))
+                    "", (_note(model, True),))
 
 
 def check_derivable(model, what: str) -> None:
