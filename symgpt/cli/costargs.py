@@ -149,9 +149,8 @@ def payload(m, conv_label: str, options: dict, quantities) -> dict:
 # --- parameter-efficient fine-tuning (derive.finetune) --------------------------------------------
 def add_finetune(p) -> None:
     """--finetune and the LoRA options (``params``, ``flops``, ``memory``)."""
-    from ..derive.finetune import BASES, METHODS
-
-    p.add_argument("--finetune", choices=METHODS, default=None,
+    # (read from the engine when a value is parsed, so that --help stays light)
+    p.add_argument("--finetune", type=choices.FINETUNE.parse, default=None, metavar="METHOD",
                    help="what is trained: every parameter (full), or low-rank adapters on a frozen base: "
                         "lora (Hu et al. 2021), dora (Liu et al. 2024; parameter counts only), qlora (Dettmers "
                         "et al. 2023: the frozen projections stored in 4-bit NF4)")
@@ -162,7 +161,7 @@ def add_finetune(p) -> None:
                    help="the adapter scale alpha/r (accepted; it costs nothing)")
     p.add_argument("--lora-train", default=None, metavar="LIST",
                    help="also train whole: embedding and/or head (their own weights unfrozen)")
-    p.add_argument("--qlora-base", choices=BASES, default=None,
+    p.add_argument("--qlora-base", type=choices.QLORA_BASES.parse, default=None, metavar="BASE",
                    help="QLoRA's frozen storage: nf4 (default; 4-bit NormalFloat, double-quantized scales) "
                         "or int8 (LLM.int8)")
 
@@ -179,7 +178,6 @@ def finetune_model(args, m):
     """*m* rewritten for the command's --finetune (itself without one); the LoRA options without
     --finetune are refused."""
     from ..core.errors import SymgptError
-    from ..derive.finetune import FineTune, apply
 
     method = getattr(args, "finetune", None)
     given = [f for f in _LORA_FLAGS if getattr(args, f, None) is not None]
@@ -191,6 +189,8 @@ def finetune_model(args, m):
         raise SymgptError(f"--{given[0].replace('_', '-')} has no effect with --finetune full")
     if args.qlora_base is not None and method != "qlora":
         raise SymgptError("--qlora-base needs --finetune qlora")
+    from ..derive.finetune import FineTune, apply
+
     alpha = None
     if args.lora_alpha is not None:
         from .args import number

@@ -50,7 +50,7 @@ def _saved(s: Setup):
         if a.get("no_grad"):
             continue  # run under torch.no_grad: autograd records nothing
         for steady, share in variants(arch, node):
-            _saved_op(s, node, a, dropout, again, core, region, entries, seen, steady, share)
+            _saved_op(s, node, steady, share, (dropout, again, core, region), (entries, seen))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
             group = arch.groups[name]
@@ -61,11 +61,15 @@ def _saved(s: Setup):
     return entries
 
 
-def _saved_op(s: Setup, node, a, dropout, again, core, region, entries, seen, steady, share) -> None:
-    """The tensors op *node* saves, appended to *entries* (*share* of its copies, in the *steady*
-    variant of ``walk.needs_grad``; a fine-tuned graph's op through which no gradient flows saves
-    nothing: autograd records no node for it)."""
+def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
+    """The tensors op *node* saves, appended to the entries of *out* (entries, keys seen):
+    *share* of its copies, in the *steady* variant of ``walk.needs_grad``; a fine-tuned graph's op
+    through which no gradient flows saves nothing (autograd records no node for it). *walked*:
+    (dropout on, recomputed ops, attention core, tensor-parallel region)."""
     arch, conv = s.model.arch, s.conv
+    a = arch.graph.nodes[node]
+    dropout, again, core, region = walked
+    entries, seen = out
     if has_frozen(arch) and not needs_grad(arch, steady)[node]:
         return
     ctx = context(arch, node, conv.attention, dropout, conv.implementation, steady=steady)
