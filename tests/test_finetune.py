@@ -35,7 +35,7 @@ MODULES = {
 MODULES["mixtral"] = MODULES["llama"]
 
 
-def _hf(config, targets, r=8, dora=False):
+def _hf(config, targets, r=8, dora=False, dropout=0.0):
     from transformers import AutoConfig, AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -47,7 +47,7 @@ def _hf(config, targets, r=8, dora=False):
     model = AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **cfg), attn_implementation="eager", **extra)
     model.tie_weights()
     names = sorted({n for t in targets for n in MODULES[kind][t]})
-    lora = peft.LoraConfig(r=r, lora_alpha=2 * r, target_modules=names, lora_dropout=0.0, use_dora=dora,
+    lora = peft.LoraConfig(r=r, lora_alpha=2 * r, target_modules=names, lora_dropout=dropout, use_dora=dora,
                            fan_in_fan_out=kind == "gpt2")
     return peft.get_peft_model(model, lora)
 
@@ -194,3 +194,32 @@ def test_qlora_fits_llama_65b_in_48_gb():
     # the same model in 16-bit with full fine-tuning needs over 16 bytes per parameter: > 1 TB
     full = m.quantity("memory.total", precision="mixed-bf16", recompute="full").value
     assert full > 16 * 65e9
+
+
+@pytest.mark.parametrize("train", [("embedding",), ("head",), ("embedding", "head")])
+def test_embedding_and_head_trained_whole(train, tmp_path):
+    # their own weights unfrozen (requires_grad on the base model's tensors), adapters on q and v
+    from oracles.measure import flop_count, saved_activation_bytes
+
+    pm = _hf(LLAMA, ("q", "v"))
+    base = pm.get_base_model()
+    if "embedding" in train:
+        base.get_input_embeddings().weight.requires_grad_(True)
+    if "head" in train:
+        base.get_output_embeddings().weight.requires_grad_(True)
+    m = _symgpt(LLAMA, FineTune("lora", 8, ("q", "v"), train=train), tmp_path)
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == saved_activation_bytes(pm, B, T, torch.float32)
+
+
+@pytest.mark.parametrize("config,targets", [(LLAMA, ("q", "k", "v")), (GPT2, ("q", "k", "v", "o"))], ids=["llama", "gpt2"])
+def test_lora_dropout_keeps_a_mask_and_a_dropped_input_per_adapter(config, targets, tmp_path):
+    from oracles.measure import flop_count, saved_activation_bytes
+
+    pm = _hf(config, targets, dropout=0.1)
+    m = _symgpt(config, FineTune("lora", 8, targets, dropout=0.1), tmp_path)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == saved_activation_bytes(pm, B, T, torch.float32)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)

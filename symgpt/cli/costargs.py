@@ -159,6 +159,8 @@ def add_finetune(p) -> None:
                    help="the projections adapted, by role: q,k,v,o,gate,up,down or all-linear (default)")
     p.add_argument("--lora-alpha", default=None, metavar="A",
                    help="the adapter scale alpha/r (accepted; it costs nothing)")
+    p.add_argument("--lora-dropout", default=None, metavar="P",
+                   help="dropout on each adapter's input (peft's lora_dropout; default 0): its masks are saved")
     p.add_argument("--lora-train", default=None, metavar="LIST",
                    help="also train whole: embedding and/or head (their own weights unfrozen)")
     p.add_argument("--qlora-base", type=choices.QLORA_BASES.parse, default=None, metavar="BASE",
@@ -166,7 +168,7 @@ def add_finetune(p) -> None:
                         "or int8 (LLM.int8)")
 
 
-_LORA_FLAGS = ("lora_rank", "lora_targets", "lora_alpha", "lora_train", "qlora_base")
+_LORA_FLAGS = ("lora_rank", "lora_targets", "lora_alpha", "lora_dropout", "lora_train", "qlora_base")
 
 
 def finetune_given(args) -> bool:
@@ -196,7 +198,15 @@ def finetune_model(args, m):
         from .args import number
 
         alpha = number(args.lora_alpha, "--lora-alpha")
-    ft = FineTune.parse(method, args.lora_rank, args.lora_targets, alpha, args.lora_train, args.qlora_base)
+    dropout = None
+    if args.lora_dropout is not None:
+        from ..core.exprparse import parse_expression
+
+        dropout = parse_expression(args.lora_dropout, names={})
+        if not dropout.is_Rational:
+            raise SymgptError(f"--lora-dropout must be a number in [0, 1), got {args.lora_dropout!r}")
+    ft = FineTune.parse(method, args.lora_rank, args.lora_targets, alpha, args.lora_train, args.qlora_base,
+                        dropout)
     return apply(m, ft)
 
 

@@ -28,6 +28,7 @@ from ..graph import roles as R
 from ..graph.arch import Arch
 from ..graph.digraph import DiGraph
 from ..ops.base import numel
+from ..ops.attention import Dropout
 from ..ops.elementwise import Add, Scale
 from ..ops.linear import Linear
 from .quantity import Quantity
@@ -56,6 +57,7 @@ class FineTune:
     alpha: object = None
     train: tuple = ()
     base: str = "nf4"
+    dropout: object = 0  # peft's lora_dropout: p > 0 puts a dropout on each adapter's input
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -72,12 +74,20 @@ class FineTune:
         for t in self.train:
             if t not in ("embedding", "head"):
                 raise SymgptError(f"--lora-train takes embedding and/or head, got {t!r}")
+        p = None
+        if isinstance(self.dropout, float):
+            p = sympy.Rational(repr(self.dropout))  # 0.1 as written, not its binary approximation
+        elif isinstance(self.dropout, (int, sympy.Rational)) and not isinstance(self.dropout, bool):
+            p = sympy.Rational(self.dropout)
+        if p is None or not 0 <= p < 1:
+            raise SymgptError(f"the LoRA dropout must be a number in [0, 1), got {self.dropout!r}")
+        object.__setattr__(self, "dropout", p)
         if self.base not in BASES:
             raise SymgptError(f"the QLoRA base takes one of {', '.join(BASES)}, got {self.base!r}")
 
     @classmethod
     def parse(cls, method: str, rank=None, targets: str | None = None, alpha=None, train: str | None = None,
-              base: str | None = None) -> "FineTune":
+              base: str | None = None, dropout=None) -> "FineTune":
         """From command-line text: ``targets`` as ``q,k,v`` or ``all-linear``."""
         names = ALL_LINEAR if targets in (None, "all-linear") else tuple(
             t.strip() for t in targets.split(","))
@@ -92,6 +102,8 @@ class FineTune:
             kw["train"] = tuple(t.strip() for t in train.split(","))
         if base is not None:
             kw["base"] = base
+        if dropout is not None:
+            kw["dropout"] = dropout
         return cls(**kw)
 
     def describe(self) -> str:
@@ -100,6 +112,8 @@ class FineTune:
         what = {"lora": "LoRA (Hu et al. 2021)", "dora": "DoRA (Liu et al. 2024)",
                 "qlora": f"QLoRA (Dettmers et al. 2023), frozen base in {self.base}"}[self.method]
         extra = f"; {' and '.join(self.train)} trained whole" if self.train else ""
+        if self.dropout:
+            extra += f"; dropout {self.dropout} on each adapter's input (its mask and dropped input kept)"
         if self.method != "qlora":
             stored = "frozen weights at the precision's weight bytes"
         elif self.base == "nf4":
@@ -193,6 +207,9 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
             made.append(path)
             return path
 
+        if ft.dropout:  # each adapter has its own dropout module: its own mask and dropped input
+            x = add("lora_dropout", Dropout(ft.dropout), x)
+            g.nodes[x]["dropout_active"] = True  # in training whatever the model's own dropout
         lora_a = add("lora_A", Linear(op.n_in, r, bias=False), x, params=[("weight", (op.n_in, r))])
         lora_b = add("lora_B", Linear(r, op.n_out, bias=False), lora_a, params=[("weight", (r, op.n_out))])
         scaled = add("lora_scale", Scale(alpha / r), lora_b)

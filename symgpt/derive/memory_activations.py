@@ -72,7 +72,8 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
     entries, seen = out
     if has_frozen(arch) and not needs_grad(arch, steady)[node]:
         return
-    ctx = context(arch, node, conv.attention, dropout, conv.implementation, steady=steady)
+    ctx = context(arch, node, conv.attention, dropout or bool(a.get("dropout_active")), conv.implementation,
+                  steady=steady)
     for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
         per = _dtype_bytes(s, item)
         if per is None:
