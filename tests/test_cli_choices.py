@@ -54,7 +54,7 @@ def _engine():
     from symgpt.derive.finetune import BASES, METHODS
     finetune = {"--finetune": METHODS, "--qlora-base": BASES}
     return {
-        "params": finetune, "flops": {**flops, **finetune}, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names()}, "memory": {**memory, **finetune}, "comm": memory,
+        "params": finetune, "flops": {**flops, **finetune}, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names(), **finetune}, "memory": {**memory, **finetune}, "comm": memory,
         "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},

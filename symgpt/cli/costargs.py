@@ -197,13 +197,19 @@ def finetune_model(args, m):
     if args.lora_alpha is not None:
         from .args import number
 
-        alpha = number(args.lora_alpha, "--lora-alpha")
+        try:
+            alpha = number(args.lora_alpha, "--lora-alpha")
+        except SymgptError as e:
+            raise SymgptError(f"--lora-alpha must be a positive number ({e})") from None
     dropout = None
     if args.lora_dropout is not None:
         from ..core.exprparse import parse_expression
 
-        dropout = parse_expression(args.lora_dropout, names={})
-        if not dropout.is_Rational:
+        try:
+            dropout = parse_expression(args.lora_dropout, names={})
+        except SymgptError:
+            dropout = None
+        if dropout is None or not dropout.is_Rational or not 0 <= dropout < 1:
             raise SymgptError(f"--lora-dropout must be a number in [0, 1), got {args.lora_dropout!r}")
     ft = FineTune.parse(method, args.lora_rank, args.lora_targets, alpha, args.lora_train, args.qlora_base,
                         dropout)
@@ -212,9 +218,18 @@ def finetune_model(args, m):
 
 def finetune_json(m) -> dict:
     """``params.trainable`` and ``params.frozen`` of a fine-tuned model, for --json."""
+    from ..derive.finetune import ALL_LINEAR
     from ..render.jsonout import quantity_json
 
-    return {n: quantity_json(m.quantity(n)) for n in ("params.trainable", "params.frozen")}
+    out = {}
+    ft = m.arch.flags.get("finetune")
+    if ft is not None:
+        out["finetune"] = {"method": ft.method, "rank": ft.rank,
+                           "targets": "all-linear" if ft.targets == ALL_LINEAR else list(ft.targets),
+                           "alpha": None if ft.alpha is None else str(ft.alpha), "dropout": str(ft.dropout),
+                           "train": list(ft.train), **({"base": ft.base} if ft.method == "qlora" else {}),
+                           "note": ft.describe()}
+    return {**out, **{n: quantity_json(m.quantity(n)) for n in ("params.trainable", "params.frozen")}}
 
 
 def refuse_dora(m, what: str) -> None:
