@@ -104,7 +104,7 @@ def test_step_flops_equal_flopcountermode(config, targets, tmp_path):
     assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
 
 
-@pytest.mark.parametrize("config,targets", CASES[:5], ids=IDS[:5])
+@pytest.mark.parametrize("config,targets", CASES, ids=IDS)
 def test_saved_activations_equal_saved_tensors_hooks(config, targets, tmp_path):
     from oracles.measure import saved_activation_bytes
 

@@ -78,6 +78,8 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         per = _dtype_bytes(s, item)
         if per is None:
             continue
+        if item.role == "gathered_input" and has_frozen(arch) and _experts_frozen(arch):
+            continue  # the gathered token is kept by the expert's first linear, for its weight gradient
         shape = tuple(item.shape)
         if item.shares.startswith("input"):
             tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
@@ -115,6 +117,15 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
             div = s.tp  # vocabulary-parallel cross-entropy
         entries.append((node, item.role, shape, per, copies, div, tensor))
+
+
+def _experts_frozen(arch) -> bool:
+    """Whether every parameter of a mixture's experts is frozen (fine-tuning never adapts them)."""
+    from ..graph import roles as R
+
+    experts = [n for n, a in arch.graph.nodes.data() if a["kind"] == "param"
+               and any(g.role == R.EXPERTS for g in arch.group_chain(a["group"]))]
+    return bool(experts) and all(arch.graph.nodes[n].get("frozen") for n in experts)
 
 
 def _storage(arch, tensor: str, attention: str) -> str:
