@@ -72,3 +72,13 @@ def test_bad_values_are_one_line_and_exit_2(argv, message):
     assert r.returncode == 2, r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("symgpt: error: ") and message in lines[0], r.stderr
+
+
+def test_a_changed_copy_stays_fine_tuned():
+    # a derivation that sets a flag (--dropout on GPT-2) works on a copy of the model
+    m = apply(symgpt.load("gpt2-small", B=1, T=64), FineTune("lora", 8, ("q", "k", "v")))
+    copy = m.with_(dropout=True)
+    assert copy.quantity("params.trainable").value == m.quantity("params.trainable").value == 12 * 8 * 4 * 768
+    assert copy.notes == m.notes
+    grads = m.quantity("memory.gradients", dropout=True, precision="bf16").value
+    assert grads == 2 * 12 * 8 * 4 * 768

@@ -260,7 +260,10 @@ def apply(model, ft: FineTune):
         return model
     m = model.with_()
     m.__dict__["arch"] = rewrite(model.arch, ft)
-    m.notes = (*model.notes, ft.describe())
+    m.notes = tuple(n for n in model.notes if n != ft.describe()) + (ft.describe(),)
+    # a changed copy (a flag set by a derivation: dropout) stays fine-tuned
+    m.__dict__["with_"] = lambda **changes: apply(type(model).with_(m, **changes), ft)
+    m.__dict__["free"] = lambda *names: apply(type(model).free(m, *names), ft)
     return m
 
 
