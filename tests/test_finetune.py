@@ -223,3 +223,22 @@ def test_lora_dropout_keeps_a_mask_and_a_dropped_input_per_adapter(config, targe
     opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
     assert m.quantity("memory.activations", **opts).value == saved_activation_bytes(pm, B, T, torch.float32)
     assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+
+
+def test_t5_adapts_self_and_cross_attention_as_peft_does(tmp_path):
+    # peft matches T5's "q" and "v" by name: in the encoder's and the decoder's self-attention
+    # and in the decoder's cross-attention
+    from transformers import AutoConfig, T5ForConditionalGeneration
+    from oracles.hf_encdec import flops
+
+    cfg = {"d_model": 64, "d_kv": 16, "d_ff": 96, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 4,
+           "vocab_size": 500, "tie_word_embeddings": True}
+    torch.manual_seed(0)
+    pm = peft.get_peft_model(T5ForConditionalGeneration(AutoConfig.for_model("t5", **cfg)),
+                             peft.LoraConfig(r=8, target_modules=["q", "v"]))
+    path = tmp_path / "t5.json"
+    path.write_text(json.dumps({"model_type": "t5", **cfg}))
+    m = apply(symgpt.load(path, B=2, T_enc=8, T_dec=8), FineTune("lora", 8, ("q", "v")))
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("params.trainable").value == 8 * 2 * (64 + 64) * (2 + 2 + 2)  # 6 attentions × q, v
+    assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)

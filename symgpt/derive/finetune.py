@@ -35,7 +35,8 @@ from .quantity import Quantity
 
 METHODS = ("full", "lora", "dora", "qlora")
 #: target name -> the roles of the linear layers it adapts (a fused projection needs all its parts)
-TARGETS = {"q": (R.QUERY,), "k": (R.KEY,), "v": (R.VALUE,), "o": (R.OUT,),
+TARGETS = {"q": (R.QUERY, R.CROSS_QUERY), "k": (R.KEY, R.CROSS_KEY), "v": (R.VALUE, R.CROSS_VALUE),
+           "o": (R.OUT, R.CROSS_OUT),  # an encoder--decoder's cross-attention too (peft matches by name)
            "gate": (R.FFN_GATE,), "up": (R.FFN_UP,), "down": (R.FFN_DOWN,)}
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 #: fused projections: role -> the target names it holds
