@@ -51,8 +51,10 @@ def _engine():
     memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, **layout,
               "--implementation": tuple(IMPLEMENTATIONS)}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
+    from symgpt.derive.finetune import BASES, METHODS
+    finetune = {"--finetune": METHODS, "--qlora-base": BASES}
     return {
-        "flops": flops, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names()}, "memory": memory, "comm": memory,
+        "params": finetune, "flops": {**flops, **finetune}, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names(), **finetune}, "memory": {**memory, **finetune}, "comm": memory,
         "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},

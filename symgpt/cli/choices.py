@@ -77,6 +77,9 @@ HARDWARE = EngineChoices("hardware profiles", Ref("symgpt.core.hardware", "names
 WEIGHT_BITS = EngineChoices("weight and KV-cache bits", Ref("symgpt.derive.inference_setup", "BITS"))
 ACT_BITS = EngineChoices("activation bits", Ref("symgpt.derive.inference_setup", "ACT_BITS"))
 PHASES = EngineChoices("inference phases", Ref("symgpt.derive.step", "PHASES"))
+# parameter-efficient fine-tuning (--finetune, --qlora-base)
+FINETUNE = EngineChoices("fine-tuning methods", Ref("symgpt.derive.finetune", "METHODS"))
+QLORA_BASES = EngineChoices("QLoRA base storage", Ref("symgpt.derive.finetune", "BASES"))
 
 
 def listed(choices: EngineChoices) -> str:

@@ -12,7 +12,11 @@ NAMES = ("memory.weights", "memory.gradients", "memory.optimizer", "memory.activ
          "memory.logits", "memory.kv_cache", "memory.total")
 
 
-add_arguments = add_memory_command
+def add_arguments(p):
+    from .costargs import add_finetune
+
+    add_memory_command(p)
+    add_finetune(p)
 
 
 def run(args) -> int:
@@ -22,9 +26,10 @@ def run(args) -> int:
 
     from ..core.errors import SymgptError
     from ..derive.step import refuse_recurrent
-    from .costargs import load_model, memory_options
+    from .costargs import finetune_json, finetune_model, load_model, memory_options, refuse_dora
 
-    m = load_model(args)
+    m = finetune_model(args, load_model(args))
+    refuse_dora(m, "memory")
     refused = ""
     try:  # recurrent layers (state-space scans) keep a state, not a KV cache: that line is refused
         refuse_recurrent(m.arch)
@@ -44,6 +49,8 @@ def run(args) -> int:
             out["memory.megatron"] = quantity_json(mega)
         if refused:
             out["refused"] = {"memory.kv_cache": refused}
+        if args.finetune is not None:
+            out.update(finetune_json(m))
         emit(dumps(out))
         return 0
     emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)

@@ -32,6 +32,9 @@ def add_arguments(p):
     p.add_argument("--device-memory", metavar="BYTES",
                    help="memory of one device (e.g. 80e9): the memory per device is shown against it")
     add_cluster(p)
+    from .costargs import add_finetune
+
+    add_finetune(p)
 
 
 def _cluster(args, opts: dict, mach, peak, mfu):
@@ -65,13 +68,21 @@ def run(args) -> int:
     from ..render.jsonout import dumps
     from .machine import machine
 
-    m = load_model(args)
+    from .costargs import finetune_model, refuse_dora
+
+    m = finetune_model(args, load_model(args))
+    refuse_dora(m, "time")
     opts = flops_options(args)
     opts.pop("per", None)
     mach = machine(args, args.precision or convention(args.convention).precision)
     peak, mfu = mach.values.get("peak", DEFAULT_PEAK), number(args.mfu, "--mfu")
     cluster = _cluster(args, opts, mach, peak, mfu)
     if cluster is not None:
+        if args.finetune not in (None, "full"):
+            from ..core.errors import SymgptError
+
+            raise SymgptError("fine-tuning on a cluster is not modelled (its collectives carry the trainable "
+                              "parameters' gradients only); time one device")
         if args.measured:
             from ..core.errors import SymgptError
 
@@ -87,9 +98,16 @@ def run(args) -> int:
     memory = _memory(args, m, opts, mach)
     if args.json:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
+        if args.finetune is not None:
+            from .costargs import finetune_json
+
+            out.update(finetune_json(m))
         emit(dumps(_with_machine(out, mach, memory)))
         return 0
     emit(time_text(m, qs, peak, mfu, unbound_hint(m, qs)), fit=True)
+    ft = m.arch.flags.get("finetune")
+    if ft is not None:  # what is trained: the FLOPs and memory above follow from it
+        emit(f"note: {ft.describe()}", fit=True)
     _machine_lines(mach, memory)
     return 0
 

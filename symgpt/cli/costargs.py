@@ -145,3 +145,95 @@ def payload(m, conv_label: str, options: dict, quantities) -> dict:
     for q in quantities:
         out[q.name] = quantity_json(q)
     return out
+
+
+# --- parameter-efficient fine-tuning (derive.finetune) --------------------------------------------
+def add_finetune(p) -> None:
+    """--finetune and the LoRA options (``params``, ``flops``, ``memory``)."""
+    # (read from the engine when a value is parsed, so that --help stays light)
+    p.add_argument("--finetune", type=choices.FINETUNE.parse, default=None, metavar="METHOD",
+                   help="what is trained: every parameter (full), or low-rank adapters on a frozen base: "
+                        "lora (Hu et al. 2021), dora (Liu et al. 2024; parameter counts only), qlora (Dettmers "
+                        "et al. 2023: the frozen projections stored in 4-bit NF4)")
+    p.add_argument("--lora-rank", type=positive_int, default=None, metavar="R", help="adapter rank (default 8)")
+    p.add_argument("--lora-targets", default=None, metavar="LIST",
+                   help="the projections adapted, by role: q,k,v,o,gate,up,down or all-linear (default)")
+    p.add_argument("--lora-alpha", default=None, metavar="A",
+                   help="the adapter scale alpha/r (accepted; it costs nothing)")
+    p.add_argument("--lora-dropout", default=None, metavar="P",
+                   help="dropout on each adapter's input (peft's lora_dropout; default 0): its masks are saved")
+    p.add_argument("--lora-train", default=None, metavar="LIST",
+                   help="also train whole: embedding and/or head (their own weights unfrozen)")
+    p.add_argument("--qlora-base", type=choices.QLORA_BASES.parse, default=None, metavar="BASE",
+                   help="QLoRA's frozen storage: nf4 (default; 4-bit NormalFloat, double-quantized scales) "
+                        "or int8 (LLM.int8)")
+
+
+_LORA_FLAGS = ("lora_rank", "lora_targets", "lora_alpha", "lora_dropout", "lora_train", "qlora_base")
+
+
+def finetune_given(args) -> bool:
+    """Whether --finetune or any LoRA option is on the command line."""
+    return any(getattr(args, f, None) is not None for f in ("finetune", *_LORA_FLAGS))
+
+
+def finetune_model(args, m):
+    """*m* rewritten for the command's --finetune (itself without one); the LoRA options without
+    --finetune are refused."""
+    from ..core.errors import SymgptError
+
+    method = getattr(args, "finetune", None)
+    given = [f for f in _LORA_FLAGS if getattr(args, f, None) is not None]
+    if method is None:
+        if given:
+            raise SymgptError(f"--{given[0].replace('_', '-')} needs --finetune lora, dora or qlora")
+        return m
+    if method == "full" and given:
+        raise SymgptError(f"--{given[0].replace('_', '-')} has no effect with --finetune full")
+    if args.qlora_base is not None and method != "qlora":
+        raise SymgptError("--qlora-base needs --finetune qlora")
+    from ..derive.finetune import FineTune, apply
+
+    alpha = None
+    if args.lora_alpha is not None:
+        from .args import number
+
+        try:
+            alpha = number(args.lora_alpha, "--lora-alpha")
+        except SymgptError as e:
+            raise SymgptError(f"--lora-alpha must be a positive number ({e})") from None
+    dropout = None
+    if args.lora_dropout is not None:
+        from ..core.exprparse import parse_expression
+
+        try:
+            dropout = parse_expression(args.lora_dropout, names={})
+        except SymgptError:
+            dropout = None
+        if dropout is None or not dropout.is_Rational or not 0 <= dropout < 1:
+            raise SymgptError(f"--lora-dropout must be a number in [0, 1), got {args.lora_dropout!r}")
+    ft = FineTune.parse(method, args.lora_rank, args.lora_targets, alpha, args.lora_train, args.qlora_base,
+                        dropout)
+    return apply(m, ft)
+
+
+def finetune_json(m) -> dict:
+    """``params.trainable`` and ``params.frozen`` of a fine-tuned model, for --json."""
+    from ..derive.finetune import ALL_LINEAR
+    from ..render.jsonout import quantity_json
+
+    out = {}
+    ft = m.arch.flags.get("finetune")
+    if ft is not None:
+        out["finetune"] = {"method": ft.method, "rank": ft.rank,
+                           "targets": "all-linear" if ft.targets == ALL_LINEAR else list(ft.targets),
+                           "alpha": None if ft.alpha is None else str(ft.alpha), "dropout": str(ft.dropout),
+                           "train": list(ft.train), **({"base": ft.base} if ft.method == "qlora" else {}),
+                           "note": ft.describe()}
+    return {**out, **{n: quantity_json(m.quantity(n)) for n in ("params.trainable", "params.frozen")}}
+
+
+def refuse_dora(m, what: str) -> None:
+    from ..derive.finetune import check_derivable
+
+    check_derivable(m, what)

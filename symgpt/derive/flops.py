@@ -28,7 +28,7 @@ from ..graph.arch import Arch
 from ..ops.base import Work
 from .quantity import Quantity
 from ..core.symbols import B
-from .walk import context, feeds_result, needs_grad, recomputed, tokens
+from .walk import context, feeds_result, needs_grad, recomputed, tokens, variants
 
 _ELEMENT_KINDS = ("softmax", "norm", "activation", "elementwise", "loss")
 
@@ -82,15 +82,23 @@ def op_forward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
 
 
 def op_backward(arch: Arch, node: str, conv: Convention) -> sympy.Expr:
-    """Backward FLOPs of one copy of *node* (0 when no gradient reaches it)."""
+    """Backward FLOPs of one copy of *node* (0 when no gradient reaches it); with frozen
+    parameters, the average over a stack's first copy and the copies after it."""
+    vs = variants(arch, node)
+    if len(vs) == 1:
+        return _op_backward(arch, node, conv, False)
+    return sympy.Add(*[share * _op_backward(arch, node, conv, steady) for steady, share in vs])
+
+
+def _op_backward(arch: Arch, node: str, conv: Convention, steady: bool) -> sympy.Expr:
     a = arch.graph.nodes[node]
-    if not needs_grad(arch)[node] or node not in feeds_result(arch):
+    if not needs_grad(arch, steady)[node] or node not in feeds_result(arch):
         return sympy.Integer(0)
     op, ins, out = a["op"], arch.input_shapes(node), a["shape"]
     head = a.get("role") == R.HEAD
     if conv.backward_factor is not None:
         return conv.backward_factor * _sum(conv, op.forward(ins, out), head)
-    works = op.backward(ins, out, context(arch, node, conv.attention))
+    works = op.backward(ins, out, context(arch, node, conv.attention, steady=steady))
     if conv.attention_backward is None:
         return _sum(conv, works, head)
     attn = ("attention_scores", "attention_values")
@@ -148,6 +156,10 @@ def _notes(arch: Arch, conv: Convention, what: str) -> tuple[str, ...]:
 
 def _quantity(model, name, conv, parts, what, base) -> Quantity:
     arch = model.arch
+    if "finetune" in arch.flags:
+        from .finetune import check_derivable
+
+        check_derivable(model, "FLOPs")
     return Quantity(name, _breakdown(arch, conv, parts), model.bindings, "FLOPs", label(conv, base),
                     _notes(arch, conv, what))
 

@@ -13,7 +13,8 @@ from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
 from .tensor_parallel import place, tp_region
-from .walk import attention_core, checkpoints, context, loop_invariant, recomputed, top_group
+from .walk import (attention_core, checkpoints, context, has_frozen, loop_invariant, needs_grad, recomputed,
+                   top_group, variants)
 
 
 def _dtype_bytes(s: Setup, item) -> int | None:
@@ -48,48 +49,8 @@ def _saved(s: Setup):
             continue
         if a.get("no_grad"):
             continue  # run under torch.no_grad: autograd records nothing
-        ctx = context(arch, node, conv.attention, dropout, conv.implementation)
-        for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
-            per = _dtype_bytes(s, item)
-            if per is None:
-                continue
-            shape = tuple(item.shape)
-            if item.shares.startswith("input"):
-                tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
-                base = tensor
-                if conv.implementation == "hf-eager":
-                    base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
-                if base != a["inputs"][int(item.shares[5:])]:  # a view keeps its whole source alive
-                    tensor, shape = base, tuple(arch.shape(base))
-            elif item.shares == "output":
-                tensor = node
-            else:
-                tensor = f"{node}#{item.role}"
-            producer = tensor.split("#")[0]
-            if conv.recompute == "full" and node in again:
-                continue  # the block is recomputed from its checkpointed input
-            if conv.recompute == "selective" and producer in again:
-                continue  # produced inside the attention core: recomputed
-            if conv.attention == "flash" and node in core and a["op"].kind == "dropout":
-                continue  # a fused kernel regenerates its dropout mask from the RNG state
-            g = top_group(arch, node)
-            copies = arch.activity(node)
-            if item.shares.startswith("input") and not item.per_copy and loop_invariant(arch, producer, node):
-                # one tensor shared by every copy: made once outside the group, or by the last
-                # copy of another stack (an encoder's output, read by every decoder layer)
-                g, copies = None, sympy.Integer(1)
-            key = (tensor, g.name if g else None)
-            if key in seen:
-                continue
-            seen.add(key)
-            div = 1
-            if producer in region:
-                div = s.tp
-            elif s.sp and g is not None:
-                div = s.tp
-            elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
-                div = s.tp  # vocabulary-parallel cross-entropy
-            entries.append((node, item.role, shape, per, copies, div, tensor))
+        for steady, share in variants(arch, node):
+            _saved_op(s, node, steady, share, (dropout, again, core, region), (entries, seen))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
             group = arch.groups[name]
@@ -98,6 +59,73 @@ def _saved(s: Setup):
             entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
                             sympy.Integer(1) if invariant else group.active, div, c))
     return entries
+
+
+def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
+    """The tensors op *node* saves, appended to the entries of *out* (entries, keys seen):
+    *share* of its copies, in the *steady* variant of ``walk.needs_grad``; a fine-tuned graph's op
+    through which no gradient flows saves nothing (autograd records no node for it). *walked*:
+    (dropout on, recomputed ops, attention core, tensor-parallel region)."""
+    arch, conv = s.model.arch, s.conv
+    a = arch.graph.nodes[node]
+    dropout, again, core, region = walked
+    entries, seen = out
+    if has_frozen(arch) and not needs_grad(arch, steady)[node]:
+        return
+    ctx = context(arch, node, conv.attention, dropout or bool(a.get("dropout_active")), conv.implementation,
+                  steady=steady)
+    for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
+        per = _dtype_bytes(s, item)
+        if per is None:
+            continue
+        if item.role == "gathered_input" and has_frozen(arch) and _experts_frozen(arch):
+            continue  # the gathered token is kept by the expert's first linear, for its weight gradient
+        shape = tuple(item.shape)
+        if item.shares.startswith("input"):
+            tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
+            base = tensor
+            if conv.implementation == "hf-eager":
+                base = _eager_base(arch, tensor, a["op"].kind == "matmul", s.model.bindings)
+            if base != a["inputs"][int(item.shares[5:])]:  # a view keeps its whole source alive
+                tensor, shape = base, tuple(arch.shape(base))
+        elif item.shares == "output":
+            tensor = node
+        else:
+            tensor = f"{node}#{item.role}"
+        producer = tensor.split("#")[0]
+        if conv.recompute == "full" and node in again:
+            continue  # the block is recomputed from its checkpointed input
+        if conv.recompute == "selective" and producer in again:
+            continue  # produced inside the attention core: recomputed
+        if conv.attention == "flash" and node in core and a["op"].kind == "dropout":
+            continue  # a fused kernel regenerates its dropout mask from the RNG state
+        g = top_group(arch, node)
+        copies = arch.activity(node) * share
+        if item.shares.startswith("input") and not item.per_copy and loop_invariant(arch, producer, node):
+            # one tensor shared by every copy: made once outside the group, or by the last
+            # copy of another stack (an encoder's output, read by every decoder layer)
+            g, copies = None, sympy.Integer(1)
+        key = (tensor, g.name if g else None) + (("first",) if g is not None and share != 1 and not steady else ())
+        if key in seen:
+            continue
+        seen.add(key)
+        div = 1
+        if producer in region:
+            div = s.tp
+        elif s.sp and g is not None:
+            div = s.tp
+        elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
+            div = s.tp  # vocabulary-parallel cross-entropy
+        entries.append((node, item.role, shape, per, copies, div, tensor))
+
+
+def _experts_frozen(arch) -> bool:
+    """Whether every parameter of a mixture's experts is frozen (fine-tuning never adapts them)."""
+    from ..graph import roles as R
+
+    experts = [n for n, a in arch.graph.nodes.data() if a["kind"] == "param"
+               and any(g.role == R.EXPERTS for g in arch.group_chain(a["group"]))]
+    return bool(experts) and all(arch.graph.nodes[n].get("frozen") for n in experts)
 
 
 def _storage(arch, tensor: str, attention: str) -> str:

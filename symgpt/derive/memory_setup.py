@@ -66,6 +66,15 @@ def build(model, t: Training) -> Setup:
     conv = t.convention()
     precision = Precision.named(t.precision or conv.precision)
     check_model(t.layout, model)
+    if "finetune" in model.arch.flags:
+        from .finetune import check_derivable
+
+        check_derivable(model, "memory")
+    if t.layout.tp != 1 and model.arch.flags.get("finetune") is not None:
+        from ..core.errors import SymgptError
+
+        raise SymgptError("tensor parallelism of LoRA adapters is not modelled (how a framework splits "
+                          "lora_A and lora_B varies); size fine-tuning with --tp 1")
     if conv.dropout is not None and "dropout" in model.flags and model.flags["dropout"] != conv.dropout:
         model = model.with_(dropout=bool(conv.dropout))
     return Setup(model, conv, precision.name, t.optimizer, t.layout)

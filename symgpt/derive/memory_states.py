@@ -5,6 +5,7 @@ ZeRO-Offload moves to host memory), per device under tp, pp, ep and ZeRO.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 import sympy
@@ -13,21 +14,30 @@ from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import OPTIMIZERS, Setup, memory_quantity, setup
 from .tensor_parallel import divisor_for_param, place
+from .walk import has_frozen
 
 
-def param_bytes(s: Setup, per_param: int, zero_from: int):
+def param_bytes(s: Setup, per_param: int, zero_from: int, trainable_only: bool = False, stored: bool = False):
     """(owner path, bytes) of every parameter tensor this device holds: its stage's share (pp),
     sharded by tp, experts by ep, and (at ZeRO >= zero_from) over the data-parallel ranks that
-    replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage."""
-    return list(_param_bytes(s.model.arch, s.lay, per_param, s.zero >= zero_from))
+    replicate it. A tied head on pp > 1 holds a copy of the embedding on the last stage.
+    *trainable_only*: the parameters that get a gradient (a fine-tuned graph freezes the others);
+    *stored*: a weight quantized in storage (QLoRA's base) at its own bits per element."""
+    return list(_param_bytes(s.model.arch, s.lay, per_param, s.zero >= zero_from, trainable_only, stored))
 
 
 @lru_cache(maxsize=256)  # a report asks the same (model, layout) for every precision and optimizer
-def _param_bytes(arch, lay, per_param, sharded: bool) -> tuple[tuple[str, sympy.Expr], ...]:
+def _param_bytes(arch, lay, per_param, sharded: bool, trainable_only: bool = False,
+                 stored: bool = False) -> tuple[tuple[str, sympy.Expr], ...]:
     from .params import parameter_list, tied_uses
 
     out: dict[str, sympy.Expr] = {}
     for e in parameter_list(arch):
+        pa = arch.graph.nodes[e.node]
+        if trainable_only and pa.get("frozen"):
+            continue  # frozen (fine-tuning): no gradient, no optimizer state
+        if stored and "storage_bits" in pa:  # a quantized base (QLoRA): its own bits per element
+            e = replace(e, count=e.count * pa["storage_bits"] / 8 / per_param)
         where, expert = place(arch, e.owner)
         group = lay.expert_dp_group if expert else lay.dp_group
         shard = divisor_for_param(arch, e.owner, e.local, lay.tp) * (lay.ep if expert else 1)
@@ -47,24 +57,26 @@ def _param_bytes(arch, lay, per_param, sharded: bool) -> tuple[tuple[str, sympy.
 
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
-    return memory_quantity(s, "memory.weights", param_bytes(s, s.bytes.weight, 3), "model weights")
+    return memory_quantity(s, "memory.weights", param_bytes(s, s.bytes.weight, 3, stored=True), "model weights")
 
 
 def gradients(model, **options) -> Quantity:
     s = setup(model, **options)
-    return memory_quantity(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2), "gradients (one per parameter)")
+    frozen = has_frozen(s.model.arch)
+    return memory_quantity(s, "memory.gradients", param_bytes(s, s.bytes.grad, 2, trainable_only=frozen),
+                           "gradients (one per trainable parameter)" if frozen else "gradients (one per parameter)")
 
 
 def _optimizer_parts(s: Setup):
-    n = _parameter_count(s.model.arch, s.lay, s.zero >= 1)  # sharded parameter count
+    n = _parameter_count(s.model.arch, s.lay, s.zero >= 1, has_frozen(s.model.arch))  # sharded, trainable
     parts = [("optimizer/master", s.bytes.master * n)] if s.bytes.master else []
     parts += [(f"optimizer/{state}", (s.bytes.state if b is None else b) * n) for state, b in OPTIMIZERS[s.optimizer]]
     return parts or [("optimizer", sympy.Integer(0))]
 
 
 @lru_cache(maxsize=256)
-def _parameter_count(arch, lay, sharded: bool) -> sympy.Expr:
-    return sympy.Add(*[e for _, e in _param_bytes(arch, lay, 1, sharded)])
+def _parameter_count(arch, lay, sharded: bool, trainable_only: bool = False) -> sympy.Expr:
+    return sympy.Add(*[e for _, e in _param_bytes(arch, lay, 1, sharded, trainable_only)])
 
 
 def optimizer(model, **options) -> Quantity:

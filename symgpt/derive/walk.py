@@ -26,9 +26,13 @@ from ..core.symbols import B, T
 
 
 @lru_cache(maxsize=256)
-def needs_grad(arch: Arch) -> dict[str, bool]:
-    """Node -> whether its output needs a gradient (all parameters trainable)."""
+def needs_grad(arch: Arch, steady: bool = False) -> dict[str, bool]:
+    """Node -> whether its output needs a gradient (every parameter trainable unless its node is
+    marked ``frozen``). *steady*: inside a stack, the copies after the first, whose carried input
+    (the previous layer's output) needs a gradient when the layer holds anything trainable; the
+    first copy reads the embeddings, which a frozen embedding leaves without one."""
     out: dict[str, bool] = {}
+    warm = _warm(arch) if steady else frozenset()
     for n in arch.order:
         a = arch.graph.nodes[n]
         if a["kind"] == "input":
@@ -36,8 +40,44 @@ def needs_grad(arch: Arch) -> dict[str, bool]:
         elif a.get("no_grad"):
             out[n] = False  # run under torch.no_grad: no backward, its parameters get no gradient
         else:
-            out[n] = bool(a["params"]) or any(out[i] for i in a["inputs"])
+            out[n] = owns_trainable(arch, a) or any(out[i] for i in a["inputs"]) or (
+                bool(warm) and _carried(arch, n, warm))
     return out
+
+
+# --- frozen parameters (fine-tuning: derive.finetune) -------------------------------------------------
+def owns_trainable(arch: Arch, attrs: dict) -> bool:
+    """Whether an op uses a parameter that gets a gradient (one not marked ``frozen``)."""
+    return any(not arch.graph.nodes[p].get("frozen") for p in attrs["params"].values())
+
+
+@lru_cache(maxsize=256)
+def has_frozen(arch: Arch) -> bool:
+    """Whether any parameter of *arch* is frozen (a fine-tuned graph)."""
+    return any(a.get("frozen") for _, a in arch.graph.nodes.data() if a["kind"] == "param")
+
+
+def _warm(arch: Arch) -> frozenset:
+    first = needs_grad(arch)
+    return frozenset(g.name for n in arch.order if first[n] and (g := top_group(arch, n)) is not None)
+
+
+def _carried(arch: Arch, node: str, warm: frozenset) -> bool:
+    g = top_group(arch, node)
+    if g is None or g.name not in warm:
+        return False
+    return any(top_group(arch, i) is not g and arch.graph.nodes[i]["kind"] == "op"
+               and not loop_invariant(arch, i, node) for i in arch.graph.nodes[node]["inputs"])
+
+
+def variants(arch: Arch, node: str) -> tuple[tuple[bool, sympy.Expr], ...]:
+    """(steady, share of the copies) of *node*: one variant, (False, 1), unless some parameter is
+    frozen and *node* lies in a stack of N layers, where the first copy differs from the N - 1
+    after it (see :func:`needs_grad`)."""
+    g = top_group(arch, node) if has_frozen(arch) else None
+    if g is None:
+        return ((False, sympy.Integer(1)),)
+    return ((True, (g.active - 1) / g.active), (False, 1 / g.active))
 
 
 @lru_cache(maxsize=256)
@@ -50,11 +90,11 @@ def feeds_result(arch: Arch) -> frozenset[str]:
 
 
 def context(arch: Arch, node: str, attention: str = "eager", dropout: bool = False,
-            implementation: str = "fused") -> Context:
-    """The context of *node*'s backward and saved rules."""
-    grads = needs_grad(arch)
+            implementation: str = "fused", steady: bool = False) -> Context:
+    """The context of *node*'s backward and saved rules (*steady*: see :func:`needs_grad`)."""
+    grads = needs_grad(arch, steady)
     a = arch.graph.nodes[node]
-    return Context(needs_grad=tuple(grads[i] for i in a["inputs"]), trainable=bool(a["params"]),
+    return Context(needs_grad=tuple(grads[i] for i in a["inputs"]), trainable=owns_trainable(arch, a),
                    attention=attention, dropout=dropout, implementation=implementation)
 
 

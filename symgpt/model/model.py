@@ -60,6 +60,9 @@ QUANTITIES = {
     "time.to_train": Ref("symgpt.derive.steptime", "to_train"),
     "time.device_hours": Ref("symgpt.derive.steptime", "device_hours"),
     "params.active": Ref("symgpt.derive.active", "active"),
+    # parameter-efficient fine-tuning (derive.finetune): what gets a gradient and what stays frozen
+    "params.trainable": Ref("symgpt.derive.finetune", "trainable"),
+    "params.frozen": Ref("symgpt.derive.finetune", "frozen"),
     "inference.prefill.flops": Ref("symgpt.derive.inference", "prefill_flops"),
     "inference.prefill.bytes": Ref("symgpt.derive.inference", "prefill_bytes"),
     "inference.prefill.time": Ref("symgpt.derive.inference_time", "prefill_time"),

@@ -89,7 +89,9 @@ class RMSNorm(Op):
             return (Saved("input", x, shares="input0"), Saved("rstd", stats, "fp32"))
         # a fused kernel keeps x and rstd; an unfused one (PyTorch on CPU, HF's LlamaRMSNorm)
         # also keeps x·rstd for the scale's gradient: the convention decides (rms_normed_saved)
-        kept = (Saved("input", x, shares="input0"), Saved("rstd", stats, "fp32"), Saved("normed", x))
+        kept = (Saved("input", x, shares="input0"), Saved("rstd", stats, "fp32"))
+        if ctx.trainable:  # a frozen scale (fine-tuning) needs no x·rstd for a gradient
+            kept += (Saved("normed", x),)
         if self.offset and ctx.implementation == "hf-eager":
             # Gemma's norms compute 1 + w afresh in fp32 and the product keeps it
             kept += (Saved("one_plus_weight", (self.dim,), "fp32"),)
