@@ -44,6 +44,7 @@ def _engine():
     from symgpt.derive.step import PHASES
     from symgpt.core.hardware import names as hardware_names
     from symgpt.render import dot, dotfit, latex_numbers, tables
+    from symgpt.simulate.engine import SCHEDULERS
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
@@ -66,7 +67,8 @@ def _engine():
                   "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
         # serving: the step times' options are infer's
-        "serve": {"--hardware": hardware_names(), "--weight-bits": BITS, "--kv-bits": BITS, "--attention": att},
+        "serve": {"--hardware": hardware_names(), "--weight-bits": BITS, "--kv-bits": BITS, "--attention": att,
+                  "--scheduler": SCHEDULERS},
     }
 
 
