@@ -1,0 +1,111 @@
+"""The recurrent state of state-space, linear-attention and short-convolution layers at inference.
+
+A layer whose op sets ``recurrent_state`` (``ops.ssm``: the causal conv1d, the selective scan, the
+SSD scan; ``ops.delta``: the gated delta rule) keeps, between decode steps, a state of fixed size
+per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``state``
+rule: shapes over B, none over T) and what one decode step costs (its ``decode`` rule); this
+module sums the state over the layers and names what the inference answers do not model for
+these layers.
+
+``inference.state``: every state tensor of every recurrent layer, for B sequences, at the KV
+cache's dtype (transformers' ``LinearAttentionLayer`` keeps ``conv_states`` and
+``recurrent_states`` at the dtype of the tensors it is handed: the model's dtype on its PyTorch
+path). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
+keys and values only.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from ..graph.arch import Arch
+from ..ops.base import numel
+from .quantity import Quantity
+
+#: what the inference answers of a model with recurrent layers assume
+STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state and "
+              "SSM / delta-rule state, constant in T), not a KV cache; the KV cache holds the attention "
+              "layers' keys and values only")
+
+
+def is_recurrent(op) -> bool:
+    return bool(getattr(op, "recurrent_state", False))
+
+
+@lru_cache(maxsize=256)
+def recurrent_ops(arch: Arch) -> tuple[str, ...]:
+    """The nodes of the recurrent ops, in forward order."""
+    return tuple(n for n, a in arch.ops() if is_recurrent(a["op"]))
+
+
+@lru_cache(maxsize=256)
+def state_tensors(arch: Arch) -> tuple[tuple[str, sympy.Expr], ...]:
+    """(path, elements) of every state tensor the recurrent layers keep for B sequences, every
+    layer counted (``<node>/<state name>``)."""
+    out = []
+    for n in recurrent_ops(arch):
+        a = arch.graph.nodes[n]
+        ins = tuple(arch.shape(i) for i in a["inputs"])
+        for name, shape in a["op"].carried(ins):
+            out.append((f"{n}/{name}", sympy.expand(numel(tuple(shape)) * arch.multiplicity(n))))
+    return tuple(out)
+
+
+def refuse(arch: Arch, what: str) -> None:
+    """Refuse, in one line, *what* (an option these layers' inference does not model) for an
+    architecture with recurrent layers."""
+    kinds = sorted({arch.graph.nodes[n]["op"].kind for n in recurrent_ops(arch)})
+    if kinds:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name}: {what} is not modelled for recurrent layers ({', '.join(kinds)})")
+
+
+def check_options(s) -> None:
+    """The inference options a model with recurrent layers is not priced under: refused."""
+    arch = s.model.arch
+    if not recurrent_ops(arch):
+        return
+    if s.convention == "scaling-book":
+        refuse(arch, "the scaling-book inference convention (2 FLOPs per parameter, KV cache only)")
+    if s.chips > 1:
+        refuse(arch, "tensor parallelism at inference (how engines split the mixer's heads and its state)")
+
+
+def notes(arch: Arch, name: str) -> tuple[str, ...]:
+    """Notes on an ``inference.*`` answer of a model with recurrent layers (none otherwise)."""
+    if not recurrent_ops(arch):
+        return ()
+    ops = [arch.graph.nodes[n]["op"] for n in recurrent_ops(arch)]
+    out = [STATE_NOTE]
+    if ".decode." in name or name in ("inference.intensity", "inference.critical_batch", "inference.generate.time",
+                                      "inference.tpot", "inference.tokens_per_s"):
+        out += list(dict.fromkeys(op.decode_note for op in ops))
+        out.append("a decode step of a recurrent layer reads and writes its whole state (constant in T)")
+    if ".prefill." in name or name in ("inference.generate.time", "inference.ttft", "inference.tokens_per_s"):
+        out += list(dict.fromkeys(op.flops_note for op in ops))
+        out.append("a prefill of a recurrent layer writes its state once; a prompt shorter than the "
+                   "convolution's kernel is padded to it by transformers' cache, not counted here")
+    if name == "inference.memory":
+        out.append("the largest activation counts op outputs only: a scan's internal tensors (the sequential "
+                   "scan's exp(Δ·A) and Δ·B·x, the chunked scans' chunk states) are not counted")
+    return tuple(out)
+
+
+def state(model, **options) -> Quantity:
+    """The recurrent state of B sequences at the KV cache's dtype (``inference.state``)."""
+    from .inference import inference_quantity
+    from .inference_setup import setup
+
+    s = setup(model, **options)
+    check_options(s)
+    parts = [(p, e * s.kv) for p, e in state_tensors(model.arch)]
+    what = ("recurrent state: the conv state and the SSM / delta-rule state of every recurrent layer for B "
+            "sequences, at the KV-cache dtype, constant in T (transformers' LinearAttentionLayer conv_states "
+            "and recurrent_states)")
+    if not parts:
+        what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
+        parts = [("state", sympy.Integer(0))]
+    return inference_quantity(s, "inference.state", parts, "bytes", what)
