@@ -38,8 +38,7 @@ import test_ssm as ssm  # noqa: E402
 CASES = {
     **{k: ssm.CASES[k] for k in ("mamba", "falcon_mamba", "mamba2")},
     **{k: hybrid.CASES[k] for k in ("jamba", "bamba", "nemotron_h", "falcon_h1", "granitemoehybrid")},
-    "qwen3_next": gated.CASES["qwen3_next"],
-    "qwen3_next-pattern": gated.CASES["qwen3_next-pattern"],
+    **gated.CASES,
     "lfm2-conv": kinds.CASES["lfm2-conv"],
 }
 
@@ -75,7 +74,9 @@ def _prefill(model):
 
 
 def _cache_bytes(cache):
-    """(state bytes, key/value bytes) of a transformers cache after a prefill."""
+    """(state bytes, key/value bytes) of a transformers cache after a prefill. A sliding-window
+    layer (``DynamicSlidingWindowLayer``) keeps W - 1 positions; symgpt's KV cache keeps Min(T, W)
+    (conventions.md §7, tests/test_kv_window.py): one position more per such layer is added."""
     state = kv = 0
     for layer in cache.layers:
         for attr in ("conv_states", "recurrent_states"):
@@ -86,6 +87,8 @@ def _cache_bytes(cache):
             t = getattr(layer, attr, None)
             if isinstance(t, torch.Tensor):
                 kv += t.nbytes
+                if type(layer).__name__.endswith("SlidingWindowLayer"):
+                    kv += t.nbytes // t.shape[-2]
     return state, kv
 
 
