@@ -79,6 +79,8 @@ def kv_cache(model, **options) -> Quantity:
     elif arch.find(roles.CROSS_SCORES):
         what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
                 "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts and recurrent_ops(arch):
+        what = "KV cache for inference: none (no attention layer)"
     elif not parts:
         what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
     if any(arch.role(c.node) == roles.INDEX_KEY_ROTARY for c in cached):
