@@ -15,7 +15,8 @@ module prices each op under a convention (``inference_setup``):
 * ``scaling-book``: 2 FLOPs per parameter per token; every parameter read; the KV cache.
 
 Quantities: ``inference.prefill.flops|bytes``, ``inference.decode.flops|bytes``,
-``inference.kv_cache``, ``inference.weights``, ``inference.memory``; times are in
+``inference.kv_cache``, ``inference.state`` (recurrent layers: ``derive.recurrent``),
+``inference.weights``, ``inference.memory``; times are in
 ``inference_time``.
 """
 
@@ -210,6 +211,21 @@ def kv_cache(model, **options) -> Quantity:
     return inference_quantity(s, "inference.kv_cache", parts, "bytes",
               "KV cache: the tensors the cache holds (by role: keys and values of every layer) for B "
               "sequences of T tokens")
+
+
+def state(model, **options) -> Quantity:
+    """The recurrent layers' state for B sequences at the KV dtype, constant in T
+    (``recurrent.state_tensors``); none for a model without recurrent layers."""
+    s = setup(model, **options)
+    check_options(s)
+    parts = [(p, e * s.kv) for p, e in state_tensors(model.arch)]
+    what = ("recurrent state: the conv state and the SSM / delta-rule state of every recurrent layer for B "
+            "sequences, at the KV-cache dtype, constant in T (transformers' LinearAttentionLayer conv_states "
+            "and recurrent_states)")
+    if not parts:
+        what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
+        parts = [("state", sympy.Integer(0))]
+    return inference_quantity(s, "inference.state", parts, "bytes", what)
 
 
 def weights(model, **options) -> Quantity:

@@ -7,8 +7,8 @@ rule: shapes over B, none over T) and what one decode step costs (its ``decode``
 module sums the state over the layers and names what the inference answers do not model for
 these layers.
 
-``inference.state``: every state tensor of every recurrent layer, for B sequences, at the KV
-cache's dtype (transformers' ``LinearAttentionLayer`` keeps ``conv_states`` and
+``inference.state`` (``derive.inference.state``): every state tensor of every recurrent layer,
+for B sequences, at the KV cache's dtype (transformers' ``LinearAttentionLayer`` keeps ``conv_states`` and
 ``recurrent_states`` at the dtype of the tensors it is handed: the model's dtype on its PyTorch
 path). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
 keys and values only.
@@ -22,7 +22,6 @@ import sympy
 
 from ..graph.arch import Arch
 from ..ops.base import numel
-from .quantity import Quantity
 
 #: what the inference answers of a model with recurrent layers assume
 STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state and "
@@ -92,20 +91,3 @@ def notes(arch: Arch, name: str) -> tuple[str, ...]:
         out.append("the largest activation counts op outputs only: a scan's internal tensors (the sequential "
                    "scan's exp(Δ·A) and Δ·B·x, the chunked scans' chunk states) are not counted")
     return tuple(out)
-
-
-def state(model, **options) -> Quantity:
-    """The recurrent state of B sequences at the KV cache's dtype (``inference.state``)."""
-    from .inference import inference_quantity
-    from .inference_setup import setup
-
-    s = setup(model, **options)
-    check_options(s)
-    parts = [(p, e * s.kv) for p, e in state_tensors(model.arch)]
-    what = ("recurrent state: the conv state and the SSM / delta-rule state of every recurrent layer for B "
-            "sequences, at the KV-cache dtype, constant in T (transformers' LinearAttentionLayer conv_states "
-            "and recurrent_states)")
-    if not parts:
-        what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
-        parts = [("state", sympy.Integer(0))]
-    return inference_quantity(s, "inference.state", parts, "bytes", what)

@@ -76,7 +76,7 @@ QUANTITIES = {
     "inference.tpot": Ref("symgpt.derive.inference_time", "tpot"),
     "inference.tokens_per_s": Ref("symgpt.derive.inference_time", "tokens_per_s"),
     # the recurrent state of state-space and linear-attention layers
-    "inference.state": Ref("symgpt.derive.recurrent", "state"),
+    "inference.state": Ref("symgpt.derive.inference", "state"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)
