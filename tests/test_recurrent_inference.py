@@ -7,7 +7,8 @@ against transformers on tiny CPU models (fp32, eager attention, its PyTorch path
   ``DynamicLayer`` (keys and values, (B, h_kv, T, d_head)), both at once (Falcon-H1's parallel
   layer), or a ``DummyLayer`` holding nothing (Nemotron-H's MLP and MoE layers). What is compared:
   the sum of ``nbytes`` of every conv and recurrent state tensor with ``inference.state``, and
-  the sum of ``nbytes`` of every key and value tensor with ``inference.kv_cache`` (32-bit cache);
+  the sum of ``nbytes`` of every key and value tensor with ``inference.kv_cache`` (an fp32 model
+  and a 32-bit cache; a bf16 model, whose SSM state stays fp32, and the default 16-bit cache);
 * a decode step: ``FlopCounterMode`` around one more token's forward with that cache (``cache=``:
   under the deprecated ``past_key_values=`` a Mamba model starts a new cache; the matmul
   part: the causal conv1d's update is a conv1d it counts, the selective state updates' C·h a
@@ -104,6 +105,19 @@ def test_state_and_kv_cache_equal_the_cache_transformers_returns(case, tmp_path)
     # inference.memory holds both, beside the weights and the largest activation
     parts = dict(m.quantity("inference.memory", kv_bits=32).breakdown)
     assert int(parts["state"].subs(m.bindings)) == state
+
+
+@pytest.mark.parametrize("case", ["mamba", "mamba2", "jamba", "qwen3_next", "lfm2-conv"])
+def test_a_bf16_model_keeps_its_ssm_state_in_fp32(case, tmp_path):
+    """In a bf16 model transformers' cache holds the conv state and the keys and values in bf16,
+    the SSM / delta-rule state in fp32 (its PyTorch path computes the update in float32):
+    ``inference.state`` at the default 16-bit cache prices each so."""
+    cfg, model = _model(case)
+    model = model.to(torch.bfloat16)
+    state, kv = _cache_bytes(_prefill(model))
+    m = _load(cfg, tmp_path)
+    assert int(m.quantity("inference.state").value) == state
+    assert int(m.quantity("inference.kv_cache").value) == kv
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -1,8 +1,9 @@
 """``symgpt report`` of models with recurrent layers: written whole, with the recurrent state
 beside the KV cache. The state's bytes are checked against the config's own numbers
 (transformers' cache after a prefill holds, per Mamba layer, a conv state of
-intermediate_size × conv_kernel and an SSM state of intermediate_size × state_size: see
-tests/test_recurrent_inference.py), at the report's fp32 and 16-bit widths."""
+intermediate_size × conv_kernel at the model's width and an SSM state of intermediate_size ×
+state_size in fp32: see tests/test_recurrent_inference.py), under the report's fp32 and mixed
+bf16 policies."""
 
 import json
 import subprocess
@@ -19,13 +20,14 @@ def test_memory_md_shows_the_state_beside_the_kv_cache(tmp_path):
     cfg = json.loads(MAMBA.read_text())
     batch = 8
     m = symgpt.load(str(MAMBA), B=batch, T=2048)
-    per_sequence = cfg["num_hidden_layers"] * cfg["intermediate_size"] * (cfg["conv_kernel"] + cfg["state_size"])
+    layers, inner = cfg["num_hidden_layers"], cfg["intermediate_size"]
     costs.write(m, tmp_path)
     text = (tmp_path / "memory.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| inference.state |")]
     assert len(rows) == 2  # fp32, then mixed bf16 (16-bit state)
-    for row, width in zip(rows, (4, 2)):
-        assert f"| {width * batch * per_sequence:,} |" in row
+    for row, width in zip(rows, (4, 2)):  # the conv state at the policy's width, the SSM state fp32
+        expected = batch * layers * inner * (width * cfg["conv_kernel"] + 4 * cfg["state_size"])
+        assert f"| {expected:,} |" in row
     assert "holds the attention layers' keys and values only" in text
     assert "| memory.kv_cache | `0` | 0 |" in text
 

@@ -32,7 +32,7 @@ from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
-from .recurrent import check_options, is_recurrent, recurrent_ops, state_tensors
+from .recurrent import check_options, element_bytes, is_recurrent, recurrent_ops, state_tensors
 from .recurrent import notes as recurrent_notes
 from .tensor_parallel import replicated
 from .shortcuts import expanded
@@ -137,8 +137,8 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
             moved += numel(o.written) * (s.kv if o.cached else s.act)
         if is_recurrent(o.op):  # its state: written by a prefill, read and written by a decode step
             ins = tuple(arch.shape(i) for i in arch.inputs_of(o.node))
-            held = sympy.Add(*[numel(tuple(shape)) for _, shape in o.op.carried(ins)])
-            moved += held * s.kv * (2 if st.phase == "decode" else 1)
+            held = sympy.Add(*[numel(tuple(shape)) * element_bytes(dt, s.kv) for _, shape, dt in o.op.carried(ins)])
+            moved += held * (2 if st.phase == "decode" else 1)
     return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
 
 
@@ -218,10 +218,10 @@ def state(model, **options) -> Quantity:
     (``recurrent.state_tensors``); none for a model without recurrent layers."""
     s = setup(model, **options)
     check_options(s)
-    parts = [(p, e * s.kv) for p, e in state_tensors(model.arch)]
-    what = ("recurrent state: the conv state and the SSM / delta-rule state of every recurrent layer for B "
-            "sequences, at the KV-cache dtype, constant in T (transformers' LinearAttentionLayer conv_states "
-            "and recurrent_states)")
+    parts = [(p, e * element_bytes(dt, s.kv)) for p, e, dt in state_tensors(model.arch)]
+    what = ("recurrent state: the conv state (at the KV-cache width) and the SSM / delta-rule state (fp32) of "
+            "every recurrent layer for B sequences, constant in T (transformers' LinearAttentionLayer "
+            "conv_states and recurrent_states)")
     if not parts:
         what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
         parts = [("state", sympy.Integer(0))]
@@ -267,7 +267,7 @@ def memory(model, **options) -> Quantity:
     s = setup(model, **options)
     parts = [("weights", weights(model, **options).expr), ("kv_cache", kv_cache(model, **options).expr)]
     if recurrent_ops(model.arch):  # the recurrent layers' state, beside the attention layers' KV cache
-        parts.append(("state", sympy.Add(*[e * s.kv for _, e in state_tensors(model.arch)])))
+        parts.append(("state", sympy.Add(*[e * element_bytes(dt, s.kv) for _, e, dt in state_tensors(model.arch)])))
     if s.convention == "scaling-book":  # "our activation footprint is negligible"
         what = "inference memory per device: weights + KV cache (B sequences of T tokens)"
     else:

@@ -8,9 +8,9 @@ module sums the state over the layers and names what the inference answers do no
 these layers.
 
 ``inference.state`` (``derive.inference.state``): every state tensor of every recurrent layer,
-for B sequences, at the KV cache's dtype (transformers' ``LinearAttentionLayer`` keeps ``conv_states`` and
-``recurrent_states`` at the dtype of the tensors it is handed: the model's dtype on its PyTorch
-path). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
+for B sequences: the conv state at the KV cache's width, the SSM / delta-rule state in fp32
+(transformers' ``LinearAttentionLayer`` keeps the tensors it is handed: the conv inputs at the
+model's dtype, the state update its PyTorch path computes in float32). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
 keys and values only.
 """
 
@@ -24,9 +24,9 @@ from ..graph.arch import Arch
 from ..ops.base import numel
 
 #: what the inference answers of a model with recurrent layers assume
-STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state and "
-              "SSM / delta-rule state, constant in T), not a KV cache; the KV cache holds the attention "
-              "layers' keys and values only")
+STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state at the "
+              "KV-cache width and SSM / delta-rule state in fp32, as transformers' PyTorch path keeps them; "
+              "constant in T), not a KV cache; the KV cache holds the attention layers' keys and values only")
 
 
 def is_recurrent(op) -> bool:
@@ -39,16 +39,25 @@ def recurrent_ops(arch: Arch) -> tuple[str, ...]:
     return tuple(n for n, a in arch.ops() if is_recurrent(a["op"]))
 
 
+#: bytes per element of a state tensor kept in fp32 whatever the cache's width
+FP32 = sympy.Integer(4)
+
+
+def element_bytes(dtype, cache_bytes) -> sympy.Expr:
+    """Bytes per element of a state tensor: the cache's width (*cache_bytes*), or 4 for "fp32"."""
+    return FP32 if dtype == "fp32" else cache_bytes
+
+
 @lru_cache(maxsize=256)
-def state_tensors(arch: Arch) -> tuple[tuple[str, sympy.Expr], ...]:
-    """(path, elements) of every state tensor the recurrent layers keep for B sequences, every
-    layer counted (``<node>/<state name>``)."""
+def state_tensors(arch: Arch) -> tuple[tuple[str, sympy.Expr, str | None], ...]:
+    """(path, elements, dtype) of every state tensor the recurrent layers keep for B sequences,
+    every layer counted (``<node>/<state name>``); dtype None: the cache's width, "fp32": 4 bytes."""
     out = []
     for n in recurrent_ops(arch):
         a = arch.graph.nodes[n]
         ins = tuple(arch.shape(i) for i in a["inputs"])
-        for name, shape in a["op"].carried(ins):
-            out.append((f"{n}/{name}", sympy.expand(numel(tuple(shape)) * arch.multiplicity(n))))
+        for name, shape, dtype in a["op"].carried(ins):
+            out.append((f"{n}/{name}", sympy.expand(numel(tuple(shape)) * arch.multiplicity(n)), dtype))
     return tuple(out)
 
 

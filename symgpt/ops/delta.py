@@ -20,8 +20,9 @@ every term is per value head:
   β = sigmoid(b) and g = -exp(A_log)·softplus(a + dt_bias).
 
 Inference (``derive.step``, ``derive.recurrent``): the op declares ``recurrent_state``; its state
-(``state``) is the H x d_k x d_v matrix per layer and sequence (transformers' cache holds it as
-``recurrent_states``, beside the convolution's conv state), constant in T. A decode step
+(``carried``) is the H x d_k x d_v matrix per layer and sequence, in fp32 whatever the model's
+dtype (transformers' cache holds it as ``recurrent_states``, cast to float32 by the PyTorch path,
+beside the convolution's conv state at the model's dtype), constant in T. A decode step
 (``decode``) runs transformers' ``torch_recurrent_gated_delta_rule`` for one token: the state's
 decay, its read by k, the rank-one update and its read by q are elementwise products and sums
 (3·d_k·d_v multiply-adds per value head and the decay's d_k·d_v), which FlopCounterMode does not
@@ -121,7 +122,7 @@ class GatedDeltaRule(Op):
     def carried(self, inputs):
         """The recurrent state per layer: (B, H, d_k, d_v)."""
         v = inputs[2]
-        return (("recurrent_state", (*v[:-2], self.v_heads, self.k_dim, self.v_dim)),)
+        return (("recurrent_state", (*v[:-2], self.v_heads, self.k_dim, self.v_dim), "fp32"),)
 
     def decode(self, inputs, out):
         """One decode step (q = 1), all elementwise: per value head the decay (d_k·d_v + 1), the

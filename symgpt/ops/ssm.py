@@ -26,8 +26,10 @@ Inference (``derive.step``, ``derive.recurrent``): each op here declares ``recur
 more rules. ``carried(inputs)``: the tensors a generating model keeps per layer between decode steps,
 constant in T, as transformers' cache (``LinearAttentionLayer``) holds them after a prefill: the
 conv state (B, C, K) -- the last K inputs per channel, the whole kernel length (transformers pads a
-shorter prompt to K) -- and the SSM state, Mamba-1's (B, d_inner, d_state), Mamba-2's
-(B, H, P, N). ``decode(inputs, out)``: the work of one decode step (one new token) as transformers'
+shorter prompt to K), at the model's dtype, and the SSM state, Mamba-1's (B, d_inner, d_state),
+Mamba-2's (B, H, P, N), in fp32 whatever the model's dtype (transformers' PyTorch path computes
+the state update in float32 and caches that tensor; measured on a bf16 model). Each entry is
+(name, shape, dtype): None for the cache's own width, "fp32" for 4 bytes. ``decode(inputs, out)``: the work of one decode step (one new token) as transformers'
 PyTorch path runs it: ``causal_conv1d_update`` convolves the K cached inputs and the new one
 (K + 1 positions, no padding: 2 outputs of K multiply-adds per channel, one kept);
 ``mamba_selective_state_update`` and ``mamba2_selective_state_update`` update the state
@@ -109,7 +111,7 @@ class CausalConv1d(Op):
     def carried(self, inputs):
         """The conv state per layer: (B, C, K), the last K inputs of every channel."""
         (x,) = inputs
-        return (("conv_state", (*x[:-2], self.channels, self.kernel)),)
+        return (("conv_state", (*x[:-2], self.channels, self.kernel), None),)
 
     def decode(self, inputs, out):
         """One decode step (q = 1 new positions): the K cached inputs and the q new ones, K + q
@@ -189,7 +191,7 @@ class SelectiveScan(Op):
     def carried(self, inputs):
         """The SSM state per layer: (B, d_inner, d_state)."""
         x = inputs[0]
-        return (("ssm_state", (*x[:-2], self.inner, self.state)),)
+        return (("ssm_state", (*x[:-2], self.inner, self.state), "fp32"),)
 
     def decode(self, inputs, out):
         """One decode step: the same work as one step of the sequential scan (its forward at T = 1)."""
@@ -278,7 +280,7 @@ class SSDScan(Op):
     def carried(self, inputs):
         """The SSM state per layer: (B, H, P, N)."""
         x = inputs[0]
-        return (("ssm_state", (*x[:-2], self.heads, self.head_dim, self.state)),)
+        return (("ssm_state", (*x[:-2], self.heads, self.head_dim, self.state), "fp32"),)
 
     def decode(self, inputs, out):
         """One decode step (q = 1): the state update, B·H·P·N elementwise for each of the decay,
