@@ -175,3 +175,15 @@ def test_a_transformer_has_no_state():
     m = symgpt.load("gpt2-small")
     q = m.quantity("inference.state")
     assert q.expr == 0 and "none" in q.notes[0]
+
+
+def test_a_state_space_model_generates_with_its_state_alone():
+    """Mamba has no KV cache, yet generates: G tokens after a prompt of P are the prefill plus
+    G - 1 decode steps, each the same (constant in T)."""
+    m = symgpt.load("examples/mamba-config.json", B=1)
+    opts = dict(hardware="h100-sxm", prompt=512, generate=128)
+    total = m.quantity("inference.generate.time", **opts).value
+    prefill = symgpt.load("examples/mamba-config.json", B=1, T=512).quantity("inference.prefill.time",
+                                                                            hardware="h100-sxm").value
+    step = m.quantity("inference.decode.time", hardware="h100-sxm").value
+    assert total == prefill + 127 * step
