@@ -131,18 +131,18 @@ def test_every_registered_family_is_covered():
                                     "camembert", "xlm-roberta", "data2vec-text", "ernie",
                                     "seq2seq_decoder", "electra", "megatron_bert", "xlm_roberta_xl",
                                     "roberta_prelayernorm", "bert_generation",
-                                    # state-space families (no KV cache: the inference answers refuse
-                                    # them): tests/test_ssm.py
+                                    # state-space families (a recurrent state, no KV cache:
+                                    # tests/test_recurrent_inference.py): tests/test_ssm.py
                                     "mamba", "mamba2",
                                     "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm",
                                     # hybrids of those with attention: tests/test_hybrid.py
                                     "hybrid", "hybrid1",
                                     # vision--language models: tests/test_vlm.py
                                     "gemma3", "llava",
-                                    # Gated DeltaNet hybrids (the same refusal): tests/test_gated_delta.py
+                                    # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # short-convolution layers among attention layers (their state is
-                                    # not a KV cache: the inference answers refuse): tests/test_kinds.py
+                                    # not a KV cache): tests/test_kinds.py
                                     "lfm2", "lfm3"}
 
 

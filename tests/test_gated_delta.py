@@ -3,7 +3,7 @@ Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM) against PyTorch
 against ``torch.utils.flop_counter.FlopCounterMode`` on transformers' ``torch_chunk_gated_delta_rule``
 (the path it runs without flash-linear-attention) at lengths within one chunk, filling it and past
 it; parameters and forward FLOPs of tiny CPU models against the real modules; the inference
-answers refused in one line."""
+answers name the recurrent state."""
 
 import json
 
@@ -124,14 +124,15 @@ def test_model_params_and_forward_flops(case, T, tmp_path):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_inference_refuses_in_one_line(case, tmp_path):
+def test_inference_answers_name_the_recurrent_state(case, tmp_path):
+    """The inference answers are given (their values: tests/test_recurrent_inference.py), each
+    saying that the recurrent layers keep a state, not a KV cache."""
     model_type, cls, overrides = CASES[case]
     config, _ = _model(model_type, cls, overrides)
     m = symgpt.load(_path(config, tmp_path))
-    for name in ("inference.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
-        with pytest.raises(SymgptError, match="not modelled for recurrent layers") as exc:
-            m.quantity(name)
-        assert "\n" not in str(exc.value)
+    for name in ("inference.kv_cache", "inference.state", "inference.decode.flops", "inference.prefill.flops"):
+        assert any("recurrent layers keep a state of fixed size" in n for n in m.quantity(name).notes), name
+    assert "attention layers only" in m.quantity("memory.kv_cache").notes[0]
 
 
 def test_the_convention_is_stated_on_the_answer(tmp_path):

@@ -2,8 +2,8 @@
 NemotronHForCausalLM, GraniteMoeHybridForCausalLM, JambaForCausalLM) against PyTorch: parameters of
 the real modules and forward FLOPs against ``torch.utils.flop_counter.FlopCounterMode`` on tiny CPU
 models with every layer kind the pattern allows (attention layers among Mamba layers, experts
-every m layers) and sequences past one chunk of the chunked scan; the inference answers refused
-in one line."""
+every m layers) and sequences past one chunk of the chunked scan; the inference answers name the
+recurrent state."""
 
 import json
 
@@ -111,14 +111,15 @@ def test_model_params_and_forward_flops(case, T, tmp_path):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_inference_refuses_in_one_line(case, tmp_path):
+def test_inference_answers_name_the_recurrent_state(case, tmp_path):
+    """The inference answers are given (their values: tests/test_recurrent_inference.py), each
+    saying that the recurrent layers keep a state, not a KV cache."""
     model_type, cls, overrides = CASES[case]
     config, _ = _model(model_type, cls, overrides)
     m = symgpt.load(str(_write(config, tmp_path)))
-    for name in ("inference.kv_cache", "memory.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
-        with pytest.raises(SymgptError, match="not modelled for recurrent layers") as exc:
-            m.quantity(name)
-        assert "\n" not in str(exc.value)
+    for name in ("inference.kv_cache", "inference.state", "inference.decode.flops", "inference.prefill.flops"):
+        assert any("recurrent layers keep a state of fixed size" in n for n in m.quantity(name).notes), name
+    assert "attention layers only" in m.quantity("memory.kv_cache").notes[0]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -2,7 +2,7 @@
 FalconMambaForCausalLM, Mamba2ForCausalLM) against PyTorch: parameters of the real modules,
 forward FLOPs against ``torch.utils.flop_counter.FlopCounterMode`` on tiny CPU models run on
 transformers' PyTorch path (the sequential selective scan; the chunked SSD scan with a sequence
-that does not fill its last chunk), and the inference answers refused in one line."""
+that does not fill its last chunk), and the inference answers naming the recurrent state."""
 
 import json
 
@@ -123,16 +123,17 @@ def test_model_params_and_forward_flops(case, T, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["mamba", "mamba2"])
-def test_inference_refuses_in_one_line(case, tmp_path):
+def test_inference_answers_name_the_recurrent_state(case, tmp_path):
+    """The inference answers are given (their values: tests/test_recurrent_inference.py), each
+    saying that the recurrent layers keep a state, not a KV cache."""
     model_type, cls, overrides = CASES[case]
     config, _ = _model(model_type, cls, overrides)
     path = tmp_path / "config.json"
     path.write_text(config.to_json_string(use_diff=False))
     m = symgpt.load(str(path))
-    for name in ("inference.kv_cache", "memory.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
-        with pytest.raises(SymgptError, match="not modelled for recurrent layers") as exc:
-            m.quantity(name)
-        assert "\n" not in str(exc.value)
+    for name in ("inference.kv_cache", "inference.state", "inference.decode.flops", "inference.prefill.flops"):
+        assert any("recurrent layers keep a state of fixed size" in n for n in m.quantity(name).notes), name
+    assert "attention layers only" in m.quantity("memory.kv_cache").notes[0]
 
 
 def test_reader_refuses_what_it_does_not_model(tmp_path):

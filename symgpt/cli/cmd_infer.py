@@ -90,7 +90,11 @@ def run(args) -> int:
     opts = options(args)
     base = {k: v for k, v in opts.items() if k not in ("prompt", "generate")}
     qs, notes = [], []
-    for name in NAMES:
+    from ..derive.recurrent import recurrent_ops
+
+    # a model with recurrent layers: their state beside the KV cache
+    names = NAMES[:2] + ("inference.state",) + NAMES[2:] if recurrent_ops(m.arch) else NAMES
+    for name in names:
         try:
             qs.append(m.quantity(name, **base))
         except SymgptError as e:

@@ -24,18 +24,11 @@ def run(args) -> int:
     from ..render.costs_text import memory_text
     from ..render.jsonout import dumps, quantity_json
 
-    from ..core.errors import SymgptError
-    from ..derive.step import refuse_recurrent
     from .costargs import finetune_json, finetune_model, load_model, memory_options, refuse_dora
 
     m = finetune_model(args, load_model(args))
     refuse_dora(m, "memory")
-    refused = ""
-    try:  # recurrent layers (state-space scans) keep a state, not a KV cache: that line is refused
-        refuse_recurrent(m.arch)
-        names = NAMES
-    except SymgptError as exc:
-        refused, names = str(exc), tuple(n for n in NAMES if n != "memory.kv_cache")
+    names = NAMES
     opts = memory_options(args)
     qs = [m.quantity(n, **opts) for n in names]
     s = setup(m, **opts)
@@ -47,15 +40,11 @@ def run(args) -> int:
             out["three_term_estimate"] = quantity_json(estimate)
         if mega is not None:
             out["memory.megatron"] = quantity_json(mega)
-        if refused:
-            out["refused"] = {"memory.kv_cache": refused}
         if args.finetune is not None:
             out.update(finetune_json(m))
         emit(dumps(out))
         return 0
     emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)
-    if refused:
-        emit(f"memory.kv_cache: refused: {refused}")
     if mega is not None:  # not wrapped: its line reads as Megatron-LM's log line, for grep
         from ..render.cluster_text import megatron_text
 

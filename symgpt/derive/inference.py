@@ -15,7 +15,8 @@ module prices each op under a convention (``inference_setup``):
 * ``scaling-book``: 2 FLOPs per parameter per token; every parameter read; the KV cache.
 
 Quantities: ``inference.prefill.flops|bytes``, ``inference.decode.flops|bytes``,
-``inference.kv_cache``, ``inference.weights``, ``inference.memory``; times are in
+``inference.kv_cache``, ``inference.state`` (recurrent layers: ``derive.recurrent``),
+``inference.weights``, ``inference.memory``; times are in
 ``inference_time``.
 """
 
@@ -31,6 +32,8 @@ from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
+from .recurrent import check_options, element_bytes, is_recurrent, recurrent_ops, state_tensors
+from .recurrent import notes as recurrent_notes
 from .tensor_parallel import replicated
 from .shortcuts import expanded
 from .step import VIEWS, OpStep, Step, step
@@ -80,9 +83,17 @@ def weight_copies(arch: Arch, node: str, tokens) -> sympy.Expr:
 
 
 # --- one op ------------------------------------------------------------------------------------
+def _work(st: Step, o: OpStep):
+    """The op's work in a step: a recurrent layer's decode step by its ``decode`` rule (one state
+    update), every other op's by its forward rule at the step's shapes."""
+    if st.phase == "decode" and is_recurrent(o.op):
+        return o.op.decode(o.inputs, o.written)
+    return o.op.forward(o.inputs, o.written)
+
+
 def op_flops(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
     conv = resolve("default", causal_halving=s.causal and st.phase == "prefill")
-    f = sympy.Add(*[work_flops(conv, w) for w in o.op.forward(o.inputs, o.written)])
+    f = sympy.Add(*[work_flops(conv, w) for w in _work(st, o)])
     return _per_device(s, arch, o.node, f * arch.activity(o.node))
 
 
@@ -124,6 +135,10 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
             moved += o.stored[i] * (s.kv if o.from_cache[i] else s.act)
         if not (o.node in fused and all(v in fused for v in g.successors(o.node))):
             moved += numel(o.written) * (s.kv if o.cached else s.act)
+        if is_recurrent(o.op):  # its state: written by a prefill, read and written by a decode step
+            ins = tuple(arch.shape(i) for i in arch.inputs_of(o.node))
+            held = sympy.Add(*[numel(tuple(shape)) * element_bytes(dt, s.kv) for _, shape, dt in o.op.carried(ins)])
+            moved += held * (2 if st.phase == "decode" else 1)
     return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
 
 
@@ -141,9 +156,10 @@ def _step(model, phase) -> Step:
 
 
 def inference_quantity(s: Setup, name, parts, unit, what) -> Quantity:
+    check_options(s)
     kept = tuple((p, expanded(e)) if not e.has(sympy.Min, sympy.Max) else (p, e) for p, e in parts)
     kept = tuple((p, e) for p, e in kept if e != 0)
-    return Quantity(name, kept, s.bindings, unit, s.convention, s.notes(what))
+    return Quantity(name, kept, s.bindings, unit, s.convention, s.notes(what) + recurrent_notes(s.model.arch, name))
 
 
 def _book_tokens(st: Step):
@@ -197,6 +213,21 @@ def kv_cache(model, **options) -> Quantity:
               "sequences of T tokens")
 
 
+def state(model, **options) -> Quantity:
+    """The recurrent layers' state for B sequences at the KV dtype, constant in T
+    (``recurrent.state_tensors``); none for a model without recurrent layers."""
+    s = setup(model, **options)
+    check_options(s)
+    parts = [(p, e * element_bytes(dt, s.kv)) for p, e, dt in state_tensors(model.arch)]
+    what = ("recurrent state: the conv state (at the KV-cache width) and the SSM / delta-rule state (fp32) of "
+            "every recurrent layer for B sequences, constant in T (transformers' LinearAttentionLayer "
+            "conv_states and recurrent_states)")
+    if not parts:
+        what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
+        parts = [("state", sympy.Integer(0))]
+    return inference_quantity(s, "inference.state", parts, "bytes", what)
+
+
 def weights(model, **options) -> Quantity:
     """Bytes of the weights on each device (every parameter once, at its dtype)."""
     s = setup(model, **options)
@@ -235,12 +266,17 @@ def memory(model, **options) -> Quantity:
     """Weights + the KV cache of B sequences of T tokens + the largest transient activation."""
     s = setup(model, **options)
     parts = [("weights", weights(model, **options).expr), ("kv_cache", kv_cache(model, **options).expr)]
+    if recurrent_ops(model.arch):  # the recurrent layers' state, beside the attention layers' KV cache
+        parts.append(("state", sympy.Add(*[e * element_bytes(dt, s.kv) for _, e, dt in state_tensors(model.arch)])))
     if s.convention == "scaling-book":  # "our activation footprint is negligible"
         what = "inference memory per device: weights + KV cache (B sequences of T tokens)"
     else:
         parts.append(("activation", largest_activation(s, model)))
         what = ("inference memory per device: weights + KV cache (B sequences of T tokens) + the largest "
                 "activation of a prefill (transient; freed op by op)")
+    if recurrent_ops(model.arch):
+        what = what.replace("+ KV cache (B sequences of T tokens)",
+                            "+ KV cache (B sequences of T tokens) + recurrent state (B sequences)")
     q = inference_quantity(s, "inference.memory", parts, "bytes", what)
     cap = device_memory(s, options.get("device_memory"))
     if cap is not None:

@@ -183,8 +183,11 @@ def _generating(model, name):
     """Refuse a generation of a model that generates nothing: a bidirectional encoder (BERT,
     ViT) caches no keys and values and decodes no token after another."""
     from .kvcache import cache_tensors
+    from .recurrent import recurrent_ops
 
-    if not cache_tensors(model.arch) or not isinstance(generated(model.arch), sympy.Symbol):
+    # a model with recurrent layers generates with their state, a KV cache or not (Mamba has none)
+    if (not cache_tensors(model.arch) and not recurrent_ops(model.arch)) or \
+            not isinstance(generated(model.arch), sympy.Symbol):
         raise SymgptError(f"{name} needs a model that generates tokens (a decoder or an encoder-decoder); "
                           f"{model.name} is a bidirectional encoder: no KV cache, no token-by-token decoding")
 

@@ -25,6 +25,7 @@ from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import memory_quantity, setup
 from .tensor_parallel import replicated
+from .recurrent import recurrent_ops
 from .step import attention_readers, cache_points, cache_window, generated
 
 
@@ -78,8 +79,13 @@ def kv_cache(model, **options) -> Quantity:
     elif arch.find(roles.CROSS_SCORES):
         what = ("KV cache for inference: K and V of every decoder layer, B·T_dec tokens of its "
                 "self-attention and B·T_enc encoder outputs of its cross-attention")
+    elif not parts and recurrent_ops(arch):
+        what = "KV cache for inference: none (no attention layer)"
     elif not parts:
         what = "KV cache for inference: none (a bidirectional encoder recomputes its attention)"
     if any(arch.role(c.node) == roles.INDEX_KEY_ROTARY for c in cached):
         what += ", and the sparse-attention indexer's key of every layer (whole on every rank)"
+    if recurrent_ops(arch):
+        what += ("; attention layers only: the recurrent layers' state (constant in T) is not a KV cache "
+                 "(inference.state)")
     return memory_quantity(s, "memory.kv_cache", parts or [("kv_cache", sympy.Integer(0))], what)

@@ -39,7 +39,7 @@ from .inference_setup import device_memory, setup
 from .kvcache import cache_tensors
 from .quantity import Quantity
 from ..core.symbols import B
-from .step import attention_readers, cache_window, generated, refuse_recurrent
+from .step import attention_readers, cache_window, generated
 
 #: vLLM's defaults (vllm/config: CacheConfig.block_size 16, gpu_memory_utilization 0.9)
 BLOCK = 16
@@ -102,10 +102,19 @@ def _check_block(block) -> int:
     return block
 
 
+def _refuse_recurrent(arch) -> None:
+    """Paged serving of recurrent layers (a fixed-size state per sequence beside the paged KV
+    blocks, as vLLM's hybrid cache manager keeps it) is not modelled: refused in one line."""
+    kinds = sorted({a["op"].kind for _, a in arch.ops() if getattr(a["op"], "recurrent_state", False)})
+    if kinds:
+        raise SymgptError(f"{arch.name}: paged-KV serving is not modelled for recurrent layers ({', '.join(kinds)}): "
+                          "their per-sequence state (symgpt infer: inference.state) is not paged in blocks")
+
+
 def paged(model, block: int = BLOCK, **options) -> Paged:
     """The cached tensors of a decoder-only model, per token, per layer, per device."""
     arch = model.arch
-    refuse_recurrent(arch)
+    _refuse_recurrent(arch)
     _check_block(block)
     s = setup(model, **options)
     T = generated(arch)

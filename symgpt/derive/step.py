@@ -24,6 +24,11 @@ layer's latent and shared rotary key) are cached, after the per-token ops of
 ``roles.CACHE_AFTER`` that follow them (keys are cached normed and rotated). A family whose
 cache holds something else (a cross-attention memory) declares it.
 
+A recurrent layer (an op that sets ``recurrent_state``: a state-space scan, the gated delta rule,
+their causal convolution) caches no positions: at a decode step it reads its one new token and the
+fixed-size state it carries (``derive.recurrent``), and ``derive.inference`` prices that step by
+the op's ``decode`` rule, constant in T.
+
 Each :class:`OpStep` carries the shapes the op reads and writes at that step, and which of its
 inputs come from the cache; ``derive.inference`` prices them (FLOPs, bytes, time).
 """
@@ -68,25 +73,11 @@ class Step:
     shapes: tuple = ()              # (node, shape) of every input and op node at this step
 
 
-def refuse_recurrent(arch: Arch) -> None:
-    """Refuse, in one line, an architecture with recurrent layers (an op whose class sets
-    ``recurrent_state``: the state-space scans and their causal convolution): what such a layer
-    keeps between decode steps is a fixed-size state (conv state + SSM state), not a KV cache, and
-    its decode step is a state update, not a T = 1 forward; neither is modelled yet."""
-    kinds = sorted({a["op"].kind for _, a in arch.ops() if getattr(a["op"], "recurrent_state", False)})
-    if kinds:
-        from ..core.errors import SymgptError
-
-        raise SymgptError(f"{arch.name}: inference (KV cache, prefill, decode) is not modelled for recurrent "
-                          f"layers ({', '.join(kinds)}): their state is constant in T, not a KV cache")
-
-
 @lru_cache(maxsize=256)
 def cache_points(arch: Arch) -> tuple[str, ...]:
     """The nodes whose outputs the cache holds, in forward order: of the roles the cache keeps,
-    those a decode step reads (an architecture with recurrent layers is refused:
-    :func:`refuse_recurrent`)."""
-    refuse_recurrent(arch)
+    those a decode step reads. A recurrent layer's state is not among them (``derive.recurrent``:
+    it is carried by the op, constant in T)."""
     g = arch.graph
     out = []
     for n, a in arch.ops():

@@ -244,11 +244,15 @@ def _inference(exprs, free, quantities) -> dict | None:
     from ..derive.inference_setup import setup
     from ..core.hardware import names
 
+    from ..derive.recurrent import recurrent_ops
+
+    # a model with recurrent layers: their state beside the KV cache
+    shown = INFERENCE + ("inference.state",) if recurrent_ops(free.arch) else INFERENCE
     try:
-        qs = [free.quantity(name) for name in INFERENCE]
+        qs = [free.quantity(name) for name in shown]
     except SymgptError:
         return None
-    for name, q in zip(INFERENCE, qs):
+    for name, q in zip(shown, qs):
         quantities.append(_fixed(exprs, q, name, q.unit))
     decode = qs[INFERENCE.index("inference.decode.time")]
     quantities.append({"name": TOKENS_PER_S, "unit": "tokens/s", "reads": [], "pick": {"": 0},
@@ -293,8 +297,13 @@ def _plots(free, exprs) -> dict:
 
     fwd = free.quantity("flops.forward")
     cx = None  # no plot against T for a model without one sequence length T (T_enc, T_dec; ViT)
+    c = None
     if T in fwd.expr.free_symbols:
-        c = crossover(fwd, T)
+        try:
+            c = crossover(fwd, T)
+        except SymgptError:  # not solved in closed form (a chunked scan's ceiling(T/Q) terms): no mark
+            c = None
+    if c is not None:
         cx = {"fast": exprs.add(c.fast), "slow": exprs.add(c.slow), "fast_label": c.fast_label,
               "slow_label": c.slow_label, "solution": None if c.solution is None else exprs.add(c.solution),
               "notes": list(c.notes)}

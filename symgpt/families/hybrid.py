@@ -6,8 +6,8 @@ BambaConfig (IBM 2025, Bamba), NemotronHConfig (NVIDIA 2025, Nemotron-H), Granit
 Model").
 
 The scans are counted as the mamba family counts them (transformers' PyTorch path: the sequential
-selective scan, the chunked SSD scan); the inference answers (KV cache, prefill, decode) refuse
-these models: their recurrent state is not modelled yet.
+selective scan, the chunked SSD scan); at inference the Mamba layers keep a recurrent state
+(``derive.recurrent``: ``inference.state``, constant in T) and the attention layers a KV cache.
 """
 
 from __future__ import annotations

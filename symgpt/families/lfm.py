@@ -5,8 +5,8 @@ layers with per-head Q/K RMSNorms, each layer with a SwiGLU FFN, pre-norm RMSNor
 norm (``embedding_norm``, applied after the layers). LFM3 adds sliding-window attention layers
 (their own rotary table), a sigmoid output gate per attention head (``g_proj``: d -> h) and
 sandwich norms (a norm on each branch's output). Each layer kind is its own stack
-(``blocks/kinds.py``); a short-convolution layer keeps its last conv_L_cache - 1 inputs as
-its inference state, which the inference answers do not model (they refuse)."""
+(``blocks/kinds.py``); a short-convolution layer keeps its last conv_L_cache inputs per channel as
+its inference state (``inference.state``, transformers' conv state), not a KV cache."""
 
 from __future__ import annotations
 

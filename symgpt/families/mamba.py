@@ -6,8 +6,9 @@ Mamba2Config.
 Counting convention of the scans (stated on every answer's op descriptions): the arithmetic of
 transformers' PyTorch path -- Mamba's sequential scan (one C·h contraction per step and channel),
 Mamba-2's chunked SSD scan (the sequence padded to whole chunks of ``chunk_size``) -- as
-FlopCounterMode counts it. The inference answers (KV cache, prefill, decode) refuse these models:
-their state (conv state + SSM state, constant in T) is not modelled yet.
+FlopCounterMode counts it. At inference these models keep no KV cache: their state (conv state +
+SSM state, constant in T) is ``inference.state`` (``derive.recurrent``), and a decode step is one
+state update (the ops' ``decode`` rules).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ RoPE, and a sigmoid output gate per channel (q_proj's doubled output: the same p
 FLOPs as a separate d x h·d_head gate projection). The Gated DeltaNet layers are counted by the
 chunked algorithm of transformers' PyTorch path (``ops.GatedDeltaRule``: chunks of 64). The
 layer pattern is data: ``linear_layers`` Gated DeltaNet layers and L - linear_layers attention
-layers, two stacks; the order of the layers changes no count. The inference answers refuse these
-models: the recurrent state of a linear-attention layer is not a KV cache.
+layers, two stacks; the order of the layers changes no count. At inference the recurrent state of
+a linear-attention layer (``inference.state``) is not a KV cache: the KV cache holds the attention
+layers' keys and values.
 """
 
 from __future__ import annotations

@@ -78,6 +78,8 @@ QUANTITIES = {
     "inference.ttft": Ref("symgpt.derive.inference_time", "ttft"),
     "inference.tpot": Ref("symgpt.derive.inference_time", "tpot"),
     "inference.tokens_per_s": Ref("symgpt.derive.inference_time", "tokens_per_s"),
+    # the recurrent state of state-space and linear-attention layers
+    "inference.state": Ref("symgpt.derive.inference", "state"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)

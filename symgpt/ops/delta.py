@@ -19,8 +19,14 @@ every term is per value head:
   count: they are listed as elementwise work, with the decays, exponentials, L2 norms of q and k,
   β = sigmoid(b) and g = -exp(A_log)·softplus(a + dt_bias).
 
-The inference state (the H x d_k x d_v matrix per layer, plus the conv state; constant in T) is
-not a KV cache: the op says so with ``recurrent_state`` and the inference answers refuse it.
+Inference (``derive.step``, ``derive.recurrent``): the op declares ``recurrent_state``; its state
+(``carried``) is the H x d_k x d_v matrix per layer and sequence, in fp32 whatever the model's
+dtype (transformers' cache holds it as ``recurrent_states``, cast to float32 by the PyTorch path,
+beside the convolution's conv state at the model's dtype), constant in T. A decode step
+(``decode``) runs transformers' ``torch_recurrent_gated_delta_rule`` for one token: the state's
+decay, its read by k, the rank-one update and its read by q are elementwise products and sums
+(3·d_k·d_v multiply-adds per value head and the decay's d_k·d_v), which FlopCounterMode does not
+count: they are elementwise work here.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ class GatedDeltaRule(Op):
                                  "matmul work; the two triangular solves of the UT transform (not counted by "
                                  "FlopCounterMode), decays and exponentials elementwise")
     recurrent_state: ClassVar[bool] = True
+    decode_note: ClassVar[str] = ("gated delta rule at a decode step: transformers' torch_recurrent_gated_delta_rule, "
+                                  "the state (d_k × d_v per value head) decayed, read by k, updated and read by q "
+                                  "with elementwise products and sums (not counted by FlopCounterMode): elementwise "
+                                  "work, 0 matmul FLOPs")
 
     def shape(self, inputs):
         q, k, v, a, b = inputs
@@ -108,6 +118,19 @@ class GatedDeltaRule(Op):
                 Saved("v", tuple(v), shares="input2"), Saved("a", tuple(a), shares="input3"),
                 Saved("b", tuple(b), shares="input4"),
                 Saved("chunk_states", (*out[:-2], h, c + 1, dk, dv), "fp32"))
+
+    def carried(self, inputs):
+        """The recurrent state per layer: (B, H, d_k, d_v)."""
+        v = inputs[2]
+        return (("recurrent_state", (*v[:-2], self.v_heads, self.k_dim, self.v_dim), "fp32"),)
+
+    def decode(self, inputs, out):
+        """One decode step (q = 1), all elementwise: per value head the decay (d_k·d_v + 1), the
+        read by k, the update and the read by q (2·d_k·d_v each), the correction (2·d_v); the gates
+        (5·H) and the norms of q and k (7·H·d_k) as in the chunked form."""
+        n = numel(tuple(out[:-1]))                      # B·q
+        h, dk, dv = self.v_heads, self.k_dim, self.v_dim
+        return (Work("elementwise", n * h * (7 * dk * dv + 2 * dv + 1) + 5 * n * h + 7 * n * h * dk),)
 
     def describe(self):
         return (f"Gated delta rule {self.v_heads} value heads × {self.v_dim} ({self.k_heads} key heads × "

@@ -20,8 +20,20 @@ so a count here equals ``torch.utils.flop_counter.FlopCounterMode`` on that path
 
 Elementwise work (discretisation, exponentials, the state update, the D skip) is listed as such,
 so a convention that prices elementwise work counts it; the default prices it 0, as
-FlopCounterMode does. The inference state (conv state + SSM state, constant in T) is not a KV
-cache: the ops say so with ``recurrent_state``, and the inference answers refuse them.
+FlopCounterMode does.
+
+Inference (``derive.step``, ``derive.recurrent``): each op here declares ``recurrent_state`` and two
+more rules. ``carried(inputs)``: the tensors a generating model keeps per layer between decode steps,
+constant in T, as transformers' cache (``LinearAttentionLayer``) holds them after a prefill: the
+conv state (B, C, K) -- the last K inputs per channel, the whole kernel length (transformers pads a
+shorter prompt to K), at the model's dtype, and the SSM state, Mamba-1's (B, d_inner, d_state),
+Mamba-2's (B, H, P, N), in fp32 whatever the model's dtype (transformers' PyTorch path computes
+the state update in float32 and caches that tensor; measured on a bf16 model). Each entry is
+(name, shape, dtype): None for the cache's own width, "fp32" for 4 bytes. ``decode(inputs, out)``: the work of one decode step (one new token) as transformers'
+PyTorch path runs it: ``causal_conv1d_update`` convolves the K cached inputs and the new one
+(K + 1 positions, no padding: 2 outputs of K multiply-adds per channel, one kept);
+``mamba_selective_state_update`` and ``mamba2_selective_state_update`` update the state
+elementwise and contract it with C (d_state multiply-adds per channel: a matmul and a bmm).
 """
 
 from __future__ import annotations
@@ -57,8 +69,11 @@ class CausalConv1d(Op):
     title = "Causal conv1d"
     flops_note: ClassVar[str] = ("causal conv1d: counted as PyTorch runs it, padded by K - 1 on both sides, "
                                  "T + K - 1 output positions per channel (K - 1 dropped)")
-    #: a decode step keeps the last K - 1 inputs per channel (transformers' conv state)
+    #: a decode step keeps the last K inputs per channel (transformers' conv state)
     recurrent_state: ClassVar[bool] = True
+    decode_note: ClassVar[str] = ("causal conv1d at a decode step: transformers' causal_conv1d_update convolves the "
+                                  "K cached inputs and the new one, 2 outputs of K multiply-adds per channel (one "
+                                  "kept); its conv state is the last K inputs per channel")
 
     def shape(self, inputs):
         (x,) = inputs
@@ -93,6 +108,20 @@ class CausalConv1d(Op):
         (x,) = inputs
         return (Saved("input", tuple(x), shares="input0"),)
 
+    def carried(self, inputs):
+        """The conv state per layer: (B, C, K), the last K inputs of every channel."""
+        (x,) = inputs
+        return (("conv_state", (*x[:-2], self.channels, self.kernel), None),)
+
+    def decode(self, inputs, out):
+        """One decode step (q = 1 new positions): the K cached inputs and the q new ones, K + q
+        positions convolved without padding, q + 1 outputs of K multiply-adds per channel."""
+        *lead, t, c = out
+        work = [Work("matmul", numel(tuple(lead)) * c * self.kernel * (t + 1), tag="dense")]
+        if self.bias:
+            work.append(Work("elementwise", numel(tuple(lead)) * c * (t + 1)))
+        return tuple(work)
+
     def describe(self):
         return f"Causal conv1d {self.channels} channels, kernel {self.kernel}"
 
@@ -123,6 +152,9 @@ class SelectiveScan(Op):
                                  "contraction of d_state multiply-adds per step and channel as matmul work; "
                                  "the state update exp(Δ·A)·h + Δ·B·x is elementwise work")
     recurrent_state: ClassVar[bool] = True
+    decode_note: ClassVar[str] = ("selective scan at a decode step: transformers' mamba_selective_state_update, "
+                                  "the state h (d_inner × d_state) updated elementwise and contracted with C "
+                                  "(a matmul of d_state multiply-adds per channel)")
 
     def shape(self, inputs):
         x, dt, b, c = inputs
@@ -155,6 +187,15 @@ class SelectiveScan(Op):
             kept += (Saved("exp_delta_A", big, "fp32"), Saved("delta_B", big, "fp32"),
                      Saved("states", big, "fp32"))
         return kept
+
+    def carried(self, inputs):
+        """The SSM state per layer: (B, d_inner, d_state)."""
+        x = inputs[0]
+        return (("ssm_state", (*x[:-2], self.inner, self.state), "fp32"),)
+
+    def decode(self, inputs, out):
+        """One decode step: the same work as one step of the sequential scan (its forward at T = 1)."""
+        return self.forward(inputs, out)
 
     def describe(self):
         return f"Selective scan {self.inner} channels × state {self.state} (sequential)"
@@ -191,6 +232,9 @@ class SSDScan(Op):
                                  "within a chunk, the chunk states, the recurrence over the chunk states, C times "
                                  "the carried states) as matmul work; decays and exponentials elementwise")
     recurrent_state: ClassVar[bool] = True
+    decode_note: ClassVar[str] = ("SSD scan at a decode step: transformers' mamba2_selective_state_update, not the "
+                                  "chunked scan: the state (H × P × N) updated elementwise and contracted with C "
+                                  "(a bmm of N multiply-adds per head channel)")
 
     def shape(self, inputs):
         x, dt, b, c = inputs
@@ -232,6 +276,20 @@ class SSDScan(Op):
         return (Saved("x", tuple(x), shares="input0"), Saved("delta", tuple(dt), shares="input1"),
                 Saved("B", tuple(b), shares="input2"), Saved("C", tuple(c), shares="input3"),
                 Saved("chunk_states", (*out[:-2], chunks + 1, h, p, n), "fp32"))
+
+    def carried(self, inputs):
+        """The SSM state per layer: (B, H, P, N)."""
+        x = inputs[0]
+        return (("ssm_state", (*x[:-2], self.heads, self.head_dim, self.state), "fp32"),)
+
+    def decode(self, inputs, out):
+        """One decode step (q = 1): the state update, B·H·P·N elementwise for each of the decay,
+        Δ·B·x and their sum, Δ·B (B·H·N), exp(Δ·A) and softplus(Δ + bias) (3·B·H), the D skip
+        (2·B·H·P); the output C·h, a bmm of B·H·P·N multiply-adds (tag ``scan``)."""
+        n = numel(tuple(out[:-1]))                      # B·q
+        h, p, s_ = self.heads, self.head_dim, self.state
+        return (Work("matmul", n * h * p * s_, tag="scan"),
+                Work("elementwise", 3 * n * h * p * s_ + n * h * s_ + 3 * n * h + 2 * n * h * p))
 
     def describe(self):
         return (f"SSD scan {self.heads} heads × {self.head_dim}, state {self.state}, {self.groups} groups, "

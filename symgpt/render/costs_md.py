@@ -46,6 +46,12 @@ def memory_md(model, policies, estimate) -> str:
         rows = [[q.name, _code(expr_text(q.expr)), number(q.value),
                  bytes_in(q.value, "GB", ".3f"), bytes_in(q.value, "GiB", ".3f")] for q in qs]
         lines += [md_table(["quantity", "formula (bytes)", "bytes", "GB", "GiB"], rows, "llrrr"), ""]
+        state = [q for q in qs if q.name == "inference.state"]
+        if state:  # a model with recurrent layers: what its KV cache leaves out
+            lines += [md_escape("memory.kv_cache holds the attention layers' keys and values only; inference.state "
+                                "is the recurrent layers' conv state (at this policy's width) and SSM / delta-rule "
+                                "state (fp32) for B sequences, constant in T (transformers' LinearAttentionLayer); "
+                                "neither is part of memory.total (training)"), ""]
         lines += ["Activations saved for backward, by the op that saves them:", ""]
         vals = acts.values()
         rows = [[_code(p), _code(expr_text(e)), number(vals[p]), _share(vals[p], acts.value)]

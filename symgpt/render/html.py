@@ -42,6 +42,7 @@ TITLES = {
     "inference.prefill.time": "prefill of B prompts of T tokens, seconds (roofline, 16-bit)",
     "inference.decode.time": "one decode step over a cache of T tokens, seconds (roofline, 16-bit)",
     "inference.kv_cache": "KV cache for B sequences of T tokens, bytes (16-bit)",
+    "inference.state": "recurrent state for B sequences (constant in T), bytes (16-bit conv state, fp32 SSM state)",
     "inference.decode.tokens_per_s": "decode tokens per second: B / decode step time",
 }
 #: what the graph's op panel shows for an op, in order

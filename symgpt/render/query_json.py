@@ -80,6 +80,20 @@ def crossover_json(c, whole=None, moved=None, value_of=None) -> dict:
     return out
 
 
+def models_crossover_json(c) -> dict:
+    """The crossover of one quantity of two models (``query.crossmodels``)."""
+    sol = c.solution
+    return {**quantity_head(c.first), "symbol": c.symbol.name, "first": c.first_label, "second": c.second_label,
+            "first_expression": expr_json(c.a), "second_expression": expr_json(c.b),
+            "crossings": [expr_json(r) for r in c.crossings],
+            "solution": None if sol is None else expr_json(sol),
+            **number_json("value", None if sol is None or not sol.is_Rational else sol),
+            **({"value_approx": float(sol)} if sol is not None and not sol.is_Rational else {}),
+            "cheaper": c.cheaper, "threshold": c.threshold,
+            "checks": [{"at": n, "first": expr_json(a), "second": expr_json(b)} for n, a, b in c.checks],
+            **({"notes": list(c.notes)} if c.notes else {})}
+
+
 def compare_json(c) -> dict:
     q = c.quantity
     return {**quantity_head(q), "derived": expr_json(q.expr), **number_json("value", q.value),

@@ -100,6 +100,27 @@ def crossover_text(m, c, whole=None, moved=None) -> str:
     return "\n".join(lines)
 
 
+def models_crossover_text(m, other, c) -> str:
+    """The crossover of one quantity of two models (``query.crossmodels``)."""
+    s = c.symbol.name
+    lines = [model_header(m), f"against {model_header(other)}", "", f"{c.first.name} ({c.first.unit}) as {s} grows",
+             f"  {c.first_label}: {expr_text(c.a)}", f"  {c.second_label}: {expr_text(c.b)}", ""]
+    if c.cheaper is None:
+        lines.append("the two are equal beyond every crossing")
+    elif c.solution is None:
+        lines.append(f"no crossing at {s} > 0: {c.cheaper} is the smaller at every {s} >= 1")
+    else:
+        shown = value_text(c.solution) if c.solution.is_Rational else f"≈ {float(c.solution):,.6g}"
+        lines += [f"they cross at {s} = {expr_text(c.solution)}", f"   = {shown}"]
+        if len(c.crossings) > 1:
+            lines.append("other crossings: " + ", ".join(expr_text(r) for r in c.crossings[:-1]))
+        lines.append(f"from {s} = {c.threshold} on, {c.cheaper}'s is the smaller")
+    for n, a, b in c.checks:
+        lines.append(f"  at {s} = {n}: {c.first_label} {value_text(a)}, {c.second_label} {value_text(b)}")
+    lines += [f"note: {n}" for n in c.notes]
+    return "\n".join(lines)
+
+
 def compare_text(m, c) -> str:
     q = c.quantity
     lines = [model_header(m), "", _title(q), f"  derived  {expr_text(q.expr)}",

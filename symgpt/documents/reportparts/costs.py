@@ -31,9 +31,14 @@ def write(model, folder, **options) -> list[str]:
     write_atomic(folder / "flops.json", dumps(payload))
     write_atomic(folder / "flops.md", flops_md(model, flops, by_conv))
 
+    from ...derive.recurrent import recurrent_ops
+
     policies, mem = [], {}
     for title, opts in POLICIES:
         qs = [model.quantity(n, **opts) for n in MEMORY]
+        if recurrent_ops(model.arch):  # the recurrent layers' state, at the policy's activation width
+            bits = 32 if opts["precision"] == "fp32" else 16
+            qs.insert(-1, model.quantity("inference.state", kv_bits=bits))
         policies.append((title, qs, qs[3]))
         mem[opts["precision"]] = {"options": opts, **{q.name: quantity_json(q) for q in qs}}
     estimate = three_term_estimate(model, "mixed-fp16") if model.family.name == "gpt2" else None

@@ -6,7 +6,7 @@ attention has no norm before it (ModernBERT's decoder: ``ModernBertDecoderLayer`
 
 A short-convolution layer (Liquid AI's LFM2, transformers' ``Lfm2ShortConv``): in_proj d -> 3d split
 into B, C and x; B·x; a depthwise causal conv1d of kernel ``d_conv`` over time; C times its output;
-out_proj d -> d. Its inference state is its last d_conv - 1 inputs per channel, not a KV cache
+out_proj d -> d. Its inference state is its last d_conv inputs per channel, not a KV cache
 (``ops.CausalConv1d.recurrent_state``). Attention and FFN layers are the generic decoder's
 (``blocks/decoder.py``); the LM head may carry a dense layer, an activation and a norm before the
 decoder (ModernBERT's ``ModernBertDecoderPredictionHead``).

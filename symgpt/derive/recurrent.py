@@ -1,0 +1,102 @@
+"""The recurrent state of state-space, linear-attention and short-convolution layers at inference.
+
+A layer whose op sets ``recurrent_state`` (``ops.ssm``: the causal conv1d, the selective scan, the
+SSD scan; ``ops.delta``: the gated delta rule) keeps, between decode steps, a state of fixed size
+per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``state``
+rule: shapes over B, none over T) and what one decode step costs (its ``decode`` rule); this
+module sums the state over the layers and names what the inference answers do not model for
+these layers.
+
+``inference.state`` (``derive.inference.state``): every state tensor of every recurrent layer,
+for B sequences: the conv state at the KV cache's width, the SSM / delta-rule state in fp32
+(transformers' ``LinearAttentionLayer`` keeps the tensors it is handed: the conv inputs at the
+model's dtype, the state update its PyTorch path computes in float32). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
+keys and values only.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from ..graph.arch import Arch
+from ..ops.base import numel
+
+#: what the inference answers of a model with recurrent layers assume
+STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state at the "
+              "KV-cache width and SSM / delta-rule state in fp32, as transformers' PyTorch path keeps them; "
+              "constant in T), not a KV cache; the KV cache holds the attention layers' keys and values only")
+
+
+def is_recurrent(op) -> bool:
+    return bool(getattr(op, "recurrent_state", False))
+
+
+@lru_cache(maxsize=256)
+def recurrent_ops(arch: Arch) -> tuple[str, ...]:
+    """The nodes of the recurrent ops, in forward order."""
+    return tuple(n for n, a in arch.ops() if is_recurrent(a["op"]))
+
+
+#: bytes per element of a state tensor kept in fp32 whatever the cache's width
+FP32 = sympy.Integer(4)
+
+
+def element_bytes(dtype, cache_bytes) -> sympy.Expr:
+    """Bytes per element of a state tensor: the cache's width (*cache_bytes*), or 4 for "fp32"."""
+    return FP32 if dtype == "fp32" else cache_bytes
+
+
+@lru_cache(maxsize=256)
+def state_tensors(arch: Arch) -> tuple[tuple[str, sympy.Expr, str | None], ...]:
+    """(path, elements, dtype) of every state tensor the recurrent layers keep for B sequences,
+    every layer counted (``<node>/<state name>``); dtype None: the cache's width, "fp32": 4 bytes."""
+    out = []
+    for n in recurrent_ops(arch):
+        a = arch.graph.nodes[n]
+        ins = tuple(arch.shape(i) for i in a["inputs"])
+        for name, shape, dtype in a["op"].carried(ins):
+            out.append((f"{n}/{name}", sympy.expand(numel(tuple(shape)) * arch.multiplicity(n)), dtype))
+    return tuple(out)
+
+
+def refuse(arch: Arch, what: str) -> None:
+    """Refuse, in one line, *what* (an option these layers' inference does not model) for an
+    architecture with recurrent layers."""
+    kinds = sorted({arch.graph.nodes[n]["op"].kind for n in recurrent_ops(arch)})
+    if kinds:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name}: {what} is not modelled for recurrent layers ({', '.join(kinds)})")
+
+
+def check_options(s) -> None:
+    """The inference options a model with recurrent layers is not priced under: refused."""
+    arch = s.model.arch
+    if not recurrent_ops(arch):
+        return
+    if s.convention == "scaling-book":
+        refuse(arch, "the scaling-book inference convention (2 FLOPs per parameter, KV cache only)")
+    if s.chips > 1:
+        refuse(arch, "tensor parallelism at inference (how engines split the mixer's heads and its state)")
+
+
+def notes(arch: Arch, name: str) -> tuple[str, ...]:
+    """Notes on an ``inference.*`` answer of a model with recurrent layers (none otherwise)."""
+    if not recurrent_ops(arch):
+        return ()
+    ops = [arch.graph.nodes[n]["op"] for n in recurrent_ops(arch)]
+    out = [STATE_NOTE]
+    if ".decode." in name or name in ("inference.intensity", "inference.critical_batch", "inference.generate.time",
+                                      "inference.tpot", "inference.tokens_per_s"):
+        out += list(dict.fromkeys(op.decode_note for op in ops))
+        out.append("a decode step of a recurrent layer reads and writes its whole state (constant in T)")
+    if ".prefill." in name or name in ("inference.generate.time", "inference.ttft", "inference.tokens_per_s"):
+        out += list(dict.fromkeys(op.flops_note for op in ops))
+        out.append("a prefill of a recurrent layer writes its state once; a prompt shorter than the "
+                   "convolution's kernel is padded to it by transformers' cache, not counted here")
+    if name == "inference.memory":
+        out.append("the largest activation counts op outputs only: a scan's internal tensors (the sequential "
+                   "scan's exp(Δ·A) and Δ·B·x, the chunked scans' chunk states) are not counted")
+    return tuple(out)
