@@ -85,3 +85,6 @@ QLORA_BASES = EngineChoices("QLoRA base storage", Ref("symgpt.derive.finetune", 
 def listed(choices: EngineChoices) -> str:
     """The choices as help text lists them (``a, b, c``); reads the engine."""
     return ", ".join(str(v) for v in choices)
+
+# --- the request-mix simulation (symgpt serve --scheduler)
+SIM_SCHEDULERS = EngineChoices("schedulers", Ref("symgpt.simulate.engine", "SCHEDULERS"))

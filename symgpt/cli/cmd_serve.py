@@ -67,8 +67,12 @@ def add_arguments(p):
 def add_simulation_arguments(p) -> None:
     """The request-mix simulation's options (symgpt.simulate.command)."""
     from ..simulate import command
+    from .choices import SIM_SCHEDULERS
 
     command.add_arguments(p)
+    for action in p._actions:  # its fixed list read from the engine, as every CLI choice is
+        if "--scheduler" in action.option_strings:
+            action.choices = SIM_SCHEDULERS
 
 
 def simulation(args, m, opts, qs, sized):
