@@ -43,25 +43,12 @@ def add_arguments(p):
 
 def options(args) -> dict:
     from ..core.errors import SymgptError
-    from .args import integer, number
+    from .args import integer
+
+    from .machine import device_options
 
     out = {"convention": args.convention, "weight_bits": args.weight_bits, "act_bits": args.act_bits,
-           "attention": args.attention}
-    if args.hardware:
-        out["hardware"] = args.hardware
-    for key in ("peak", "bandwidth", "device_memory", "link_bandwidth"):
-        text = getattr(args, key)
-        if text is not None:
-            out[key] = number(text, "--" + key.replace("_", "-"))
-    chips = integer(args.chips, "--chips")
-    if chips > 1:
-        out["chips"] = chips
-    if args.group_size is not None:
-        out["group_size"] = integer(args.group_size, "--group-size")
-    if args.kv_bits is not None:
-        out["kv_bits"] = args.kv_bits
-    if args.fp8:
-        out["fp8"] = True
+           "attention": args.attention, **device_options(args)}
     if args.causal:
         out["causal"] = True
     if (args.prompt is None) != (args.generate is None):

@@ -122,25 +122,9 @@ def _count(text, what, low=1) -> int:
 
 
 def options(args) -> dict:
-    from .args import integer, number
+    from .machine import device_options
 
-    out = {"weight_bits": args.weight_bits, "attention": args.attention}
-    if args.hardware:
-        out["hardware"] = args.hardware
-    for key in ("peak", "bandwidth", "device_memory", "link_bandwidth"):
-        text = getattr(args, key)
-        if text is not None:
-            out[key] = number(text, "--" + key.replace("_", "-"))
-    chips = integer(args.chips, "--chips")
-    if chips > 1:
-        out["chips"] = chips
-    if args.group_size is not None:
-        out["group_size"] = integer(args.group_size, "--group-size")
-    if args.kv_bits is not None:
-        out["kv_bits"] = args.kv_bits
-    if args.fp8:
-        out["fp8"] = True
-    return out
+    return {"weight_bits": args.weight_bits, "attention": args.attention, **device_options(args)}
 
 
 def run(args) -> int:

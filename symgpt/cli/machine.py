@@ -55,3 +55,28 @@ def shown(mach: Machine) -> dict:
         out["profile"] = {"name": mach.profile.name, "title": mach.profile.title, "source": mach.profile.source,
                           "peak_dtype": mach.dtype}
     return out
+
+
+def device_options(args) -> dict:
+    """The device options ``symgpt infer`` and ``symgpt serve`` share, as ``inference.*`` takes
+    them: --hardware, the numbers that override it, --chips, the weight group size, the KV-cache
+    bits and fp8 matmuls (each only where given)."""
+    from .args import integer, number
+
+    out = {}
+    if args.hardware:
+        out["hardware"] = args.hardware
+    for key in ("peak", "bandwidth", "device_memory", "link_bandwidth"):
+        text = getattr(args, key)
+        if text is not None:
+            out[key] = number(text, "--" + key.replace("_", "-"))
+    chips = integer(args.chips, "--chips")
+    if chips > 1:
+        out["chips"] = chips
+    if args.group_size is not None:
+        out["group_size"] = integer(args.group_size, "--group-size")
+    if args.kv_bits is not None:
+        out["kv_bits"] = args.kv_bits
+    if args.fp8:
+        out["fp8"] = True
+    return out

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from ..core.errors import SymgptError
 from .base import Preset
-from .deepseek import _family
+from .deepseek import mla_family
 from .fields import Fields, Reader
 
 FAMILIES = (
-    _family("axk1", "A.X K1: multi-latent attention, a dense layer then sigmoid-routed + shared experts, an "
+    mla_family("axk1", "A.X K1: multi-latent attention, a dense layer then sigmoid-routed + shared experts, an "
             "RMSNorm on each mixture's output", {"dense_layers": 1, "router": "sigmoid"},
             {"n_group": 8, "topk_group": 4, "post_moe_norm": True},
             {"post_moe_norm": "an RMSNorm of each mixture's output (routed + shared experts) before its residual "

@@ -13,18 +13,18 @@ from .base import Preset
 from .decoders import decoder_family
 from .fields import Fields, Reader, every_pth_full, layer_types, llama_like, periodic_windows
 
-_FLAGS = dict(norm="layernorm", norm_bias=False, parallel=True, shared_norm=True, tied=True, logit_divisor=16)
+COHERE_FLAGS = dict(norm="layernorm", norm_bias=False, parallel=True, shared_norm=True, tied=True, logit_divisor=16)
 
 FAMILIES = (
     decoder_family("cohere", "Cohere Command R: parallel attention and SwiGLU on one LayerNorm without shift, "
-                   "tied head, logits scaled by logit_scale", **_FLAGS),
+                   "tied head, logits scaled by logit_scale", **COHERE_FLAGS),
     decoder_family("cohere2", "Cohere2 (Command R7B): Command R's block; sliding-window layers with one "
                    "full-attention layer without positions in every 4", window=True, full_every=4,
-                   nope_full=True, **_FLAGS),
+                   nope_full=True, **COHERE_FLAGS),
 )
 
 
-def _common(f: Fields, name: str, defaults: dict):
+def cohere_fields(f: Fields, name: str, defaults: dict):
     flags, sizes = llama_like(f, {**defaults, "tied": True})
     bias = f.bool("attention_bias", False)
     flags.update(qkv_bias=bias, proj_bias=bias)
@@ -43,7 +43,7 @@ def _common(f: Fields, name: str, defaults: dict):
 
 def read_cohere(f: Fields):
     """transformers' CohereConfig."""
-    flags, sizes = _common(f, "cohere", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192))
+    flags, sizes = cohere_fields(f, "cohere", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192))
     if f.bool("use_qk_norm", False):
         raise SymgptError(f"{f.where}: use_qk_norm=true (a LayerNorm weight per query and key head) "
                           "is not modelled")
@@ -53,7 +53,7 @@ def read_cohere(f: Fields):
 def read_cohere2(f: Fields):
     """transformers' Cohere2Config (``head_dim`` is always hidden_size // num_attention_heads;
     ``sliding_window_pattern`` is the older spelling of layer_types)."""
-    flags, sizes = _common(f, "cohere2", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192))
+    flags, sizes = cohere_fields(f, "cohere2", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192))
     dh = sizes.pop("d_head", None)
     if dh is not None and dh != sizes["d"] // sizes["h"]:
         raise SymgptError(f"{f.where}: head_dim {dh} is not hidden_size // num_attention_heads, which "

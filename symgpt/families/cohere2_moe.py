@@ -9,7 +9,7 @@ RMSNorm when ``rms_norm_eps`` is set."""
 from __future__ import annotations
 
 from ..core.errors import SymgptError
-from .cohere import _FLAGS, _common
+from .cohere import COHERE_FLAGS, cohere_fields
 from .decoders import decoder_family
 from .fields import Fields, Reader, every_pth_full, layer_types, periodic_windows
 from .granitemoe import ROUTER
@@ -17,12 +17,12 @@ from .granitemoe import ROUTER
 FAMILIES = (decoder_family(
     "cohere2_moe", "Cohere2-MoE: Cohere2's parallel block and window pattern with E SwiGLU experts "
     "(softmax of the top-k logits)", window=True, full_every=4, nope_full=True, gqa=True, moe=True,
-    **_FLAGS, **ROUTER),)
+    **COHERE_FLAGS, **ROUTER),)
 
 
 def read(f: Fields):
     """transformers' Cohere2MoeConfig."""
-    flags, sizes = _common(f, "cohere2_moe", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192,
+    flags, sizes = cohere_fields(f, "cohere2_moe", dict(V=256000, d=8192, d_ff=22528, L=40, h=64, T_max=8192,
                                                    head_dim=128))
     L = sizes["L"]
     if f.get("rms_norm_eps", None)[0] is not None:  # Cohere2MoeRMSNorm instead of the LayerNorm

@@ -44,7 +44,7 @@ MLA_HELP = {
 }
 
 
-def _family(name, description, changes, mla, help=None):
+def mla_family(name, description, changes, mla, help=None):
     """A multi-latent-attention family: DeepSeek's flags with *changes*, the MLA flags with *mla*
     (*help*: the help lines of a family's own flags besides the MLA ones)."""
     return Family(
@@ -57,9 +57,9 @@ def _family(name, description, changes, mla, help=None):
 
 #: DeepSeek-V3 as transformers' DeepseekV3Config defaults it (the 671B model); V2 the 236B one
 FAMILIES = (
-    _family("deepseek_v3", "DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
+    mla_family("deepseek_v3", "DeepSeek-V3: multi-latent attention, 3 dense layers then routed (sigmoid) + shared experts",
             {"dense_layers": 3, "router": "sigmoid"}, {"n_group": 8, "topk_group": 4}),
-    _family("deepseek_v2", "DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
+    mla_family("deepseek_v2", "DeepSeek-V2: multi-latent attention, routed (softmax) + shared experts",
             {"dense_layers": 1, "router": "softmax", "topk_norm": False},
             {"n_group": 8, "topk_group": 3, "complex_rope": True}),
 )
@@ -72,7 +72,7 @@ _ROUTING = ("topk_method", "routed_scaling_factor",
             "sliding_window_size", "layer_norm_epsilon", "norm_epsilon", "mlp_type", "norm_type")
 
 
-def _read(f: Fields, name, D):
+def read_mla(f: Fields, name, D):
     sizes = {"V": f.int("vocab_size", D["V"]), "d": f.int("hidden_size", D["d"]),
              "L": f.int("num_hidden_layers", D["L"]), "h": f.int("num_attention_heads", D["h"]),
              "T_max": f.int("max_position_embeddings", D["T_max"]),
@@ -129,14 +129,14 @@ def _read(f: Fields, name, D):
 
 def read_v2(f: Fields):
     """transformers' DeepseekV2Config."""
-    return _read(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
+    return read_mla(f, "deepseek_v2", dict(V=102400, d=4096, L=32, h=32, T_max=2048, moe_ff=1407, E=64,
                                         k=None, ff=11008, dense=0, shared=2, scoring="softmax", norm=False,
                                         groups=(None, None), grouped=False))
 
 
 def read_v3(f: Fields):
     """transformers' DeepseekV3Config."""
-    return _read(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
+    return read_mla(f, "deepseek_v3", dict(V=129280, d=7168, L=61, h=128, T_max=4096, moe_ff=2048, E=256,
                                         k=8, ff=18432, dense=3, shared=1, scoring="sigmoid", norm=True,
                                         groups=(8, 4), grouped=True))
 

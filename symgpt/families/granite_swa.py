@@ -12,7 +12,7 @@ from .decoders import decoder_family
 from .fields import Fields, Reader, layer_types
 from .granite import MULTIPLIERS, multipliers
 from .granitemoe import ROUTER
-from .granitemoe import _read as read_granitemoe_fields
+from .granitemoe import granitemoe_fields
 from .llama import read_llama_like
 
 #: the flags these families add to the generic decoder's (read by ``blocks/decoder_layers.py`` and
@@ -74,7 +74,7 @@ def read_granite_swa(f: Fields):
 
 def read_granitemoe_swa(f: Fields):
     """transformers' GraniteMoeSWAConfig (a GraniteMoeSharedConfig)."""
-    flags, sizes = read_granitemoe_fields(f, "granitemoe_swa")
+    flags, sizes = granitemoe_fields(f, "granitemoe_swa")
     shared = f.int("shared_intermediate_size", 0, minimum=0)
     flags["shared_expert"] = "plain" if shared else "none"
     flags["shared_ff"] = shared or None

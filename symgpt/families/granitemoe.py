@@ -24,7 +24,7 @@ FAMILIES = (
 )
 
 
-def _read(f: Fields, name: str):
+def granitemoe_fields(f: Fields, name: str):
     flags, sizes = llama_like(f, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
     bias = f.bool("attention_bias", False)
     flags.update(qkv_bias=bias, proj_bias=bias)
@@ -36,13 +36,13 @@ def _read(f: Fields, name: str):
 
 def read_granitemoe(f: Fields):
     """transformers' GraniteMoeConfig."""
-    flags, sizes = _read(f, "granitemoe")
+    flags, sizes = granitemoe_fields(f, "granitemoe")
     return "granitemoe", flags, sizes
 
 
 def read_granitemoeshared(f: Fields):
     """transformers' GraniteMoeSharedConfig (GraniteMoeSharedMLP: a SwiGLU of that width; none at 0)."""
-    flags, sizes = _read(f, "granitemoeshared")
+    flags, sizes = granitemoe_fields(f, "granitemoeshared")
     shared = f.int("shared_intermediate_size", 0, minimum=0)
     flags["shared_expert"] = "plain" if shared else "none"
     flags["shared_ff"] = shared or None

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from ..core.errors import SymgptError
 from .base import Preset
-from .deepseek import _family
+from .deepseek import mla_family
 from .fields import Fields, Reader
 
 _DENSE = {"moe": False, "shared_expert": "none", "dense_layers": None, "router": "softmax"}
 _NO_ROUTING = {"n_group": None, "topk_group": None}
 
 FAMILIES = (
-    _family("minicpm3", "MiniCPM3: multi-latent attention and a SwiGLU FFN in every layer, tied embeddings",
+    mla_family("minicpm3", "MiniCPM3: multi-latent attention and a SwiGLU FFN in every layer, tied embeddings",
             {**_DENSE, "tied": True}, {**_NO_ROUTING, "q_lora_rank": 768, "kv_lora_rank": 256, "qk_nope_dim": 64,
                                        "qk_rope_dim": 32, "v_head_dim": 64}),
-    _family("youtu", "Youtu-LLM: multi-latent attention and a SwiGLU FFN in every layer, tied embeddings",
+    mla_family("youtu", "Youtu-LLM: multi-latent attention and a SwiGLU FFN in every layer, tied embeddings",
             {**_DENSE, "tied": True}, _NO_ROUTING),
 )
 

@@ -66,7 +66,7 @@ def build(flags, bound, name="decoder", labels=None, vision=None):
     # with every layer full that is every layer, with every layer sliding it changes nothing
     full = None if flags["nope_full"] else table
     # nope_layer: a stack of layers without positions (Llama 4's NoPE layers, stacks.py)
-    x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, None if f.get("nope_layer")
+    x = layers(g, flags, s, x, lambda g, f, s, x: decoder_block(g, f, s, x, None if f.get("nope_layer")
                                                          else local if f["window"] else full))
     if flags["final_norm"]:
         x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
@@ -125,7 +125,7 @@ def decoder_embeddings(g, flags, s):
     return x
 
 
-def _block(g, flags, s, x, table):
+def decoder_block(g, flags, s, x, table):
     post = flags["post_norm"]
     pre = flags["pre_norm"] and not post
     if flags.get("residual_scale") and (post or flags["parallel"]):

@@ -21,7 +21,7 @@ from ...core.errors import SymgptError
 from ...core.symbols import L, d, d_conv, d_head, h, h_kv
 from ...graph import roles as R
 from ...graph.arch import Builder
-from .decoder import _block, decoder_embeddings
+from .decoder import decoder_block, decoder_embeddings
 from .decoder_flags import BuildSizes
 from .decoder_layers import decoder_ffn, decoder_norm
 from .encoder_layers import activation
@@ -118,7 +118,7 @@ def build(flags, bound, name="kinds"):
             if f.get("mixer") == "conv":
                 x = _conv_block(g, f, s.layer(f), x)
             else:
-                x = _block(g, f, s.layer(f), x, local if f["window"] else table)
+                x = decoder_block(g, f, s.layer(f), x, local if f["window"] else table)
     x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=R.FINAL_NORM)          # (B, T, d)
     if flags.get("head_transform"):  # ModernBERT's prediction head: dense, activation, norm
         x = g.op("head/dense", ops.Linear(d, d, bias=bool(flags.get("head_transform_bias"))), x,
