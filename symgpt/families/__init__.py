@@ -129,6 +129,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- layer kinds as stacks: short convolutions among attention layers, a bare first layer ---
     (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
+    # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
+    (Ref("symgpt.families.rwkv"), ("rwkv",)),
 )
 
 #: built-in family name -> its module's reference

@@ -29,7 +29,6 @@ NOT_MODELLED: dict[str, str] = {
     "inkling_text": "message gates, short convolutions and a relative position bias",
     "inkling2_text": "message gates, short convolutions and a relative position bias",
     "inkling2_loop_text": "message gates, short convolutions, a relative position bias and looped layers",
-    "rwkv": "RWKV's time-mix and channel-mix layers",
     "xlstm": "xLSTM's mLSTM and sLSTM layers",
     "recurrent_gemma": "RG-LRU recurrent layers",
     "kimi_linear": "Kimi delta attention (a per-channel decay) among multi-latent attention layers",

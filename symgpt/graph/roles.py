@@ -257,6 +257,17 @@ ADAPTER_RESIDUAL = "residual.adapter"  # ... and its residual add
 HELD_ADAPTER = "held.adapter"        # the adapters of the other languages: held, not run
 HELD_EMBEDDING = "held.embedding"    # an embedding table held and not run (RoCBert with enable_shape=false)
 PARALLEL_SUM = "ssm.parallel_sum"    # attention and a Mamba mixer side by side, outputs summed (Falcon-H1)
+# --- recurrent layers: RWKV's time-mix and channel-mix ----------------------------------------
+TOKEN_SHIFT = "ssm.token_shift"      # x·μ + shift(x)·(1 - μ): a position mixed with the previous one
+RECURRENT_KEY = "ssm.key"            # a recurrent mixer's key, value and receptance projections
+RECURRENT_VALUE = "ssm.value"
+RECEPTANCE = "ssm.receptance"
+RECEPTANCE_ACT = "ssm.receptance_act"  # sigmoid(receptance)
+WKV = "ssm.wkv"                      # RWKV's WKV recurrence
+RECEPTANCE_GATE = "ssm.receptance_gate"  # sigmoid(receptance) · the mixer's output
+FFN_RECEPTANCE = "ffn.receptance"    # RWKV's channel-mix receptance d -> d ...
+FFN_RECEPTANCE_ACT = "ffn.receptance_act"  # ... its sigmoid ...
+FFN_RECEPTANCE_GATE = "ffn.receptance_gate"  # ... times the channel-mix value
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

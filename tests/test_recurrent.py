@@ -1,0 +1,184 @@
+"""Recurrent layers (``symgpt.ops.rwkv``; the rwkv family: transformers' RwkvForCausalLM) against
+PyTorch: the ops' parameters against the real modules, their matmul work against
+``torch.utils.flop_counter.FlopCounterMode``, their elementwise work against the arithmetic
+transformers' step-by-step loop runs (every elementwise aten op's output elements, counted under a
+dispatch mode), the hf-eager saved rule against ``saved_tensors_hooks`` on the loop; whole models'
+parameters and forward FLOPs on small non-default configs; the inference answers refused in one
+line."""
+
+import json
+
+import pytest
+import sympy
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+from symgpt import ops
+from symgpt.core.errors import SymgptError
+from symgpt.ops.base import Context
+
+transformers = pytest.importorskip("transformers")
+
+#: the aten ops that do arithmetic on each element of their output
+ARITHMETIC = {"add", "sub", "rsub", "mul", "div", "exp", "neg", "maximum", "sigmoid", "tanh", "log", "softplus",
+              "pow", "sqrt", "rsqrt", "reciprocal", "abs", "minimum", "log1p", "exp2", "logsigmoid"}
+
+
+class ElementwiseCount(TorchDispatchMode):
+    """The output elements of every arithmetic aten op run inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__.rstrip("_") in ARITHMETIC and isinstance(out, torch.Tensor):
+            self.total += out.numel()
+        return out
+
+
+def _flops(fn, backward=False) -> int:
+    with FlopCounterMode(display=False) as fcm, torch.set_grad_enabled(backward):
+        out = fn()
+        if backward:
+            out.sum().backward()
+    return int(fcm.get_total_flops())
+
+
+def _work(rule, kind):
+    return sum(int(w.count) for w in rule if w.kind == kind)
+
+
+def _saved_bytes(fn) -> int:
+    """The storages autograd saves while *fn* runs (each once), parameters aside."""
+    seen = {}
+
+    def pack(t):
+        if not isinstance(t, torch.nn.Parameter):
+            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return sum(seen.values())
+
+
+def _rule_bytes(saved, sizes) -> int:
+    width = {"act": 4, "fp32": 4, "bool": 1, "int64": 8}
+    return sum(int(sympy.Mul(*s.shape).subs(sizes)) * width[s.dtype] for s in saved)
+
+
+# --- RWKV's WKV -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("Bn,T,A", [(2, 5, 3), (1, 7, 4), (3, 1, 2)])
+def test_wkv_against_transformers_loop(Bn, T, A):
+    from transformers.models.rwkv.modeling_rwkv import rwkv_linear_attention_cpu
+
+    torch.manual_seed(0)
+    w, u = torch.nn.Parameter(torch.randn(A)), torch.nn.Parameter(torch.randn(A))
+    k, v = torch.randn(Bn, T, A, requires_grad=True), torch.randn(Bn, T, A, requires_grad=True)
+    op = ops.WKV(sympy.Integer(A))
+    shapes = ((Bn, T, A), (Bn, T, A))
+    out = op.shape(shapes)
+    assert tuple(out) == (Bn, T, A)
+    assert [(p.name, tuple(p.shape)) for p in op.params(shapes)] == [("time_decay", (A,)), ("time_first", (A,))]
+    # no matmul, forward or backward
+    run = lambda: rwkv_linear_attention_cpu(w, u, k, v)[0]  # noqa: E731
+    assert _work(op.forward(shapes, out), "matmul") == 0 == _flops(run) == _flops(run, backward=True)
+    # the elementwise work is the loop's arithmetic
+    with ElementwiseCount() as count, torch.no_grad():
+        run()
+    assert _work(op.forward(shapes, out), "elementwise") == count.total
+    # hf-eager: what autograd keeps of the loop
+    saved = op.saved(shapes, out, Context(needs_grad=(True, True), implementation="hf-eager"))
+    assert _rule_bytes(saved, {}) == _saved_bytes(run)
+
+
+def test_wkv_parameters_are_the_time_mix_modules():
+    from transformers.models.rwkv.modeling_rwkv import RwkvSelfAttention
+
+    config = transformers.RwkvConfig(hidden_size=12, attention_hidden_size=8)
+    module = RwkvSelfAttention(config)
+    op = ops.WKV(sympy.Integer(8))
+    assert {p.name: tuple(p.shape) for p in op.params(((1, 3, 8),) * 2)} == \
+        {n: tuple(module.get_parameter(n).shape) for n in ("time_decay", "time_first")}
+    mix = ops.TokenShiftMix(sympy.Integer(12), param="time_mix_key")
+    assert {p.name: tuple(p.shape) for p in mix.params(((1, 3, 12),))} == \
+        {"time_mix_key": tuple(module.time_mix_key.shape)}
+
+
+@pytest.mark.parametrize("Bn,T,C", [(2, 5, 3), (1, 1, 4)])
+def test_token_shift_mix_against_transformers_code(Bn, T, C):
+    """x·μ + shift(x)·(1 - μ) as RwkvSelfAttention.extract_key_value writes it."""
+    shift = torch.nn.ZeroPad2d((0, 0, 1, -1))
+    mu = torch.nn.Parameter(torch.rand(1, 1, C))
+    x = torch.randn(Bn, T, C, requires_grad=True)
+    run = lambda: x * mu + shift(x) * (1 - mu)  # noqa: E731
+    op = ops.TokenShiftMix(sympy.Integer(C))
+    out = op.shape(((Bn, T, C),))
+    with ElementwiseCount() as count, torch.no_grad():
+        run()
+    assert _work(op.forward(((Bn, T, C),), out), "elementwise") == count.total
+    assert _flops(run) == 0
+    saved = op.saved(((Bn, T, C),), out, Context(needs_grad=(True,), implementation="hf-eager"))
+    assert _rule_bytes(saved, {}) == _saved_bytes(run)
+
+
+# --- whole models ----------------------------------------------------------------------------
+
+RWKV = dict(hidden_size=24, num_hidden_layers=3, vocab_size=64, attention_hidden_size=16, intermediate_size=40)
+
+CASES = {
+    "rwkv": ("rwkv", "RwkvForCausalLM", RWKV),
+    "rwkv-tied-defaults": ("rwkv", "RwkvForCausalLM", dict(hidden_size=16, num_hidden_layers=2, vocab_size=50,
+                                                           tie_word_embeddings=True, rescale_every=1)),
+}
+
+
+def _model(model_type, cls, overrides):
+    config = transformers.AutoConfig.for_model(model_type, **overrides)
+    config.architectures = [cls]
+    torch.manual_seed(0)
+    return config, getattr(transformers, cls)(config).eval()
+
+
+def _config_file(config, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(config.to_json_string(use_diff=False))
+    return str(path)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("T", [1, 6])
+def test_model_params_and_forward_flops(case, T, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, model = _model(model_type, cls, overrides)
+    Bn = 2
+    ids = torch.randint(0, 50, (Bn, T))
+    measured = _flops(lambda: model(input_ids=ids, use_cache=False).logits)
+    m = symgpt.load(_config_file(config, tmp_path), B=Bn, T=T)
+    assert int(m.params.value) == sum(p.numel() for p in model.parameters())
+    assert int(m.quantity("flops.forward").value) == measured
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_inference_refuses_in_one_line(case, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, _ = _model(model_type, cls, overrides)
+    m = symgpt.load(_config_file(config, tmp_path))
+    for name in ("inference.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
+        with pytest.raises(SymgptError,
+                           match="not modelled for recurrent layers") as exc:
+            m.quantity(name)
+        assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("case,words", [("rwkv", "rwkv_linear_attention_cpu")])
+def test_the_recurrence_convention_is_stated_on_the_answer(case, words, tmp_path):
+    model_type, cls, overrides = CASES[case]
+    config, _ = _model(model_type, cls, overrides)
+    notes = symgpt.load(_config_file(config, tmp_path)).quantity("flops.forward").notes
+    assert any(words in n for n in notes)
