@@ -131,6 +131,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
     (Ref("symgpt.families.rwkv"), ("rwkv",)),
+    (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),
 )
 
 #: built-in family name -> its module's reference

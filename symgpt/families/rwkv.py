@@ -17,8 +17,10 @@ from ..core.lazy import Ref
 from .base import Family
 from .fields import Fields, Reader
 
-FLAGS = {"tied": False, "loss": True}
+FLAGS = {"tied": False, "activation": "relu2", "loss": True}
+CHOICES = {"activation": ("relu2",)}
 FLAG_HELP = {
+    "activation": "the channel-mix key's activation (relu², fixed by RwkvFeedForward)",
     "tied": "the LM head is the token embedding (tie_word_embeddings)",
     "loss": "the cross-entropy loss of training",
 }
@@ -28,8 +30,8 @@ FAMILIES = (
     Family(name="rwkv", description="RWKV-4: LayerNorm pre-norm blocks of a time-mix (token shift, key/value/"
                                     "receptance projections, the WKV recurrence) and a channel-mix (token shift, "
                                     "squared-ReLU key, sigmoid receptance), no attention",
-           flags=FLAGS, sizes=("V", "d", "L", "d_inner", "d_ff"), build=partial(_BUILD, name="rwkv"),
-           flag_help=FLAG_HELP),
+           flags=FLAGS, sizes=("V", "d", "L", "d_inner", "d_ff"), optional=("T_max",),
+           build=partial(_BUILD, name="rwkv"), flag_help=FLAG_HELP, choices=CHOICES),
 )
 
 
@@ -42,10 +44,12 @@ def read_rwkv(f: Fields):
     ff = f.int("intermediate_size", None, optional=True)
     sizes = {"V": f.int("vocab_size", 50277), "d": d, "L": f.int("num_hidden_layers", 32),
              "d_inner": attn if attn is not None else d, "d_ff": ff if ff is not None else 4 * d}
+    # context_length: the longest sequence the CUDA kernel takes (no count; kept as T_max)
+    sizes["T_max"] = f.int("context_length", 1024)
     flags = {"tied": f.bool("tie_word_embeddings", False)}
-    # the CUDA kernel's longest sequence; the inference-time rescaling of every rescale_every-th
-    # block (weights divided, hidden states halved: elementwise, no matmul): no count
-    f.silent("context_length", "rescale_every")
+    # the inference-time rescaling of every rescale_every-th block (weights divided, hidden states
+    # halved: elementwise, no matmul): no count
+    f.silent("rescale_every")
     return "rwkv", flags, sizes
 
 

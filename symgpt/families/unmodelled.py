@@ -30,7 +30,6 @@ NOT_MODELLED: dict[str, str] = {
     "inkling2_text": "message gates, short convolutions and a relative position bias",
     "inkling2_loop_text": "message gates, short convolutions, a relative position bias and looped layers",
     "xlstm": "xLSTM's mLSTM and sLSTM layers",
-    "recurrent_gemma": "RG-LRU recurrent layers",
     "kimi_linear": "Kimi delta attention (a per-channel decay) among multi-latent attention layers",
     "minimax": "lightning (linear) attention layers",
     "bailing_hybrid": "lightning (linear) attention layers",

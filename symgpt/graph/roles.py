@@ -268,6 +268,10 @@ RECEPTANCE_GATE = "ssm.receptance_gate"  # sigmoid(receptance) · the mixer's ou
 FFN_RECEPTANCE = "ffn.receptance"    # RWKV's channel-mix receptance d -> d ...
 FFN_RECEPTANCE_ACT = "ffn.receptance_act"  # ... its sigmoid ...
 FFN_RECEPTANCE_GATE = "ffn.receptance_gate"  # ... times the channel-mix value
+RECURRENT_GATE_BRANCH = "ssm.gate_branch"  # RecurrentGemma: linear_y, the branch that gates the recurrence ...
+RECURRENT_GATE_BRANCH_ACT = "ssm.gate_branch_act"  # ... and its activation
+RECURRENT_X = "ssm.x"                # RecurrentGemma: linear_x, the recurrence's input branch
+RG_LRU = "ssm.rg_lru"                # the Real-Gated Linear Recurrent Unit (Griffin)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

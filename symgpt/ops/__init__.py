@@ -71,6 +71,7 @@ CATALOG = {
     # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
     "TokenShiftMix": Ref("symgpt.ops.rwkv", "TokenShiftMix"),
     "WKV": Ref("symgpt.ops.rwkv", "WKV"),
+    "RGLRU": Ref("symgpt.ops.rglru", "RGLRU"),
     # DeepSeek Sparse Attention's lightning indexer
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
