@@ -143,7 +143,7 @@ def test_every_registered_family_is_covered():
                                     # not a KV cache: the inference answers refuse): tests/test_kinds.py
                                     "lfm2", "lfm3",
                                     # recurrent layers (the same refusal): tests/test_recurrent.py
-                                    "rwkv", "recurrent_gemma"}
+                                    "rwkv", "recurrent_gemma", "xlstm"}
 
 
 _MODELS: dict[str, object] = {}

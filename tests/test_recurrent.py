@@ -23,7 +23,7 @@ transformers = pytest.importorskip("transformers")
 
 #: the aten ops that do arithmetic on each element of their output
 ARITHMETIC = {"add", "sub", "rsub", "mul", "div", "exp", "neg", "maximum", "sigmoid", "tanh", "log", "softplus",
-              "pow", "sqrt", "rsqrt", "reciprocal", "abs", "minimum", "log1p", "exp2", "logsigmoid",
+              "pow", "sqrt", "rsqrt", "reciprocal", "abs", "minimum", "log1p", "exp2", "log_sigmoid_forward",
               "baddbmm"}  # baddbmm: its bias add (its product is FlopCounterMode's)
 
 
@@ -36,8 +36,9 @@ class ElementwiseCount(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if func.overloadpacket.__name__.rstrip("_") in ARITHMETIC and isinstance(out, torch.Tensor):
-            self.total += out.numel()
+        first = out[0] if isinstance(out, tuple) else out  # log_sigmoid_forward: (output, buffer)
+        if func.overloadpacket.__name__.rstrip("_") in ARITHMETIC and isinstance(first, torch.Tensor):
+            self.total += first.numel()
         return out
 
 
@@ -160,6 +161,33 @@ def test_rglru_against_transformers_module(Bn, T, W, H):
     assert _rule_bytes(saved, {}) == _saved_bytes(run)
 
 
+# --- xLSTM's mLSTM cell -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("Bn,T,H,a,b,Q", [(2, 5, 2, 3, 4, 4), (1, 8, 2, 3, 2, 4), (2, 11, 3, 2, 3, 4),
+                                          (1, 1, 2, 3, 4, 4), (2, 4, 1, 2, 2, 4)])
+def test_mlstm_against_transformers_backend(Bn, T, H, a, b, Q):
+    """Whole chunks chunkwise and the rest step by step (T = 11, Q = 4: two chunks, three steps)."""
+    from transformers.models.xlstm.modeling_xlstm import xLSTMBackend
+
+    backend = xLSTMBackend(transformers.xLSTMConfig(hidden_size=16, num_heads=H, chunk_size=Q))
+    torch.manual_seed(0)
+    q, k, v = torch.randn(Bn, H, T, a), torch.randn(Bn, H, T, a), torch.randn(Bn, H, T, b)
+    i, f = torch.randn(Bn, H, T), torch.randn(Bn, H, T)
+    run = lambda: backend(query=q, key=k, value=v, igate=i, fgate=f)  # noqa: E731
+    op = ops.MLSTM(*(sympy.Integer(x) for x in (H, H * a, H * b, Q)))
+    shapes = ((Bn, T, H * a), (Bn, T, H * a), (Bn, T, H * b), (Bn, T, H), (Bn, T, H))
+    out = op.shape(shapes)
+    assert tuple(out) == (Bn, T, H * b) and op.params(shapes) == ()
+    assert 2 * _work(op.forward(shapes, out), "matmul") == _flops(run)
+    with ElementwiseCount() as count, torch.no_grad():
+        run()
+    assert _work(op.forward(shapes, out), "elementwise") == count.total
+    # kept symbolic in T, evaluated afterwards
+    Ts = sympy.Symbol("T", integer=True, positive=True)
+    sym = op.forward(tuple((Bn, Ts, s[-1]) for s in shapes), (Bn, Ts, H * b))
+    assert 2 * int(sum(w.count for w in sym if w.kind == "matmul").subs(Ts, T)) == _flops(run)
+
+
 # --- whole models ----------------------------------------------------------------------------
 
 RWKV = dict(hidden_size=24, num_hidden_layers=3, vocab_size=64, attention_hidden_size=16, intermediate_size=40)
@@ -180,6 +208,15 @@ CASES = {
     "recurrent_gemma-defaults-pattern": ("recurrent_gemma", "RecurrentGemmaForCausalLM",
                                          dict(hidden_size=16, num_hidden_layers=4, vocab_size=50,
                                               intermediate_size=24, num_attention_heads=2)),
+    # chunks of 4 (T = 7: one chunk and three steps), other widths; biases, tie_word_embeddings (which
+    # xLSTMForCausalLM does not honour: no tied weights), other soft caps
+    "xlstm": ("xlstm", "xLSTMForCausalLM", dict(hidden_size=32, num_hidden_layers=2, vocab_size=64, num_heads=4,
+                                                chunk_size=4, qk_dim_factor=0.25, v_dim_factor=0.5,
+                                                ffn_proj_factor=1.5, ffn_round_up_to_multiple_of=16)),
+    "xlstm-bias-tied": ("xlstm", "xLSTMForCausalLM",
+                              dict(hidden_size=16, num_hidden_layers=2, vocab_size=50, num_heads=2, chunk_size=2,
+                                   use_bias=True, tie_word_embeddings=True,
+                                   output_logit_soft_cap=20.0, gate_soft_cap=10.0)),
 }
 
 
@@ -229,9 +266,22 @@ def test_inference_refuses_in_one_line(case, tmp_path):
 
 
 @pytest.mark.parametrize("case,words", [("rwkv", "rwkv_linear_attention_cpu"),
-                                        ("recurrent_gemma", "RecurrentGemmaRglru._rnn_scan")])
+                                        ("recurrent_gemma", "RecurrentGemmaRglru._rnn_scan"),
+                                        ("xlstm", "wrap_chunkwise_arbitrary_sequence_length")])
 def test_the_recurrence_convention_is_stated_on_the_answer(case, words, tmp_path):
     model_type, cls, overrides = CASES[case]
     config, _ = _model(model_type, cls, overrides)
     notes = symgpt.load(_config_file(config, tmp_path)).quantity("flops.forward").notes
     assert any(words in n for n in notes)
+
+
+@pytest.mark.parametrize("field,value", [("mode", "train"), ("weight_mode", "fused")])
+def test_xlstm_refuses_what_it_does_not_model_in_one_line(field, value, tmp_path):
+    config, _ = _model(*CASES["xlstm"])
+    cfg = json.loads(config.to_json_string(use_diff=False))
+    cfg[field] = value
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(SymgptError, match=field) as exc:
+        symgpt.load(str(path))
+    assert "\n" not in str(exc.value)

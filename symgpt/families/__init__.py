@@ -132,6 +132,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
     (Ref("symgpt.families.rwkv"), ("rwkv",)),
     (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),
+    (Ref("symgpt.families.xlstm"), ("xlstm",)),
 )
 
 #: built-in family name -> its module's reference

@@ -29,8 +29,6 @@ NOT_MODELLED: dict[str, str] = {
     "inkling_text": "message gates, short convolutions and a relative position bias",
     "inkling2_text": "message gates, short convolutions and a relative position bias",
     "inkling2_loop_text": "message gates, short convolutions, a relative position bias and looped layers",
-    "xlstm": "xLSTM's mLSTM layers (a matrix memory run chunkwise at chunk_size, halved down to 16, the rest "
-             "step by step)",
     "kimi_linear": "Kimi delta attention (a per-channel decay) among multi-latent attention layers",
     "minimax": "lightning (linear) attention layers",
     "bailing_hybrid": "lightning (linear) attention layers",

@@ -272,6 +272,11 @@ RECURRENT_GATE_BRANCH = "ssm.gate_branch"  # RecurrentGemma: linear_y, the branc
 RECURRENT_GATE_BRANCH_ACT = "ssm.gate_branch_act"  # ... and its activation
 RECURRENT_X = "ssm.x"                # RecurrentGemma: linear_x, the recurrence's input branch
 RG_LRU = "ssm.rg_lru"                # the Real-Gated Linear Recurrent Unit (Griffin)
+RECURRENT_QUERY = "ssm.query"        # xLSTM: the mLSTM's query projection
+RECURRENT_GATE = "ssm.gate_preact"   # xLSTM: an input or forget gate's pre-activation d -> heads ...
+RECURRENT_GATE_SOFTCAP = "ssm.gate_softcap"  # ... soft-capped
+MLSTM_CELL = "ssm.mlstm"             # xLSTM's matrix-memory cell
+NORM_BIAS = "norm.bias"              # the shift of an RMSNorm that has one (xLSTM with use_bias)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

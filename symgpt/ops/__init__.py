@@ -72,6 +72,7 @@ CATALOG = {
     "TokenShiftMix": Ref("symgpt.ops.rwkv", "TokenShiftMix"),
     "WKV": Ref("symgpt.ops.rwkv", "WKV"),
     "RGLRU": Ref("symgpt.ops.rglru", "RGLRU"),
+    "MLSTM": Ref("symgpt.ops.mlstm", "MLSTM"),
     # DeepSeek Sparse Attention's lightning indexer
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
