@@ -423,6 +423,9 @@ NOT_YET_COMPARED = frozenset({
     "lfm2", "lfm3", "modernbert-decoder",
     # vision--language models: the vision tower's and projector's saved tensors, not yet measured
     "gemma3", "llava",
+    # recurrent layers (RWKV's WKV, RG-LRU, xLSTM): their saved rules are checked op by op in
+    # tests/test_recurrent.py, the whole models not yet measured
+    "rwkv", "recurrent_gemma", "xlstm",
 })
 
 

@@ -69,6 +69,7 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "mamba": {"num_hidden_layers": 2}, "falcon_mamba": {"num_hidden_layers": 2}, "mamba2": {"num_hidden_layers": 2},
     # layer kinds as stacks: short convolutions among attention layers, a bare first layer
     "lfm2": {"num_hidden_layers": 2}, "lfm3": {"num_hidden_layers": 6}, "modernbert-decoder": {"num_hidden_layers": 4},
+    "rwkv": {"num_hidden_layers": 2}, "recurrent_gemma": {"num_hidden_layers": 3}, "xlstm": {"num_hidden_layers": 2},
     # mixture-of-experts decoders, second group
     "flex_olmo": {"num_hidden_layers": 2}, "aria_text": {"num_hidden_layers": 2},
     "cohere2_moe": {"num_hidden_layers": 4}, "exaone_moe": {"num_hidden_layers": 4},
@@ -105,7 +106,8 @@ DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multipli
                  "mimo_v2_flash": "partial_rotary_factor", "beam": "scales each residual add",
                  "granite_swa": "multiplies the embeddings",
                  "granitemoe_swa": "multiplies the embeddings",
-                 "granitemoehybrid": "multiplies the embeddings", "falcon_h1": "multiplies the embeddings"}
+                 "granitemoehybrid": "multiplies the embeddings", "falcon_h1": "multiplies the embeddings",
+                 "xlstm": "max_inference_chunksize"}
 
 
 #: defaults that carry a note: what the model has and symgpt does not model (MiniCPM3's scalings)
@@ -309,7 +311,8 @@ def test_odd_file_names_stay_on_one_line(tmp_path):
 #: MptMLP's nn.GELU(approximate="none"), CTRL's point_wise_feed_forward_network nn.ReLU,
 #: CpmAntDenseGatedACT's nn.GELU()
 _FIXED_ACTIVATION = {"bloom": "gelu_tanh", "mpt": "gelu", "ctrl": "relu", "cpmant": "gelu",
-                     "lfm2": "silu", "lfm3": "silu"}  # Lfm2MLP, Lfm3MLP: F.silu, no activation field
+                     "lfm2": "silu", "lfm3": "silu",  # Lfm2MLP, Lfm3MLP: F.silu, no activation field
+                     "rwkv": "relu2", "xlstm": "silu"}  # RwkvFeedForward: torch.square(torch.relu(...))
 
 
 def _transformers_view(cfg):

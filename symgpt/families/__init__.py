@@ -131,6 +131,10 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- vision--language models: a vision tower and projector beside the text decoder ---
     (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
+    # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
+    (Ref("symgpt.families.rwkv"), ("rwkv",)),
+    (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),
+    (Ref("symgpt.families.xlstm"), ("xlstm",)),
 )
 
 #: built-in family name -> its module's reference

@@ -265,6 +265,26 @@ VISION_NORM = "vision.norm"          # a norm in the multi-modal projector
 VISION_PROJECTOR = "vision.projector"  # a linear map of the projector (vision width -> text width)
 VISION_ACT = "vision.act"            # the projector's activation
 IMAGE_MERGE = "vision.merge"         # image features placed at the image-token positions
+# --- recurrent layers: RWKV's time-mix and channel-mix ----------------------------------------
+TOKEN_SHIFT = "ssm.token_shift"      # x·μ + shift(x)·(1 - μ): a position mixed with the previous one
+RECURRENT_KEY = "ssm.key"            # a recurrent mixer's key, value and receptance projections
+RECURRENT_VALUE = "ssm.value"
+RECEPTANCE = "ssm.receptance"
+RECEPTANCE_ACT = "ssm.receptance_act"  # sigmoid(receptance)
+WKV = "ssm.wkv"                      # RWKV's WKV recurrence
+RECEPTANCE_GATE = "ssm.receptance_gate"  # sigmoid(receptance) · the mixer's output
+FFN_RECEPTANCE = "ffn.receptance"    # RWKV's channel-mix receptance d -> d ...
+FFN_RECEPTANCE_ACT = "ffn.receptance_act"  # ... its sigmoid ...
+FFN_RECEPTANCE_GATE = "ffn.receptance_gate"  # ... times the channel-mix value
+RECURRENT_GATE_BRANCH = "ssm.gate_branch"  # RecurrentGemma: linear_y, the branch that gates the recurrence ...
+RECURRENT_GATE_BRANCH_ACT = "ssm.gate_branch_act"  # ... and its activation
+RECURRENT_X = "ssm.x"                # RecurrentGemma: linear_x, the recurrence's input branch
+RG_LRU = "ssm.rg_lru"                # the Real-Gated Linear Recurrent Unit (Griffin)
+RECURRENT_QUERY = "ssm.query"        # xLSTM: the mLSTM's query projection
+RECURRENT_GATE = "ssm.gate_preact"   # xLSTM: an input or forget gate's pre-activation d -> heads ...
+RECURRENT_GATE_SOFTCAP = "ssm.gate_softcap"  # ... soft-capped
+MLSTM_CELL = "ssm.mlstm"             # xLSTM's matrix-memory cell
+NORM_BIAS = "norm.bias"              # the shift of an RMSNorm that has one (xLSTM with use_bias)
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

@@ -68,6 +68,11 @@ CATALOG = {
     "SelectiveScan": Ref("symgpt.ops.ssm", "SelectiveScan"),
     "SSDScan": Ref("symgpt.ops.ssm", "SSDScan"),
     "GatedDeltaRule": Ref("symgpt.ops.delta", "GatedDeltaRule"),
+    # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
+    "TokenShiftMix": Ref("symgpt.ops.rwkv", "TokenShiftMix"),
+    "WKV": Ref("symgpt.ops.rwkv", "WKV"),
+    "RGLRU": Ref("symgpt.ops.rglru", "RGLRU"),
+    "MLSTM": Ref("symgpt.ops.mlstm", "MLSTM"),
     # DeepSeek Sparse Attention's lightning indexer
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),
