@@ -161,6 +161,9 @@ class InferenceOptions:
 def setup(model, **options) -> Setup:
     """The pricing of every ``inference.*`` quantity from its keyword options (the edge: they
     become an :class:`InferenceOptions` here, once)."""
+    from .recurrent import unruled_refusal
+
+    unruled_refusal(model.arch)  # before any part is derived: no partial answer for such a layer
     return build(model, InferenceOptions.from_options(**options))
 
 

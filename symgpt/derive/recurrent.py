@@ -71,11 +71,25 @@ def refuse(arch: Arch, what: str) -> None:
         raise SymgptError(f"{arch.name}: {what} is not modelled for recurrent layers ({', '.join(kinds)})")
 
 
+def unruled_refusal(arch: Arch) -> None:
+    """Refuse, in one line, inference of an architecture with a recurrent op that has no state
+    and decode-step rules (``carried``, ``decode``): no answer rather than one without its state."""
+    unruled = sorted({arch.graph.nodes[n]["op"].kind for n in recurrent_ops(arch)
+                      if not (hasattr(arch.graph.nodes[n]["op"], "carried")
+                              and hasattr(arch.graph.nodes[n]["op"], "decode"))})
+    if unruled:
+        from ..core.errors import SymgptError
+
+        raise SymgptError(f"{arch.name}: inference (the state and the decode step) is not modelled for recurrent "
+                          f"layers ({', '.join(unruled)}) yet")
+
+
 def check_options(s) -> None:
     """The inference options a model with recurrent layers is not priced under: refused."""
     arch = s.model.arch
     if not recurrent_ops(arch):
         return
+    unruled_refusal(arch)
     if s.convention == "scaling-book":
         refuse(arch, "the scaling-book inference convention (2 FLOPs per parameter, KV cache only)")
     if s.chips > 1:
