@@ -32,6 +32,8 @@ def run(args) -> int:
     except SymgptError as exc:
         refused, names = str(exc), tuple(n for n in NAMES if n != "memory.kv_cache")
     opts = memory_options(args)
+    if opts.get("offload") or opts.get("offload_activations"):  # what went to the host, and its traffic
+        names = names + ("memory.host", "offload.traffic")
     qs = [m.quantity(n, **opts) for n in names]
     s = setup(m, **opts)
     estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None

@@ -32,6 +32,9 @@ def add_arguments(p):
     p.add_argument("--device-memory", metavar="BYTES",
                    help="memory of one device (e.g. 80e9): the memory per device is shown against it")
     add_cluster(p)
+    # offloading to host memory: the host link
+    p.add_argument("--host-bandwidth", metavar="B/S",
+                   help="bytes/s per direction of each device's host link (PCIe) that --offload crosses")
 
 
 def _cluster(args, opts: dict, mach, peak, mfu):
@@ -54,6 +57,8 @@ def _cluster(args, opts: dict, mach, peak, mfu):
     if not (out or flags or args.overlap_dp):
         return None
     o = {**opts, **out, **cluster_options(args, mach.values), "peak": peak, "efficiency": mfu}
+    if args.host_bandwidth is not None:
+        o["host_bandwidth"] = number(args.host_bandwidth, "--host-bandwidth")
     o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     return o, Cluster.from_options(**o)
 

@@ -70,6 +70,8 @@ class Layout:
     zero: int = 0
     distributed_optimizer: bool = False
     offload: bool = False
+    # activation offloading (derive.offload): the saved activations of every layer but those in flight on the host
+    offload_activations: bool = False
 
     @property
     def zero_stage(self) -> int:
@@ -167,7 +169,7 @@ _FIELDS = {f.name: f.default for f in fields(Layout)}
 def layout(**options) -> Layout:
     """A checked :class:`Layout` from keyword *options* named as its fields (``dp``, ``tp``,
     ``pp``, ``vp``, ``cp``, ``ep``, ``microbatches``, ``sp``, ``stage``, ``schedule``, ``zero``,
-    ``distributed_optimizer``, ``offload``), each not given at its default (one device).
+    ``distributed_optimizer``, ``offload``, ``offload_activations``), each not given at its default (one device).
     Model-independent checks; the model's are :func:`check_model`."""
     from ..core.conventions import check_choice
 
@@ -183,7 +185,8 @@ def layout(**options) -> Layout:
     check_choice("stage", stage, STAGES)
     check_choice("schedule", schedule, SCHEDULES)
     lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule, zero=int(zero),
-                 distributed_optimizer=bool(o["distributed_optimizer"]), offload=bool(o["offload"]))
+                 distributed_optimizer=bool(o["distributed_optimizer"]), offload=bool(o["offload"]),
+                 offload_activations=bool(o["offload_activations"]))
     if lay.sp and known(lay.tp) and lay.tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
     if lay.interleaved:
@@ -205,6 +208,9 @@ def layout(**options) -> Layout:
             from .pipeline_zb import check
 
             check(int(lay.pp), int(lay.microbatches), schedule)
+    if lay.offload_activations and not (known(lay.pp) and lay.pp == 1):
+        raise SymgptError("activation offloading is priced without a pipeline (pp = 1): under a pipeline the "
+                          "micro-batches in flight decide what leaves the device, not modelled")
     if known(lay.ep) and known(lay.dp) and lay.dp % lay.ep:
         raise SymgptError(f"ep={lay.ep} must divide dp={lay.dp} (expert-parallel ranks are data-parallel ranks)")
     return lay

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sympy
 
 from ..core.conventions import check_choice
+from ..core.errors import SymgptError
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
@@ -154,13 +155,50 @@ def activations(model, **options) -> Quantity:
         f = stage_factor(s, node)
         if f != 0:  # (0: on another stage)
             out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
+    if s.lay.offload_activations:  # per-layer offloading: only the layers in flight stay (derive.offload)
+        out = activation_split(s)[0]
     what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
             f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
     if s.lay.schedule in ("zb-h1", "zb-h2") and s.lay.pp != 1:
         what += ("; in flight as the run of the schedule holds them, from a forward to its input gradient: "
                  + ("min(pp − r, m) as 1F1B" if s.lay.schedule == "zb-h1" else "min(2(pp − r) − 1, m)")
                  + " on rank r (Qi et al. 2023, Zero Bubble Pipeline Parallelism, Table 1)")
+    if s.lay.offload_activations:
+        what += (f"; offloaded per layer: min({IN_FLIGHT_LAYERS}, L) layers of the running micro-batch on the device, "
+                 "the rest in host memory (memory.host)")
     return memory_quantity(s, "memory.activations", list(out.items()), what)
+
+
+#: layers of the running micro-batch the device keeps under activation offloading (derive.offload)
+IN_FLIGHT_LAYERS = 2
+
+
+def activation_split(s: Setup):
+    """({op: bytes kept on the device}, {op: bytes in host memory}) of the saved activations under
+    per-layer offloading (``derive.offload``'s convention: the
+    device keeps min(2, L) layers of the running micro-batch; outside the stack nothing moves)."""
+    arch = s.model.arch
+    stacks = arch.stacks()
+    if len(stacks) != 1:
+        raise SymgptError(f"activation offloading is priced for a model of one stack of layers; {s.model.name} "
+                          f"has {len(stacks)}")
+    g = stacks[0]
+    keep = sympy.Min(IN_FLIGHT_LAYERS, g.active)
+    device: dict[str, sympy.Expr] = {}
+    host: dict[str, sympy.Expr] = {}
+    for node, _role, shape, per, copies, div, _t in _saved(s):
+        f = stage_factor(s, node)
+        if f == 0:
+            continue
+        b = numel(shape) * per * copies / div * f
+        inside = (top_group(arch, node) is g) if node in arch.graph else node == f"{g.name}/checkpoint"
+        if inside and sympy.expand(copies - (arch.activity(node) if node in arch.graph else g.active)) == 0:
+            kept = b / g.active * keep
+            device[node] = device.get(node, sympy.Integer(0)) + kept
+            host[node] = host.get(node, sympy.Integer(0)) + b - kept
+        else:  # outside the stack, or one tensor every layer reads (made once): stays
+            device[node] = device.get(node, sympy.Integer(0)) + b
+    return device, host
 
 
 def logits(model, **options) -> Quantity:

@@ -81,6 +81,8 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
         par.append(desc)
     if s.offload:
         par.append("optimizer states offloaded to the host")
+    if s.lay.offload_activations:
+        par.append("activations offloaded to the host per layer")
     where = ("per device: " + ", ".join(par)) if par else "one device"
     return (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
             f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")

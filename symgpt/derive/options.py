@@ -94,6 +94,8 @@ class Machine:
     link_bandwidth: object = None  # bytes/s per device inside a node
     node_bandwidth: object = None  # bytes/s per device between nodes
     node_size: object = None       # devices per node
+    # offloading (derive.offload): the host link (PCIe), bytes/s per direction per device
+    host_bandwidth: object = None
 
     def __post_init__(self):
         for f in fields(self):
@@ -112,7 +114,8 @@ class Machine:
         profile = {"peak": lambda: hw.peak(dtype), "bandwidth": lambda: hw.hbm_bandwidth,
                    "device_memory": lambda: hw.memory, "link_bandwidth": lambda: hw.link_bandwidth,
                    "node_bandwidth": lambda: hw.node_bandwidth, "node_size": lambda: hw.devices_per_node}
-        return cls(**{k: given[k] if given.get(k) is not None else read() for k, read in profile.items()})
+        made = {k: given[k] if given.get(k) is not None else read() for k, read in profile.items()}
+        return cls(**made, host_bandwidth=given.get("host_bandwidth"))  # no profile gives a host link
 
 
 # --- training ---------------------------------------------------------------------------------

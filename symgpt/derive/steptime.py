@@ -119,6 +119,9 @@ class Priced:
 
         bw = "" if self.link is None else (f"; link {sci(self.link)} B/s inside a node of {self.node_size}, "
                                            f"{sci(self.node)} B/s between nodes")
+        host = self.cluster.machine.host_bandwidth
+        if host is not None and (self.lay.offload or self.lay.offload_activations):
+            bw += f"; host link {sci(host)} B/s per direction"
         return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
                 f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
                 f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]")
@@ -177,6 +180,18 @@ class Priced:
         if self.lay.schedule in SPLIT and self.lay.pp != 1:
             return [("bubble", split_bubble(self.lay, self.stage_times(), self.s.model.bindings))]
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
+
+    def host(self):
+        """(part, seconds) on the host link of what is offloaded (``derive.offload``), not overlapped."""
+        if not (self.lay.offload or self.lay.offload_activations):
+            return []
+        from .offload import traffic_parts
+
+        bw = self.cluster.machine.host_bandwidth
+        if bw is None:
+            raise SymgptError("offloading crosses the host link: give --host-bandwidth (bytes/s per direction, "
+                              "e.g. the PCIe link's)")
+        return [(f"host/{p}", e / bw) for p, e in traffic_parts(self.s)]
 
     # --- the zero-bubble schedules: a backward in two ---------------------------------------
     def stage_times(self):
@@ -269,7 +284,9 @@ def step_on(model, cluster: Cluster) -> Quantity:
     """``time.step`` on *cluster*: compute + exposed communication + bubble."""
     c = Priced(model, cluster)
     parts = [(f"compute/{p}", e) for p, e in c.compute()] + [(f"comm/{p}", e) for p, e in c.comm()] + c.bubble()
-    return c.quantity("time.step", parts, "step time = compute + exposed communication + bubble")
+    host = c.host()
+    return c.quantity("time.step", parts + host, "step time = compute + exposed communication + bubble"
+                      + (" + host-link transfers of what is offloaded (not overlapped)" if host else ""))
 
 
 def _utilisation(model, hardware, cluster, options) -> Quantity:
@@ -283,7 +300,7 @@ def _utilisation(model, hardware, cluster, options) -> Quantity:
 
 
 def step_parts(c: Priced):
-    return c.compute() + c.comm() + c.bubble()
+    return c.compute() + c.comm() + c.bubble() + c.host()
 
 
 def at_stage(cluster: Cluster, stage: str) -> Cluster:

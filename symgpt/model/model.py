@@ -75,6 +75,9 @@ QUANTITIES = {
     "inference.ttft": Ref("symgpt.derive.inference_time", "ttft"),
     "inference.tpot": Ref("symgpt.derive.inference_time", "tpot"),
     "inference.tokens_per_s": Ref("symgpt.derive.inference_time", "tokens_per_s"),
+    # offloading to host memory: bytes across the host link per step and their seconds
+    "offload.traffic": Ref("symgpt.derive.offload", "traffic"),
+    "offload.time": Ref("symgpt.derive.offload", "host_time"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)
