@@ -80,7 +80,7 @@ def add_layout(p) -> None:
     p.add_argument("--distributed-optimizer", action="store_true",
                    help="shard the optimizer states over the data-parallel ranks (Megatron-LM; as ZeRO-1)")
     # offloading to host memory: what (repeatable), a bare --offload the optimizer
-    p.add_argument("--offload", nargs="?", action="append", const="optimizer", choices=OFFLOAD, metavar="WHAT",
+    p.add_argument("--offload", nargs="?", action="append", const="optimizer", choices=choices.OFFLOAD, metavar="WHAT",
                    help="move to host memory (repeatable): optimizer (the default of a bare --offload: optimizer "
                         "states and fp32 master copy, ZeRO-Offload) or activations (the saved activations of "
                         "every layer but the two in flight)")
@@ -92,10 +92,6 @@ def flops_options(args) -> dict:
     if getattr(args, "causal", None):
         out["causal_halving"] = True
     return {k: v for k, v in out.items() if v is not None}
-
-
-#: what --offload moves to host memory -> the layout field it sets
-OFFLOAD = {"optimizer": "offload", "activations": "offload_activations"}
 
 
 def add_cluster(p) -> None:
@@ -133,7 +129,10 @@ def layout_options(args) -> dict:
     defaults = {"pp": 1, "vp": 1, "microbatches": 1, "schedule": "1f1b", "stage": "first", "ep": 1, "cp": 1,
                 "distributed_optimizer": False}
     out = {k: getattr(args, k) for k, d in defaults.items() if getattr(args, k, d) != d}
-    out.update({OFFLOAD[w]: True for w in dict.fromkeys(getattr(args, "offload", None) or ())})
+    if getattr(args, "offload", None):  # what --offload moves to host memory -> its layout field
+        from ..derive.layout import OFFLOAD
+
+        out.update({OFFLOAD[w]: True for w in dict.fromkeys(args.offload)})
     return out
 
 

@@ -34,6 +34,8 @@ STAGES = ("first", "last")
 #: pipeline schedules (interleaved is 1f1b with vp > 1; the last three split the backward: derive.pipeline_zb)
 SCHEDULES = ("1f1b", "gpipe", "zb-h1", "zb-h2", "dualpipe")
 DEGREES = ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")
+#: what can be offloaded to host memory -> the layout field that says so (derive.offload)
+OFFLOAD = {"optimizer": "offload", "activations": "offload_activations"}
 #: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
 ZERO_STAGES = (0, 1, 2, 3)
 

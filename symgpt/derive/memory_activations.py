@@ -10,6 +10,7 @@ import sympy
 
 from ..core.conventions import check_choice
 from ..core.errors import SymgptError
+from ..graph import roles as R
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
@@ -90,6 +91,9 @@ def _saved(s: Setup):
                 div = s.tp
             elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
+            if s.bytes.gemm_input and a["op"].kind == "linear" and item.shares.startswith("input") \
+                    and arch.role(node) not in _HIGH_PRECISION:
+                per = gemm_input_bytes(s.bytes, shape[-1])  # cached for the weight gradient in the GEMM's format
             entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
@@ -99,6 +103,16 @@ def _saved(s: Setup):
             entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
                             sympy.Integer(1) if invariant else group.active, div, c))
     return entries
+
+
+#: linears a low-precision recipe keeps in BF16 (DeepSeek-V3 Sec. 3.3.1: the output head, MoE gating)
+_HIGH_PRECISION = frozenset({R.HEAD, R.ROUTER, R.MOA_ROUTER})
+
+
+def gemm_input_bytes(p, last) -> sympy.Expr:
+    """Bytes per element of a linear's input cached in a low-precision GEMM format whose last
+    dimension is *last*: the element, and one scale per started 1 x tile along that dimension."""
+    return p.gemm_input + sympy.ceiling(sympy.sympify(last) / p.tile) * p.scale / sympy.sympify(last)
 
 
 def _storage(arch, tensor: str, attention: str) -> str:

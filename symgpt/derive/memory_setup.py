@@ -84,8 +84,11 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
     if s.lay.offload_activations:
         par.append("activations offloaded to the host per layer")
     where = ("per device: " + ", ".join(par)) if par else "one device"
-    return (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
-            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    out = (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
+           f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    if s.bytes.source:  # a named precision recipe: its source
+        out += (f"precision {s.precision}: {s.bytes.source}",)
+    return out
 
 
 def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:
