@@ -36,6 +36,8 @@ def run(args) -> int:
         names = names + ("memory.host", "offload.traffic")
     qs = [m.quantity(n, **opts) for n in names]
     s = setup(m, **opts)
+    # MoE load imbalance: the token copies a capacity limit drops (not bytes: shown after the table)
+    dropped = m.quantity("moe.dropped", **opts) if opts.get("capacity_factor") is not None else None
     estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None
     mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None
     if args.json:
@@ -46,11 +48,18 @@ def run(args) -> int:
             out["memory.megatron"] = quantity_json(mega)
         if refused:
             out["refused"] = {"memory.kv_cache": refused}
+        if dropped is not None:
+            out["moe.dropped"] = quantity_json(dropped)
         emit(dumps(out))
         return 0
     emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)
     if refused:
         emit(f"memory.kv_cache: refused: {refused}")
+    if dropped is not None:
+        from ..render.text import expr_text
+
+        value = "" if dropped.value is None else f" = {dropped.value}"
+        emit(f"moe.dropped = {expr_text(dropped.expr)}{value} token copies per step: {dropped.notes[0].split(';')[0]}")
     if mega is not None:  # not wrapped: its line reads as Megatron-LM's log line, for grep
         from ..render.cluster_text import megatron_text
 

@@ -157,8 +157,10 @@ def stage_factor(s: Setup, node: str) -> sympy.Expr:
     """What a saved tensor of *node* weighs on this device: the micro-batches in flight of its
     stage (a stack's tensors: × 1/pp of the layers), over the context-parallel ranks."""
     arch, lay = s.model.arch, s.lay
-    where = place(arch, node)[0] if node in arch.graph else "stack"  # a block's checkpoint
+    where, expert = place(arch, node) if node in arch.graph else ("stack", False)  # a block's checkpoint
     f = lay.in_flight(where) if where == "stack" else lay.share(where) * lay.in_flight(where)
+    if expert and lay.expert_load != 1:  # MoE load imbalance: the busiest rank's experts (derive.moe_load)
+        f = f * lay.expert_load
     return f / lay.cp
 
 

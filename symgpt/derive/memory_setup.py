@@ -88,7 +88,8 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
     if s.bytes.source:  # a named precision recipe: its source
         out += (f"precision {s.precision}: {s.bytes.source}",)
-    return out
+    routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
+    return out + ((routing,) if routing else ())
 
 
 def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:

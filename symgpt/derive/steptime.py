@@ -122,9 +122,11 @@ class Priced:
         host = self.cluster.machine.host_bandwidth
         if host is not None and (self.lay.offload or self.lay.offload_activations):
             bw += f"; host link {sci(host)} B/s per direction"
+        routing = self.lay.routing_note(self.s.model.arch)  # MoE load imbalance: the routing priced
         return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
                 f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
-                f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]")
+                f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]") + \
+            ((routing,) if routing else ())
 
     def quantity(self, name, parts, what, unit="s") -> Quantity:
         parts = [(p, sympy.expand(e)) for p, e in parts]
@@ -143,6 +145,8 @@ class Priced:
         for path, e in q.breakdown:
             node = path if path in arch.graph else None
             share = lay.share(place(arch, node)[0]) if node else 1 / lay.pp
+            if node and lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
+                share = share * lay.expert_load
             out.append((path, e * share * lay.microbatches / (lay.tp * lay.cp)))
         return out
 
@@ -208,6 +212,8 @@ class Priced:
         tf = tb = tw = sympy.Integer(0)
         for node, _ in arch.ops():
             k = arch.activity(node) * lay.share(place(arch, node)[0]) / (lay.tp * lay.cp)
+            if lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
+                k = k * lay.expert_load
             f, w = op_forward(arch, node, conv), op_weight_backward(arch, node, conv)
             tf += k * f
             tw += k * w

@@ -78,6 +78,8 @@ QUANTITIES = {
     # offloading to host memory: bytes across the host link per step and their seconds
     "offload.traffic": Ref("symgpt.derive.offload", "traffic"),
     "offload.time": Ref("symgpt.derive.offload", "host_time"),
+    # MoE load imbalance: token copies dropped under a capacity limit
+    "moe.dropped": Ref("symgpt.derive.moe_load", "dropped"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)
