@@ -130,3 +130,14 @@ def test_cli_bare_offload_means_the_optimizer_and_repeats():
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
     r = _cli("time", "gpt2-small", "--set", "B=1", "--set", "T=128", "--offload", "--hardware", "a100-80gb")
     assert r.returncode == 2 and "--host-bandwidth" in r.stderr
+
+
+def test_overlapped_transfers_take_the_larger_of_the_two():
+    # max convention: compute + max(0, transfers - compute) = max(compute, transfers)
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    opts = dict(precision="mixed-bf16", offload=True, peak=10**14, link_bandwidth=10**11, node_bandwidth=10**10)
+    compute = m.quantity("time.compute", **opts, host_bandwidth=1).value
+    for bw in (10**8, 10**12):   # transfers longer than compute, then shorter
+        host = R(4 * _psi(12, 768), bw)
+        step = m.quantity("time.step", **opts, host_bandwidth=bw, overlap_offload=True).value
+        assert step == max(compute, host)

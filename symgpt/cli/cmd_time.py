@@ -35,6 +35,9 @@ def add_arguments(p):
     # offloading to host memory: the host link
     p.add_argument("--host-bandwidth", metavar="B/S",
                    help="bytes/s per direction of each device's host link (PCIe) that --offload crosses")
+    p.add_argument("--overlap-offload", action="store_true",
+                   help="the host-link transfers of --offload hide behind compute: the step takes the larger "
+                        "(default: added to it)")
 
 
 def _cluster(args, opts: dict, mach, peak, mfu):
@@ -59,6 +62,8 @@ def _cluster(args, opts: dict, mach, peak, mfu):
     o = {**opts, **out, **cluster_options(args, mach.values), "peak": peak, "efficiency": mfu}
     if args.host_bandwidth is not None:
         o["host_bandwidth"] = number(args.host_bandwidth, "--host-bandwidth")
+    if args.overlap_offload:
+        o["overlap_offload"] = True
     o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     return o, Cluster.from_options(**o)
 

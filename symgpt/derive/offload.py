@@ -19,8 +19,9 @@ and the seconds that takes.
 ``offload.traffic`` is those bytes per device per step; ``offload.time`` the seconds they take at
 ``host_bandwidth`` (bytes/s per direction: the two directions run at different times of the
 step). ``time.step`` on a cluster adds them to compute + communication + bubble (the transfers
-not overlapped with compute, the convention of every other part of that step); the CPU's own
-optimizer step is not modelled.
+not overlapped with compute, the convention of every other part of that step), or with
+``overlap_offload`` only what they take beyond the compute (the step takes max(compute,
+transfers)); the CPU's own optimizer step is not modelled.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ class Cluster:
     machine: Machine = Machine()
     efficiency: object = 1
     overlap_dp: bool = False
+    # offloading: the host-link transfers overlapped with compute (max), else added to it (sum)
+    overlap_offload: bool = False
     training: Training = Training()
 
     def __post_init__(self):
@@ -58,6 +60,7 @@ class Cluster:
             raise SymgptError(f"efficiency must be at most 1, got {eff}")
         object.__setattr__(self, "efficiency", eff)
         object.__setattr__(self, "overlap_dp", bool(self.overlap_dp))
+        object.__setattr__(self, "overlap_offload", bool(self.overlap_offload))
 
     @classmethod
     def from_options(cls, **options) -> "Cluster":
@@ -75,6 +78,8 @@ class Cluster:
         out = {**self.machine.options(), "efficiency": self.efficiency}
         if self.overlap_dp:
             out["overlap_dp"] = True
+        if self.overlap_offload:
+            out["overlap_offload"] = True
         return {**out, **self.training.options()}
 
     @classmethod
@@ -195,7 +200,12 @@ class Priced:
         if bw is None:
             raise SymgptError("offloading crosses the host link: give --host-bandwidth (bytes/s per direction, "
                               "e.g. the PCIe link's)")
-        return [(f"host/{p}", e / bw) for p, e in traffic_parts(self.s)]
+        parts = [(f"host/{p}", e / bw) for p, e in traffic_parts(self.s)]
+        if not self.cluster.overlap_offload:
+            return parts
+        # overlapped: the step takes max(compute, transfers); what the transfers add beyond compute
+        compute = sympy.Add(*[e for _, e in self.compute()])
+        return [("host/transfers beyond compute", sympy.Max(0, sympy.Add(*[e for _, e in parts]) - compute))]
 
     # --- the zero-bubble schedules: a backward in two ---------------------------------------
     def stage_times(self):
@@ -291,8 +301,10 @@ def step_on(model, cluster: Cluster) -> Quantity:
     c = Priced(model, cluster)
     parts = [(f"compute/{p}", e) for p, e in c.compute()] + [(f"comm/{p}", e) for p, e in c.comm()] + c.bubble()
     host = c.host()
+    how = (" + max(0, host-link transfers − compute): the transfers overlapped with compute" if c.cluster.overlap_offload
+           else " + host-link transfers of what is offloaded (not overlapped)")
     return c.quantity("time.step", parts + host, "step time = compute + exposed communication + bubble"
-                      + (" + host-link transfers of what is offloaded (not overlapped)" if host else ""))
+                      + (how if host else ""))
 
 
 def _utilisation(model, hardware, cluster, options) -> Quantity:
