@@ -42,26 +42,26 @@ def run(args) -> int:
     mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
+        if dropped is not None:  # MoE load imbalance
+            out["moe.dropped"] = quantity_json(dropped)
         if estimate is not None:
             out["three_term_estimate"] = quantity_json(estimate)
         if mega is not None:
             out["memory.megatron"] = quantity_json(mega)
         if refused:
             out["refused"] = {"memory.kv_cache": refused}
-        if dropped is not None:
-            out["moe.dropped"] = quantity_json(dropped)
         emit(dumps(out))
         return 0
     emit(memory_text(m, qs, estimate, unbound_hint(m, qs)), fit=True)
     if refused:
         emit(f"memory.kv_cache: refused: {refused}")
-    if dropped is not None:
-        from ..render.text import expr_text
-
-        value = "" if dropped.value is None else f" = {dropped.value}"
-        emit(f"moe.dropped = {expr_text(dropped.expr)}{value} token copies per step: {dropped.notes[0].split(';')[0]}")
     if mega is not None:  # not wrapped: its line reads as Megatron-LM's log line, for grep
         from ..render.cluster_text import megatron_text
 
         emit("\n" + megatron_text(m, mega, qs))
+    if dropped is not None:  # MoE load imbalance: after the table (token copies, not bytes)
+        from ..render.text import expr_text
+
+        value = "" if dropped.value is None else f" = {dropped.value}"
+        emit(f"moe.dropped = {expr_text(dropped.expr)}{value} token copies per step: {dropped.notes[0].split(';')[0]}")
     return 0

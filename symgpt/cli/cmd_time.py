@@ -31,13 +31,13 @@ def add_arguments(p):
     add_hardware(p, "--peak, --device-memory, --link-bandwidth, --node-bandwidth and --node-size")
     p.add_argument("--device-memory", metavar="BYTES",
                    help="memory of one device (e.g. 80e9): the memory per device is shown against it")
-    add_cluster(p)
     # offloading to host memory: the host link
     p.add_argument("--host-bandwidth", metavar="B/S",
                    help="bytes/s per direction of each device's host link (PCIe) that --offload crosses")
     p.add_argument("--overlap-offload", action="store_true",
                    help="the host-link transfers of --offload hide behind compute: the step takes the larger "
                         "(default: added to it)")
+    add_cluster(p)
 
 
 def _cluster(args, opts: dict, mach, peak, mfu):

@@ -9,8 +9,6 @@ from __future__ import annotations
 import sympy
 
 from ..core.conventions import check_choice
-from ..core.errors import SymgptError
-from ..graph import roles as R
 from ..ops.base import numel
 from .quantity import Quantity
 from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
@@ -91,9 +89,6 @@ def _saved(s: Setup):
                 div = s.tp
             elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
                 div = s.tp  # vocabulary-parallel cross-entropy
-            if s.bytes.gemm_input and a["op"].kind == "linear" and item.shares.startswith("input") \
-                    and arch.role(node) not in _HIGH_PRECISION:
-                per = gemm_input_bytes(s.bytes, shape[-1])  # cached for the weight gradient in the GEMM's format
             entries.append((node, item.role, shape, per, copies, div, tensor))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
@@ -102,17 +97,9 @@ def _saved(s: Setup):
             label = "shared block input" if invariant else "block input"
             entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
                             sympy.Integer(1) if invariant else group.active, div, c))
+    if s.bytes.gemm_input:  # a low-precision recipe: linear inputs cached in the GEMM's format
+        entries = [_gemm_cached(s, e) for e in entries]
     return entries
-
-
-#: linears a low-precision recipe keeps in BF16 (DeepSeek-V3 Sec. 3.3.1: the output head, MoE gating)
-_HIGH_PRECISION = frozenset({R.HEAD, R.ROUTER, R.MOA_ROUTER})
-
-
-def gemm_input_bytes(p, last) -> sympy.Expr:
-    """Bytes per element of a linear's input cached in a low-precision GEMM format whose last
-    dimension is *last*: the element, and one scale per started 1 x tile along that dimension."""
-    return p.gemm_input + sympy.ceiling(sympy.sympify(last) / p.tile) * p.scale / sympy.sympify(last)
 
 
 def _storage(arch, tensor: str, attention: str) -> str:
@@ -185,6 +172,27 @@ def activations(model, **options) -> Quantity:
     return memory_quantity(s, "memory.activations", list(out.items()), what)
 
 
+#: linears a low-precision recipe keeps in BF16 (DeepSeek-V3 Sec. 3.3.1: the output head, MoE gating)
+_HIGH_PRECISION = frozenset({"head", "ffn.router", "attention.router"})  # roles.HEAD, ROUTER, MOA_ROUTER
+
+
+def gemm_input_bytes(p, last) -> sympy.Expr:
+    """Bytes per element of a linear's input cached in a low-precision GEMM format whose last
+    dimension is *last*: the element, and one scale per started 1 x tile along that dimension."""
+    return p.gemm_input + sympy.ceiling(sympy.sympify(last) / p.tile) * p.scale / sympy.sympify(last)
+
+
+def _gemm_cached(s: Setup, entry):
+    """*entry* of ``_saved`` with a linear's saved input (role ``input``) at the GEMM format's bytes
+    (the output head's and the routers' stay as they are)."""
+    node, role, shape, per, copies, div, tensor = entry
+    arch = s.model.arch
+    if node in arch.graph and role == "input" and arch.graph.nodes[node]["op"].kind == "linear" \
+            and arch.role(node) not in _HIGH_PRECISION:
+        per = gemm_input_bytes(s.bytes, shape[-1])  # cached for the weight gradient in the GEMM's format
+    return (node, role, shape, per, copies, div, tensor)
+
+
 #: layers of the running micro-batch the device keeps under activation offloading (derive.offload)
 IN_FLIGHT_LAYERS = 2
 
@@ -193,6 +201,8 @@ def activation_split(s: Setup):
     """({op: bytes kept on the device}, {op: bytes in host memory}) of the saved activations under
     per-layer offloading (``derive.offload``'s convention: the
     device keeps min(2, L) layers of the running micro-batch; outside the stack nothing moves)."""
+    from ..core.errors import SymgptError
+
     arch = s.model.arch
     stacks = arch.stacks()
     if len(stacks) != 1:
@@ -208,7 +218,7 @@ def activation_split(s: Setup):
             continue
         b = numel(shape) * per * copies / div * f
         inside = (top_group(arch, node) is g) if node in arch.graph else node == f"{g.name}/checkpoint"
-        if inside and sympy.expand(copies - (arch.activity(node) if node in arch.graph else g.active)) == 0:
+        if inside and copies != 1:  # (1: one tensor every layer reads, made once; or a single layer)
             kept = b / g.active * keep
             device[node] = device.get(node, sympy.Integer(0)) + kept
             host[node] = host.get(node, sympy.Integer(0)) + b - kept
