@@ -59,6 +59,11 @@ QUANTITIES = {
     "time.hfu": Ref("symgpt.derive.steptime", "hfu"),
     "time.to_train": Ref("symgpt.derive.steptime", "to_train"),
     "time.device_hours": Ref("symgpt.derive.steptime", "device_hours"),
+    # offloading to host memory: bytes across the host link per step and their seconds
+    "offload.traffic": Ref("symgpt.derive.offload", "traffic"),
+    "offload.time": Ref("symgpt.derive.offload", "host_time"),
+    # MoE load imbalance: token copies dropped under a capacity limit
+    "moe.dropped": Ref("symgpt.derive.moe_load", "dropped"),
     "params.active": Ref("symgpt.derive.active", "active"),
     "inference.prefill.flops": Ref("symgpt.derive.inference", "prefill_flops"),
     "inference.prefill.bytes": Ref("symgpt.derive.inference", "prefill_bytes"),
@@ -75,11 +80,6 @@ QUANTITIES = {
     "inference.ttft": Ref("symgpt.derive.inference_time", "ttft"),
     "inference.tpot": Ref("symgpt.derive.inference_time", "tpot"),
     "inference.tokens_per_s": Ref("symgpt.derive.inference_time", "tokens_per_s"),
-    # offloading to host memory: bytes across the host link per step and their seconds
-    "offload.traffic": Ref("symgpt.derive.offload", "traffic"),
-    "offload.time": Ref("symgpt.derive.offload", "host_time"),
-    # MoE load imbalance: token copies dropped under a capacity limit
-    "moe.dropped": Ref("symgpt.derive.moe_load", "dropped"),
 }
 
 _PROVIDERS: dict[str, object] = dict(QUANTITIES)
