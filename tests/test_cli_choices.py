@@ -35,7 +35,7 @@ def test_every_command_module_is_registered_and_complete():
 def _engine():
     """(command, option) -> the engine's values, read from the engine itself."""
     from symgpt.core.conventions import ATTENTION, IMPLEMENTATIONS, PER, RECOMPUTE
-    from symgpt.derive.layout import SCHEDULES, STAGES
+    from symgpt.derive.layout import OFFLOAD, SCHEDULES, STAGES
     from symgpt.derive.memory import OPTIMIZERS, PRECISIONS, ZERO_STAGES
     from symgpt.derive.optimal import FITS
     from symgpt.render.cluster_fig import SCHEDULE_FORMATS
@@ -48,7 +48,7 @@ def _engine():
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
-    layout = {"--zero": zero, "--schedule": tuple(SCHEDULES), "--stage": tuple(STAGES)}
+    layout = {"--zero": zero, "--schedule": tuple(SCHEDULES), "--stage": tuple(STAGES), "--offload": tuple(OFFLOAD)}
     memory = {"--recompute": rec, "--precision": prec, "--optimizer": opt, "--attention": att, **layout,
               "--implementation": tuple(IMPLEMENTATIONS)}
     flops = {"--recompute": rec, "--per": per, "--attention": att}
@@ -59,7 +59,7 @@ def _engine():
         "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},
-        "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage")}, "--per": per},
+        "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage", "--offload")}, "--per": per},
         "table": {"--format": tuple(tables.FORMATS), "--numbers": tuple(latex_numbers.STYLES), "--per": per},
         "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY), "--phase": PHASES,
                   "--hardware": hardware_names(), "--weight-bits": BITS, "--fit": tuple(dotfit.FITS)},

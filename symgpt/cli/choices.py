@@ -62,6 +62,7 @@ OPTIMIZERS = EngineChoices("optimizers", Ref("symgpt.derive.memory", "OPTIMIZERS
 ZERO_STAGES = EngineChoices("ZeRO stages", Ref("symgpt.derive.memory", "ZERO_STAGES"))
 STAGES = EngineChoices("pipeline stages", Ref("symgpt.derive.layout", "STAGES"))
 SCHEDULES = EngineChoices("pipeline schedules", Ref("symgpt.derive.layout", "SCHEDULES"))
+OFFLOAD = EngineChoices("offload targets", Ref("symgpt.derive.layout", "OFFLOAD"))  # offloading to host memory
 SCHEDULE_FORMATS = EngineChoices("schedule formats", Ref("symgpt.render.cluster_fig", "SCHEDULE_FORMATS"))
 FITS = EngineChoices("scaling-law fits", Ref("symgpt.derive.optimal", "FITS"))
 NOTATIONS = EngineChoices("notations", Ref("symgpt.core.notation", "builtin_names"))

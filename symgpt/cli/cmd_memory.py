@@ -30,12 +30,18 @@ def run(args) -> int:
     refuse_dora(m, "memory")
     names = NAMES
     opts = memory_options(args)
+    if opts.get("offload") or opts.get("offload_activations"):  # what went to the host, and its traffic
+        names = names + ("memory.host", "offload.traffic")
     qs = [m.quantity(n, **opts) for n in names]
     s = setup(m, **opts)
+    # MoE load imbalance: the token copies a capacity limit drops (not bytes: shown after the table)
+    dropped = m.quantity("moe.dropped", **opts) if opts.get("capacity_factor") is not None else None
     estimate = three_term_estimate(s.model, s.precision) if m.family.name == "gpt2" else None
     mega = m.quantity("memory.megatron", **opts) if args.convention == "megatron-theoretical" else None
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
+        if dropped is not None:  # MoE load imbalance
+            out["moe.dropped"] = quantity_json(dropped)
         if estimate is not None:
             out["three_term_estimate"] = quantity_json(estimate)
         if mega is not None:
@@ -49,4 +55,9 @@ def run(args) -> int:
         from ..render.cluster_text import megatron_text
 
         emit("\n" + megatron_text(m, mega, qs))
+    if dropped is not None:  # MoE load imbalance: after the table (token copies, not bytes)
+        from ..render.text import expr_text
+
+        value = "" if dropped.value is None else f" = {dropped.value}"
+        emit(f"moe.dropped = {expr_text(dropped.expr)}{value} token copies per step: {dropped.notes[0].split(';')[0]}")
     return 0

@@ -31,6 +31,12 @@ def add_arguments(p):
     add_hardware(p, "--peak, --device-memory, --link-bandwidth, --node-bandwidth and --node-size")
     p.add_argument("--device-memory", metavar="BYTES",
                    help="memory of one device (e.g. 80e9): the memory per device is shown against it")
+    # offloading to host memory: the host link
+    p.add_argument("--host-bandwidth", metavar="B/S",
+                   help="bytes/s per direction of each device's host link (PCIe) that --offload crosses")
+    p.add_argument("--overlap-offload", action="store_true",
+                   help="the host-link transfers of --offload hide behind compute: the step takes the larger "
+                        "(default: added to it)")
     add_cluster(p)
     from .costargs import add_finetune
 
@@ -57,6 +63,10 @@ def _cluster(args, opts: dict, mach, peak, mfu):
     if not (out or flags or args.overlap_dp):
         return None
     o = {**opts, **out, **cluster_options(args, mach.values), "peak": peak, "efficiency": mfu}
+    if args.host_bandwidth is not None:
+        o["host_bandwidth"] = number(args.host_bandwidth, "--host-bandwidth")
+    if args.overlap_offload:
+        o["overlap_offload"] = True
     o.pop("hardware", None)  # compute time counts hardware FLOPs; MFU and HFU both shown
     return o, Cluster.from_options(**o)
 

@@ -79,8 +79,18 @@ def add_layout(p) -> None:
     p.add_argument("--cp", type=positive_int, default=1, metavar="N", help="context-parallel ranks (T split)")
     p.add_argument("--distributed-optimizer", action="store_true",
                    help="shard the optimizer states over the data-parallel ranks (Megatron-LM; as ZeRO-1)")
-    p.add_argument("--offload", action="store_true",
-                   help="optimizer states and the fp32 master copy in host memory (ZeRO-Offload)")
+    # offloading to host memory: what (repeatable), a bare --offload the optimizer
+    p.add_argument("--offload", nargs="?", action="append", const="optimizer", choices=choices.OFFLOAD, metavar="WHAT",
+                   help="move to host memory (repeatable): optimizer (the default of a bare --offload: optimizer "
+                        "states and fp32 master copy, ZeRO-Offload) or activations (the saved activations of "
+                        "every layer but the two in flight)")
+    # MoE load imbalance: the busiest expert-parallel rank and the experts' capacity
+    p.add_argument("--imbalance", metavar="X",
+                   help="MoE: routed token copies the busiest expert-parallel rank receives over the balanced "
+                        "share, 1..ep (default 1: balanced routing)")
+    p.add_argument("--capacity-factor", metavar="C",
+                   help="MoE: each expert takes at most C·k·tokens/E token copies (Switch Transformer); the rest "
+                        "are dropped (moe.dropped)")
 
 
 def flops_options(args) -> dict:
@@ -124,8 +134,18 @@ def memory_options(args) -> dict:
 def layout_options(args) -> dict:
     """The layout flags that differ from their defaults (so the options stay short)."""
     defaults = {"pp": 1, "vp": 1, "microbatches": 1, "schedule": "1f1b", "stage": "first", "ep": 1, "cp": 1,
-                "distributed_optimizer": False, "offload": False}
-    return {k: getattr(args, k) for k, d in defaults.items() if getattr(args, k, d) != d}
+                "distributed_optimizer": False}
+    out = {k: getattr(args, k) for k, d in defaults.items() if getattr(args, k, d) != d}
+    for k, flag in (("imbalance", "--imbalance"), ("capacity_factor", "--capacity-factor")):  # MoE load
+        if getattr(args, k, None) is not None:
+            from .args import number
+
+            out[k] = number(getattr(args, k), flag)
+    if getattr(args, "offload", None):  # what --offload moves to host memory -> its layout field
+        from ..derive.layout import OFFLOAD
+
+        out.update({OFFLOAD[w]: True for w in dict.fromkeys(args.offload)})
+    return out
 
 
 def unbound_hint(m, quantities) -> str:

@@ -54,6 +54,8 @@ def _q(s, name, parts, what) -> Quantity:
     notes = (f"{what}; bytes each device sends per step ({s.lay.describe() or 'one device'}; "
              f"precision {s.precision}; ring collectives)",
              f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
+    notes += (routing,) if routing else ()
     return Quantity(name, tuple(parts), s.model.bindings, "bytes", label(s.conv, s.conv.name), notes)
 
 
@@ -178,8 +180,11 @@ def ep_parts(s):
         node = next(n for n in arch.order if arch.graph.nodes[n].get("group") == g.name)
         src = arch.graph.nodes[node]["inputs"][0]
         routed = numel(arch.shape(src)) * arch.activity(node) * act * _share(s, node) / lay.cp
+        # the busiest rank sends its own tokens (dispatch) and what its experts made (combine): half the
+        # passes at the balanced share, half at its load (MoE load imbalance, derive.moe_load)
+        sent = passes if lay.expert_load == 1 else sympy.Rational(passes, 2) * (1 + lay.expert_load)
         out.append((f"ep/{g.name} all-to-all (dispatch and combine, forward and backward)",
-                    passes * ring(lay.ep) * lay.microbatches * routed))
+                    sent * ring(lay.ep) * lay.microbatches * routed))
     return out
 
 

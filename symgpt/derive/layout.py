@@ -34,6 +34,8 @@ STAGES = ("first", "last")
 #: pipeline schedules (interleaved is 1f1b with vp > 1; the last three split the backward: derive.pipeline_zb)
 SCHEDULES = ("1f1b", "gpipe", "zb-h1", "zb-h2", "dualpipe")
 DEGREES = ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")
+#: what can be offloaded to host memory -> the layout field that says so (derive.offload)
+OFFLOAD = {"optimizer": "offload", "activations": "offload_activations"}
 #: ZeRO stages (Rajbhandari et al. 2020): 0 none, 1 optimizer states, 2 + gradients, 3 + weights
 ZERO_STAGES = (0, 1, 2, 3)
 
@@ -70,6 +72,32 @@ class Layout:
     zero: int = 0
     distributed_optimizer: bool = False
     offload: bool = False
+    # activation offloading (derive.offload): the saved activations of every layer but those in flight on the host
+    offload_activations: bool = False
+    # MoE load imbalance (derive.moe_load): the busiest expert-parallel rank's load, the experts' capacity
+    imbalance: sympy.Expr = sympy.Integer(1)   # routed token copies it receives / the balanced share
+    capacity_factor: sympy.Expr | None = None  # each expert takes at most C·k·tokens/E copies (None: no limit)
+
+    @property
+    def expert_load(self) -> sympy.Expr:
+        """The busiest rank's expert work over the balanced share: min(imbalance, capacity factor)."""
+        c = self.capacity_factor
+        return self.imbalance if c is None else sympy.Min(self.imbalance, c)
+
+    def routing_note(self, arch) -> str:
+        """The MoE routing an answer on *arch* is priced under ('' for a model without experts)."""
+        from ..graph import roles
+
+        if not arch.groups_with(roles.EXPERTS):
+            return ""
+        if self.imbalance == 1 and self.capacity_factor is None:
+            return ("MoE routing balanced (the default): every expert-parallel rank runs k·B·T/cp token copies "
+                    "per MoE layer")
+        cap = ("no capacity limit" if self.capacity_factor is None else f"capacity factor C = {self.capacity_factor} "
+               "(capacity C·k·tokens/E per expert as in Fedus et al. 2021, Switch Transformer)")
+        return (f"MoE routing imbalanced: the busiest expert-parallel rank receives X = {self.imbalance} × the "
+                f"balanced k·B·T/cp token copies, {cap}; it runs min(X, C) = {self.expert_load} × the balanced "
+                "expert work")
 
     @property
     def zero_stage(self) -> int:
@@ -152,6 +180,9 @@ class Layout:
                 out.append(f"{n} = {v}")
         if self.sp:
             out.append("sequence parallel")
+        if self.imbalance != 1 or self.capacity_factor is not None:
+            out.append(f"MoE load: busiest rank {self.imbalance} × balanced"
+                       + ("" if self.capacity_factor is None else f", capacity factor {self.capacity_factor}"))
         if self.pp != 1:
             out.append(f"{self.microbatches} micro-batches, "
                        f"{'interleaved' if self.interleaved else self.schedule} schedule, {self.stage} stage")
@@ -167,7 +198,7 @@ _FIELDS = {f.name: f.default for f in fields(Layout)}
 def layout(**options) -> Layout:
     """A checked :class:`Layout` from keyword *options* named as its fields (``dp``, ``tp``,
     ``pp``, ``vp``, ``cp``, ``ep``, ``microbatches``, ``sp``, ``stage``, ``schedule``, ``zero``,
-    ``distributed_optimizer``, ``offload``), each not given at its default (one device).
+    ``distributed_optimizer``, ``offload``, ``offload_activations``), each not given at its default (one device).
     Model-independent checks; the model's are :func:`check_model`."""
     from ..core.conventions import check_choice
 
@@ -182,8 +213,10 @@ def layout(**options) -> Layout:
     vals = {n: degree(n, o[n]) for n in ("dp", "tp", "pp", "vp", "cp", "ep", "microbatches")}
     check_choice("stage", stage, STAGES)
     check_choice("schedule", schedule, SCHEDULES)
+    load = _moe_load(o["imbalance"], o["capacity_factor"], vals["ep"])
     lay = Layout(**vals, sp=bool(sp), stage=stage, schedule=schedule, zero=int(zero),
-                 distributed_optimizer=bool(o["distributed_optimizer"]), offload=bool(o["offload"]))
+                 distributed_optimizer=bool(o["distributed_optimizer"]), offload=bool(o["offload"]),
+                 offload_activations=bool(o["offload_activations"]), **load)
     if lay.sp and known(lay.tp) and lay.tp == 1:
         raise SymgptError("sequence parallelism (sp) shards along the tensor-parallel group: set tp > 1")
     if lay.interleaved:
@@ -205,9 +238,27 @@ def layout(**options) -> Layout:
             from .pipeline_zb import check
 
             check(int(lay.pp), int(lay.microbatches), schedule)
+    if lay.offload_activations and not (known(lay.pp) and lay.pp == 1):
+        raise SymgptError("activation offloading is priced without a pipeline (pp = 1): under a pipeline the "
+                          "micro-batches in flight decide what leaves the device, not modelled")
     if known(lay.ep) and known(lay.dp) and lay.dp % lay.ep:
         raise SymgptError(f"ep={lay.ep} must divide dp={lay.dp} (expert-parallel ranks are data-parallel ranks)")
     return lay
+
+
+def _moe_load(imbalance, capacity, ep) -> dict:
+    """The checked MoE load options: imbalance in [1, ep] (the busiest rank cannot receive more than
+    every rank's tokens), a positive capacity factor."""
+    from .checks import positive
+
+    x = positive("imbalance", imbalance)
+    if x < 1:
+        raise SymgptError(f"imbalance is the busiest rank's load over the balanced share: at least 1, got {x}")
+    if known(ep) and x > ep:
+        raise SymgptError(f"imbalance {x} exceeds ep = {ep}: the busiest of {ep} expert-parallel ranks receives at "
+                          f"most every rank's tokens")
+    c = None if capacity is None else positive("capacity factor", capacity)
+    return {"imbalance": x, "capacity_factor": c}
 
 
 def check_model(lay: Layout, model) -> None:
@@ -238,6 +289,8 @@ def check_model(lay: Layout, model) -> None:
             n = g.repeat.xreplace(model.bindings)
             if n.is_Integer and n % lay.ep:
                 raise SymgptError(f"ep={lay.ep} must divide the {n} experts of {g.name}")
+    if (lay.imbalance != 1 or lay.capacity_factor is not None) and not arch.groups_with(roles.EXPERTS):
+        raise SymgptError(f"{model.name} has no experts: --imbalance and --capacity-factor describe MoE routing")
     T = sizes.get("T")
     if known(lay.cp) and lay.cp > 1 and T is not None and T % lay.cp:
         raise SymgptError(f"cp={lay.cp} must divide the sequence length T={T}")

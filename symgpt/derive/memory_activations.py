@@ -58,6 +58,8 @@ def _saved(s: Setup):
             label = "shared block input" if invariant else "block input"
             entries.append((f"{group.name}/checkpoint", label, tuple(arch.shape(c)), s.bytes.act,
                             sympy.Integer(1) if invariant else group.active, div, c))
+    if s.bytes.gemm_input:  # a low-precision recipe: linear inputs cached in the GEMM's format
+        entries = [_gemm_cached(s, e) for e in entries]
     return entries
 
 
@@ -170,8 +172,10 @@ def stage_factor(s: Setup, node: str) -> sympy.Expr:
     """What a saved tensor of *node* weighs on this device: the micro-batches in flight of its
     stage (a stack's tensors: × 1/pp of the layers), over the context-parallel ranks."""
     arch, lay = s.model.arch, s.lay
-    where = place(arch, node)[0] if node in arch.graph else "stack"  # a block's checkpoint
+    where, expert = place(arch, node) if node in arch.graph else ("stack", False)  # a block's checkpoint
     f = lay.in_flight(where) if where == "stack" else lay.share(where) * lay.in_flight(where)
+    if expert and lay.expert_load != 1:  # MoE load imbalance: the busiest rank's experts (derive.moe_load)
+        f = f * lay.expert_load
     return f / lay.cp
 
 
@@ -182,13 +186,73 @@ def activations(model, **options) -> Quantity:
         f = stage_factor(s, node)
         if f != 0:  # (0: on another stage)
             out[node] = out.get(node, sympy.Integer(0)) + numel(shape) * per * copies / div * f
+    if s.lay.offload_activations:  # per-layer offloading: only the layers in flight stay (derive.offload)
+        out = activation_split(s)[0]
     what = (f"activations saved for backward ({s.conv.attention} attention, recompute={s.conv.recompute}, "
             f"dropout {'on' if s.model.flags.get('dropout') or s.conv.dropout else 'off'})")
     if s.lay.schedule in ("zb-h1", "zb-h2") and s.lay.pp != 1:
         what += ("; in flight as the run of the schedule holds them, from a forward to its input gradient: "
                  + ("min(pp − r, m) as 1F1B" if s.lay.schedule == "zb-h1" else "min(2(pp − r) − 1, m)")
                  + " on rank r (Qi et al. 2023, Zero Bubble Pipeline Parallelism, Table 1)")
+    if s.lay.offload_activations:
+        what += (f"; offloaded per layer: min({IN_FLIGHT_LAYERS}, L) layers of the running micro-batch on the device, "
+                 "the rest in host memory (memory.host)")
     return memory_quantity(s, "memory.activations", list(out.items()), what)
+
+
+#: linears a low-precision recipe keeps in BF16 (DeepSeek-V3 Sec. 3.3.1: the output head, MoE gating)
+_HIGH_PRECISION = frozenset({"head", "ffn.router", "attention.router"})  # roles.HEAD, ROUTER, MOA_ROUTER
+
+
+def gemm_input_bytes(p, last) -> sympy.Expr:
+    """Bytes per element of a linear's input cached in a low-precision GEMM format whose last
+    dimension is *last*: the element, and one scale per started 1 x tile along that dimension."""
+    return p.gemm_input + sympy.ceiling(sympy.sympify(last) / p.tile) * p.scale / sympy.sympify(last)
+
+
+def _gemm_cached(s: Setup, entry):
+    """*entry* of ``_saved`` with a linear's saved input (role ``input``) at the GEMM format's bytes
+    (the output head's and the routers' stay as they are)."""
+    node, role, shape, per, copies, div, tensor = entry
+    arch = s.model.arch
+    if node in arch.graph and role == "input" and arch.graph.nodes[node]["op"].kind == "linear" \
+            and arch.role(node) not in _HIGH_PRECISION:
+        per = gemm_input_bytes(s.bytes, shape[-1])  # cached for the weight gradient in the GEMM's format
+    return (node, role, shape, per, copies, div, tensor)
+
+
+#: layers of the running micro-batch the device keeps under activation offloading (derive.offload)
+IN_FLIGHT_LAYERS = 2
+
+
+def activation_split(s: Setup):
+    """({op: bytes kept on the device}, {op: bytes in host memory}) of the saved activations under
+    per-layer offloading (``derive.offload``'s convention: the
+    device keeps min(2, L) layers of the running micro-batch; outside the stack nothing moves)."""
+    from ..core.errors import SymgptError
+
+    arch = s.model.arch
+    stacks = arch.stacks()
+    if len(stacks) != 1:
+        raise SymgptError(f"activation offloading is priced for a model of one stack of layers; {s.model.name} "
+                          f"has {len(stacks)}")
+    g = stacks[0]
+    keep = sympy.Min(IN_FLIGHT_LAYERS, g.active)
+    device: dict[str, sympy.Expr] = {}
+    host: dict[str, sympy.Expr] = {}
+    for node, _role, shape, per, copies, div, _t in _saved(s):
+        f = stage_factor(s, node)
+        if f == 0:
+            continue
+        b = numel(shape) * per * copies / div * f
+        inside = (top_group(arch, node) is g) if node in arch.graph else node == f"{g.name}/checkpoint"
+        if inside and copies != 1:  # (1: one tensor every layer reads, made once; or a single layer)
+            kept = b / g.active * keep
+            device[node] = device.get(node, sympy.Integer(0)) + kept
+            host[node] = host.get(node, sympy.Integer(0)) + b - kept
+        else:  # outside the stack, or one tensor every layer reads (made once): stays
+            device[node] = device.get(node, sympy.Integer(0)) + b
+    return device, host
 
 
 def logits(model, **options) -> Quantity:

@@ -90,9 +90,15 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
         par.append(desc)
     if s.offload:
         par.append("optimizer states offloaded to the host")
+    if s.lay.offload_activations:
+        par.append("activations offloaded to the host per layer")
     where = ("per device: " + ", ".join(par)) if par else "one device"
-    return (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
-            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    out = (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
+           f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    if s.bytes.source:  # a named precision recipe: its source
+        out += (f"precision {s.precision}: {s.bytes.source}",)
+    routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
+    return out + ((routing,) if routing else ())
 
 
 def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:

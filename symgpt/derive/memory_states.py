@@ -91,6 +91,12 @@ def optimizer(model, **options) -> Quantity:
 def host(model, **options) -> Quantity:
     """Host memory per device: the optimizer states moved there by ``offload`` (else 0)."""
     s = setup(model, **options)
-    parts = _optimizer_parts(s) if s.offload else [("nothing offloaded", sympy.Integer(0))]
-    return memory_quantity(s, "memory.host", parts, "host (CPU) memory per device: the offloaded optimizer "
-              "states and fp32 master copy (ZeRO-Offload, Ren et al. 2021)")
+    parts = _optimizer_parts(s) if s.offload else []
+    if s.lay.offload_activations:  # the saved activations of the layers not in flight (derive.offload)
+        from .memory_activations import activation_split
+
+        parts += [(f"activations/{p}", e) for p, e in activation_split(s)[1].items()]
+    what = "host (CPU) memory per device: the offloaded optimizer states and fp32 master copy (ZeRO-Offload, Ren et al. 2021)"
+    if s.lay.offload_activations:
+        what += " and the saved activations of the layers not in flight"
+    return memory_quantity(s, "memory.host", parts or [("nothing offloaded", sympy.Integer(0))], what)

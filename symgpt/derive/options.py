@@ -47,6 +47,11 @@ class Precision:
     master: int  # an fp32 master copy kept by the optimizer (mixed precision)
     state: int   # one optimizer moment
     name: str = ""
+    # precision recipes as data: a linear's saved input cast for a low-precision GEMM, with its scales
+    gemm_input: int = 0   # bytes per element of that input (0: the activation bytes, no cast)
+    tile: int = 0         # elements per scale of that input (1 x tile along the last dimension)
+    scale: int = 0        # bytes per scale
+    source: str = ""
 
     @classmethod
     def named(cls, name: str) -> "Precision":
@@ -66,6 +71,15 @@ PRECISIONS = {n: Precision(*b, name=n) for n, b in (
     # Megatron-LM's bf16 training: gradients accumulated and all-reduced in fp32 (main_grad)
     ("mixed-bf16-fp32grad", (2, 4, 2, 4, 4)),
 )}
+# precision recipes as data: low-precision GEMM training as a public recipe defines it
+PRECISIONS["fp8-deepseek-v3"] = Precision(
+    2, 4, 2, 4, 2, "fp8-deepseek-v3", gemm_input=1, tile=128, scale=4,
+    source="DeepSeek-V3 technical report, arXiv 2412.19437, Sec. 3.3: E4M3 GEMM inputs, 1x128 activation tiles "
+           "and 128x128 weight blocks each with a scale (fp32, as DeepSeek's DeepGEMM kernels take them); linear "
+           "inputs cached in FP8 for the backward; FP32 master weights and gradients (accumulated over the "
+           "batch), BF16 AdamW moments; the embedding, output head, MoE gating, norms and attention operators in "
+           "BF16/FP32; working weights taken as BF16, each GEMM's FP8 copy of them (and its weight-block scales) "
+           "transient, not counted")
 
 #: optimizer -> its per-parameter states and the bytes of each (None: the policy's state bytes)
 OPTIMIZERS = {
@@ -94,6 +108,8 @@ class Machine:
     link_bandwidth: object = None  # bytes/s per device inside a node
     node_bandwidth: object = None  # bytes/s per device between nodes
     node_size: object = None       # devices per node
+    # offloading (derive.offload): the host link (PCIe), bytes/s per direction per device
+    host_bandwidth: object = None
 
     def __post_init__(self):
         for f in fields(self):
@@ -112,7 +128,8 @@ class Machine:
         profile = {"peak": lambda: hw.peak(dtype), "bandwidth": lambda: hw.hbm_bandwidth,
                    "device_memory": lambda: hw.memory, "link_bandwidth": lambda: hw.link_bandwidth,
                    "node_bandwidth": lambda: hw.node_bandwidth, "node_size": lambda: hw.devices_per_node}
-        return cls(**{k: given[k] if given.get(k) is not None else read() for k, read in profile.items()})
+        made = {k: given[k] if given.get(k) is not None else read() for k, read in profile.items()}
+        return cls(**made, host_bandwidth=given.get("host_bandwidth"))  # no profile gives a host link
 
 
 # --- training ---------------------------------------------------------------------------------

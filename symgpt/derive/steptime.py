@@ -50,6 +50,8 @@ class Cluster:
     machine: Machine = Machine()
     efficiency: object = 1
     overlap_dp: bool = False
+    # offloading: the host-link transfers overlapped with compute (max), else added to it (sum)
+    overlap_offload: bool = False
     training: Training = Training()
 
     def __post_init__(self):
@@ -58,6 +60,7 @@ class Cluster:
             raise SymgptError(f"efficiency must be at most 1, got {eff}")
         object.__setattr__(self, "efficiency", eff)
         object.__setattr__(self, "overlap_dp", bool(self.overlap_dp))
+        object.__setattr__(self, "overlap_offload", bool(self.overlap_offload))
 
     @classmethod
     def from_options(cls, **options) -> "Cluster":
@@ -75,6 +78,8 @@ class Cluster:
         out = {**self.machine.options(), "efficiency": self.efficiency}
         if self.overlap_dp:
             out["overlap_dp"] = True
+        if self.overlap_offload:
+            out["overlap_offload"] = True
         return {**out, **self.training.options()}
 
     @classmethod
@@ -119,9 +124,14 @@ class Priced:
 
         bw = "" if self.link is None else (f"; link {sci(self.link)} B/s inside a node of {self.node_size}, "
                                            f"{sci(self.node)} B/s between nodes")
+        host = self.cluster.machine.host_bandwidth
+        if host is not None and (self.lay.offload or self.lay.offload_activations):
+            bw += f"; host link {sci(host)} B/s per direction"
+        routing = self.lay.routing_note(self.s.model.arch)  # MoE load imbalance: the routing priced
         return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
                 f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
-                f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]")
+                f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]") + \
+            ((routing,) if routing else ())
 
     def quantity(self, name, parts, what, unit="s") -> Quantity:
         parts = [(p, sympy.expand(e)) for p, e in parts]
@@ -140,6 +150,8 @@ class Priced:
         for path, e in q.breakdown:
             node = path if path in arch.graph else None
             share = lay.share(place(arch, node)[0]) if node else 1 / lay.pp
+            if node and lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
+                share = share * lay.expert_load
             out.append((path, e * share * lay.microbatches / (lay.tp * lay.cp)))
         return out
 
@@ -178,6 +190,23 @@ class Priced:
             return [("bubble", split_bubble(self.lay, self.stage_times(), self.s.model.bindings))]
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
 
+    def host(self):
+        """(part, seconds) on the host link of what is offloaded (``derive.offload``), not overlapped."""
+        if not (self.lay.offload or self.lay.offload_activations):
+            return []
+        from .offload import traffic_parts
+
+        bw = self.cluster.machine.host_bandwidth
+        if bw is None:
+            raise SymgptError("offloading crosses the host link: give --host-bandwidth (bytes/s per direction, "
+                              "e.g. the PCIe link's)")
+        parts = [(f"host/{p}", e / bw) for p, e in traffic_parts(self.s)]
+        if not self.cluster.overlap_offload:
+            return parts
+        # overlapped: the step takes max(compute, transfers); what the transfers add beyond compute
+        compute = sympy.Add(*[e for _, e in self.compute()])
+        return [("host/transfers beyond compute", sympy.Max(0, sympy.Add(*[e for _, e in parts]) - compute))]
+
     # --- the zero-bubble schedules: a backward in two ---------------------------------------
     def stage_times(self):
         """(T_F, T_B, T_W): seconds of one micro-batch's forward, input gradient (with the
@@ -193,6 +222,8 @@ class Priced:
         tf = tb = tw = sympy.Integer(0)
         for node, _ in arch.ops():
             k = arch.activity(node) * lay.share(place(arch, node)[0]) / (lay.tp * lay.cp)
+            if lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
+                k = k * lay.expert_load
             f, w = op_forward(arch, node, conv), op_weight_backward(arch, node, conv)
             tf += k * f
             tw += k * w
@@ -269,7 +300,11 @@ def step_on(model, cluster: Cluster) -> Quantity:
     """``time.step`` on *cluster*: compute + exposed communication + bubble."""
     c = Priced(model, cluster)
     parts = [(f"compute/{p}", e) for p, e in c.compute()] + [(f"comm/{p}", e) for p, e in c.comm()] + c.bubble()
-    return c.quantity("time.step", parts, "step time = compute + exposed communication + bubble")
+    host = c.host()
+    how = (" + max(0, host-link transfers − compute): the transfers overlapped with compute" if c.cluster.overlap_offload
+           else " + host-link transfers of what is offloaded (not overlapped)")
+    return c.quantity("time.step", parts + host, "step time = compute + exposed communication + bubble"
+                      + (how if host else ""))
 
 
 def _utilisation(model, hardware, cluster, options) -> Quantity:
@@ -283,7 +318,7 @@ def _utilisation(model, hardware, cluster, options) -> Quantity:
 
 
 def step_parts(c: Priced):
-    return c.compute() + c.comm() + c.bubble()
+    return c.compute() + c.comm() + c.bubble() + c.host()
 
 
 def at_stage(cluster: Cluster, stage: str) -> Cluster:

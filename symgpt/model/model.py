@@ -59,6 +59,11 @@ QUANTITIES = {
     "time.hfu": Ref("symgpt.derive.steptime", "hfu"),
     "time.to_train": Ref("symgpt.derive.steptime", "to_train"),
     "time.device_hours": Ref("symgpt.derive.steptime", "device_hours"),
+    # offloading to host memory: bytes across the host link per step and their seconds
+    "offload.traffic": Ref("symgpt.derive.offload", "traffic"),
+    "offload.time": Ref("symgpt.derive.offload", "host_time"),
+    # MoE load imbalance: token copies dropped under a capacity limit
+    "moe.dropped": Ref("symgpt.derive.moe_load", "dropped"),
     "params.active": Ref("symgpt.derive.active", "active"),
     # parameter-efficient fine-tuning (derive.finetune): what gets a gradient and what stays frozen
     "params.trainable": Ref("symgpt.derive.finetune", "trainable"),
