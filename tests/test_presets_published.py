@@ -36,6 +36,10 @@ PUBLISHED = {
     "kimi-k2-instruct": ("kimi-k2-instruct.json", "deepseek_v3"),
     "phi-4": ("phi-4.json", "phi3"),
     "olmo2-13b": ("olmo2-13b.json", "olmo2"),
+    # state-space, convolution and hybrid models
+    "mamba-2.8b": ("mamba-2.8b.json", "mamba"),
+    "falcon-mamba-7b": ("falcon-mamba-7b.json", "mamba"),
+    "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading
