@@ -40,6 +40,7 @@ PUBLISHED = {
     "mamba-2.8b": ("mamba-2.8b.json", "mamba"),
     "falcon-mamba-7b": ("falcon-mamba-7b.json", "mamba"),
     "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),
+    "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading

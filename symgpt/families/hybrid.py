@@ -17,7 +17,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .base import Family, Preset
 from .fields import Fields, Reader, rotary_pct
 
 FLAGS = {
@@ -370,4 +370,13 @@ READERS = {
     "nemotron_h": Reader(read_nemotron_h, ("NemotronHForCausalLM",)),
 }
 
-PRESETS = ()
+PRESETS = (
+    Preset("jamba-1.5-mini", "hybrid1",
+           {"V": 65536, "d": 4096, "d_ff": 14336, "d_inner": 8192, "d_state": 16, "d_conv": 4, "r_dt": 256, "h": 32,
+            "h_kv": 8, "d_head": 128, "E": 16, "k": 2},
+           flags={"bcdt_norm": True, "bcdt_affine": True, "rotary_pct": None, "topk_norm": False,
+                  "mamba_mlp_layers": 12, "mamba_moe_layers": 16, "attention_mlp_layers": 4},
+           source="AI21 Labs 2024 (Jamba-1.5); ai21labs/AI21-Jamba-1.5-Mini its config.json on the Hugging Face Hub",
+           note="51,570,323,328 parameters; published: 52B in total, 12B active. 32 layers: attention every 8th "
+                "(offset 4), 16 experts (2 active) every 2nd (offset 1); no positional encoding"),
+)
