@@ -41,6 +41,7 @@ PUBLISHED = {
     "falcon-mamba-7b": ("falcon-mamba-7b.json", "mamba"),
     "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),
     "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
+    "nemotron-h-8b": ("nemotron-h-8b.json", "hybrid"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading
