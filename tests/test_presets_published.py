@@ -42,6 +42,7 @@ PUBLISHED = {
     "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),
     "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
     "nemotron-h-8b": ("nemotron-h-8b.json", "hybrid"),
+    "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b.json", "qwen3_next"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading
