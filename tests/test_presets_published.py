@@ -37,6 +37,7 @@ PUBLISHED = {
     "phi-4": ("phi-4.json", "phi3"),
     "olmo2-13b": ("olmo2-13b.json", "olmo2"),
     # state-space, convolution and hybrid models
+    "mamba-130m": ("mamba-130m.json", "mamba"),
     "mamba-2.8b": ("mamba-2.8b.json", "mamba"),
     "falcon-mamba-7b": ("falcon-mamba-7b.json", "mamba"),
     "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),

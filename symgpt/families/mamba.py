@@ -120,6 +120,11 @@ READERS = {
 _HF = "its config.json on the Hugging Face Hub"
 
 PRESETS = (
+    Preset("mamba-130m", "mamba",
+           {"d": 768, "L": 24, "d_inner": 1536, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 48},
+           source="Gu & Dao 2023 (Mamba); state-spaces/mamba-130m-hf " + _HF,
+           note="129,135,360 parameters; published: 130M. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
     Preset("mamba-2.8b", "mamba",
            {"d": 2560, "L": 64, "d_inner": 5120, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 160},
            source="Gu & Dao 2023 (Mamba); state-spaces/mamba-2.8b-hf " + _HF,
