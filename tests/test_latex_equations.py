@@ -21,9 +21,12 @@ from symgpt.documents.workload import report_model
 from symgpt.families import MODULES, presets
 
 BUILTIN_PRESETS = sorted(presets())
-#: the encoder-decoder presets a report needs both sequence lengths for
+#: the presets a report needs a sequence length for (encoder-decoders: both lengths)
 SEQUENCES = {"transformer-base": {"T_enc": 128, "T_dec": 128},
-             "transformer-big": {"T_enc": 128, "T_dec": 128}}
+             "transformer-big": {"T_enc": 128, "T_dec": 128},
+             # state-space presets whose readers bind no position limit: the report's length given
+             **{name: {"T": 2048} for name in ("mamba-130m", "mamba-2.8b", "falcon-mamba-7b", "jamba-1.5-mini",
+                                               "nemotron-h-8b")}}
 SYMBOLS = latexeq.symbols_of(notation("default"))
 
 

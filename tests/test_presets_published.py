@@ -36,6 +36,14 @@ PUBLISHED = {
     "kimi-k2-instruct": ("kimi-k2-instruct.json", "deepseek_v3"),
     "phi-4": ("phi-4.json", "phi3"),
     "olmo2-13b": ("olmo2-13b.json", "olmo2"),
+    # state-space, convolution and hybrid models
+    "mamba-130m": ("mamba-130m.json", "mamba"),
+    "mamba-2.8b": ("mamba-2.8b.json", "mamba"),
+    "falcon-mamba-7b": ("falcon-mamba-7b.json", "mamba"),
+    "lfm2-1.2b": ("lfm2-1.2b.json", "lfm2"),
+    "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
+    "nemotron-h-8b": ("nemotron-h-8b.json", "hybrid"),
+    "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b.json", "qwen3_next"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading
@@ -94,3 +102,37 @@ def test_tied_heads_are_counted_once():
 def test_kimi_k2_config_as_published_is_refused_in_one_line():
     with pytest.raises(SymgptError, match="unknown model_type 'kimi_k2'"):
         symgpt.load(CONFIGS / "kimi-k2-instruct.json")
+
+
+#: the publishers' rounded totals (model cards): the exact count rounds to them at their precision
+ROUNDED = {
+    "mamba-130m": (130e6, 5e6),             # state-spaces: 130M
+    "mamba-2.8b": (2.8e9, 0.05e9),          # state-spaces: 2.8B
+    "falcon-mamba-7b": (7e9, 0.5e9),        # TII: 7B
+    "jamba-1.5-mini": (52e9, 0.5e9),        # AI21 model card: 52B total parameters (12B active)
+    "nemotron-h-8b": (8e9, 0.5e9),          # NVIDIA: 8B
+    "qwen3-next-80b-a3b": (80e9, 0.5e9),    # Qwen model card: 80B in total (79B non-embedding)
+    "lfm2-1.2b": (1.2e9, 0.05e9),           # Liquid AI: 1.2B
+}
+
+
+@pytest.mark.parametrize("preset", sorted(ROUNDED))
+def test_count_rounds_to_the_published_total(preset):
+    n = int(symgpt.load(preset).params.value)
+    mid, tol = ROUNDED[preset]
+    assert abs(n - mid) <= tol, (preset, n)
+
+
+def test_qwen3_next_count_without_embeddings_is_the_published_79b():
+    cfg = _cfg("qwen3-next-80b-a3b")
+    n = int(symgpt.load("qwen3-next-80b-a3b").params.value)
+    embeddings = 2 * cfg["vocab_size"] * cfg["hidden_size"]   # untied: input table and output head
+    assert abs(n - embeddings - 79e9) <= 0.5e9
+
+
+def test_lfm2_checkpoint_bytes_hold_the_count_in_bfloat16():
+    """LiquidAI/LFM2-1.2B's model.safetensors is 2,340,697,936 bytes (the Hub listing copied with
+    its config): two bytes a parameter plus the safetensors header (JSON, well under 1 MiB)."""
+    n = int(symgpt.load("lfm2-1.2b").params.value)
+    header = 2_340_697_936 - 2 * n
+    assert 0 < header < 2 ** 20, header

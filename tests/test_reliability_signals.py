@@ -123,9 +123,10 @@ def test_time_quantities_name_their_missing_option(quantity, option):
     PRESETS = presets()
 
     for model in PRESETS:
-        lengths = []  # an encoder--decoder's two sequence lengths, which a table needs first
-        if "T_max" not in PRESETS[model].sizes and PRESETS[model].family in ("t5", "bart", "transformer"):
-            lengths = ["--set", "T_enc=8", "--set", "T_dec=8"]
+        lengths = []  # the sequence length(s) a table needs first where the preset binds no T_max
+        if "T_max" not in PRESETS[model].sizes:
+            lengths = (["--set", "T_enc=8", "--set", "T_dec=8"] if PRESETS[model].family in ("t5", "bart", "transformer")
+                       else ["--set", "T=8"])
         for name, argv in COMMANDS.items():
             r = run_cli(argv(model, quantity) + lengths)
             check_cli(r, allow=(2,))

@@ -17,7 +17,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .base import Family, Preset
 from .fields import Fields, Reader, rotary_pct
 
 FLAGS = {
@@ -370,4 +370,23 @@ READERS = {
     "nemotron_h": Reader(read_nemotron_h, ("NemotronHForCausalLM",)),
 }
 
-PRESETS = ()
+PRESETS = (
+    Preset("jamba-1.5-mini", "hybrid1",
+           {"V": 65536, "d": 4096, "d_ff": 14336, "d_inner": 8192, "d_state": 16, "d_conv": 4, "r_dt": 256, "h": 32,
+            "h_kv": 8, "d_head": 128, "E": 16, "k": 2},
+           flags={"bcdt_norm": True, "bcdt_affine": True, "rotary_pct": None, "topk_norm": False,
+                  "mamba_mlp_layers": 12, "mamba_moe_layers": 16, "attention_mlp_layers": 4},
+           source="AI21 Labs 2024 (Jamba-1.5); ai21labs/AI21-Jamba-1.5-Mini its config.json on the Hugging Face Hub",
+           note="51,570,323,328 parameters; published: 52B in total, 12B active. 32 layers: attention every 8th "
+                "(offset 4), 16 experts (2 active) every 2nd (offset 1); no positional encoding"),
+    Preset("nemotron-h-8b", "hybrid",
+           {"V": 131072, "d": 4096, "d_ff": 21504, "h": 32, "d_head": 128, "E": 8, "k": 2, "h_kv": 8, "d_inner": 8192,
+            "h_ssm": 128, "G_ssm": 8, "d_state": 128, "d_conv": 4, "Q_chunk": 128},
+           flags={"activation": "relu2", "gated": False, "rotary_pct": None, "router": "sigmoid", "n_group": 1,
+                  "topk_group": 1, "shared_expert": "plain", "shared_ff": 7688, "expert_ff": 7688, "mamba_layers": 24,
+                  "mamba_mlp_layers": None, "attention_layers": 4, "mlp_layers": 24},
+           source="NVIDIA 2025 (Nemotron-H); nvidia/Nemotron-H-8B-Base-8K its config.json on the Hugging Face Hub",
+           note="8,100,852,736 parameters; published: 8B. 52 layers of the pattern "
+                "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-: 24 Mamba-2, 4 attention, 24 squared-ReLU "
+                "MLP; no mixture of experts (E and k are the configuration class's defaults, used by no layer)"),
+)

@@ -14,7 +14,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader
 
@@ -138,4 +138,13 @@ READERS = {
     "lfm3": Reader(read_lfm3, ("Lfm3ForCausalLM",)),
 }
 
-PRESETS = ()
+PRESETS = (
+    Preset("lfm2-1.2b", "lfm2",
+           {"V": 65536, "d": 2048, "L": 16, "h": 32, "h_kv": 8, "d_conv": 3, "T_max": 128000, "d_ff": 8192},
+           flags={"conv_layers": 10},
+           source="Liquid AI 2025 (LFM2); LiquidAI/LFM2-1.2B its config.json on the Hugging Face Hub",
+           note="1,170,340,608 parameters; published: 1.2B. 10 short-convolution layers and 6 attention "
+                "layers (full_attn_idxs 2, 5, 8, 10, 12, 14); the FFN width 8,192 is Lfm2MLP's adjustment "
+                "of block_ff_dim 12,288 (2/3, rounded up to a multiple of 256); the output head is the "
+                "embedding matrix (tied), counted once"),
+)

@@ -17,7 +17,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .base import Family, Preset
 from .fields import Fields, Reader
 
 FLAGS = {"version": 1, "tied": True, "proj_bias": False, "conv_bias": True, "bcdt_norm": False, "activation": "silu",
@@ -75,8 +75,11 @@ def _mamba1(f: Fields, falcon: bool):
     flags, sizes = _common(f, tied=True)
     sizes["V"] = f.int("vocab_size", 50280)
     sizes["r_dt"] = _rank(f, sizes["d"])
-    # MambaConfig.__post_init__ sets intermediate_size = expand * hidden_size whatever the file says
-    f.silent("intermediate_size")
+    # MambaConfig/FalconMambaConfig.__post_init__ set intermediate_size = expand * hidden_size, but an
+    # intermediate_size the file gives is kept (the mixer's width): Falcon-Mamba-7B's config.json has
+    # expand 16 with intermediate_size 8,192 (twice hidden_size), and the checkpoint holds that width
+    if "intermediate_size" in f.cfg:
+        sizes["d_inner"] = f.int("intermediate_size")
     flags["bcdt_norm"] = falcon
     return "mamba", flags, sizes
 
@@ -115,4 +118,24 @@ READERS = {
     "mamba2": Reader(read_mamba2, ("Mamba2ForCausalLM",)),
 }
 
-PRESETS = ()
+_HF = "its config.json on the Hugging Face Hub"
+
+PRESETS = (
+    Preset("mamba-130m", "mamba",
+           {"d": 768, "L": 24, "d_inner": 1536, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 48},
+           source="Gu & Dao 2023 (Mamba); state-spaces/mamba-130m-hf " + _HF,
+           note="129,135,360 parameters; published: 130M. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
+    Preset("mamba-2.8b", "mamba",
+           {"d": 2560, "L": 64, "d_inner": 5120, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 160},
+           source="Gu & Dao 2023 (Mamba); state-spaces/mamba-2.8b-hf " + _HF,
+           note="2,768,345,600 parameters; published: 2.8B. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
+    Preset("falcon-mamba-7b", "mamba",
+           {"d": 4096, "L": 64, "d_inner": 8192, "d_state": 16, "d_conv": 4, "V": 65024, "r_dt": 256},
+           flags={"tied": False, "bcdt_norm": True},
+           source="Zuo et al. 2024 (Falcon Mamba); tiiuae/falcon-mamba-7b " + _HF,
+           note="7,272,665,088 parameters; published: 7B. The mixer's width is intermediate_size 8,192 (the "
+                "config's expand 16 is not used when intermediate_size is given); parameter-free RMSNorms of "
+                "B, C and dt; untied output head"),
+)

@@ -20,7 +20,7 @@ from fractions import Fraction
 from functools import partial
 
 from ..core.errors import SymgptError
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import BUILD, CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, llama_like, rotary_pct
 
@@ -234,4 +234,14 @@ READERS = {"qwen3_next": Reader(read_qwen3_next, ("Qwen3NextForCausalLM",)),
            "qwen3_5_text": Reader(read_qwen3_5_text, ("Qwen3_5ForCausalLM",)),
            "qwen3_5_moe_text": Reader(read_qwen3_5_moe_text, ("Qwen3_5MoeForCausalLM",))}
 
-PRESETS = ()
+PRESETS = (
+    Preset("qwen3-next-80b-a3b", "qwen3_next",
+           {"V": 151936, "d": 2048, "d_ff": 512, "L": 48, "h": 16, "T_max": 262144, "h_kv": 2, "d_head": 256, "E": 512,
+            "k": 10},
+           flags={"shared_ff": 512},
+           source="Qwen Team 2025 (Qwen3-Next); Qwen/Qwen3-Next-80B-A3B-Instruct its config.json on the Hugging Face Hub",
+           note="79,674,391,296 parameters; published: 80B in total, 3B active (79B without embeddings). 48 layers: "
+                "3 Gated DeltaNet layers then 1 gated attention layer, 12 times; 512 experts (10 active) and a "
+                "shared expert in every layer; the multi-token-prediction layer is not counted (transformers does "
+                "not build it)"),
+)
