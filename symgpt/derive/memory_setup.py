@@ -11,7 +11,7 @@ from ..core.conventions import Convention
 from .quantity import Quantity
 from .flops import label
 from .layout import ZERO_STAGES, Layout, check_model
-from .options import OPTIMIZERS, PRECISIONS, Precision, Training
+from .options import OPTIMIZER_SOURCES, OPTIMIZERS, PRECISIONS, Precision, Training
 from .shortcuts import expanded
 
 
@@ -91,8 +91,9 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
     if s.offload:
         par.append("optimizer states offloaded to the host")
     where = ("per device: " + ", ".join(par)) if par else "one device"
+    source = (OPTIMIZER_SOURCES[s.optimizer],) if s.optimizer in OPTIMIZER_SOURCES else ()
     return (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
-            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]", *source)
 
 
 def memory_quantity(s: Setup, name: str, breakdown, what: str) -> Quantity:
