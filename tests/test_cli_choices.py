@@ -56,7 +56,7 @@ def _engine():
     finetune = {"--finetune": METHODS, "--qlora-base": BASES}
     return {
         "params": finetune, "flops": {**flops, **finetune}, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names(), **finetune}, "memory": {**memory, **finetune}, "comm": memory,
-        "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names()},
+        "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names(), **finetune},
         "schedule": {"--schedule": tuple(SCHEDULES), "--format": tuple(SCHEDULE_FORMATS)},
         "optimal": {"--fit": tuple(FITS)},
         "sweep": {**{k: v for k, v in memory.items() if k not in ("--schedule", "--stage", "--offload")}, "--per": per},

@@ -9,7 +9,7 @@ HELP = "LaTeX tables, derivations and figures of a model, in your notation"
 DESCRIPTION = (
     "Print (or write with -o) LaTeX for a model: per-block and embedding parameter tables, the "
     "total as an align* derivation, the rule-of-thumb cross-check, FLOPs, the training-memory "
-    "table, the shape trace, the parameter breakdown with its stacked bar, and the self-test "
+    "table, full fine-tuning against LoRA and QLoRA, the shape trace, the parameter breakdown with its stacked bar, and the self-test "
     "answers. Fragments are meant for \\input (they need the packages of 'symgpt latex --preamble'); "
     "--standalone gives a complete article that compiles with pdflatex."
 )

@@ -11,7 +11,7 @@ from ..core.conventions import Convention
 from .quantity import Quantity
 from .flops import label
 from .layout import ZERO_STAGES, Layout, check_model
-from .options import OPTIMIZERS, PRECISIONS, Precision, Training
+from .options import OPTIMIZER_SOURCES, OPTIMIZERS, PRECISIONS, Precision, Training
 from .shortcuts import expanded
 
 
@@ -95,6 +95,8 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
     where = ("per device: " + ", ".join(par)) if par else "one device"
     out = (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    if s.optimizer in OPTIMIZER_SOURCES:  # a named optimizer with its source (paged AdamW)
+        out += (OPTIMIZER_SOURCES[s.optimizer],)
     if s.bytes.source:  # a named precision recipe: its source
         out += (f"precision {s.precision}: {s.bytes.source}",)
     routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced

@@ -88,6 +88,16 @@ OPTIMIZERS = {
     "adam": (("m", None), ("v", None)),
     "adamw": (("m", None), ("v", None)),
     "adam8bit": (("m", 1), ("v", 1)),
+    # paged optimizers (QLoRA): two fp32 states per trained parameter whatever the weights' precision
+    "paged-adamw-32bit": (("m", 4), ("v", 4)),
+}
+#: optimizer -> what its states are and where the convention comes from (a note on every memory answer)
+OPTIMIZER_SOURCES = {
+    "paged-adamw-32bit": (
+        "optimizer paged-adamw-32bit: bitsandbytes' PagedAdamW32bit (transformers' optim='paged_adamw_32bit', "
+        "Dettmers et al. 2023, Sec. 3 'Paged Optimizers'): AdamW's two states in fp32 for each trained "
+        "parameter, in unified memory; counted on the device (paging moves them to host memory only when "
+        "the device runs out, which the answer does not model)"),
 }
 
 

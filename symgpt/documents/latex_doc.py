@@ -19,7 +19,7 @@ from ..core.errors import SymgptError
 from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
-from . import latex_cluster, latex_costs, latex_sections, latex_selftest, latex_steps, tables
+from . import latex_cluster, latex_costs, latex_finetune, latex_sections, latex_selftest, latex_steps, tables
 
 
 class Section(NamedTuple):
@@ -41,6 +41,8 @@ SECTIONS = {
     "breakdown": Section(latex_sections.breakdown, ("breakdown.tex", "fig_breakdown.tex"), "Where the parameters are"),
     "flops": Section(latex_costs.flops, ("flops.tex", "fig_flops.tex"), "FLOPs of a forward and a training step"),
     "memory": Section(latex_costs.memory, ("memory.tex",), "Training memory"),
+    # fine-tuning: full against LoRA and QLoRA of the same model
+    "finetune": Section(latex_finetune.finetune, ("finetune.tex",), "Fine-tuning: full, LoRA and QLoRA"),
     "cluster": Section(latex_cluster.cluster, ("cluster.tex",), "Training on a cluster"),
     "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
     "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
@@ -49,7 +51,7 @@ SECTIONS = {
 ALIASES = {
     "params": ("blocks", "embeddings", "total"),
     "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
-            "memory", "cluster", "scaling", "selftest"),
+            "memory", "finetune", "cluster", "scaling", "selftest"),
 }
 WHATS = (*SECTIONS, *ALIASES)
 

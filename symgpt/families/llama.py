@@ -35,6 +35,13 @@ PRESETS = (
            source="Touvron et al. 2023 (LLaMA), Table 2; meta-llama/Llama-2-7b-hf " + _HF,
            note="this preset uses T_max 4,096 (Llama 2's context; LLaMA-1 used 2,048); "
                 "RoPE has no position parameters, so the count is the same: 6,738,415,616"),
+    # LLaMA-65B: the model QLoRA fine-tunes on one 48 GB device (Dettmers et al. 2023)
+    Preset("llama-65b", "llama",
+           {"L": 80, "h": 64, "d": 8192, "d_ff": 22016, "V": 32000, "T_max": 2048},
+           source="Touvron et al. 2023 (LLaMA), Table 2 (d 8,192, 64 heads, 80 layers, 2,048-token context); "
+                  "d_ff 22,016 = 256·ceil((2/3·4d)/256) (the released code's rule, multiple_of 256) and V "
+                  "32,000 (its SentencePiece vocabulary)",
+           note="65,285,660,672 parameters; published: 65.2B"),
     Preset("llama-70b", "llama",
            {"L": 80, "h": 64, "h_kv": 8, "d": 8192, "d_ff": 28672, "V": 32000, "T_max": 4096},
            source="Touvron et al. 2023 (Llama 2), Table 1 (GQA); "
