@@ -19,7 +19,7 @@ from ..core.errors import SymgptError
 from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
-from . import latex_cluster, latex_costs, latex_sections, latex_selftest, latex_steps, tables
+from . import latex_cluster, latex_costs, latex_sections, latex_selftest, latex_serving, latex_steps, tables
 
 
 class Section(NamedTuple):
@@ -42,6 +42,8 @@ SECTIONS = {
     "flops": Section(latex_costs.flops, ("flops.tex", "fig_flops.tex"), "FLOPs of a forward and a training step"),
     "memory": Section(latex_costs.memory, ("memory.tex",), "Training memory"),
     "cluster": Section(latex_cluster.cluster, ("cluster.tex",), "Training on a cluster"),
+    # serving on one hardware profile (paged KV capacity, decode throughput, speculative decoding)
+    "serving": Section(latex_serving.serving, ("serving.tex",), "Serving"),
     "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
     "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
 }
@@ -49,7 +51,7 @@ SECTIONS = {
 ALIASES = {
     "params": ("blocks", "embeddings", "total"),
     "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
-            "memory", "cluster", "scaling", "selftest"),
+            "memory", "cluster", "serving", "scaling", "selftest"),
 }
 WHATS = (*SECTIONS, *ALIASES)
 
