@@ -37,9 +37,10 @@ def _num(v, digits: int = 6) -> str:
 
 
 def _ticks(xs) -> tuple[Tex, Tex]:
-    """pgfplots ticks at *xs* (a last value crowding the power of two before it is left off)."""
+    """pgfplots ticks at *xs* (a last value that is not a power of two, crowding the one before it,
+    is left off)."""
     xs = list(xs)
-    if len(xs) > 1 and xs[-1] & (xs[-1] - 1) and xs[-1] < xs[-2] * 3 // 2:
+    if len(xs) > 1 and xs[-1] & (xs[-1] - 1) and xs[-1] < xs[-2] * 4:
         xs = xs[:-1]
 
     def label(x):
@@ -288,7 +289,7 @@ def serving(model, notation, **options) -> dict:
     if spec is not None:
         g, v = spec.pop("best")
         spec["best_gamma"], spec["best_value"] = g, Tex(tex_fixed(v, 4))
-        spec["alpha_max"] = Tex(tex_int(ALPHAS[-1]))
+        spec["alpha_max"] = Tex(tex_fixed(ALPHAS[-1], 1))
     return {**head, "nofit": None, "chips": chips, "cap": cap, "n_t": Tex(tex_int(n_t)),
             "capacity_fig": capacity_fig, "capacity_rows": [{"T": Tex(tex_int(x)), "n": Tex(tex_int(n))}
                                                             for x, n in cap["points"]],
