@@ -189,10 +189,11 @@ def _throughput(model, opts, t, capacity):
     return timer, rows
 
 
-def draft_for(model):
-    """(name, how) of the draft the section prices: the model's own multi-token-prediction module
-    where it declares one, else the smallest preset of its family with the same vocabulary and
-    fewer parameters; None when there is neither."""
+def draft_for(model, context=None):
+    """(name, parameters) of the draft the section prices: ``("mtp", None)``, the model's own
+    multi-token-prediction module, where it declares one; else the smallest preset of its family
+    with the same vocabulary, fewer parameters and positions for *context* tokens (a learned
+    position table of T_max >= context, or none); None when there is neither."""
     from ..derive import serving_spec as sp
     from ..families import presets
     from ..model.model import load
@@ -205,6 +206,8 @@ def draft_for(model):
     for name, pre in sorted(presets().items()):
         if pre.family != model.family.name or name == model.name or pre.sizes.get("V") != vocab:
             continue
+        if context is not None and pre.sizes.get("T_max", context) < context:
+            continue
         d = load(name)
         n = d.params.expr.xreplace(d.bindings)
         if n.is_Integer and own.is_Integer and n < own and (best is None or n < best[1]):
@@ -216,10 +219,11 @@ def _speculative(model, opts, timer, t):
     from ..derive import serving_spec as sp
     from ..model.model import load
 
-    found = draft_for(model)
+    found = draft_for(model, t)
     if found is None:
-        return None, ("Speculative decoding is not drawn: the family has no smaller preset with the same "
-                      "vocabulary to draft for it, and the model declares no multi-token-prediction module.")
+        return None, (f"Speculative decoding is not drawn: the family has no smaller preset with the same "
+                      f"vocabulary and a context of {t:,} tokens to draft for it, and the model declares no "
+                      f"multi-token-prediction module.")
     name, _ = found
     try:
         if name == "mtp":
