@@ -86,11 +86,21 @@ def _generated(model):
 def _fit(model, T, t):
     """(options, max_sequences Quantity at T = t) on the fewest devices of CHIPS where one sequence
     of *t* tokens fits; (None, reason) if none does."""
+    from ..core.hardware import hardware
     from ..derive import serving
+    from ..derive.inference import weights
 
     last = None
+    # each device holds at least 1/n of the weights (a tensor is split n ways or held whole): a
+    # count of devices whose share alone exceeds the memory the engine may use is not tried
+    whole = weights(model, hardware=HARDWARE, **OPTIONS).value
+    room = serving.UTILIZATION * hardware(HARDWARE).memory
     for n in CHIPS:
         opts = {"hardware": HARDWARE, **OPTIONS, **({"chips": n} if n > 1 else {})}
+        if whole is not None and whole / n > room:
+            last = (f"on {n} device{'s' if n > 1 else ''} the weights and the workspace alone exceed the "
+                    f"{serving.UTILIZATION} of the memory the engine may use")
+            continue
         try:
             q = serving.max_sequences(model, **opts)
         except SymgptError as e:
