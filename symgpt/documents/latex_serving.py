@@ -264,6 +264,14 @@ def _speculative(model, opts, timer, t):
 
 
 def serving(model, notation, **options) -> dict:
+    """The section's context; a model the engine cannot price here gets one sentence saying why."""
+    try:
+        return _serving(model, notation)
+    except SymgptError as e:
+        return _skip(model, Tex(f"Serving is left out for {tex_texttt(model.name)}: {tex_escape(str(e))}."))
+
+
+def _serving(model, notation) -> dict:
     from ..core.hardware import hardware
 
     why = _left_out(model)
