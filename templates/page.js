@@ -83,6 +83,7 @@ function update() {
     const t = ev(lookup(whole).i, st.s);
     el.textContent = t.n === 0n ? "" : pct(M(ev(lookup(part).i, st.s), Q(t.d, t.n)));
   }
+  servingFit();
   formulas(document);
   plots();
   if (selected) showOp(selected);
@@ -94,6 +95,21 @@ function formulas(root) {
     if (el.dataset.expr === key) continue;
     el.dataset.expr = key;
     el.innerHTML = i === null ? "<math><mn>0</mn></math>" : D.mathml[i];
+  }
+}
+
+/** the serving panel: a budget below zero means no sequence fits (the weights and workspace alone
+ *  exceed the memory the engine may use), said in words rather than as a negative count */
+function servingFit() {
+  const box = $("#serving-fit");
+  if (!box) return;
+  const budget = ev(lookup("serving.kv_budget").i, state.s), el = $('#serving [data-quantity="serving.max_sequences"]');
+  if (budget.n < 0n) {
+    el.dataset.value = ""; el.textContent = "—";
+    const ap = $('#serving [data-approx="serving.max_sequences"]'); if (ap) ap.textContent = "";
+    box.textContent = "No sequence fits: the weights and the workspace alone exceed the memory the cache may use on one device of this profile.";
+  } else {
+    box.textContent = "";
   }
 }
 

@@ -138,12 +138,13 @@ def test_page_has_an_input_for_every_size_and_option(gpt2_html):
     doc.feed(gpt2_html)
     symbols = [a["data-symbol"] for a in doc.attrs if "data-symbol" in a]
     options = [a["data-option"] for a in doc.attrs if "data-option" in a]
-    assert symbols == ["B", "T", "T_max", "d", "h", "L", "V"]
+    assert symbols == ["B", "T", "T_max", "d", "h", "L", "V", "block"]   # block: the serving panel's
     assert options == ["precision", "optimizer", "zero", "dp", "tp", "hardware"]
     shown = {a["data-quantity"] for a in doc.attrs if "data-quantity" in a}
     assert {"params", "flops.train", "memory.total", "crossover.T", "params[blocks/ffn/up]"} <= shown
     assert {"inference.decode.time", "inference.prefill.time", "inference.kv_cache",
             "inference.decode.tokens_per_s"} <= shown
+    assert {"serving.kv_budget", "serving.kv_per_sequence", "serving.max_sequences"} <= shown
     profiles = [a["value"] for a in doc.attrs if "value" in a and "title" in a and "data-symbol" not in a]
     from symgpt.core.hardware import names
     assert profiles == list(names())   # every profile symgpt knows, in its order
@@ -151,10 +152,13 @@ def test_page_has_an_input_for_every_size_and_option(gpt2_html):
 
 def test_page_holds_each_profiles_roofline_numbers(gpt2_html):
     """The hardware profiles' F_peak (bf16, dense) and BW_mem as the datasheets give them
-    (H100 SXM: 1,979/2 TFLOP/s bf16 with sparsity halved, 3.35 TB/s; A100 40GB: 312 TFLOP/s, 1,555 GB/s)."""
+    (H100 SXM: 1,979/2 TFLOP/s bf16 with sparsity halved, 3.35 TB/s, 80 GB; A100 40GB: 312 TFLOP/s,
+    1,555 GB/s, 40 GB), and the memory the serving panel binds as M_dev."""
     data = json.loads(re.search(r'<script type="application/json" id="symgpt-data">(.*?)</script>', gpt2_html, re.S)[1])
-    assert data["hardware"]["h100-sxm"] == {"F_peak": str(1979 * 10**12 // 2), "BW_mem": str(3350 * 10**9)}
-    assert data["hardware"]["a100-40gb"] == {"F_peak": str(312 * 10**12), "BW_mem": str(1555 * 10**9)}
+    assert data["hardware"]["h100-sxm"] == {"F_peak": str(1979 * 10**12 // 2), "BW_mem": str(3350 * 10**9),
+                                            "M_dev": str(80 * 10**9)}
+    assert data["hardware"]["a100-40gb"] == {"F_peak": str(312 * 10**12), "BW_mem": str(1555 * 10**9),
+                                             "M_dev": str(40 * 10**9)}
 
 
 def test_page_data_is_json_and_every_formula_has_mathml(gpt2_html):

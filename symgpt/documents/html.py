@@ -23,6 +23,11 @@ each profile's two numbers, as ``symgpt.derive.inference_setup.setup`` binds the
 and activations), and binds them when a profile is chosen. Decode tokens/s is B over the decode
 step time.
 
+Serving (``symgpt.derive.serving``, as ``symgpt serve`` prices it: flash attention, 16-bit): the KV
+budget, the bytes one sequence of T tokens holds and the sequences that fit, with the block size
+``block`` (an input, vLLM's 16 by default) and the device's memory ``M_dev`` (bound with the
+profile) symbolic: the engine's ``Paged`` blocks with the block size a symbol.
+
 ``memory.total`` is weights + gradients + optimizer + activations, as ``symgpt.derive.memory``
 defines it; each assembled total is checked against the derived one.
 """
@@ -59,6 +64,11 @@ TOTAL_READS = ("precision", "optimizer", "zero")
 INFERENCE = ("inference.prefill.time", "inference.decode.time", "inference.kv_cache")
 TOKENS_PER_S = "inference.decode.tokens_per_s"
 DEFAULT_HARDWARE = "h100-sxm"
+#: serving (paged KV cache, ``symgpt.derive.serving``): the block size and the device's memory are
+#: symbols the page binds (the block input; the profile's memory), as flash attention serves
+SERVING = ("serving.kv_budget", "serving.kv_per_sequence", "serving.max_sequences")
+BLOCK_SIZE = sympy.Symbol("block", integer=True, positive=True)
+DEVICE_MEMORY = sympy.Symbol("M_dev", positive=True)
 
 
 @dataclass
@@ -94,6 +104,7 @@ class Page:
     notes: list
     svg: str                   # the compute graph (Graphviz SVG, sizes symbolic)
     hardware: dict | None = None  # {profile: {"title", "values": {F_peak, BW_mem}}}; None: no inference
+    serving: dict | None = None   # {"block": default block size, "utilization", "workspace_tokens"}; None: none
 
 
 def option_values():
@@ -130,6 +141,7 @@ def page(model, **_report_options) -> Page:
                                         "memory.activations", TOTAL, "memory.kv_cache")]
 
     hardware = _inference(exprs, free, quantities)
+    serving = _serving(exprs, free, quantities, hardware)
     ops, plots = _ops(free.arch, exprs), _plots(free, exprs)
     symbols = _symbols(model, exprs)
     options = [{"name": n, "values": [str(v) for v in values[n]], "default": str(defaults[n])}
@@ -145,7 +157,8 @@ def page(model, **_report_options) -> Page:
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})
     return Page(model=model, free=free, exprs=exprs, symbols=symbols, options=options,
                 quantities=quantities, ops=ops, constraints=constraints, plots=plots, convention=conv,
-                notes=list(model.notes), svg=diagram(free, color_by="none").svg(), hardware=hardware)
+                notes=list(model.notes), svg=diagram(free, color_by="none").svg(), hardware=hardware,
+                serving=serving)
 
 
 # --- quantities --------------------------------------------------------------------------------
@@ -267,6 +280,40 @@ def _inference(exprs, free, quantities) -> dict | None:
     return out
 
 
+def _serving(exprs, free, quantities, hardware) -> dict | None:
+    """Append the paged-KV serving quantities (``derive.serving``: budget, bytes per sequence and
+    the sequences that fit) with the block size and the device's memory symbolic; add each
+    profile's memory to its values. None (nothing added) for a model ``symgpt serve`` refuses."""
+    from ..derive import serving
+    from ..derive.inference_setup import setup
+
+    if hardware is None:
+        return None
+    opts = {"attention": "flash"}
+    try:
+        p = serving.paged(free, serving.BLOCK, **opts)
+        parts = serving.budget_parts(free, serving.UTILIZATION, serving.WORKSPACE_TOKENS,
+                                     device_memory=1, **opts)
+    except SymgptError:
+        return None
+    symbolic = serving.Paged(p.setup, BLOCK_SIZE, p.layers, p.T)   # the same blocks, block size a symbol
+    budget = [("memory·utilization", serving.UTILIZATION * DEVICE_MEMORY)] + parts[1:]
+    per = symbolic.sequence_parts()
+    total = sympy.floor(sympy.Add(*[e for _, e in budget]) / sympy.Add(*[e for _, e in per]))
+    for name, breakdown in (("serving.kv_budget", budget), ("serving.kv_per_sequence", per)):
+        quantities.append({"name": name, "unit": "bytes", "reads": [], "pick": {"": 0},
+                           "variants": [_variant(exprs, breakdown)]})
+    quantities.append({"name": "serving.max_sequences", "unit": "sequences", "reads": [], "pick": {"": 0},
+                       "variants": [{"total": exprs.add(total), "parts": []}]})
+    for name in hardware:
+        s = setup(free, hardware=name)
+        if s.device is None or s.device.memory is None:
+            raise SymgptError(f"internal: the profile {name} has no memory for the serving panel")
+        hardware[name]["values"][DEVICE_MEMORY.name] = str(int(s.device.memory))
+    return {"block": serving.BLOCK, "utilization": str(serving.UTILIZATION),
+            "workspace_tokens": serving.WORKSPACE_TOKENS}
+
+
 class UnboundSizes(SymgptError):
     """A page evaluates numbers: a model with sizes left symbolic (a family name) has none."""
 
@@ -276,7 +323,8 @@ def _symbols(model, exprs) -> list[dict]:
     used = set()
     for e in exprs.items:
         used |= {s.name for s in e.free_symbols}
-    missing = sorted(used - set(model.sizes) - {"tp", "dp"} - set(HARDWARE_SYMBOLS))
+    missing = sorted(used - set(model.sizes) - {"tp", "dp"} - set(HARDWARE_SYMBOLS)
+                     - {BLOCK_SIZE.name, DEVICE_MEMORY.name})
     if missing:
         raise UnboundSizes(f"{model.name}: bind every size for a page (unbound: {', '.join(missing)}; "
                           f"e.g. --set {missing[0]}=...)")

@@ -19,7 +19,8 @@ from ..core.errors import SymgptError
 from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
-from . import latex_cluster, latex_costs, latex_finetune, latex_sections, latex_selftest, latex_steps, tables
+from . import (latex_cluster, latex_costs, latex_finetune, latex_sections, latex_selftest, latex_serving,
+               latex_steps, tables)
 
 
 class Section(NamedTuple):
@@ -44,6 +45,8 @@ SECTIONS = {
     # fine-tuning: full against LoRA and QLoRA of the same model
     "finetune": Section(latex_finetune.finetune, ("finetune.tex",), "Fine-tuning: full, LoRA and QLoRA"),
     "cluster": Section(latex_cluster.cluster, ("cluster.tex",), "Training on a cluster"),
+    # serving on one hardware profile (paged KV capacity, decode throughput, speculative decoding)
+    "serving": Section(latex_serving.serving, ("serving.tex",), "Serving"),
     "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
     "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
 }
@@ -51,7 +54,7 @@ SECTIONS = {
 ALIASES = {
     "params": ("blocks", "embeddings", "total"),
     "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
-            "memory", "finetune", "cluster", "scaling", "selftest"),
+            "memory", "finetune", "cluster", "serving", "scaling", "selftest"),
 }
 WHATS = (*SECTIONS, *ALIASES)
 

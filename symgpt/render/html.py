@@ -44,7 +44,12 @@ TITLES = {
     "inference.kv_cache": "KV cache for B sequences of T tokens, bytes (16-bit)",
     "inference.state": "recurrent state for B sequences (constant in T), bytes (16-bit conv state, fp32 SSM state)",
     "inference.decode.tokens_per_s": "decode tokens per second: B / decode step time",
+    "serving.kv_budget": "bytes the KV cache may use on one device: utilization · memory − weights − workspace",
+    "serving.kv_per_sequence": "bytes one sequence of T tokens holds: ⌈T / block⌉ blocks of every layer",
+    "serving.max_sequences": "sequences of T tokens that fit at once: ⌊budget / bytes per sequence⌋",
 }
+#: the serving panel's quantities (shown there, not among the totals)
+SERVING = ("serving.kv_budget", "serving.kv_per_sequence", "serving.max_sequences")
 #: what the graph's op panel shows for an op, in order
 OP_ROWS = (("params", "parameters"), ("flops.forward", "forward FLOPs"), ("flops.train", "training FLOPs"),
            ("memory.activations", "bytes saved for backward"))
@@ -98,7 +103,10 @@ def page_html(p) -> str:
         inference_options=[{**o, "help": OPTION_HELP[o["name"]],
                             "titles": {n: h["title"] for n, h in (p.hardware or {}).items()}}
                            for o in p.options if o["name"] in INFERENCE_OPTIONS],
-        summary=[{"name": q["name"], "title": TITLES.get(q["name"], q["unit"])} for q in p.quantities],
+        summary=[{"name": q["name"], "title": TITLES.get(q["name"], q["unit"])} for q in p.quantities
+                 if q["name"] not in SERVING],
+        serving=None if getattr(p, "serving", None) is None else {
+            **p.serving, "rows": [{"name": n, "title": TITLES[n]} for n in SERVING]},
         per_note="FLOPs are per step (B sequences of T tokens); memory is per device under the options "
                  "above; parts under blocks/ total all L layers. Inference times are roofline times on one "
                  "device of the profile chosen: each op takes max(FLOPs / F_peak, bytes / BW_mem).",
