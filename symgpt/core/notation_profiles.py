@@ -18,6 +18,7 @@ PROFILES = {
             "h_ssm": r"h_{\mathrm{ssm}}", "G_ssm": "G", "Q_chunk": "Q",
             "N_img": r"N_{\mathrm{img}}", "d_v": r"d_{\mathrm{v}}", "h_v": r"h_{\mathrm{v}}", "L_v": r"L_{\mathrm{v}}",
             "d_ff_v": r"d_{\mathrm{ff,v}}",
+            "N_mel": r"N_{\mathrm{mel}}", "T_src": r"T_{\mathrm{src}}",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
     },

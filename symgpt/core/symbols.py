@@ -49,12 +49,15 @@ d_v = _sym("d_v")      # vision tower width
 h_v = _sym("h_v")      # vision tower attention heads
 L_v = _sym("L_v")      # vision tower layers
 d_ff_v = _sym("d_ff_v")  # vision tower feed-forward width
+# speech models: the mel features an audio encoder reads
+N_mel = _sym("N_mel")  # mel bins per frame (Whisper: num_mel_bins)
+T_src = _sym("T_src")  # rows of the audio encoder's position table (Whisper: max_source_positions)
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
                          P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk,
-                         N_img, d_v, h_v, L_v, d_ff_v)
+                         N_img, d_v, h_v, L_v, d_ff_v, N_mel, T_src)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -91,6 +94,8 @@ MEANING: dict[str, str] = {
     "h_v": "vision tower attention heads",
     "L_v": "vision tower layers",
     "d_ff_v": "vision tower feed-forward width",
+    "N_mel": "mel bins per audio frame",
+    "T_src": "audio encoder positions (its position table)",
 }
 
 #: the sizes that may be 0 (a vision--language model's prompt with no image)

@@ -131,6 +131,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- vision--language models: a vision tower and projector beside the text decoder ---
     (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
+    # speech models: an audio encoder over log-mel frames and a text decoder
+    (Ref("symgpt.families.whisper"), ("whisper",)),
 )
 
 #: built-in family name -> its module's reference

@@ -265,6 +265,11 @@ VISION_NORM = "vision.norm"          # a norm in the multi-modal projector
 VISION_PROJECTOR = "vision.projector"  # a linear map of the projector (vision width -> text width)
 VISION_ACT = "vision.act"            # the projector's activation
 IMAGE_MERGE = "vision.merge"         # image features placed at the image-token positions
+# speech encoders: the convolutional front-end over mel frames (Whisper)
+AUDIO = "input.audio"                # log-mel features (B, N_mel, frames)
+AUDIO_CONV = "embedding.audio_conv"  # a 1-D convolution over the frames
+AUDIO_ACT = "embedding.audio_act"    # the activation after each convolution
+AUDIO_TRANSPOSE = "embedding.audio_transpose"  # (B, d, frames) -> (B, frames, d), a view
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)
