@@ -19,6 +19,8 @@ PROFILES = {
             "N_img": r"N_{\mathrm{img}}", "d_v": r"d_{\mathrm{v}}", "h_v": r"h_{\mathrm{v}}", "L_v": r"L_{\mathrm{v}}",
             "d_ff_v": r"d_{\mathrm{ff,v}}",
             "N_mel": r"N_{\mathrm{mel}}", "T_src": r"T_{\mathrm{src}}",
+            "N_aud": r"N_{\mathrm{aud}}", "d_a": r"d_{\mathrm{a}}", "h_a": r"h_{\mathrm{a}}", "L_a": r"L_{\mathrm{a}}",
+            "d_ff_a": r"d_{\mathrm{ff,a}}",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
     },

@@ -133,6 +133,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
     # speech models: an audio encoder over log-mel frames and a text decoder
     (Ref("symgpt.families.whisper"), ("whisper",)),
+    (Ref("symgpt.families.audio_lm"), ("qwen2_audio",)),
 )
 
 #: built-in family name -> its module's reference

@@ -270,6 +270,8 @@ AUDIO = "input.audio"                # log-mel features (B, N_mel, frames)
 AUDIO_CONV = "embedding.audio_conv"  # a 1-D convolution over the frames
 AUDIO_ACT = "embedding.audio_act"    # the activation after each convolution
 AUDIO_TRANSPOSE = "embedding.audio_transpose"  # (B, d, frames) -> (B, frames, d), a view
+AUDIO_POOL = "audio.pool"             # the encoder's positions average-pooled in pairs (Qwen2-Audio)
+AUDIO_PROJECTOR = "audio.projector"   # the linear map from the audio width to the text width
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

@@ -88,6 +88,7 @@ CATALOG = {
     "Conv1d": Ref("symgpt.ops.audio", "Conv1d"),
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
+    "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
 }
 
 

@@ -115,3 +115,45 @@ class AddPositionRows(Op):
 
     def describe(self):
         return f"+ positions (rows of {self.num}×{self.dim}, frozen)"
+
+
+# --- an audio encoder beside a text decoder: the encoder's positions pooled before the projector
+@register
+@dataclass(frozen=True)
+class AvgPoolFrames(Op):
+    """Average-pool a sequence in windows of ``kernel`` positions (stride ``kernel``):
+    (B, n, dim) -> (B, n/kernel, dim), as Qwen2-Audio's encoder does with ``nn.AvgPool1d(2, 2)``
+    between two permutes (views).
+
+    No multiply-adds (``torch.utils.flop_counter`` counts none): one add per input element forward
+    and one per input element for the input gradient, elementwise. Saved, when its input needs a
+    gradient: the input it pools."""
+
+    kernel: sympy.Expr
+    kind = "avg_pool_frames"
+    title = "Average pool (frames)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"pooling frames expects (B, n, dim), got {tuple(x)}")
+        return (x[0], x[1] / self.kernel, x[2])  # (B, n, d) -> (B, n/k, d)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("elementwise", numel(inputs[0])),)
+
+    def backward(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Work("elementwise", numel(inputs[0]), grad="input"),)
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Saved("input", tuple(inputs[0])),)
+        return ()
+
+    def describe(self):
+        return f"AvgPool1d {self.kernel}"

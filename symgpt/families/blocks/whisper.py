@@ -21,12 +21,13 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
-from ...core.symbols import B, L, L_dec, N_mel, T_dec, T_enc, T_max, T_src, V, d, h
+from ...core.symbols import B, L, L_dec, N_mel, T_dec, T_enc, T_max, T_src, V, d, d_ff, h
 from ...graph import roles as R
 from ...graph.arch import Builder
-from .attention import Projections, attention
+from .attention import AttentionSpec, Projections, attention
 from .bart import bart_attention_spec, bart_ffn_spec
-from .ffn import ffn
+from .encoder_layers import activation
+from .ffn import FFNSpec, ffn
 
 #: mel frames per second of 16 kHz audio at WhisperFeatureExtractor's hop of 160 samples
 FRAMES_PER_SECOND = sympy.Integer(16000) / 160
@@ -55,26 +56,54 @@ def _layer(g, x, flags, drop, memory=None, causal=False):
     return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
 
 
-def encoder(g, flags, drop):
-    """The audio encoder over (B, N_mel, 2·T_enc) log-mel features: (B, T_enc, d)."""
+def _encoder_layer(g, x, flags, drop, dims):
+    """A pre-LN encoder layer of width dims[0], dims[1] heads, MLP width dims[3]."""
+    width, heads, _, ff = dims
+    spec = AttentionSpec(width, heads, dh=width / heads, module="self_attn",
+                         names={"q": "self_attn/q_proj", "k": "self_attn/k_proj", "v": "self_attn/v_proj",
+                                "o": "self_attn/out_proj"},
+                         causal=False, dropout=drop, projections=Projections(bias=True, k_bias=False))
+    a = g.op("self_attn_layer_norm", ops.LayerNorm(width), x, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+    o = attention(g, a, spec)
+    x = g.op("self_attn_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn_out")
+    a = g.op("final_layer_norm", ops.LayerNorm(width), x, role=R.FFN_NORM, label="LayerNorm_ffn")
+    f = ffn(g, a, FFNSpec(width, ff, activation(flags["activation"]), bias=True, dropout=drop, act_dropout=drop,
+                          names={"up": "fc1", "act": "activation_fn", "down": "fc2",
+                                 "act_dropout": "activation_fn_dropout", "dropout": "fc2_dropout"}))
+    return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
+
+
+def audio_encoder(g, flags, drop, *, prefix="model/encoder", dims=(d, h, L, d_ff), length=T_enc, batch=B, pool=None):
+    """Whisper's audio encoder over (batch, N_mel, 2·length) log-mel features: (batch, length,
+    width), under *prefix* (Whisper's ``model/encoder``; Qwen2-Audio's ``audio_tower``). *pool*
+    (``g, x -> x``): an op between the last layer and the final LayerNorm (Qwen2-Audio's pooling)."""
+    width, _, layers, _ = dims
     act = ops.GELU(approximate="none")  # WhisperEncoder: nn.functional.gelu, whatever activation_function says
-    mel = g.input("input_features", (B, N_mel, 2 * T_enc), dtype="act", label="log-mel frames", role=R.AUDIO)
-    x = g.op("model/encoder/conv1", ops.Conv1d(N_mel, d, sympy.Integer(3)), mel, role=R.AUDIO_CONV,
+    mel = g.input("input_features", (batch, N_mel, 2 * length), dtype="act", label="log-mel frames", role=R.AUDIO)
+    x = g.op(f"{prefix}/conv1", ops.Conv1d(N_mel, width, sympy.Integer(3)), mel, role=R.AUDIO_CONV,
              label="conv1 (k=3)")                                                            # (B, d, 2·T_enc)
-    x = g.op("model/encoder/conv1_act", act, x, role=R.AUDIO_ACT, label="GELU")
-    x = g.op("model/encoder/conv2", ops.Conv1d(d, d, sympy.Integer(3), sympy.Integer(2)), x, role=R.AUDIO_CONV,
+    x = g.op(f"{prefix}/conv1_act", act, x, role=R.AUDIO_ACT, label="GELU")
+    x = g.op(f"{prefix}/conv2", ops.Conv1d(width, width, sympy.Integer(3), sympy.Integer(2)), x, role=R.AUDIO_CONV,
              label="conv2 (k=3, stride 2)")                                                  # (B, d, T_enc)
-    x = g.op("model/encoder/conv2_act", act, x, role=R.AUDIO_ACT, label="GELU")
-    x = g.op("model/encoder/permute", ops.ChannelsLast(), x, role=R.AUDIO_TRANSPOSE, label="frames")  # (B, T_enc, d)
-    g.require("le", T_enc - T_src, "T_enc must not exceed T_src, the rows of the encoder's position table",
-              id="audio_within_positions")
-    x = g.op("model/encoder/embed_positions", ops.AddPositionRows(T_src, d), x, role=R.POSITION_EMBEDDING,
+    x = g.op(f"{prefix}/conv2_act", act, x, role=R.AUDIO_ACT, label="GELU")
+    x = g.op(f"{prefix}/permute", ops.ChannelsLast(), x, role=R.AUDIO_TRANSPOSE, label="frames")  # (B, T_enc, d)
+    if length != T_src:
+        g.require("le", length - T_src, f"{length} must not exceed T_src, the rows of the encoder's position table",
+                  id="audio_within_positions")
+    x = g.op(f"{prefix}/embed_positions", ops.AddPositionRows(T_src, width), x, role=R.POSITION_EMBEDDING,
              label="+ sinusoids (frozen)")                                                    # (B, T_enc, d)
     if drop:
-        x = g.op("model/encoder/dropout", ops.Dropout(), x, role=R.DROPOUT)
-    with g.repeat("model/encoder/layers", L, label="encoder layer", carry=x, role=R.STACK, length=T_enc):
-        x = _layer(g, x, flags, drop)                                                         # (B, T_enc, d)
-    return g.op("model/encoder/layer_norm", ops.LayerNorm(d), x, role=R.FINAL_NORM, label="LayerNorm_enc")
+        x = g.op(f"{prefix}/dropout", ops.Dropout(), x, role=R.DROPOUT)
+    with g.repeat(f"{prefix}/layers", layers, label="encoder layer", carry=x, role=R.STACK, length=length):
+        x = _encoder_layer(g, x, flags, drop, dims)                                            # (B, T_enc, d)
+    if pool is not None:
+        x = pool(g, x)
+    return g.op(f"{prefix}/layer_norm", ops.LayerNorm(width), x, role=R.FINAL_NORM, label="LayerNorm_enc")
+
+
+def encoder(g, flags, drop):
+    """Whisper's encoder: (B, T_enc, d)."""
+    return audio_encoder(g, flags, drop)
 
 
 def build(flags, bound, name="whisper"):
