@@ -73,7 +73,8 @@ def read(f: Fields):
                    f"T_src = {sizes['T_src']:,} positions (50 a second), pooled in pairs to {sizes['T_src'] // 2:,} "
                    f"audio tokens a clip (25 a second); T counts those tokens")
     f.notes.append("the audio encoder's position table (embed_positions, T_src × d_a sinusoids) is a frozen "
-                   "parameter (requires_grad False): counted, as the checkpoint stores it")
+                   "parameter (requires_grad False): counted, as the checkpoint stores it; training memory counts a "
+                   "gradient and optimizer state for it, which PyTorch does not allocate (T_src·d_a elements over)")
     sizes["N_aud"] = 0
     return "qwen2_audio", flags, sizes
 

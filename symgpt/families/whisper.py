@@ -78,8 +78,9 @@ def read(f: Fields):
     sizes["T_enc"] = sizes["T_src"]
     f.notes.append(audio_note(sizes["T_src"]))
     f.notes.append("the encoder's position table (embed_positions, T_src × d sinusoids) is a frozen parameter "
-                   "(requires_grad False): counted in the parameters, as the checkpoint stores it, and given no "
-                   "gradient in backward")
+                   "(requires_grad False): counted in the parameters, as the checkpoint stores it; backward computes no "
+                   "gradient for it, but training memory counts a gradient and optimizer state for it like every "
+                   "parameter's, which PyTorch does not allocate (T_src·d elements over)")
     return "whisper", flags, sizes
 
 
