@@ -69,7 +69,7 @@ def test_forward_flops_equal_flop_counter_on_a_tiny_cpu_model(cls, T):
 
 
 def test_forward_flops_closed_form():
-    m = from_config({"model_type": "whisper"}, "default")
+    m = from_config({"model_type": "whisper", "architectures": ["WhisperForConditionalGeneration"]}, "default")
     # hand-worked: conv1 2·3·N_mel·d per output frame over 2·T_enc frames, conv2 2·3·d² over T_enc;
     # the encoder layer 8·T_enc·d² (Q, K, V, O) + 4·T_enc²·d (scores, values) + 4·T_enc·d·d_ff;
     # the decoder layer's self-attention 8·T_dec·d² + 4·T_dec²·d, cross-attention 4·T_dec·d² (Q, O) +
@@ -120,3 +120,10 @@ def test_kv_cache_equals_encoder_decoder_cache_after_a_short_generation():
     got = m.with_(B=Bn, T_dec=steps).quantity("memory.kv_cache", precision="fp32").value
     assert got == total
     assert nbytes(cache.cross_attention_cache) == 3 * 2 * Bn * 10 * 32 * 4  # L_dec · (K, V) · B · T_src · d
+
+
+def test_a_config_naming_no_class_is_still_read_as_the_decoder_alone():
+    # as before the encoder--decoder was modelled: WhisperForCausalLM's count
+    hf = build({"model_type": "whisper"}, "WhisperForCausalLM")
+    m = from_config({"model_type": "whisper"}, "whisper")
+    assert m.family.name == "seq2seq_decoder" and m.params.value == _params(hf)

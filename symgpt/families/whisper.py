@@ -35,7 +35,7 @@ FAMILIES = (Family(
     build=partial(Ref("symgpt.families.blocks.whisper", "build"), name="whisper"),
     flag_help=FLAG_HELP, choices=CHOICES),)
 
-#: the transformers class -> the head counted (the first is the default)
+#: the transformers class -> the head counted
 HEADS = {"WhisperForConditionalGeneration": "lm", "WhisperModel": "none"}
 
 #: WhisperConfig's fields that change no parameter or forward FLOP of these classes: generation,
@@ -57,8 +57,9 @@ def audio_note(T_src: int) -> str:
 
 def read(f: Fields):
     """transformers' WhisperConfig, as WhisperForConditionalGeneration or WhisperModel
-    (WhisperForCausalLM: ``seq2seq_decoder.read_whisper``)."""
-    if f.architecture == "WhisperForCausalLM":
+    (WhisperForCausalLM: ``seq2seq_decoder.read_whisper``; also a config that names no class, as
+    symgpt read it before the encoder--decoder was modelled)."""
+    if f.architecture in (None, "WhisperForCausalLM"):
         from .seq2seq_decoder import read_whisper
 
         return read_whisper(f)
@@ -74,7 +75,7 @@ def read(f: Fields):
     flags = {"activation": f.activation("activation_function", "gelu"),
              "embed_scale": f.bool("scale_embedding", False),
              "tied": f.bool("tie_word_embeddings", True),
-             "head": HEADS.get(f.architecture, "lm")}
+             "head": HEADS[f.architecture]}
     sizes["T_enc"] = sizes["T_src"]
     f.notes.append(audio_note(sizes["T_src"]))
     f.notes.append("the encoder's position table (embed_positions, T_src × d sinusoids) is a frozen parameter "
