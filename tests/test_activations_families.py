@@ -397,6 +397,8 @@ NOT_YET_COMPARED = frozenset({
     "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid", "lara_mini",
     "flex_olmo", "aria_text", "cohere2_moe", "exaone_moe", "hy_v3", "ernie4_5_moe",  # the second MoE group
     "minimax_m3_vl_text",
+    # speech: Qwen2-Audio's audio encoder and pooling beside its decoder, not yet measured
+    "qwen2_audio",
     # Llama4TextMoe repeats the tokens once per expert and scales them by the router's scores
     # (E x B·T rows through every expert) and its router scatters the top-k logits into an E-wide
     # -inf tensor before the sigmoid: tensors symgpt's mixture does not keep (the family's notes

@@ -17,7 +17,10 @@ from symgpt.core.symbols import B, L, T, d, V
 ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "camembert", "xlm-roberta", "data2vec-text", "ernie", "seq2seq_decoder", "electra",
           "megatron_bert", "xlm_roberta_xl", "roberta_prelayernorm", "bert_generation",
-          "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm"}
+          "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm",
+          # speech: Whisper's encoder--decoder and Qwen2-Audio's audio tower beside its decoder (their
+          # stacks and roles: tests/test_whisper.py, tests/test_audio_lm.py)
+          "whisper", "qwen2_audio"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -49,12 +49,20 @@ d_v = _sym("d_v")      # vision tower width
 h_v = _sym("h_v")      # vision tower attention heads
 L_v = _sym("L_v")      # vision tower layers
 d_ff_v = _sym("d_ff_v")  # vision tower feed-forward width
+# speech models: the mel features an audio encoder reads
+N_mel = _sym("N_mel")  # mel bins per frame (Whisper: num_mel_bins)
+T_src = _sym("T_src")  # rows of the audio encoder's position table (Whisper: max_source_positions)
+N_aud = sympy.Symbol("N_aud", integer=True, nonnegative=True)  # 30-s audio clips per sequence (0: text only)
+d_a = _sym("d_a")      # audio encoder width (an audio encoder beside a text decoder)
+h_a = _sym("h_a")      # audio encoder attention heads
+L_a = _sym("L_a")      # audio encoder layers
+d_ff_a = _sym("d_ff_a")  # audio encoder feed-forward width
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
                          P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk,
-                         N_img, d_v, h_v, L_v, d_ff_v)
+                         N_img, d_v, h_v, L_v, d_ff_v, N_mel, T_src, N_aud, d_a, h_a, L_a, d_ff_a)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -91,10 +99,17 @@ MEANING: dict[str, str] = {
     "h_v": "vision tower attention heads",
     "L_v": "vision tower layers",
     "d_ff_v": "vision tower feed-forward width",
+    "N_mel": "mel bins per audio frame",
+    "T_src": "audio encoder positions (its position table)",
+    "N_aud": "audio clips per sequence",
+    "d_a": "audio encoder width",
+    "h_a": "audio encoder attention heads",
+    "L_a": "audio encoder layers",
+    "d_ff_a": "audio encoder feed-forward width",
 }
 
 #: the sizes that may be 0 (a vision--language model's prompt with no image)
-ZERO_ALLOWED = frozenset({"N_img"})
+ZERO_ALLOWED = frozenset({"N_img", "N_aud"})
 
 #: the sequence lengths: bound per call (``--set``), never used to choose a graph
 LENGTHS = ("B", "T", "T_enc", "T_dec")

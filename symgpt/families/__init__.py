@@ -135,6 +135,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.rwkv"), ("rwkv",)),
     (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),
     (Ref("symgpt.families.xlstm"), ("xlstm",)),
+    # speech models: an audio encoder over log-mel frames and a text decoder
+    (Ref("symgpt.families.whisper"), ("whisper",)),
+    (Ref("symgpt.families.audio_lm"), ("qwen2_audio",)),
 )
 
 #: built-in family name -> its module's reference

@@ -207,7 +207,6 @@ READERS = {
     "mvp": Reader(read_mvp, ("MvpForCausalLM",)),
     "bigbird_pegasus": Reader(read_bigbird_pegasus, ("BigBirdPegasusForCausalLM",)),
     "trocr": Reader(read_trocr, ("TrOCRForCausalLM",)),
-    "whisper": Reader(read_whisper, ("WhisperForCausalLM",)),
 }
 
 PRESETS = ()

@@ -285,6 +285,13 @@ RECURRENT_GATE = "ssm.gate_preact"   # xLSTM: an input or forget gate's pre-acti
 RECURRENT_GATE_SOFTCAP = "ssm.gate_softcap"  # ... soft-capped
 MLSTM_CELL = "ssm.mlstm"             # xLSTM's matrix-memory cell
 NORM_BIAS = "norm.bias"              # the shift of an RMSNorm that has one (xLSTM with use_bias)
+# speech encoders: the convolutional front-end over mel frames (Whisper)
+AUDIO = "input.audio"                # log-mel features (B, N_mel, frames)
+AUDIO_CONV = "embedding.audio_conv"  # a 1-D convolution over the frames
+AUDIO_ACT = "embedding.audio_act"    # the activation after each convolution
+AUDIO_TRANSPOSE = "embedding.audio_transpose"  # (B, d, frames) -> (B, frames, d), a view
+AUDIO_POOL = "audio.pool"             # the encoder's positions average-pooled in pairs (Qwen2-Audio)
+AUDIO_PROJECTOR = "audio.projector"   # the linear map from the audio width to the text width
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

@@ -89,6 +89,11 @@ CATALOG = {
     # vision--language models: pooled patch grids and image features among the tokens
     "AvgPoolPatches": Ref("symgpt.ops.vision", "AvgPoolPatches"),
     "MergeImageTokens": Ref("symgpt.ops.vision", "MergeImageTokens"),
+    # --- speech encoders (Whisper) ---
+    "Conv1d": Ref("symgpt.ops.audio", "Conv1d"),
+    "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
+    "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
+    "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
 }
 
 
