@@ -35,9 +35,12 @@ def _with_dropout(family, dropout):
 
 
 #: the state-space families and the hybrids whose recurrent layers hold no KV cache (their stacks
-#: and roles: tests/test_ssm.py, tests/test_hybrid.py, tests/test_gated_delta.py)
+#: and roles: tests/test_ssm.py, tests/test_hybrid.py, tests/test_gated_delta.py, tests/test_recurrent.py)
 STATE_SPACE = {"mamba", "mamba2", "hybrid", "hybrid1",
-               "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
+               "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
+               # RWKV and xLSTM: recurrent blocks only, under the checkpoint's own prefixes
+               # (tests/test_recurrent.py)
+               "rwkv", "xlstm"}
 
 
 @pytest.mark.parametrize("family,dropout", [
@@ -51,7 +54,8 @@ def test_every_op_has_a_role(family, dropout):
     assert missing == []
     # one stack of L layers, or layers that differ as a sequence of stacks whose counts add to L
     # (DeepSeek's dense layers before its MoE layers, Gemma's sliding and full layers)
-    stacks = arch.stacks()
+    # (a vision tower's stack runs over its patches, beside the text decoder: tests/test_vlm.py)
+    stacks = [g for g in arch.stacks() if not g.name.startswith("vision_tower/")]
     # (CPM-Ant's layers run over its prompt positions too: T + prompt_length)
     assert "blocks" in [g.name for g in stacks] and all(g.length == T or family == "cpmant" for g in stacks)
     assert sympy.simplify(sum(g.repeat for g in stacks) - L) == 0
