@@ -7,7 +7,7 @@ from __future__ import annotations
 from .query_args import add_quantity
 from .common import add_json, add_model, emit, load_model
 
-HELP = "where the fastest-growing terms of a quantity overtake the rest"
+HELP = "where the fastest-growing terms of a quantity overtake the rest, or where one model becomes cheaper than another"
 DESCRIPTION = HELP + (". Example: 'symgpt crossover gpt2-small flops.forward --as T --part "
                       "blocks' (attention overtakes the dense matmuls at T = 6·d); with --part "
                       "the answer for the whole quantity is shown too, and how far it moves. "

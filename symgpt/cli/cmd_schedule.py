@@ -7,7 +7,7 @@ from __future__ import annotations
 from .common import emit
 from .args import path, positive_int
 
-HELP = "a pipeline schedule (GPipe, 1F1B, interleaved) drawn as SVG or TikZ, with its bubble"
+HELP = "a pipeline schedule (GPipe, 1F1B, interleaved, zero-bubble, DualPipe) drawn as SVG or TikZ, with its bubble"
 
 
 from . import choices
