@@ -423,6 +423,8 @@ NOT_YET_COMPARED = frozenset({
     "lfm2", "lfm3", "modernbert-decoder",
     # vision--language models: the vision tower's and projector's saved tensors, not yet measured
     "gemma3", "llava",
+    # Llama 3.2 Vision: held cross-attention layers and vision tower, not yet measured
+    "mllama_text_model", "mllama",
 })
 
 

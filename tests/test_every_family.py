@@ -139,6 +139,8 @@ def test_every_registered_family_is_covered():
                                     "hybrid", "hybrid1",
                                     # vision--language models: tests/test_vlm.py
                                     "gemma3", "llava",
+                                    # Llama 3.2 Vision: tests/test_mllama.py
+                                    "mllama_text", "mllama",
                                     # Gated DeltaNet hybrids (the same refusal): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # short-convolution layers among attention layers (their state is

@@ -131,6 +131,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- vision--language models: a vision tower and projector beside the text decoder ---
     (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
+    # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
+    (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
 )
 
 #: built-in family name -> its module's reference

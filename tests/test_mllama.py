@@ -1,0 +1,88 @@
+"""Llama 3.2 Vision (``symgpt/families/mllama.py``): parameters against transformers'
+``MllamaForCausalLM`` and ``MllamaForConditionalGeneration`` built on the meta device from
+non-default configurations (cross-attention layers at other indices, a vision tower with other
+tiles, aspect ratios and global layers), and the forward over token ids against
+``FlopCounterMode`` (transformers skips the cross-attention layers and runs no vision tower
+without images)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import symgpt  # noqa: E402
+
+TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 5,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "cross_attention_layers": [1, 3],
+        "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "max_position_embeddings": 256}
+VISION = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3, "num_global_layers": 2,
+          "attention_heads": 2, "image_size": 28, "patch_size": 7, "max_num_tiles": 2, "vision_output_dim": 96,
+          "intermediate_layers_indices": [0, 2], "supported_aspect_ratios": [[1, 1], [1, 2], [2, 1]]}
+
+
+def _flops(model, ids) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    return fcm.get_total_flops()
+
+
+def _write(tmp_path, cfg) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize("cross", [[1, 3], [0], [0, 1, 2, 3]])
+def test_text_model_params_and_flops(tmp_path, cross):
+    text = {**TEXT, "cross_attention_layers": cross}
+    config = transformers.MllamaTextConfig(**text)
+    torch.manual_seed(0)
+    model = transformers.MllamaForCausalLM._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, {"model_type": "mllama_text_model", "architectures": ["MllamaForCausalLM"], **text})
+    m = symgpt.load(path, B=2, T=12)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    ids = torch.randint(3, 300, (2, 12))
+    assert m.quantity("flops.forward") == _flops(model, ids)
+    # the 8 rows past vocab_size and the held cross-attention layers are their own rows of the breakdown
+    parts = m.quantity("params").values()
+    held = sum(v for p, v in parts.items() if p.startswith("cross_blocks/"))
+    assert held == sum(p.numel() for i in cross for p in model.model.layers[i].parameters())
+
+
+def test_conditional_generation_params_and_text_flops(tmp_path):
+    cfg = {"model_type": "mllama", "architectures": ["MllamaForConditionalGeneration"],
+           "text_config": TEXT, "vision_config": VISION}
+    config = transformers.MllamaConfig(text_config=TEXT, vision_config=VISION)
+    torch.manual_seed(0)
+    model = transformers.MllamaForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    m = symgpt.load(_write(tmp_path, cfg), B=1, T=9)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    assert sum(v for p, v in parts.items() if p.startswith("vision_model/")) == \
+        sum(p.numel() for p in model.model.vision_model.parameters())
+    ids = torch.randint(3, 300, (1, 9))
+    assert m.quantity("flops.forward") == _flops(model, ids)
+    assert any("not modelled" in n for n in m.notes)
+
+
+def test_default_conditional_generation_params_on_meta():
+    with torch.device("meta"):
+        model = transformers.MllamaForConditionalGeneration(transformers.MllamaConfig())
+    from symgpt.model.model import from_config
+
+    assert from_config({"model_type": "mllama"}, "x").params == sum(p.numel() for p in model.parameters())
+
+
+def test_bad_cross_layers_refused(tmp_path):
+    from symgpt.core.errors import SymgptError
+
+    for cross in ([1, 1], [7], "3"):
+        path = _write(tmp_path, {"model_type": "mllama_text_model", **TEXT, "cross_attention_layers": cross})
+        with pytest.raises(SymgptError):
+            symgpt.load(path).params
