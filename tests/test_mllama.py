@@ -86,3 +86,24 @@ def test_bad_cross_layers_refused(tmp_path):
         path = _write(tmp_path, {"model_type": "mllama_text_model", **TEXT, "cross_attention_layers": cross})
         with pytest.raises(SymgptError):
             symgpt.load(path).params
+
+
+def test_cross_attention_cache_per_image_as_the_note_says(tmp_path):
+    """transformers' cache after a forward with two images: each cross-attention layer holds keys
+    (and values) over N_img·max_num_tiles·((S_img/P_patch)²+1) positions, h_kv heads of d_head."""
+    import re
+
+    config = transformers.MllamaConfig(text_config=TEXT, vision_config=VISION, image_token_index=299)
+    torch.manual_seed(0)
+    model = transformers.MllamaForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    n_img, tiles = 2, VISION["max_num_tiles"]
+    ids = torch.tensor([[1, 299, 299, 7, 8, 9]])
+    with torch.no_grad():
+        out = model(input_ids=ids, pixel_values=torch.rand(1, n_img, tiles, 3, 28, 28),
+                    aspect_ratio_ids=torch.tensor([[2, 1]]), aspect_ratio_mask=torch.tensor([[[1, 1], [1, 0]]]),
+                    cross_attention_mask=torch.ones(1, 6, n_img, tiles, dtype=torch.long), use_cache=True)
+    held = sum(layer.keys.numel() + layer.values.numel() for i, layer in enumerate(out.past_key_values.layers)
+               if i in TEXT["cross_attention_layers"])
+    m = symgpt.load(_write(tmp_path, {"model_type": "mllama", "text_config": TEXT, "vision_config": VISION}))
+    note = next(x for x in m.notes if x.startswith("KV cache with images"))
+    assert int(re.search(r"([\d,]+) values per image", note).group(1).replace(",", "")) * n_img == held

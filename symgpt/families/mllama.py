@@ -124,6 +124,14 @@ def read_mllama(f: Fields):
     f.notes.extend(v.notes)
     for k in v.leftovers():
         f.notes.append(f"field vision_config.{k[:60]!r} is not understood by symgpt: ignored")
+    n = (sizes["S_img"] // sizes["P_patch"]) ** 2 + 1
+    dh = sizes.get("d_head", sizes["d"] // sizes["h"])
+    per_image = 2 * flags["cross_layers"] * flags["max_tiles"] * n * sizes.get("h_kv", sizes["h"]) * dh
+    f.notes.append(f"KV cache with images: transformers' cache also holds, in each of the {flags['cross_layers']} "
+                   f"cross-attention layers, keys and values over N_img·max_num_tiles·((S_img/P_patch)²+1) = "
+                   f"N_img·{flags['max_tiles']}·{n} image positions (every tile slot, padded ones too), "
+                   f"h_kv·d_head wide: {per_image:,} values per image per sequence, written once in the prefill; "
+                   "not in inference.kv_cache here, which counts the self-attention layers' T positions")
     f.notes.append("the forward counted is over token ids, without images: transformers runs neither the vision "
                    "tower nor the projector nor the cross-attention layers; their parameters are counted. The "
                    "cost of an image is not modelled yet")
