@@ -128,10 +128,10 @@ def test_every_model_type_has_a_default_case():
     from symgpt.families import bert_causal, seq2seq_decoder  # tests/test_seq2seq_decoder.py, test_bert_causal.py
     from symgpt.families import encoder_causal, gemma4  # tests/test_encoder_causal.py, tests/test_gemma4.py
     from symgpt.families import vlm  # tests/test_vlm.py
-    from symgpt.families import mllama  # tests/test_mllama.py
+    from symgpt.families import mllama, qwen_vl  # tests/test_mllama.py, tests/test_qwen_vl.py
 
     encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal, vlm,
-              mllama)
+              mllama, qwen_vl)
               for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 

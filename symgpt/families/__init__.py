@@ -133,6 +133,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
+    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl",)),
 )
 
 #: built-in family name -> its module's reference
