@@ -32,7 +32,7 @@ _HELP = {
     "global_layers": "the vision tower's gated global layers",
     "vision_output_dim": "the width of the concatenated vision features the projector reads",
 }
-_VISION_SIZES = ("d_v", "L_v", "d_ff_v", "S_img", "P_patch", "C_img")
+_VISION_SIZES = ("d_v", "L_v", "d_ff_v", "S_img", "P_patch", "C_img", "N_img")
 
 
 def _family(name, description, vision):
@@ -136,6 +136,7 @@ def read_mllama(f: Fields):
                    "tower nor the projector nor the cross-attention layers; their parameters are counted. The "
                    "cost of an image is not modelled yet")
     f.silent("image_token_index", "tie_word_embeddings", "initializer_range")
+    sizes["N_img"] = 0
     return "mllama", flags, sizes
 
 

@@ -24,7 +24,7 @@ _HELP = {"temporal_patch": "frames per patch of the vision tower's Conv3d (tempo
 FAMILIES = (Family(name="qwen2_5_vl", description="Qwen2.5-VL: a Qwen2 decoder with a vision tower (held: a "
                    "forward over token ids runs none of it)",
                    flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), _ADDED),
-                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img"), optional=OPTIONAL,
+                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"), optional=OPTIONAL,
                    build=partial(BUILD, name="qwen2_5_vl"), flag_help=Extended(FLAG_HELP, added=_HELP),
                    choices=Extended(CHOICES)),)
 
@@ -82,6 +82,7 @@ def read(f: Fields):
                    "vision tower, whose parameters are counted. The cost of an image is not modelled yet")
     f.silent("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
              "vision_token_id", "tie_word_embeddings", "initializer_range")
+    sizes["N_img"] = 0
     return "qwen2_5_vl", flags, sizes
 
 

@@ -26,7 +26,7 @@ from functools import partial
 import sympy
 
 from ... import ops
-from ...core.symbols import B, C_img, L_v, P_patch, S_img, T, d, d_ff, d_ff_v, d_head, d_v, h, h_kv
+from ...core.symbols import B, C_img, L_v, N_img, P_patch, S_img, T, d, d_ff, d_ff_v, d_head, d_v, h, h_kv
 from ...graph import roles as R
 from .decoder import build as decoder_build
 
@@ -101,6 +101,8 @@ def _extras(g, x, flags, dh):
           f"the token embedding's {EXTRA_ROWS} rows past vocab_size")
     if flags["vision_model"]:
         _vision_tower(g, flags)
+        g.require("le", N_img, "the cost of an image is not modelled yet for Llama 3.2 Vision: N_img must be 0 "
+                  "(the forward over token ids)", id="images_not_modelled")
     with g.repeat("cross_blocks", sympy.Integer(flags["cross_layers"]), label="gated cross-attention layer (held)",
                   role=R.STACK):
         _cross_layer(g, dh)

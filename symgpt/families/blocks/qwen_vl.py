@@ -17,7 +17,7 @@ from functools import partial
 import sympy
 
 from ... import ops
-from ...core.symbols import B, C_img, L_v, P_patch, d_ff_v, d_v
+from ...core.symbols import B, C_img, L_v, N_img, P_patch, d_ff_v, d_v
 from ...graph import roles as R
 from .decoder import build as decoder_build
 
@@ -44,6 +44,8 @@ def _tower(g, x, flags):
     _held(g, f"{v}/merger/ln_q", ops.RMSNorm(d_v), (B, d_v), "merger RMSNorm")
     _held(g, f"{v}/merger/mlp/0", ops.Linear(m * m * d_v, m * m * d_v), (B, m * m * d_v), "merger linear 1")
     _held(g, f"{v}/merger/mlp/2", ops.Linear(m * m * d_v, out), (B, m * m * d_v), "merger linear 2")
+    g.require("le", N_img, "the cost of an image is not modelled yet for Qwen2.5-VL: N_img must be 0 (the forward "
+              "over token ids)", id="images_not_modelled")
     return x
 
 
