@@ -107,3 +107,11 @@ def test_cross_attention_cache_per_image_as_the_note_says(tmp_path):
     m = symgpt.load(_write(tmp_path, {"model_type": "mllama", "text_config": TEXT, "vision_config": VISION}))
     note = next(x for x in m.notes if x.startswith("KV cache with images"))
     assert int(re.search(r"([\d,]+) values per image", note).group(1).replace(",", "")) * n_img == held
+
+
+def test_images_refused_not_counted_as_text():
+    from symgpt.model.model import from_config
+
+    m = from_config({"model_type": "mllama"}, "x")
+    with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
+        m.with_(B=1, T=8, N_img=2).quantity("flops.forward")

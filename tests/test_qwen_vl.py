@@ -72,3 +72,13 @@ def test_sliding_window_refused(tmp_path):
     path.write_text(json.dumps({"model_type": "qwen2_5_vl", "text_config": {**TEXT, "use_sliding_window": True}}))
     with pytest.raises(symgpt.SymgptError, match="use_sliding_window"):
         symgpt.load(str(path)).params
+
+
+def test_images_refused_not_counted_as_text():
+    import subprocess
+    import sys
+
+    path = str(Path(__file__).parent / "configs" / "vlm" / "qwen2.5-vl-3b-instruct.json")
+    r = subprocess.run([sys.executable, "-m", "symgpt", "flops", path, "--set", "N_img=1"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "N_img must be 0" in r.stderr
