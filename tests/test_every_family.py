@@ -141,6 +141,10 @@ def test_every_registered_family_is_covered():
                                     "gemma3", "llava",
                                     # speech models: tests/test_whisper.py, tests/test_audio_lm.py
                                     "whisper", "qwen2_audio",
+                                    # Llama 3.2 Vision: tests/test_mllama.py
+                                    "mllama_text", "mllama",
+                                    # Qwen2.5-VL: tests/test_qwen_vl.py
+                                    "qwen2_5_vl",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # short-convolution layers among attention layers (their state is

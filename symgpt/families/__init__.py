@@ -138,6 +138,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # speech models: an audio encoder over log-mel frames and a text decoder
     (Ref("symgpt.families.whisper"), ("whisper",)),
     (Ref("symgpt.families.audio_lm"), ("qwen2_audio",)),
+    # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
+    (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
+    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl",)),
 )
 
 #: built-in family name -> its module's reference

@@ -33,7 +33,7 @@ NOT_MODELLED: dict[str, str] = {
     "minimax": "lightning (linear) attention layers",
     "bailing_hybrid": "lightning (linear) attention layers",
     "gemma4": _TOWER, "gemma4_unified": _TOWER, "git": _TOWER, "got_ocr2": _TOWER,
-    "fuyu": _TOWER, "mllama_text_model": "cross-attention layers to an image tower's states (Llama 3.2 Vision)",
+    "fuyu": _TOWER,
     "phi4_multimodal": _TOWER, "moss_transcribe_diarize": _TOWER,
     "moshi": "an audio language model's depth decoder over audio codebooks",
     "blt": "byte-level local encoder and decoder and a patcher around the global transformer",

@@ -1,0 +1,91 @@
+"""Qwen2.5-VL (Qwen Team 2025, the Qwen2.5-VL technical report; transformers'
+``Qwen2_5_VLForConditionalGeneration``): a Qwen2 text decoder and a vision tower
+(``blocks/qwen_vl.py``). Counted: every parameter and the forward over token ids; the cost of an
+image (windowed attention, 2-D rotary, the 2×2 patch merger) is not modelled yet.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Extended, Family
+from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
+from .fields import Fields, Reader, llama_like
+
+BUILD = Ref("symgpt.families.blocks.qwen_vl", "build")
+
+_ADDED = {"temporal_patch": 2, "merge_size": 2, "vision_out_dim": 3584}
+_HELP = {"temporal_patch": "frames per patch of the vision tower's Conv3d (temporal_patch_size)",
+         "merge_size": "the side m of the patch merger's m × m merge (spatial_merge_size)",
+         "vision_out_dim": "the patch merger's output width (out_hidden_size)"}
+
+FAMILIES = (Family(name="qwen2_5_vl", description="Qwen2.5-VL: a Qwen2 decoder with a vision tower (held: a "
+                   "forward over token ids runs none of it)",
+                   flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), _ADDED),
+                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"), optional=OPTIONAL,
+                   build=partial(BUILD, name="qwen2_5_vl"), flag_help=Extended(FLAG_HELP, added=_HELP),
+                   choices=Extended(CHOICES)),)
+
+#: Qwen2_5_VLTextConfig's fields besides llama_like's
+_TEXT_KNOWN = ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types", "tokens_per_second",
+               "vision_start_token_id", "vision_end_token_id", "vision_token_id", "image_token_id",
+               "video_token_id", "rope_parameters", "rope_scaling", "rope_theta")
+
+
+def read(f: Fields):
+    """transformers' Qwen2_5_VLConfig: text_config (Qwen2_5_VLTextConfig; older config.json files
+    keep its fields at the top level, as the config class reads them), vision_config
+    (Qwen2_5_VLVisionConfig)."""
+    nested = f.cfg.get("text_config")
+    f.used.add("text_config")
+    if nested is not None and not isinstance(nested, dict):
+        raise SymgptError(f"{f.where}: field 'text_config' must be a JSON object")
+    text = Fields(nested, f"{f.where} text_config") if nested is not None else f
+    flags, sizes = llama_like(text, dict(V=152064, d=8192, d_ff=29568, L=80, h=64, h_kv=8, T_max=32768))
+    if text.bool("use_sliding_window", False):
+        raise SymgptError(f"{f.where}: use_sliding_window (sliding-window layers after max_window_layers) is not "
+                          "modelled for Qwen2.5-VL")
+    types = text.cfg.get("layer_types")
+    if types is not None and set(types) - {"full_attention"}:
+        raise SymgptError(f"{f.where}: layer_types other than full_attention are not modelled for Qwen2.5-VL")
+    text.silent(*_TEXT_KNOWN)
+    if text is not f:
+        f.notes.extend(text.notes)
+        for k in text.leftovers():
+            f.notes.append(f"field text_config.{k[:60]!r} is not understood by symgpt: ignored")
+        if f.bool("tie_word_embeddings", False):
+            flags["tied"] = True
+    v = f.cfg.get("vision_config") or {}
+    f.used.add("vision_config")
+    if not isinstance(v, dict):
+        raise SymgptError(f"{f.where}: field 'vision_config' must be a JSON object")
+    v = Fields(v, f"{f.where} vision_config")
+    for key in ("patch_size", "temporal_patch_size", "spatial_merge_size"):
+        if isinstance(v.cfg.get(key), list):
+            raise SymgptError(f"{f.where}: vision_config {key} given as a list is not modelled")
+    sizes.update(d_v=v.int("hidden_size", 3584), L_v=v.int("depth", 32), d_ff_v=v.int("intermediate_size", 3420),
+                 P_patch=v.int("patch_size", 14), C_img=v.int("in_channels", 3))
+    flags.update(temporal_patch=v.int("temporal_patch_size", 2), merge_size=v.int("spatial_merge_size", 2),
+                 vision_out_dim=v.int("out_hidden_size", 3584))
+    act = v.str("hidden_act", "silu")
+    if act not in ("silu", "swish"):
+        f.notes.append(f"the vision tower's activation {act[:30]!r} runs in no forward counted here")
+    v.int("num_heads", 16)
+    v.silent("in_chans", "spatial_patch_size", "window_size", "fullatt_block_indexes", "tokens_per_second", "initializer_range", "rope_parameters",
+             "depth", "model_type", "id2label", "label2id", "embed_dim", "num_hidden_layers")
+    f.notes.extend(v.notes)
+    for k in v.leftovers():
+        f.notes.append(f"field vision_config.{k[:60]!r} is not understood by symgpt: ignored")
+    f.notes.append("the forward counted is over token ids, without images or video: transformers does not run the "
+                   "vision tower, whose parameters are counted. The cost of an image is not modelled yet")
+    f.silent("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
+             "vision_token_id", "tie_word_embeddings", "initializer_range")
+    sizes["N_img"] = 0
+    return "qwen2_5_vl", flags, sizes
+
+
+READERS = {"qwen2_5_vl": Reader(read, ("Qwen2_5_VLForConditionalGeneration",))}
+
+PRESETS: tuple = ()

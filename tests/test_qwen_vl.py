@@ -1,0 +1,84 @@
+"""Qwen2.5-VL (``symgpt/families/qwen_vl.py``): parameters against transformers'
+``Qwen2_5_VLForConditionalGeneration`` built on the meta device (the default configuration and
+Qwen/Qwen2.5-VL-3B-Instruct's config.json, tests/configs/README.md), and the forward over token
+ids against ``FlopCounterMode`` on tiny CPU models (text fields nested in text_config, and at
+the top level as older config.json files keep them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import symgpt  # noqa: E402
+from symgpt.model.model import from_config  # noqa: E402
+
+TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}}
+VISION = {"depth": 3, "hidden_size": 32, "intermediate_size": 48, "num_heads": 2, "out_hidden_size": 64,
+          "fullatt_block_indexes": [1], "window_size": 56, "patch_size": 7, "spatial_merge_size": 2,
+          "temporal_patch_size": 2}
+
+
+def _meta_params(cfg: dict) -> int:
+    with torch.device("meta"):
+        model = transformers.Qwen2_5_VLForConditionalGeneration(transformers.Qwen2_5_VLConfig(**cfg))
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_default_config_params_on_meta():
+    assert from_config({"model_type": "qwen2_5_vl"}, "x").params == _meta_params({})
+
+
+def test_qwen2_5_vl_3b_instruct_params_on_meta():
+    path = Path(__file__).parent / "configs" / "vlm" / "qwen2.5-vl-3b-instruct.json"
+    cfg = json.loads(path.read_text())
+    fields = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures")}
+    m = symgpt.load(str(path))
+    assert m.params == _meta_params(fields)
+    with torch.device("meta"):
+        model = transformers.Qwen2_5_VLForConditionalGeneration(transformers.Qwen2_5_VLConfig(**fields))
+    parts = m.quantity("params").values()
+    assert sum(v for p, v in parts.items() if p.startswith("visual/")) == \
+        sum(p.numel() for p in model.model.visual.parameters())
+
+
+@pytest.mark.parametrize("nested", [True, False])
+def test_params_and_text_flops_on_cpu(tmp_path, nested):
+    fields = {"text_config": TEXT, "vision_config": VISION} if nested else \
+        {**TEXT, "vision_config": VISION, "tie_word_embeddings": True}
+    config = transformers.Qwen2_5_VLConfig(**fields)
+    torch.manual_seed(0)
+    model = transformers.Qwen2_5_VLForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen2_5_vl", **fields}))
+    m = symgpt.load(str(path), B=2, T=10)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ids = torch.randint(0, 200, (2, 10))
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    assert m.quantity("flops.forward") == fcm.get_total_flops()
+
+
+def test_sliding_window_refused(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen2_5_vl", "text_config": {**TEXT, "use_sliding_window": True}}))
+    with pytest.raises(symgpt.SymgptError, match="use_sliding_window"):
+        symgpt.load(str(path)).params
+
+
+def test_images_refused_not_counted_as_text():
+    import subprocess
+    import sys
+
+    path = str(Path(__file__).parent / "configs" / "vlm" / "qwen2.5-vl-3b-instruct.json")
+    r = subprocess.run([sys.executable, "-m", "symgpt", "flops", path, "--set", "N_img=1"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "N_img must be 0" in r.stderr
