@@ -7,8 +7,8 @@ import json
 import pytest
 import sympy
 
-torch = pytest.importorskip("torch")
-peft = pytest.importorskip("peft")
+import torch
+import peft
 
 import symgpt  # noqa: E402
 from symgpt.core.errors import SymgptError  # noqa: E402

@@ -14,7 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import symgpt
 from symgpt.core.errors import SymgptError
 
-transformers = pytest.importorskip("transformers")
+import transformers
 
 
 def _flops(fn) -> int:

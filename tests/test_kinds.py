@@ -16,8 +16,8 @@ import pytest
 
 import symgpt
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 
 IDS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)  # within the small vocabularies
 CASES = {

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 
 import symgpt  # noqa: E402
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 
 import symgpt  # noqa: E402
 from symgpt.model.model import from_config  # noqa: E402

@@ -27,8 +27,8 @@ import symgpt
 from symgpt.core.errors import SymgptError
 from symgpt.core.symbols import T
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import test_gated_delta as gated  # noqa: E402

@@ -86,7 +86,7 @@ def test_tensor_parallel_splits_heads_but_not_the_latent():
 
 
 def test_bytes_per_token_match_a_transformers_dynamic_cache(tmp_path):
-    torch = pytest.importorskip("torch")
+    import torch
     from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,

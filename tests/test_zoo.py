@@ -75,7 +75,7 @@ def test_table_and_configs_agree(table):
 
 def test_table_covers_the_pinned_mapping(table):
     # the table lists exactly the pinned release's causal-LM types and classes
-    transformers = pytest.importorskip("transformers")
+    import transformers
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     assert transformers.__version__ == VERSION, (
