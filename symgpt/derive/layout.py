@@ -129,6 +129,11 @@ class Layout:
         """The fraction of a part (``stack``, ``pre``: before the stacks, ``post``: after them,
         ``copy``: a tied head's copy of the embedding) that this stage holds."""
         multi = several(self.pp)
+        if self.schedule == "dualpipe" and self.pp != 1:
+            # DualPipe (DeepSeek-V3 report, Sec. 3.2.1): rank r holds stage r and stage pp − 1 − r, so
+            # both end devices hold the embedding and the head (a tied head: one matrix serves both)
+            return {"stack": 2 / self.pp, "pre": sympy.Integer(1), "post": sympy.Integer(1),
+                    "copy": sympy.Integer(0)}[where]
         if where == "stack":
             return 1 / self.pp
         first = self.stage == "first"
@@ -158,6 +163,8 @@ class Layout:
         ``derive.pipeline_zb`` shows."""
         p, v, m = self.pp, self.vp, self.microbatches
         r = 0 if self.stage == "first" else p - 1
+        if self.schedule == "dualpipe" and p != 1:
+            return dualpipe_in_flight(int(p), int(m), r)[where]
         if self.schedule == "gpipe":
             chunks, per = m, 1 / p
         elif self.schedule == "zb-h2":   # Qi et al. 2023: 2(pp − r) − 1 forwards before the first B
@@ -229,12 +236,11 @@ def layout(**options) -> Layout:
                               f"to be a multiple of pp ({lay.pp}) (Megatron-LM's requirement)")
     # the schedules that split the backward (zero-bubble, DualPipe): one chunk per stage, their sizes
     if schedule in ("zb-h1", "zb-h2", "dualpipe"):
-        if schedule == "dualpipe":
-            raise SymgptError("dualpipe is run and drawn by `symgpt schedule`; its step time and memory per "
-                              "device (two stages' parameters each) are not priced yet")
+        if schedule == "dualpipe" and not (known(lay.pp) and known(lay.microbatches)):
+            raise SymgptError("dualpipe is priced at set pp and micro-batches (its run decides what is in flight)")
         if lay.interleaved:
             raise SymgptError(f"--vp interleaves 1F1B; {schedule} runs one chunk per stage")
-        if known(lay.pp) and known(lay.microbatches) and lay.pp > 1:
+        if known(lay.pp) and known(lay.microbatches) and (lay.pp > 1 or schedule == "dualpipe"):
             from .pipeline_zb import check
 
             check(int(lay.pp), int(lay.microbatches), schedule)
@@ -244,6 +250,38 @@ def layout(**options) -> Layout:
     if known(lay.ep) and known(lay.dp) and lay.dp % lay.ep:
         raise SymgptError(f"ep={lay.ep} must divide dp={lay.dp} (expert-parallel ranks are data-parallel ranks)")
     return lay
+
+
+@lru_cache(maxsize=256)
+def dualpipe_in_flight(p: int, m: int, r: int) -> dict:
+    """Micro-batches rank *r* of a DualPipe run holds activations for at its peak, read from the run
+    (``derive.pipeline_zb``, unit times): ``stack`` in units of one micro-batch of all L layers
+    (its two stages' in-flight micro-batches × 1/pp each), ``pre`` those of the stage holding the
+    embedding, ``post`` those of the stage holding the head. Counted at one moment: the run's
+    peaks of the two directions fall together (checked; refused otherwise)."""
+    from .pipeline_zb import schedule
+
+    slots = [s for s in schedule(p, m, "dualpipe") if s.device == r]
+    held, best, at = [0, 0], -1, (0, 0)
+    for s in sorted(slots, key=lambda s: (s.start, s.kind != "F")):
+        held[s.chunk] += 1 if s.kind == "F" else (-1 if s.kind in ("B", "BW") else 0)
+        if sum(held) > best:
+            best, at = sum(held), tuple(held)
+    tops = [0, 0]
+    for d in (0, 1):
+        h = 0
+        for s in sorted((s for s in slots if s.chunk == d), key=lambda s: (s.start, s.kind != "F")):
+            h += 1 if s.kind == "F" else (-1 if s.kind in ("B", "BW") else 0)
+            tops[d] = max(tops[d], h)
+    if tuple(tops) != at:
+        raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: the two directions' peaks fall apart on rank {r}; "
+                          "its memory is not priced")
+    first = 0 if r < p // 2 else 1            # the direction in which rank r holds stage 0 (the embedding)
+    if min(r, p - 1 - r) != 0:
+        first = None
+    pre = at[first] if first is not None else 0
+    post = at[1 - first] if first is not None else 0
+    return {"stack": sympy.Rational(best, p), "pre": sympy.Integer(pre), "post": sympy.Integer(post)}
 
 
 def _moe_load(imbalance, capacity, ep) -> dict:

@@ -95,6 +95,17 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
     where = ("per device: " + ", ".join(par)) if par else "one device"
     out = (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
+    if s.lay.schedule == "dualpipe" and s.lay.pp != 1:  # DualPipe: two stages per device
+        from .layout import dualpipe_in_flight
+
+        r = 0 if s.lay.stage == "first" else int(s.lay.pp) - 1
+        n = dualpipe_in_flight(int(s.lay.pp), int(s.lay.microbatches), r)
+        out += (f"DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): rank r holds stage r and "
+                f"stage pp − 1 − r, so 2·L/pp layers' weights, gradients and optimizer states (Table 2's 2× "
+                f"parameters); both end ranks hold the embedding and the head (a tied head: one matrix on the "
+                f"device serves both); activations: {n['stack'] * s.lay.pp} micro-batches of L/pp layers in flight "
+                f"at this rank's peak in the run of the schedule (Table 2: pp + 1), {n['pre']} of them through "
+                f"the embedding's stage and {n['post']} through the head's",)
     if s.optimizer in OPTIMIZER_SOURCES:  # a named optimizer with its source (paged AdamW)
         out += (OPTIMIZER_SOURCES[s.optimizer],)
     if s.bytes.source:  # a named precision recipe: its source

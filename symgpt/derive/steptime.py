@@ -103,6 +103,9 @@ class Priced:
         self.overlap_dp = cluster.overlap_dp
         self.s = build(model, cluster.training)
         self.flops_options = cluster.training.flops_options()
+        if self.lay.schedule == "dualpipe":
+            raise SymgptError("dualpipe: its step time (two stages per device, m/2 micro-batches each way, "
+                              "communication overlapped with computation) is not priced yet; `symgpt schedule` runs it")
 
     @property
     def lay(self):

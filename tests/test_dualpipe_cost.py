@@ -1,0 +1,110 @@
+"""DualPipe priced by ``symgpt memory`` (DeepSeek-V3 technical report, arXiv 2412.19437, Sec. 3.2.1 and
+Table 2: parameters 2× per device, activations of pp + 1 micro-batches). Oracles worked by hand for
+GPT-2 small (d = 768, L = 12, V = 50,257, T_max = 1,024; a tied head) on pp = 4: rank 0 holds stage 0
+(layers 0-2, with the embeddings) and stage 3 (layers 9-11, with the final norm and the head)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import sympy
+
+import symgpt
+
+d, L, V, T_MAX = 768, 12, 50257, 1024
+BASE = ["gpt2-small", "--pp", "4", "--microbatches", "8", "--schedule", "dualpipe"]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "symgpt", *args], capture_output=True, text=True)
+
+
+def _exact(out, name):
+    q = out[name]
+    return sympy.Rational(q.get("exact_value", q["value"]))
+
+
+@pytest.mark.parametrize("stage", ["first", "last"])
+def test_two_stages_of_parameters(stage):
+    """Both end ranks hold 2·L/pp = 6 layers (12·d² + 13·d each: Q, K, V, output, two FFN
+    matrices, their biases and two LayerNorms), the token and position embeddings and the
+    final LayerNorm; the tied head is the token embedding itself, one matrix on the device."""
+    r = _cli("memory", *BASE, "--stage", stage, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    layer = 12 * d * d + 13 * d
+    params = 6 * layer + V * d + T_MAX * d + 2 * d
+    assert params == 81_912_576
+    assert _exact(out, "memory.weights") == 4 * params               # fp32
+    assert _exact(out, "memory.gradients") == 4 * params
+    assert _exact(out, "memory.optimizer") == 8 * params              # AdamW: two fp32 moments
+
+
+def test_parameters_twice_the_layers_of_1f1b():
+    """Table 2: DualPipe's parameters per device are 2× 1F1B's (the layers; the end parts once)."""
+    m = symgpt.load("gpt2-small")
+    dual = m.quantity("memory.weights", pp=4, microbatches=8, schedule="dualpipe").expr
+    one = m.quantity("memory.weights", pp=4, microbatches=8).expr      # 1F1B, first stage
+    sym = {x.name: x for x in (dual + one).free_symbols}
+    Ls, ds = sym["L"], sym["d"]
+    layers = lambda e: sympy.expand(e).coeff(Ls)                       # noqa: E731 -- the stack's part
+    assert sympy.expand(layers(dual) - 2 * layers(one)) == 0
+    assert layers(one) != 0 and ds in layers(one).free_symbols
+
+
+def test_activations_pp_plus_one():
+    """Rank 0 at its peak (the order of DualPipe's public implementation, pp = 4, m = 8): step 1
+    runs 2 forwards of direction 0, step 2 one more of each direction, step 3 B, W and F of
+    direction 1 (still one in flight there), step 4's first F&B adds a fourth of direction 0 while
+    its backward frees one of direction 1 -- 4 micro-batches through stage 0 and 1 through stage 3:
+    5 = pp + 1 (Table 2). So the layers hold 5 micro-batches of L/4 layers, 5/4 of one micro-batch
+    of the whole stack; the embeddings 4 micro-batches, the final norm, head and loss one."""
+    m = symgpt.load("gpt2-small")
+    one = dict(m.quantity("memory.activations").breakdown)             # one device, one micro-batch
+    for stage in ("first", "last"):
+        dual = dict(m.quantity("memory.activations", pp=4, microbatches=8, schedule="dualpipe",
+                               stage=stage).breakdown)
+        assert set(dual) == set(one)
+        for path, e in one.items():
+            k = sympy.Rational(5, 4) if path.startswith("blocks/") else (4 if path.startswith("embedding/") else 1)
+            assert sympy.expand(dual[path] - k * e) == 0, path
+    r = _cli("memory", *BASE, "--json")
+    assert r.returncode == 0, r.stderr
+    assert "Table 2: pp + 1" in r.stdout and "5 micro-batches" in r.stdout
+
+
+@pytest.mark.parametrize("p,m", [(2, 4), (4, 16), (8, 16)])
+def test_peak_is_pp_plus_one_across_sizes(p, m):
+    from symgpt.derive.layout import dualpipe_in_flight
+
+    for r in (0, p - 1):
+        n = dualpipe_in_flight(p, m, r)
+        assert n["stack"] * p == p + 1                                  # Table 2
+        assert (n["pre"], n["post"]) == (p, 1)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--pp", "3", "--microbatches", "8"], "even pp"),
+    (["--pp", "4", "--microbatches", "6"], "at least 2·pp = 8"),
+    (["--pp", "4", "--microbatches", "8", "--vp", "2"], "interleaves"),
+])
+def test_refusals(args, words):
+    r = _cli("memory", "gpt2-small", "--schedule", "dualpipe", *args)
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and words in r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_plan_still_refuses():
+    r = _cli("plan", "gpt2-small", "--set", "T=128", "--devices", "8", "--global-batch", "8", "--device-memory", "80e9",
+             "--peak", "1e14", "--schedule", "dualpipe")
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "dualpipe" in r.stderr
+
+
+def test_default_unchanged():
+    """The other schedules' memory is as before: the first stage of 1F1B holds L/pp layers, the
+    embeddings and no head (a tied head's copy sits on the last stage)."""
+    r = _cli("memory", "gpt2-small", "--pp", "4", "--microbatches", "8", "--json")
+    assert r.returncode == 0, r.stderr
+    layer = 12 * d * d + 13 * d
+    assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (3 * layer + V * d + T_MAX * d)
