@@ -108,3 +108,95 @@ def test_default_unchanged():
     assert r.returncode == 0, r.stderr
     layer = 12 * d * d + 13 * d
     assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (3 * layer + V * d + T_MAX * d)
+
+
+# --- time: compute and bubble (the step refuses: its communication is not priced) ----------------
+PEAK = 10**15
+TIME = dict(pp=4, microbatches=8, schedule="dualpipe", peak=PEAK, link_bandwidth=300e9, node_bandwidth=25e9)
+Bv, Tv = 1, 1024
+
+
+def _kaplan_layer():
+    """One GPT-2 layer under Kaplan et al. 2020's counting (embeddings and head out, Q·Kᵀ counted,
+    A·V not), per micro-batch of B·T tokens: forward 24·B·T·d² + 2·B·T²·d; input gradient the
+    linears' 24·B·T·d² and Q·Kᵀ's two matmuls 4·B·T²·d; weight gradient the linears' 24·B·T·d²."""
+    f = 24 * Bv * Tv * d * d + 2 * Bv * Tv * Tv * d
+    b = 24 * Bv * Tv * d * d + 4 * Bv * Tv * Tv * d
+    w = 24 * Bv * Tv * d * d
+    return f, b, w
+
+
+def test_table2_bubble_on_stage_times():
+    """The run on one (F, B, W) per stage, all alike with T_F = T_B (where Table 2 holds):
+    (pp/2 − 1)(F&B + B − 3W), B the full backward, F&B = F + B + W (no overlap)."""
+    from symgpt.derive.pipeline_zb import bubble, schedule
+
+    for p, m in ((4, 8), (8, 16), (6, 12)):
+        tf, tb, tw = 2, 2, 1
+        slots = schedule(p, m, "dualpipe", stage_times=[(tf, tb, tw)] * p)
+        assert bubble(slots, "dualpipe") == (p // 2 - 1) * ((tf + tb + tw) + (tb + tw) - 3 * tw)
+
+
+def test_compute_two_stages_m_over_two_each():
+    """Rank 0 runs m/2 = 4 micro-batches through stage 0 and 4 through stage 3: 8 micro-batches of
+    L/pp = 3 layers, forward + input gradient + weight gradient (Kaplan's counting)."""
+    m = symgpt.load("gpt2-small").with_(B=Bv, T=Tv)
+    f, b, w = _kaplan_layer()
+    for stage in ("first", "last"):
+        q = m.quantity("time.compute", stage=stage, convention="kaplan", **TIME)
+        assert sympy.Rational(q.value) == sympy.Rational(8 * 3 * (f + b + w), PEAK)
+
+
+def test_bubble_from_the_run_on_hand_worked_times():
+    """Kaplan's counting leaves every stage alike (3 layers, nothing else): the bubble is the run's on
+    the hand-worked per-stage times (T_F < T_B here, so not Table 2's closed form), and the step
+    (compute + bubble) is the run's length on both end ranks."""
+    from symgpt.derive.pipeline_zb import schedule
+
+    f, b, w = (sympy.Rational(3 * x, PEAK) for x in _kaplan_layer())
+    slots = schedule(4, 8, "dualpipe", f, b, w)
+    span = max(s.end for s in slots)
+    m = symgpt.load("gpt2-small").with_(B=Bv, T=Tv)
+    for stage in ("first", "last"):
+        c = sympy.Rational(m.quantity("time.compute", stage=stage, convention="kaplan", **TIME).value)
+        bub = sympy.Rational(m.quantity("time.bubble", stage=stage, convention="kaplan", **TIME).value)
+        assert c + bub == span
+        assert c == 8 * (f + b + w)
+
+
+def test_bubble_with_the_head_on_the_last_stage():
+    """The default counting puts the LM head's 2·B·T·d·V forward, input gradient and weight gradient
+    on stage 3 alone: the run on those stage times, worked by hand."""
+    from symgpt.derive.pipeline_zb import schedule
+
+    f = 24 * Bv * Tv * d * d + 4 * Bv * Tv * Tv * d       # Q·Kᵀ and A·V
+    b = 24 * Bv * Tv * d * d + 8 * Bv * Tv * Tv * d
+    w = 24 * Bv * Tv * d * d
+    head = 2 * Bv * Tv * d * V
+    mid = tuple(sympy.Rational(3 * x, PEAK) for x in (f, b, w))
+    last = tuple(sympy.Rational(3 * x + head, PEAK) for x in (f, b, w))
+    slots = schedule(4, 8, "dualpipe", stage_times=[mid, mid, mid, last])
+    span = max(s.end for s in slots)
+    m = symgpt.load("gpt2-small").with_(B=Bv, T=Tv)
+    c = sympy.Rational(m.quantity("time.compute", **TIME).value)
+    assert c == 4 * sum(mid) + 4 * sum(last)                 # m/2 through stage 0, m/2 through stage 3
+    assert c + sympy.Rational(m.quantity("time.bubble", **TIME).value) == span
+
+
+def test_time_step_refuses_in_one_line():
+    r = _cli("time", "gpt2-small", "--set", "B=1", "--set", "T=1024", "--pp", "4", "--microbatches", "8",
+             "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
+    assert "communication" in r.stderr and "not priced" in r.stderr
+
+
+def test_bubble_needs_the_sizes():
+    m = symgpt.load("gpt2-small")
+    with pytest.raises(symgpt.SymgptError, match="bind every size"):
+        m.quantity("time.bubble", **TIME)
+
+
+def test_comm_refuses_in_one_line():
+    r = _cli("comm", *BASE)
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
+    assert "communication" in r.stderr

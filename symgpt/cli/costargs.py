@@ -71,7 +71,7 @@ def add_layout(p) -> None:
                    help="micro-batches per step (B is the micro-batch size)")
     p.add_argument("--schedule", choices=choices.SCHEDULES, default="1f1b",
                    help="pipeline schedule (default 1f1b; --vp > 1 interleaves it; zb-h1 and zb-h2 split the "
-                        "backward, Qi et al. 2023; dualpipe, DeepSeek-V3: memory only, run by symgpt schedule)")
+                        "backward, Qi et al. 2023; dualpipe, DeepSeek-V3: memory, not its communication or step)")
     p.add_argument("--stage", choices=choices.STAGES, default="first",
                    help="the pipeline stage whose device is sized (default first: the most activations)")
     p.add_argument("--ep", type=positive_int, default=1, metavar="N",

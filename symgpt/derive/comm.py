@@ -208,15 +208,27 @@ WHAT = {"dp": "data-parallel gradient (and ZeRO weight) collectives",
         "ep": "expert-parallel all-to-alls", "cp": "context-parallel ring exchange of K and V"}
 
 
+def _priced_schedule(s) -> None:
+    """One line where the schedule's communication is not modelled (DualPipe: point-to-point both
+    ways, each stage's gradient summed over its two copies, overlapped with computation)."""
+    if s.lay.schedule == "dualpipe" and s.lay.pp != 1:
+        from ..core.errors import SymgptError
+
+        raise SymgptError("dualpipe: its communication (point-to-point both ways, each stage's gradient summed "
+                          "over its two copies, overlapped with computation by design) is not priced yet")
+
+
 def provider(dim):
     def provide(model, **options) -> Quantity:
         s = setup(model, **options)
+        _priced_schedule(s)
         return _q(s, f"comm.{dim}", PARTS[dim](s), WHAT[dim])
     return provide
 
 
 def total(model, **options) -> Quantity:
     s = setup(model, **options)
+    _priced_schedule(s)
     parts = [p for dim in DIMS for p in PARTS[dim](s)]
     return _q(s, "comm.total", parts, "all communication")
 

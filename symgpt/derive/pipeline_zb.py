@@ -106,15 +106,23 @@ def _dualpipe_order(p: int, m: int, r: int) -> list[tuple]:
     return out + [("W",)] * (hr + 1)                                      # 8: nW
 
 
-def schedule(p: int, m: int, kind: str = "zb-h1", forward=1, backward=1, weight=1, overlapped=None) -> list[Slot]:
+def schedule(p: int, m: int, kind: str = "zb-h1", forward=1, backward=1, weight=1, overlapped=None,
+             stage_times=None) -> list[Slot]:
     """Every op of one step: kinds F, B (input gradient), W (weight gradient) and, in DualPipe,
     BW (a backward not split). ``chunk`` is the direction (DualPipe; 0 otherwise); the two halves
-    of an overlapped F&B pair are an F and a BW slot sharing its time in proportion."""
+    of an overlapped F&B pair are an F and a BW slot sharing its time in proportion.
+    *stage_times*, when given, is one (T_F, T_B, T_W) per stage (the stages need not be alike);
+    an F&B pair then takes the forward's and the full backward's times in turn (no overlap)."""
     check(p, m, kind)
     tf, tb, tw = (sympy.Rational(x) for x in (forward, backward, weight))
     tfb = tf + tb + tw if overlapped is None else sympy.Rational(overlapped)
     if min(tf, tb, tw, tfb) < 0:
         raise SymgptError("the times of F, B, W and F&B must not be negative")
+    per = None
+    if stage_times is not None:
+        per = [tuple(sympy.Rational(x) for x in t) for t in stage_times]
+        if len(per) != p or any(len(t) != 3 or min(t) < 0 for t in per) or overlapped is not None:
+            raise SymgptError("stage times: one non-negative (F, B, W) per stage, F&B their sum")
     orders = [_dualpipe_order(p, m, r) if kind == "dualpipe" else _zb_order(p, m, r, kind) for r in range(p)]
     stage = (lambda dr, r: r if dr == 0 else p - 1 - r)
     done: dict[tuple, sympy.Rational] = {}                   # (F|B, direction, micro-batch, stage) -> end
@@ -148,6 +156,10 @@ def schedule(p: int, m: int, kind: str = "zb-h1", forward=1, backward=1, weight=
             if any(x not in done for x in deps):
                 continue
             start = max([free[r]] + [done[x] for x in deps])
+            if per is not None:   # this op's stage's times
+                tf, tb, tw = per[stage(op[1], r)] if op[0] in ("F", "B", "FB") else per[stage(queue[r][0][0], r)]
+                if op[0] == "FB":
+                    tf, tfb = per[stage(op[1], r)][0], per[stage(op[1], r)][0] + sum(per[stage(op[2], r)][1:])
             if op[0] == "F":
                 dr, mb = op[1], fc[r][op[1]]
                 end = start + tf
@@ -169,7 +181,7 @@ def schedule(p: int, m: int, kind: str = "zb-h1", forward=1, backward=1, weight=
             else:
                 (df, mf), (db, mbb) = (op[1], fc[r][op[1]]), (op[2], bc[r][op[2]])
                 end = start + tfb
-                mid = start + (tfb * tf / (tf + tb + tw) if tf + tb + tw else 0)
+                mid = start + (tf if per is not None else tfb * tf / (tf + tb + tw) if tf + tb + tw else 0)
                 done[("F", df, mf, stage(df, r))] = done[("B", db, mbb, stage(db, r))] = end
                 fc[r][df] += 1
                 bc[r][db] += 1

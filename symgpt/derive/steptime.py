@@ -103,9 +103,6 @@ class Priced:
         self.overlap_dp = cluster.overlap_dp
         self.s = build(model, cluster.training)
         self.flops_options = cluster.training.flops_options()
-        if self.lay.schedule == "dualpipe":
-            raise SymgptError("dualpipe: its step time (two stages per device, m/2 micro-batches each way, "
-                              "communication overlapped with computation) is not priced yet; `symgpt schedule` runs it")
 
     @property
     def lay(self):
@@ -156,6 +153,8 @@ class Priced:
             if node and lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
                 share = share * lay.expert_load
             out.append((path, e * share * lay.microbatches / (lay.tp * lay.cp)))
+        if lay.schedule == "dualpipe" and lay.pp != 1:  # two stages per device, m/2 micro-batches through each
+            out = [(path, e / 2) for path, e in out]
         return out
 
     def step_flops(self, hardware=False) -> sympy.Expr:
@@ -172,6 +171,10 @@ class Priced:
         return list(self._compute)
 
     def comm(self):
+        if self.lay.schedule == "dualpipe" and self.lay.pp != 1:
+            raise SymgptError("dualpipe: its communication (point-to-point both ways, each stage's gradient summed "
+                              "over its two copies, overlapped with computation by design) is not priced yet, nor "
+                              "its step; time.compute and time.bubble are")
         out = []
         for dim in DIMS:
             parts = PARTS[dim](self.s)
@@ -189,6 +192,8 @@ class Priced:
 
     def bubble(self):
         c = sympy.Add(*[e for _, e in self.compute()])
+        if self.lay.schedule == "dualpipe" and self.lay.pp != 1:
+            return [("bubble", self.dualpipe_bubble())]
         if self.lay.schedule in SPLIT and self.lay.pp != 1:
             return [("bubble", split_bubble(self.lay, self.stage_times(), self.s.model.bindings))]
         return [("bubble", self.bubble_fraction() * c)] if self.lay.pp != 1 else []
@@ -218,13 +223,20 @@ class Priced:
         from .flops import op_backward, op_forward, op_weight_backward, resolve
         from .walk import recomputed
 
+        return self._times(self.lay.share)
+
+    def _times(self, share):
+        """(T_F, T_B, T_W) of one micro-batch through the parts *share* ('pre', 'stack', 'post') gives."""
+        from .flops import op_backward, op_forward, op_weight_backward, resolve
+        from .walk import recomputed
+
         opts = {**self.flops_options, "per": "batch", "hardware": True}
         conv = resolve(opts.pop("convention", None), **opts)
         arch, lay = self.s.model.arch, self.lay
         again = recomputed(arch, conv.recompute)
         tf = tb = tw = sympy.Integer(0)
         for node, _ in arch.ops():
-            k = arch.activity(node) * lay.share(place(arch, node)[0]) / (lay.tp * lay.cp)
+            k = arch.activity(node) * share(place(arch, node)[0]) / (lay.tp * lay.cp)
             if lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
                 k = k * lay.expert_load
             f, w = op_forward(arch, node, conv), op_weight_backward(arch, node, conv)
@@ -233,6 +245,30 @@ class Priced:
             tb += k * (op_backward(arch, node, conv) - w + (conv.recompute_passes * f if node in again else 0))
         rate = self.peak * self.efficiency
         return tuple(sympy.expand(x / rate) for x in (tf, tb, tw))
+
+
+    def dualpipe_times(self):
+        """(T_F, T_B, T_W) of each of the pp stages: stage 0 with the embeddings, stage pp − 1 with
+        the final norm, head and loss, each L/pp layers of every stack."""
+        p = int(self.lay.pp)
+        parts = {0: ("pre",), p - 1: ("post",)}
+        return [self._times(lambda where, r=r: 1 / self.lay.pp if where == "stack"
+                            else sympy.Integer(where in parts.get(r, ()))) for r in range(p)]
+
+    def dualpipe_bubble(self) -> sympy.Expr:
+        """This device's idle time in the run of DualPipe (``derive.pipeline_zb``) on the stages'
+        own times: the step (first op to last, every device) less its own ops."""
+        from .pipeline_zb import schedule
+
+        lay, bind = self.lay, self.s.model.bindings
+        times = [tuple(sympy.sympify(x).xreplace(bind) for x in t) for t in self.dualpipe_times()]
+        if any(not x.is_Rational for t in times for x in t):
+            raise SymgptError("dualpipe's bubble is read from its run on the stages' times: bind every size "
+                              "(e.g. --set B=1 --set T=1024)")
+        slots = schedule(int(lay.pp), int(lay.microbatches), "dualpipe", stage_times=times)
+        r = 0 if lay.stage == "first" else int(lay.pp) - 1
+        span = max(x.end for x in slots) - min(x.start for x in slots)
+        return span - sum((x.end - x.start for x in slots if x.device == r), sympy.Integer(0))
 
 
 def split_bubble(lay: Layout, times, bindings) -> sympy.Expr:
@@ -282,6 +318,16 @@ def comm(model, cluster: Cluster | None = None, **options) -> Quantity:
 
 def bubble(model, cluster: Cluster | None = None, **options) -> Quantity:
     c = _priced(model, cluster, options)
+    if c.lay.schedule == "dualpipe" and c.lay.pp != 1:
+        from .pipeline_zb import SOURCES
+
+        return c.quantity("time.bubble", c.bubble(),
+                          f"pipeline bubble of DualPipe ({SOURCES['dualpipe']}): this device's idle time in the run "
+                          "of the schedule (the order of DeepSeek's public implementation), each stage's T_F, T_B, "
+                          "T_W from the op graph (stage 0 with the embeddings, stage pp − 1 with the head), an "
+                          "overlapped F&B pair taking the forward's and the full backward's times in turn (no "
+                          "overlap of computation with computation); compute: m/2 micro-batches through each of "
+                          "the device's two stages")
     if c.lay.schedule in SPLIT and c.lay.pp != 1:
         from .pipeline_zb import SOURCES
 
