@@ -200,3 +200,14 @@ def test_comm_refuses_in_one_line():
     r = _cli("comm", *BASE)
     assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
     assert "communication" in r.stderr
+
+
+def test_untied_head_both_matrices():
+    """LLaMA-7B (untied; d = 4,096, d_ff = 11,008, V = 32,000, 32 layers of 4·d² attention + 3·d·d_ff
+    SwiGLU + 2·d RMSNorm): rank 0 of pp = 4 holds 16 layers, the embedding, the head and the final
+    norm -- with 8 layers it would hold 1F1B's first stage."""
+    layer = 4 * 4096 ** 2 + 3 * 4096 * 11008 + 2 * 4096
+    assert 32 * layer + 2 * 32000 * 4096 + 4096 == 6_738_415_616      # the released checkpoint's count
+    r = _cli("memory", "llama-7b", "--pp", "4", "--microbatches", "8", "--schedule", "dualpipe", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (16 * layer + 2 * 32000 * 4096 + 4096)
