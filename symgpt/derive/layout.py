@@ -18,6 +18,8 @@ each device of the pipeline holds L/pp layers of every stack (interleaved: vp ch
 L/(pp·vp)); whatever comes before the first stack (the embeddings) sits on the first stage,
 whatever comes after the last (final norm, head, loss) on the last. A tied head on pp > 1 keeps
 a copy of the embedding matrix on the last stage (its gradient is summed between the two).
+DualPipe (DeepSeek-V3 report, Sec. 3.2.1) puts stage r and stage pp − 1 − r on rank r: 2·L/pp
+layers, and on both end ranks the embedding and the head (a tied head: one matrix serves both).
 """
 
 from __future__ import annotations
