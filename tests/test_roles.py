@@ -20,7 +20,10 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "roformer", "rembert", "roc_bert", "xmod", "big_bird", "xlm",
           # speech: Whisper's encoder--decoder and Qwen2-Audio's audio tower beside its decoder (their
           # stacks and roles: tests/test_whisper.py, tests/test_audio_lm.py)
-          "whisper", "qwen2_audio"}
+          "whisper", "qwen2_audio",
+          # Llama 3.2 Vision and Qwen2.5-VL: towers and cross-attention layers held beside the text
+          # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
+          "mllama", "mllama_text", "qwen2_5_vl"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sympy
 
+from ..core.symbols import as_expr
 from ..core.conventions import check_choice
 from ..ops.base import numel
 from .quantity import Quantity
@@ -207,7 +208,8 @@ _HIGH_PRECISION = frozenset({"head", "ffn.router", "attention.router"})  # roles
 def gemm_input_bytes(p, last) -> sympy.Expr:
     """Bytes per element of a linear's input cached in a low-precision GEMM format whose last
     dimension is *last*: the element, and one scale per started 1 x tile along that dimension."""
-    return p.gemm_input + sympy.ceiling(sympy.sympify(last) / p.tile) * p.scale / sympy.sympify(last)
+    last = as_expr(last)
+    return p.gemm_input + sympy.ceiling(last / p.tile) * p.scale / last
 
 
 def _gemm_cached(s: Setup, entry):

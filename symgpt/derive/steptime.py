@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from ..core.errors import SymgptError
 from .checks import DEFAULT_PEAK, positive
 from .quantity import Quantity
-from ..core.symbols import T
+from ..core.symbols import T, as_expr
 from .comm import DIMS, PARTS
 from .flops import label
 from .layout import Layout, larger_stage
@@ -261,7 +261,7 @@ class Priced:
         from .pipeline_zb import schedule
 
         lay, bind = self.lay, self.s.model.bindings
-        times = [tuple(sympy.sympify(x).xreplace(bind) for x in t) for t in self.dualpipe_times()]
+        times = [tuple(as_expr(x).xreplace(bind) for x in t) for t in self.dualpipe_times()]
         if any(not x.is_Rational for t in times for x in t):
             raise SymgptError("dualpipe's bubble is read from its run on the stages' times: bind every size "
                               "(e.g. --set B=1 --set T=1024)")
@@ -279,7 +279,7 @@ def split_bubble(lay: Layout, times, bindings) -> sympy.Expr:
 
     tf, tb, tw = times
     for gap, what in ((tf - tw, "forward"), (tb - tw, "input-gradient backward")):
-        g = sympy.expand(sympy.sympify(gap).xreplace(bindings))
+        g = sympy.expand(as_expr(gap).xreplace(bindings))
         if g.is_nonnegative is not True:
             raise SymgptError(f"{lay.schedule}: the paper's bubble needs the weight gradient W to take at most "
                               f"the {what}'s time; here that is "

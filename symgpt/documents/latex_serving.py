@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy
 
 from ..core.errors import SymgptError
+from ..core.symbols import as_expr
 from ..render.latex import Tex
 from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_numbers import tex_fixed, tex_int
@@ -116,7 +117,7 @@ def _fit(model, T, t):
 
 
 def _bytes(e, bindings) -> sympy.Integer:
-    v = sympy.sympify(e).xreplace(bindings)
+    v = as_expr(e).xreplace(bindings)
     if not v.is_Integer:
         raise SymgptError(f"a serving size is not a whole number of bytes: {v}")
     return v

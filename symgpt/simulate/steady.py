@@ -18,6 +18,7 @@ from __future__ import annotations
 import sympy
 
 from ..core.errors import SymgptError
+from ..core.symbols import as_expr
 
 
 def saturating_batch(max_batch: int, prompt: int, output: int, capacity_blocks: int | None = None,
@@ -88,5 +89,5 @@ def steady(model, prompt: int, output: int, max_batch: int, capacity_blocks=None
 
 
 def _entry(v) -> dict:
-    v = sympy.sympify(v)
+    v = as_expr(v)
     return {"value": str(v), "approx": float(v) if v.is_number else None}

@@ -62,10 +62,16 @@ def _length(text, what):
 
 def read_trace(path) -> Trace:
     """The requests of a CSV trace, checked (one clear line for the first bad cell)."""
+    if "\x00" in str(path) or not str(path).strip():
+        raise SymgptError("the trace's file name is empty or holds a NUL character")
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        from ..core.io import path_error
+
+        raise path_error(path, e, "read") from None
+    except (UnicodeDecodeError, csv.Error) as e:
         raise SymgptError(f"cannot read the trace {str(path)[:80]}: {e.__class__.__name__}") from None
     if not rows:
         raise SymgptError(f"the trace {str(path)[:80]} is empty (it needs the header {','.join(COLUMNS)})")
