@@ -15,7 +15,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Extended, Family
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader
+from .fields import Fields, Reader, note_leftovers, sub_fields
 
 BUILD = Ref("symgpt.families.blocks.audio_lm", "build")
 
@@ -33,31 +33,18 @@ FAMILIES = (Family(
     flag_help=Extended(FLAG_HELP, added=AUDIO_HELP), choices=Extended(CHOICES, added=AUDIO_CHOICES)),)
 
 
-def _sub(f: Fields, key: str) -> Fields:
-    cfg, _ = f.get(key, {})
-    if not isinstance(cfg, dict):
-        raise SymgptError(f"{f.where}: field {key!r} must be a JSON object")
-    return Fields(cfg, f"{f.where} {key}")
-
-
-def _leftovers(f: Fields, sub: Fields, key: str) -> None:
-    f.notes.extend(sub.notes)
-    for k in sub.leftovers():
-        f.notes.append(f"field {key}.{k[:60]!r} is not understood by symgpt: ignored")
-
-
 def read(f: Fields):
     """transformers' Qwen2AudioConfig: text_config (Qwen2Config), audio_config
     (Qwen2AudioEncoderConfig, whose defaults Qwen2AudioConfig overrides)."""
     from .qwen2 import read as read_qwen2
 
-    text = _sub(f, "text_config")
+    text = sub_fields(f, "text_config")
     mt = text.cfg.get("model_type", "qwen2")
     if mt != "qwen2":
         raise SymgptError(f"{f.where}: a Qwen2-Audio text_config of model_type {str(mt)[:40]!r} is not modelled")
     _, flags, sizes = read_qwen2(text)
-    _leftovers(f, text, "text_config")
-    a = _sub(f, "audio_config")
+    note_leftovers(f, text, "text_config")
+    a = sub_fields(f, "audio_config")
     sizes.update(d_a=a.int("d_model", 1280), h_a=a.int("encoder_attention_heads", 20), L_a=a.int("encoder_layers", 32),
                  d_ff_a=a.int("encoder_ffn_dim", 5120), N_mel=a.int("num_mel_bins", 128),
                  T_src=a.int("max_source_positions", 1500))
@@ -65,7 +52,7 @@ def read(f: Fields):
     a.bool("scale_embedding", False)  # WhisperEncoder-style scale of nothing the encoder embeds: no count
     a.silent("encoder_layerdrop", "dropout", "attention_dropout", "activation_dropout", "initializer_range",
              "id2label", "label2id", "num_hidden_layers")
-    _leftovers(f, a, "audio_config")
+    note_leftovers(f, a, "audio_config")
     f.silent("audio_token_index", "audio_token_id", "ignore_index", "id2label", "label2id", "initializer_range",
              "tie_word_embeddings")
     f.notes.append(f"audio: N_aud clips per sequence (0 here; --set N_aud=1 counts one), each padded to 30 s as "

@@ -171,6 +171,21 @@ class ConfigModel(NamedTuple):
 
 
 # --- helpers several families' readers share ----------------------------------------------------
+def sub_fields(f: Fields, key: str) -> Fields:
+    """The nested config object *key* (a ``vision_config``, an ``audio_config``) as Fields of its own."""
+    cfg, _ = f.get(key, {})
+    if not isinstance(cfg, dict):
+        raise SymgptError(f"{f.where}: field {key!r} must be a JSON object")
+    return Fields(cfg, f"{f.where} {key}")
+
+
+def note_leftovers(f: Fields, sub: Fields, key: str) -> None:
+    """Carry a nested object's notes to *f*, and note each of its fields symgpt did not read."""
+    f.notes.extend(sub.notes)
+    for k in sub.leftovers():
+        f.notes.append(f"field {key}.{k[:60]!r} is not understood by symgpt: ignored")
+
+
 def rotary_pct(f: Fields, legacy_key: str | None = None, default=Fraction(1)) -> int | None:
     """Percent of the head dimension rotated, from rope_parameters / partial_rotary_factor /
     a legacy key (GPT-NeoX's ``rotary_pct``); None for 100%."""

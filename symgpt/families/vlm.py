@@ -15,7 +15,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Extended, Family
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader
+from .fields import Fields, Reader, note_leftovers, sub_fields
 
 BUILD = Ref("symgpt.families.blocks.vlm", "build")
 
@@ -59,19 +59,6 @@ FAMILIES = (
 )
 
 
-def _sub(f: Fields, key: str) -> Fields:
-    cfg, _ = f.get(key, {})
-    if not isinstance(cfg, dict):
-        raise SymgptError(f"{f.where}: field {key!r} must be a JSON object")
-    return Fields(cfg, f"{f.where} {key}")
-
-
-def _leftovers(f: Fields, sub: Fields, key: str) -> None:
-    f.notes.extend(sub.notes)
-    for k in sub.leftovers():
-        f.notes.append(f"field {key}.{k[:60]!r} is not understood by symgpt: ignored")
-
-
 def read_siglip(v: Fields, flags: dict, sizes: dict) -> None:
     """transformers' SiglipVisionConfig (the tower's fields)."""
     sizes.update(d_v=v.int("hidden_size", 768), L_v=v.int("num_hidden_layers", 12),
@@ -87,12 +74,12 @@ def read_gemma3(f: Fields):
     (SiglipVisionConfig), mm_tokens_per_image."""
     from .gemma2 import read_gemma3_text
 
-    text = _sub(f, "text_config")
+    text = sub_fields(f, "text_config")
     _, flags, sizes = read_gemma3_text(text)
-    _leftovers(f, text, "text_config")
-    vision = _sub(f, "vision_config")
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
     read_siglip(vision, flags, sizes)
-    _leftovers(f, vision, "vision_config")
+    note_leftovers(f, vision, "vision_config")
     if vision.cfg.get("model_type", "siglip_vision_model") != "siglip_vision_model":
         raise SymgptError(f"{f.where}: a vision_config of model_type {str(vision.cfg['model_type'])[:40]!r} "
                           "is not modelled (Gemma 3's is siglip_vision_model)")
@@ -143,20 +130,20 @@ def read_llava(f: Fields):
     the projector's fields and which vision features it reads."""
     from .llama import read_llama_like
 
-    text = _sub(f, "text_config")
+    text = sub_fields(f, "text_config")
     mt = text.cfg.get("model_type", "llama")
     if mt != "llama":
         raise SymgptError(f"{f.where}: a LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
                           "(symgpt counts LLaVA with a Llama decoder)")
     flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
-    _leftovers(f, text, "text_config")
-    vision = _sub(f, "vision_config")
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
     vt = vision.cfg.get("model_type", "clip_vision_model")
     if vt != "clip_vision_model":
         raise SymgptError(f"{f.where}: a LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
                           "(symgpt counts CLIP's vision tower)")
     read_clip(vision, flags, sizes, "vision_config" in f.cfg)
-    _leftovers(f, vision, "vision_config")
+    note_leftovers(f, vision, "vision_config")
     layer = f.get("vision_feature_layer", -2)[0]
     if not isinstance(layer, int) or isinstance(layer, bool):
         raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
