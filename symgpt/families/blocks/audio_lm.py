@@ -19,7 +19,7 @@ from functools import partial
 from ... import ops
 from ...core.symbols import B, N_aud, T, T_src, d, d_a, d_ff_a, h_a, L_a
 from ...graph import roles as R
-from .decoder import build as decoder_build
+from .vlm import with_encoder
 from .whisper import audio_encoder
 
 #: the node paths under which the audio encoder and projector live
@@ -49,9 +49,4 @@ def _audio(g, x, flags):
 
 def build(flags, bound, name="audio_lm", labels=None):
     """A text decoder (the decoder's flags) with an audio encoder and projector beside it."""
-    arch = decoder_build(flags, bound, name=name, labels=labels, vision=partial(_audio, flags=flags))
-    for path in list(arch.graph.nodes):
-        node = arch.graph.nodes[path]
-        if path.startswith(AUDIO_PREFIXES) and node.get("kind") == "op":
-            node["cached"] = False  # the encoder runs once per clip in the prefill: nothing kept for decode
-    return arch
+    return with_encoder(flags, bound, name, labels, partial(_audio, flags=flags), AUDIO_PREFIXES)

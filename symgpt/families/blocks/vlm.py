@@ -150,9 +150,16 @@ def _vision(g, x, flags):
 
 def build(flags, bound, name="vlm", labels=None):
     """A text decoder (the decoder's flags) with a vision tower and projector beside it."""
-    arch = decoder_build(flags, bound, name=name, labels=labels, vision=partial(_vision, flags=flags))
+    return with_encoder(flags, bound, name, labels, partial(_vision, flags=flags), VISION_PREFIXES)
+
+
+def with_encoder(flags, bound, name, labels, encoder, prefixes):
+    """The text decoder with *encoder* (a vision tower, an audio encoder: built after the
+    embeddings, its features merged into the sequence) beside it; the encoder's ops, under
+    *prefixes*, run once per input in the prefill: nothing of theirs is kept for decode."""
+    arch = decoder_build(flags, bound, name=name, labels=labels, vision=encoder)
     for path in list(arch.graph.nodes):
         node = arch.graph.nodes[path]
-        if path.startswith(VISION_PREFIXES) and node.get("kind") == "op":
-            node["cached"] = False  # the tower runs once per image in the prefill: nothing kept for decode
+        if path.startswith(prefixes) and node.get("kind") == "op":
+            node["cached"] = False
     return arch
