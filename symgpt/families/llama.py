@@ -75,4 +75,12 @@ PRESETS = (
            source="meta-llama/Llama-3.2-3B " + _HF,
            note="3,212,749,824 parameters; published: 3B. The output head "
                 "is the embedding matrix (tie_word_embeddings), counted once"),
+    Preset("llama-3.1-405b", "llama",
+           {"L": 126, "h": 128, "h_kv": 8, "d_head": 128, "d": 16384, "d_ff": 53248, "V": 128256,
+            "T_max": 131072},
+           source="Meta 2024 (The Llama 3 Herd of Models), Table 3 (126 layers, d 16,384, FFN 53,248, 128 heads, "
+                  "8 key/value heads); V 128,256 and the 131,072-token context as in the Llama 3.1 8B and 70B "
+                  "config.json files; meta-llama/Llama-3.1-405B",
+           note="405,853,388,800 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 405B"),
 )

@@ -115,4 +115,20 @@ def read(f: Fields):
 
 READERS = {"llama4_text": Reader(read, ("Llama4ForCausalLM",))}
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS: tuple[Preset, ...] = (
+    Preset("llama-4-scout", "llama4_text",
+           {"L": 48, "h": 40, "h_kv": 8, "d_head": 128, "d": 5120, "d_ff": 8192, "V": 202048,
+            "T_max": 10485760, "E": 16, "k": 1},
+           source="Meta 2025 (Llama 4 model card); meta-llama/Llama-4-Scout-17B-16E-Instruct, its text model",
+           note="107,769,861,120 parameters in the text model; the checkpoint's safetensors hold "
+                "108,641,793,536, the rest (871,932,416) its vision encoder and projector, not counted here. "
+                "Published: 17B active, 109B total"),
+    Preset("llama-4-maverick", "llama4_text",
+           {"L": 48, "h": 40, "h_kv": 8, "d_head": 128, "d": 5120, "d_ff": 8192, "V": 202048,
+            "T_max": 1048576, "E": 128, "k": 1},
+           flags={"moe_every": 2},
+           source="Meta 2025 (Llama 4 model card); meta-llama/Llama-4-Maverick-17B-128E-Instruct, its text model",
+           note="400,711,848,960 parameters in the text model; the checkpoint's safetensors hold "
+                "401,583,781,376, the rest (871,932,416) its vision encoder and projector, not counted here. "
+                "Published: 17B active, 400B total. MoE every second layer, dense FFN between"),
+)

@@ -28,4 +28,10 @@ PRESETS = (
                   "its config.json on the Hugging Face Hub",
            note="v0.1 with its 4,096-token sliding window; v0.2 and later drop the window "
                 "(set window=false)"),
+    Preset("mistral-small-24b", "mistral",
+           {"L": 40, "h": 32, "h_kv": 8, "d_head": 128, "d": 5120, "d_ff": 32768, "V": 131072, "T_max": 32768},
+           flags={"window": False},
+           source="Mistral AI 2025 (Mistral Small 3, mistralai/Mistral-Small-24B-Base-2501 model card)",
+           note="23,572,403,200 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 24B. No sliding window (sliding_window null)"),
 )

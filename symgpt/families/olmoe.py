@@ -46,4 +46,11 @@ def read_flex_olmo(f: Fields):
 READERS = {"olmoe": Reader(read, ("OlmoeForCausalLM",)),
            "flex_olmo": Reader(read_flex_olmo, ("FlexOlmoForCausalLM",))}
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS: tuple[Preset, ...] = (
+    Preset("olmoe-1b-7b", "olmoe",
+           {"L": 16, "h": 16, "d": 2048, "d_ff": 1024, "V": 50304, "T_max": 4096, "E": 64, "k": 8},
+           source="Muennighoff et al. 2024 (OLMoE: Open Mixture-of-Experts Language Models); "
+                  "allenai/OLMoE-1B-7B-0924",
+           note="6,919,161,856 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 6.9B in total, 1.3B active (8 of 64 experts a token)"),
+)

@@ -13,7 +13,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
 
@@ -174,4 +174,32 @@ def read_llava(f: Fields):
 READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
            "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
 
-PRESETS: tuple = ()
+PRESETS: tuple[Preset, ...] = (
+    Preset("gemma-3-4b", "gemma3",
+           {"L": 34, "h": 8, "h_kv": 4, "d_head": 256, "d": 2560, "d_ff": 10240, "V": 262208, "T_max": 131072,
+            "W": 1024, "d_v": 1152, "L_v": 27, "h_v": 16, "d_ff_v": 4304, "S_img": 896, "P_patch": 14, "C_img": 3,
+            "N_img": 0},
+           flags={"image_pool": 4},
+           source="Gemma Team 2025 (Gemma 3 Technical Report); google/gemma-3-4b-it, text model and SigLIP "
+                  "vision encoder",
+           note="4,300,079,472 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 4B. Images of 896×896 pixels, 256 tokens each"),
+    Preset("gemma-3-12b", "gemma3",
+           {"L": 48, "h": 16, "h_kv": 8, "d_head": 256, "d": 3840, "d_ff": 15360, "V": 262208, "T_max": 131072,
+            "W": 1024, "d_v": 1152, "L_v": 27, "h_v": 16, "d_ff_v": 4304, "S_img": 896, "P_patch": 14, "C_img": 3,
+            "N_img": 0},
+           flags={"image_pool": 4},
+           source="Gemma Team 2025 (Gemma 3 Technical Report); google/gemma-3-12b-it, text model and SigLIP "
+                  "vision encoder",
+           note="12,187,325,040 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 12B. Images of 896×896 pixels, 256 tokens each"),
+    Preset("gemma-3-27b", "gemma3",
+           {"L": 62, "h": 32, "h_kv": 16, "d_head": 128, "d": 5376, "d_ff": 21504, "V": 262208, "T_max": 131072,
+            "W": 1024, "d_v": 1152, "L_v": 27, "h_v": 16, "d_ff_v": 4304, "S_img": 896, "P_patch": 14, "C_img": 3,
+            "N_img": 0},
+           flags={"image_pool": 4, "query_scalar": 168},
+           source="Gemma Team 2025 (Gemma 3 Technical Report); google/gemma-3-27b-it, text model and SigLIP "
+                  "vision encoder",
+           note="27,432,406,640 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
+                "published: 27B. Images of 896×896 pixels, 256 tokens each"),
+)
