@@ -43,7 +43,9 @@ def test_the_site_builds_strict(tmp_path):
     r = _build(CONFIG, tmp_path / "site")
     assert r.returncode == 0 and "WARNING" not in r.stderr, r.stderr[-3000:]
     pages = {p.relative_to(db.PAGES).as_posix() for p in db.site_pages()}
-    assert set(_nav_files(_config()["nav"])) == pages
+    # every page is in the navigation, and docs/DESIGN.md is the page design.md (docs/hooks.py)
+    assert set(_nav_files(_config()["nav"])) == pages | {"design.md"}
+    assert "tests/test_layers.py" in (tmp_path / "site" / "design.html").read_text()
     for page in pages:
         assert (tmp_path / "site" / page.replace(".md", ".html")).is_file(), page
     api = (tmp_path / "site" / "api.html").read_text()
@@ -69,6 +71,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
             dest.write_bytes(p.read_bytes())
     (pages / "api.md").write_text("# Python API\n")
     cfg["docs_dir"] = str(pages)
+    cfg["hooks"] = [str(CONFIG.parent / h) for h in cfg["hooks"]]
     (tmp_path / "ok.yml").write_text(yaml.safe_dump(cfg))
     r = _build(tmp_path / "ok.yml", tmp_path / "s0")
     assert r.returncode == 0, r.stderr[-2000:]
