@@ -2,7 +2,8 @@
 # Install everything symgpt needs on a fresh Debian machine (run as root, Python 3.11):
 #   bash scripts/setup.sh          # symgpt, Graphviz's dot, a TeX Live for the PDF report
 #   bash scripts/setup.sh --test   # also the test tools and oracles (torch 2.13.0 CPU, transformers,
-#                                  # nbclient/nbformat/ipykernel for the notebook: the [test] extra)
+#                                  # nbclient/nbformat/ipykernel for the notebook, MkDocs for the
+#                                  # documentation site: the [test] extra)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

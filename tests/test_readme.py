@@ -1,115 +1,64 @@
 """The README runs as written: every console, bash and Python block in README.md is extracted
-(tests/readme_blocks.py says how each kind is read) and run, and what the README shows is
-compared with what runs. Each block is its own test, named ``README.md:LINE``, and each failure
-names the README line of the command or statement that failed, so a block added later (by any
-branch) is run and checked without touching this file.
+(tests/readme_blocks.py says how each kind is read) and run by the runner the documentation
+site's pages share (tests/docblocks.py; tests/test_docs_site.py runs the pages), and what the
+README shows is compared with what runs. Each block is its own test, named ``README.md:LINE``,
+and each failure names the README line of the command or statement that failed, so a block
+added later (by any branch) is run and checked without touching this file. The README also
+keeps the two commands `.ci/run` and a new user type, word for word."""
 
-Commands run through symgpt's CLI in this process (models and derivations are shared between
-blocks), each block in its own temporary folder holding a link to ``examples/``. Python blocks
-run in a fresh interpreter each, as a reader pasting one would. Exempt, and only these: the
-install and test commands that `.ci/run` itself runs (``bash scripts/setup.sh [--test]``,
-``python3 -m pytest ...``) and the wheel build and install, which tests/test_wheel.py runs."""
-
-import os
-import subprocess
-import sys
-from pathlib import Path
+import re
 
 import pytest
 
 import clirun
+import docblocks as db
 import readme_blocks as rb
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-BLOCKS = [b for b in rb.read(README) if b.lang in ("console", "bash", "sh", "shell", "python")]
-EXEMPT = (("bash", "scripts/setup.sh"), ("python3", "-m", "pytest"), ("python3", "-m", "pip", "wheel"),
-          ("pip", "install"))
-
-
-def _exempt(words: list[str]) -> bool:
-    return any(tuple(words[:len(e)]) == e for e in EXEMPT)
-
-
-def _symgpt_argv(words: list[str]) -> list[str] | None:
-    if words[:1] == ["symgpt"]:
-        return words[1:]
-    if words[:3] in (["python3", "-m", "symgpt"], ["python", "-m", "symgpt"]):
-        return words[3:]
-    return None
-
-
-def _folder(tmp_path: Path) -> Path:
-    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
-    return tmp_path
+BLOCKS = db.runnable(db.README)
 
 
 def test_the_readme_has_blocks_of_every_kind():
-    kinds = {b.lang for b in BLOCKS}
+    kinds = {b.lang for _, b in BLOCKS}
     assert {"console", "bash", "python"} <= kinds, kinds
-    assert sum(len(rb.shell_commands(b)) for b in BLOCKS if b.lang != "python") >= 40
+    assert sum(len(rb.shell_commands(b)) for _, b in BLOCKS if b.lang != "python") >= 5
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.lang != "python"], ids=lambda b: f"README.md:{b.line}")
-def test_shell_block_runs_as_written(block, tmp_path):
-    cwd, failures, ran = _folder(tmp_path), [], 0
-    for cmd in rb.shell_commands(block):
-        if _exempt(cmd.words):
-            continue
-        argv = _symgpt_argv(cmd.words)
-        if argv is None:
-            failures.append(f"README.md:{cmd.line}: the README test does not know how to run {' '.join(cmd.words)!r}")
-            continue
-        r = clirun.run(argv, cwd=cwd, columns=100)
-        ran += 1
-        where = f"README.md:{cmd.line}: symgpt {' '.join(argv)}"
-        if r.returncode != 0:
-            failures.append(f"{where}: exit {r.returncode}: {r.stderr.strip()[:300]}")
-            continue
-        if cmd.output is not None:
-            got = [line.rstrip() for line in r.stdout.rstrip("\n").splitlines()]
-            want = [line.rstrip() for line in cmd.output]
-            while want and not want[-1]:
-                want.pop()
-            if got != want:
-                failures.append(f"{where}: prints\n" + "\n".join(got) + "\n  but the README shows\n" + "\n".join(want))
-        for v in rb.stated_values(cmd.expect):
-            if v not in r.stdout:
-                failures.append(f"{where}: the README says {v!r}; not in the output:\n{r.stdout[:1500]}")
-    assert not failures, "\n".join(failures)
-    assert ran or all(_exempt(c.words) for c in rb.shell_commands(block))
+def test_the_readme_keeps_the_two_commands():
+    # the oracle: .ci/run's own command line, and the report command a new user types
+    ci = (db.ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    commands = [" ".join(c.words) for _, b in BLOCKS if b.lang == "bash" for c in rb.shell_commands(b)]
+    assert ci == "bash scripts/setup.sh --test && python3 -m pytest -n 2"
+    assert "bash scripts/setup.sh --test" in commands and "python3 -m pytest -n 2" in commands
+    assert "bash scripts/setup.sh" in commands and "symgpt report gpt2-small" in commands
+    assert ci in db.README.read_text()
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.lang == "python"], ids=lambda b: f"README.md:{b.line}")
-def test_python_block_runs_as_written(block, tmp_path):
-    cwd = _folder(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
-    if block.excerpt_of:
-        path = ROOT / block.excerpt_of
-        assert path.is_file(), f"README.md:{block.line}: {block.excerpt_of} does not exist"
-        full = [line.strip() for line in path.read_text().splitlines()]
-        at = 0
-        for n, line in enumerate(block.lines[1:], block.line + 1):
-            if not line.strip():
-                continue
-            try:
-                at = full.index(line.strip(), at) + 1
-            except ValueError:
-                pytest.fail(f"README.md:{n}: not in {block.excerpt_of} (in this order): {line.strip()!r}")
-        r = subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    else:
-        r = subprocess.run([sys.executable, str(ROOT / "tests" / "readme_pyrun.py"), str(block.line)], input=block.text,
-                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"README.md:{block.line}:\n{r.stdout}\n{r.stderr[-2500:]}"
+def test_the_readme_links_resolve():
+    text = db.README.read_text()
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in links if "://" not in t]
+    assert len(local) >= 15, local
+    missing = [t for t in local if not (db.ROOT / t).exists()]
+    assert not missing, missing
+    # every page of the site is reachable from the README, directly or from the site's home page
+    home = (db.PAGES / "index.md").read_text()
+    named = {(db.ROOT / t).resolve() for t in local} | {(db.PAGES / t).resolve() for t in re.findall(r"\]\(([\w./-]+\.md)", home)}
+    unreached = [db.label(p) for p in db.site_pages() if p.resolve() not in named]
+    assert not unreached, unreached
+
+
+@pytest.mark.parametrize("item", BLOCKS, ids=db.block_id)
+def test_block_runs_as_written(item, tmp_path):
+    db.check_block(item, tmp_path)
 
 
 def test_the_harness_catches_what_a_reader_would_hit(tmp_path):
-    # the oracle: blocks written wrong on purpose, each mistake the issue found in the README
+    # the oracle: blocks written wrong on purpose, each mistake a reader pasting the README hit
     md = "\n".join([
         "```console", "$ symgpt params gpt2-small --json", "{}", "```",
         "```bash", "symgpt params gpt2-small   # 124,439,809", "symgpt rule gpt2-small params --as d --as V",
         "                            # -0.73 %", "make install", "```",
-        "```python", "import symgpt", "symgpt.load('gpt2-small').params.value   # 124439808", "```",
+        "```python", "import symgpt", "symgpt.load('gpt2-small').params.value   # 124439809", "```",
     ])
     bs = rb.blocks(md)
     assert [b.lang for b in bs] == ["console", "bash", "python"] and bs[1].line == 6
@@ -120,7 +69,17 @@ def test_the_harness_catches_what_a_reader_would_hit(tmp_path):
     out = clirun.run(["params", "gpt2-small"]).stdout
     assert "124,439,809" not in out and "124,439,808" in out
     assert "-0.73 %" not in clirun.run(["rule", "gpt2-small", "params", "--as", "d", "--as", "V"]).stdout
-    assert _symgpt_argv(bash[2].words) is None and not _exempt(bash[2].words)
+    assert db.symgpt_argv(bash[2].words) is None and not db.exempt(bash[2].words)
+    # the shared runner reports each of those mistakes by the file and line it sits on
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    bad_console = db.shell_failures("page.md", bs[0], db.folder(tmp_path / "a"))
+    assert len(bad_console) == 1 and bad_console[0].startswith("page.md:2: symgpt params gpt2-small --json: prints")
+    bad_bash = db.shell_failures("page.md", bs[1], db.folder(tmp_path / "b"))
+    assert [f.split(":")[1] for f in bad_bash] == ["6", "7", "9"], bad_bash
+    bad_python = db.python_failure("page.md", bs[2], db.folder(tmp_path / "c"))
+    assert bad_python and "page.md:13: page.md shows '124439809', it gives '124439808'" in bad_python
     assert rb.python_value_comment("124439808, a SymPy Integer") == "124439808"
     assert rb.python_value_comment("one block: 7087872") == "7087872"
     assert rb.python_value_comment("the networkx DiGraph of ops") is None

@@ -202,7 +202,7 @@ def _main(argv: list[str] | None) -> int:
         _say("input too deeply nested")
         return 2
     except MemoryError:
-        _say("out of memory; see the Limits section of the README")
+        _say("out of memory; see the Limits page of the documentation")
         return 2
     except ValueError as e:
         if "integer string conversion" not in str(e) and "int_max_str_digits" not in str(e):
