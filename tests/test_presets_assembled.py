@@ -91,3 +91,31 @@ def test_llama4_checkpoints_differ_from_their_text_models_by_one_vision_tower():
     for p in rest:
         assert f"{rest[p]:,}" in symgpt.families.presets()[p].note
 
+
+
+#: GLM-4.5's checkpoints hold, besides the model transformers builds, one multi-token-prediction
+#: layer (a decoder layer, its projection of [embedding; hidden] 2d -> d, three RMSNorms and its own
+#: embedding and head, as the GLM-4.5 report and its model.safetensors.index.json name them) and
+#: each MoE layer's expert-score correction bias, which transformers keeps as a buffer.
+GLM = {"glm-4.5": (CONFIGS / "glm-4.5.json", 358_337_791_296),
+       "glm-4.5-air": (CONFIGS.parent / "glm-4.5-air.json", 110_468_824_832)}
+
+
+@pytest.mark.parametrize("preset", sorted(GLM))
+def test_glm_checkpoint_is_the_model_plus_its_prediction_layer(preset, tmp_path):
+    path, total = GLM[preset]
+    cfg = json.loads(path.read_text())
+    model = _build(cfg)
+    biases = sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
+    last = model.model.layers[-1]
+    layer = param_count(last) + last.mlp.gate.e_score_correction_bias.numel()
+    d, V = cfg["hidden_size"], cfg["vocab_size"]
+    prediction_layer = layer + 2 * d * d + 3 * d + 2 * V * d
+    n = param_count(model)
+    assert n + biases + prediction_layer == total
+    p = symgpt.load(preset)
+    assert p.params == n and f"{n:,}" in symgpt.families.presets()[preset].note
+    copy = tmp_path / "config.json"
+    copy.write_text(json.dumps(cfg))
+    c = symgpt.load(copy)
+    assert p.family is c.family and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags

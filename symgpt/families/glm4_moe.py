@@ -133,4 +133,14 @@ PRESETS = (
            note="106,852,245,504 parameters; published: 106B in total, 12B active. 1 dense layer, then 45 with "
                 "128 routed experts (8 active) and 1 shared; the multi-token-prediction layer is not counted "
                 "(transformers does not build it)"),
+    Preset("glm-4.5", "glm4_moe",
+           {"L": 92, "h": 96, "h_kv": 8, "d_head": 128, "d": 5120, "d_ff": 1536, "V": 151552, "T_max": 131072,
+            "E": 160, "k": 8},
+           flags={"qk_norm": "head", "dense_layers": 3, "dense_ff": 12288, "shared_ff": 1536, "n_group": 1,
+                  "topk_group": 1},
+           source="Zhipu AI / Z.ai 2025 (GLM-4.5 technical report); zai-org/GLM-4.5",
+           note="352,797,814,784 parameters; published: 355B in total, 32B active. 3 dense layers, then 89 with "
+                "160 routed experts (8 active) and 1 shared. The checkpoint's safetensors hold 358,337,791,296: "
+                "besides these, the multi-token-prediction layer (5,539,962,272, not built by transformers) and the "
+                "89 layers' expert-score correction biases (14,240, buffers in transformers), neither counted here"),
 )
