@@ -5,7 +5,8 @@ paper or model card and from public partial copies of its config.json (tests/con
 names them). The oracle that settles the file is the checkpoint itself: transformers' class named
 in ``architectures``, built from the file on the meta device, holds exactly as many numbers as
 the checkpoint's safetensors on the Hugging Face Hub (the Hub's own ``safetensors.total``, quoted
-below with the public records that print it). A single wrong width, layer count or vocabulary
+below with the public records that print it; for two Mamba checkpoints, the count of the
+checkpoint as loaded). A single wrong width, layer count or vocabulary
 size would miss that total. The preset of the same name must then be what symgpt reads from the
 file, and count what transformers counts.
 """
@@ -38,6 +39,10 @@ ASSEMBLED = {
     "gemma-3-27b": ("gemma-3-27b-it.json", "gemma3", 27_432_406_640, False),
     "llama-4-scout": ("llama-4-scout-17b-16e.json", "llama4_text", 108_641_793_536, True),
     "llama-4-maverick": ("llama-4-maverick-17b-128e.json", "llama4_text", 401_583_781_376, True),
+    # these two: the parameters of the checkpoints loaded with transformers, as a public experiment
+    # log prints them ("state-spaces/mamba-370m-hf (371,516,416 parameters)", "-1.4b-hf (1,372,178,432")
+    "mamba-370m": ("mamba-370m-hf.json", "mamba", 371_516_416, False),
+    "mamba-1.4b": ("mamba-1.4b-hf.json", "mamba", 1_372_178_432, False),
 }
 
 def _file(preset):

@@ -126,6 +126,16 @@ PRESETS = (
            source="Gu & Dao 2023 (Mamba); state-spaces/mamba-130m-hf " + _HF,
            note="129,135,360 parameters; published: 130M. The output head is the embedding matrix "
                 "(tied), counted once; the vocabulary is padded to 50,280"),
+    Preset("mamba-370m", "mamba",
+           {"d": 1024, "L": 48, "d_inner": 2048, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 64},
+           source="Gu & Dao 2023 (Mamba), the 370M row (48 layers, d 1,024); state-spaces/mamba-370m-hf",
+           note="371,516,416 parameters; published: 370M. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
+    Preset("mamba-1.4b", "mamba",
+           {"d": 2048, "L": 48, "d_inner": 4096, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 128},
+           source="Gu & Dao 2023 (Mamba), the 1.4B row (48 layers, d 2,048); state-spaces/mamba-1.4b-hf",
+           note="1,372,178,432 parameters; published: 1.4B. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
     Preset("mamba-2.8b", "mamba",
            {"d": 2560, "L": 64, "d_inner": 5120, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 160},
            source="Gu & Dao 2023 (Mamba); state-spaces/mamba-2.8b-hf " + _HF,
