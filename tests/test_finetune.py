@@ -89,8 +89,72 @@ def test_dora_adds_one_magnitude_per_output(config, targets, tmp_path):
     pm = _hf(config, targets, dora=True)
     m = _symgpt(config, FineTune("dora", 8, targets), tmp_path)
     assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+
+
+DORA_CASES = [(LLAMA, ("q", "v")), (LLAMA, ("q", "k", "v", "o", "gate", "up", "down")),
+              (GPT2, ("q", "k", "v", "o")), (GPT2, ("q", "k", "v", "o", "up", "down"))]
+DORA_IDS = ["llama-qv", "llama-all", "gpt2-attention", "gpt2-all"]
+
+
+@pytest.mark.parametrize("config,targets", DORA_CASES, ids=DORA_IDS)
+def test_dora_step_flops_equal_flopcountermode(config, targets, tmp_path):
+    # peft builds B·A each forward by running the adapters on an identity matrix, and detaches it:
+    # forward work only, no backward
+    from oracles.measure import flop_count
+
+    pm = _hf(config, targets, dora=True)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16), tmp_path)
+    assert m.quantity("flops.forward").value == flop_count(pm, B, T)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+
+
+@pytest.mark.parametrize("config,targets", DORA_CASES, ids=DORA_IDS)
+def test_dora_retained_activations_equal_saved_tensors_hooks(config, targets, tmp_path):
+    from oracles.measure import retained_activation_bytes
+
+    pm = _hf(config, targets, dora=True)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16), tmp_path)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == retained_activation_bytes(pm, B, T)
+
+
+def test_retained_equals_saved_where_no_graph_is_dropped(tmp_path):
+    # the oracle above agrees with saved_activation_bytes on LoRA, where every saved tensor stays
+    from oracles.measure import retained_activation_bytes, saved_activation_bytes
+
+    for config, targets in ((LLAMA, ("q", "v")), (GPT2, ("q", "k", "v", "o"))):
+        pm = _hf(config, targets)
+        assert retained_activation_bytes(pm, B, T) == saved_activation_bytes(pm, B, T, torch.float32)
+
+
+def test_dora_over_lora_by_hand(tmp_path):
+    # Liu et al. 2024 as peft runs it, per adapted layer d_in -> d_out at rank r, N = B·T tokens:
+    # forward + 2·(d_in·d_in·r + d_in·r·d_out) FLOPs (lora_B(lora_A(eye(d_in)))), backward + 0;
+    # kept (fp32): y (no bias: the base output itself), s·B·A·x, ‖·‖, m/‖·‖ (4·(2·N·d_out + 2·d_out))
+    # and m/‖·‖ − 1 (4·d_out) where y needs a gradient (not in layer 0 for q and v: the frozen
+    # embeddings feed it). Llama, q (64 -> 64) and v (64 -> 32), L = 2.
+    lora = _symgpt(LLAMA, FineTune("lora", 8, ("q", "v"), alpha=16), tmp_path)
+    dora = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16), tmp_path)
+    r, N, L = 8, B * T, 2
+    layer = 2 * (64 * 64 * r + 64 * r * 64) + 2 * (64 * 64 * r + 64 * r * 32)
+    assert dora.quantity("flops.forward").value - lora.quantity("flops.forward").value == L * layer
+    assert dora.quantity("flops.backward").value == lora.quantity("flops.backward").value
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    kept = sum(4 * (2 * N * d + 2 * d) for d in (64, 32))
+    minus_one = 4 * (64 + 32)
+    assert dora.quantity("memory.activations", **opts).value - lora.quantity("memory.activations", **opts).value \
+        == L * kept + (L - 1) * minus_one
+    # the magnitudes' gradients and AdamW states: d_out more trainable parameters per layer
+    extra = L * (64 + 32)
+    assert dora.quantity("memory.gradients", precision="fp32").value \
+        - lora.quantity("memory.gradients", precision="fp32").value == 4 * extra
+
+
+def test_dora_with_dropout_is_refused(tmp_path):
+    m = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), dropout=0.1), tmp_path)
+    assert m.quantity("params.trainable").value == 2 * (8 * (64 + 64) + 8 * (64 + 32) + 64 + 32)
     for name in ("flops.train", "memory.activations", "memory.total"):
-        with pytest.raises(SymgptError, match="DoRA is not modelled"):
+        with pytest.raises(SymgptError, match="DoRA with --lora-dropout > 0 is not modelled"):
             m.quantity(name)
 
 

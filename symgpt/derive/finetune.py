@@ -129,8 +129,16 @@ class FineTune:
         return (f"{what}, rank {self.rank} on {','.join(self.targets)}: ΔW = B·A per targeted linear "
                 f"(r·(d_in + d_out) parameters{', + d_out magnitude' if self.method == 'dora' else ''}), "
                 f"every base parameter frozen (peft's bias='none'){extra}; alpha scales B·A and costs nothing; "
+                f"{_DORA if self.method == 'dora' else ''}"
                 f"{stored}; gradients and optimizer states for the trainable parameters only; a frozen linear "
                 "layer has no weight-gradient matmul and keeps no input for one")
+
+
+_DORA = ("DoRA as peft runs it: each forward builds B·A by running the adapters on an identity matrix "
+         "(2·(d_in²·r + d_in·r·d_out) FLOPs per adapted layer, no backward) and rescales the layer's output by "
+         "m/‖W + s·B·A‖ (the norm detached, Liu et al. 2024 Sec. 4.3), keeping the base output (less its bias), "
+         "the adapter's output, the norm, m/‖·‖ and m/‖·‖ − 1; that pass's temporaries (the d_in × d_in identity, "
+         "B·A and W + s·B·A) are freed within the layer's forward and not counted; ")
 
 
 def targeted(arch: Arch, ft: FineTune) -> list[str]:
@@ -213,9 +221,14 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
             g.nodes[x]["dropout_active"] = True  # in training whatever the model's own dropout
         lora_a = add("lora_A", Linear(op.n_in, r, bias=False), x, params=[("weight", (op.n_in, r))])
         lora_b = add("lora_B", Linear(r, op.n_out, bias=False), lora_a, params=[("weight", (r, op.n_out))])
-        scaled = add("lora_scale", Scale(alpha / r), lora_b)
-        extra = [("magnitude", (op.n_out,))] if ft.method == "dora" else []
-        total = add("lora_add", Add(), n, scaled, params=extra)
+        if ft.method == "dora":  # peft's DoraLinearLayer: m/‖W + s·B·A‖ rescales the base and adapter outputs
+            from ..ops.dora import DoraNorm, DoraScale
+
+            norm = add("lora_magnitude", DoraNorm(op.n_in, op.n_out, r), x, params=[("magnitude", (op.n_out,))])
+            total = add("dora_scale", DoraScale(alpha / r, bool(getattr(op, "bias", False))), n, lora_b, norm)
+        else:
+            scaled = add("lora_scale", Scale(alpha / r), lora_b)
+            total = add("lora_add", Add(), n, scaled)
         for v, e in consumers:
             _unlink(g, n, v)
             g.add_edge(total, v, **e)
@@ -307,11 +320,12 @@ def frozen(model) -> Quantity:
 
 
 def check_derivable(model, what: str) -> None:
-    """Refuse a FLOP or memory derivation that DoRA's weight-norm pass would make wrong."""
+    """Refuse a FLOP or memory derivation of the one DoRA setting not modelled: adapter dropout,
+    under which peft reruns the base layer on the dropped input."""
     ft = model.arch.flags.get("finetune")
-    if ft is not None and ft.method == "dora":
-        raise SymgptError(f"{what} of DoRA is not modelled (peft recomputes the weight norm of W + B·A "
-                          "every forward); its parameter counts are: use symgpt params")
+    if ft is not None and ft.method == "dora" and ft.dropout:
+        raise SymgptError(f"{what} of DoRA with --lora-dropout > 0 is not modelled (peft then reruns the base "
+                          "layer on the dropped input); its parameter counts are: use symgpt params")
 
 
 __all__ = ["ALL_LINEAR", "FineTune", "METHODS", "TARGETS", "apply", "frozen", "rewrite", "targeted", "trainable"]
