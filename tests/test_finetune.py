@@ -92,8 +92,9 @@ def test_dora_adds_one_magnitude_per_output(config, targets, tmp_path):
 
 
 DORA_CASES = [(LLAMA, ("q", "v")), (LLAMA, ("q", "k", "v", "o", "gate", "up", "down")),
-              (GPT2, ("q", "k", "v", "o")), (GPT2, ("q", "k", "v", "o", "up", "down"))]
-DORA_IDS = ["llama-qv", "llama-all", "gpt2-attention", "gpt2-all"]
+              (GPT2, ("q", "k", "v", "o")), (GPT2, ("q", "k", "v", "o", "up", "down")),
+              (MIXTRAL, ("q", "k", "v", "o"))]
+DORA_IDS = ["llama-qv", "llama-all", "gpt2-attention", "gpt2-all", "mixtral-attention"]
 
 
 @pytest.mark.parametrize("config,targets", DORA_CASES, ids=DORA_IDS)
@@ -305,4 +306,23 @@ def test_t5_adapts_self_and_cross_attention_as_peft_does(tmp_path):
     m = apply(symgpt.load(path, B=2, T_enc=8, T_dec=8), FineTune("lora", 8, ("q", "v")))
     assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
     assert m.quantity("params.trainable").value == 8 * 2 * (64 + 64) * (2 + 2 + 2)  # 6 attentions × q, v
+    assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)
+
+
+def test_t5_dora_on_self_and_cross_attention(tmp_path):
+    # DoRA on T5's q and v (encoder and decoder self-attention, decoder cross-attention): the
+    # identity pass runs once per adapted layer whatever the sequence lengths
+    from transformers import AutoConfig, T5ForConditionalGeneration
+    from oracles.hf_encdec import flops
+
+    cfg = {"d_model": 64, "d_kv": 16, "d_ff": 96, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 4,
+           "vocab_size": 500, "tie_word_embeddings": True}
+    torch.manual_seed(0)
+    pm = peft.get_peft_model(T5ForConditionalGeneration(AutoConfig.for_model("t5", **cfg)),
+                             peft.LoraConfig(r=8, target_modules=["q", "v"], use_dora=True))
+    path = tmp_path / "t5.json"
+    path.write_text(json.dumps({"model_type": "t5", **cfg}))
+    m = apply(symgpt.load(path, B=2, T_enc=8, T_dec=8), FineTune("dora", 8, ("q", "v")))
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("flops.forward").value == flops(pm, 2, 8, 8)
     assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)

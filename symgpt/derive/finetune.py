@@ -137,8 +137,8 @@ class FineTune:
 _DORA = ("DoRA as peft runs it: each forward builds B·A by running the adapters on an identity matrix "
          "(2·(d_in²·r + d_in·r·d_out) FLOPs per adapted layer, no backward) and rescales the layer's output by "
          "m/‖W + s·B·A‖ (the norm detached, Liu et al. 2024 Sec. 4.3), keeping the base output (less its bias), "
-         "the adapter's output, the norm, m/‖·‖ and m/‖·‖ − 1; that pass's temporaries (the d_in × d_in identity, "
-         "B·A and W + s·B·A) are freed within the layer's forward and not counted; ")
+         "the adapter's output, the norm, m/‖·‖ and m/‖·‖ − 1; that pass's temporaries (the d_in × d_in "
+         "identity, B·A and W + s·B·A) are freed within the layer's forward and not counted; ")
 
 
 def targeted(arch: Arch, ft: FineTune) -> list[str]:

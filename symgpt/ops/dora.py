@@ -110,7 +110,8 @@ class DoraScale(Op):
         needs = ctx.needs_grad or (True, True, True)
         kept = []
         if needs[2]:  # g's gradient needs y − b and l
-            kept.append(Saved("base_result", tuple(y)) if self.bias else Saved("base_result", tuple(y), shares="input0"))
+            # y − b is a fresh tensor; without a bias it is y itself
+            kept.append(Saved("base_result", tuple(y), shares="" if self.bias else "input0"))
             kept.append(Saved("lora_result", tuple(lo), shares="input1"))
         if needs[0]:  # y's gradient needs g − 1
             kept.append(Saved("scale_minus_one", tuple(g)))
