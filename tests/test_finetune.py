@@ -151,12 +151,40 @@ def test_dora_over_lora_by_hand(tmp_path):
         - lora.quantity("memory.gradients", precision="fp32").value == 4 * extra
 
 
-def test_dora_with_dropout_is_refused(tmp_path):
-    m = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), dropout=0.1), tmp_path)
-    assert m.quantity("params.trainable").value == 2 * (8 * (64 + 64) + 8 * (64 + 32) + 64 + 32)
-    for name in ("flops.train", "memory.activations", "memory.total"):
-        with pytest.raises(SymgptError, match="DoRA with --lora-dropout > 0 is not modelled"):
-            m.quantity(name)
+DORA_DROPOUT = [(LLAMA, ("q", "v")), (LLAMA, ("q", "k", "v", "o", "gate", "up", "down")), (GPT2, ("o",)),
+                (GPT2, ("q", "k", "v", "o", "up", "down"))]
+
+
+@pytest.mark.parametrize("config,targets", DORA_DROPOUT, ids=["llama-qv", "llama-all", "gpt2-o", "gpt2-all"])
+def test_dora_with_dropout_equals_peft(config, targets, tmp_path):
+    # with lora_dropout peft runs the base layer again on the dropped input (GPT-2's Conv1D: on a
+    # fresh nn.Parameter of Wᵀ, which autograd gives a weight gradient)
+    from oracles.measure import flop_count, retained_activation_bytes
+
+    pm = _hf(config, targets, dora=True, dropout=0.1)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16, dropout=0.1), tmp_path)
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("flops.forward").value == flop_count(pm, B, T)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == retained_activation_bytes(pm, B, T)
+
+
+def test_dora_dropout_over_dora_by_hand(tmp_path):
+    # Llama, q (64 -> 64) and v (64 -> 32), L = 2, N = B·T: the base layer again on the dropped
+    # input, 2·N·d_in·d_out forward; its input gradient only where that input needs one (layer 1:
+    # layer 0's q and v read the frozen embeddings); kept (fp32 on CPU, 4·N·64 bytes each): each
+    # adapter's dropped input in place of the one shared input x, and in layer 1, where x needs a
+    # gradient, each adapter's dropout mask: layer 0 + 2 − 1, layer 1 + 4 − 1, as LoRA's dropout
+    plain = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16), tmp_path)
+    drop = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16, dropout=0.1), tmp_path)
+    N, L = B * T, 2
+    again = 2 * N * 64 * (64 + 32)
+    assert drop.quantity("flops.forward").value - plain.quantity("flops.forward").value == L * again
+    assert drop.quantity("flops.backward").value - plain.quantity("flops.backward").value == (L - 1) * again
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert drop.quantity("memory.activations", **opts).value - plain.quantity("memory.activations", **opts).value \
+        == ((2 - 1) + (4 - 1)) * 4 * N * 64
 
 
 @pytest.mark.parametrize("config,targets", CASES, ids=IDS)
@@ -326,3 +354,12 @@ def test_t5_dora_on_self_and_cross_attention(tmp_path):
     assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
     assert m.quantity("flops.forward").value == flops(pm, 2, 8, 8)
     assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)
+
+
+def test_conv1d_families_are_the_checkpoint_table_s():
+    # the families whose layers peft wraps in a fresh parameter under DoRA's dropout are the ones
+    # whose checkpoints store (in, out) weights: transformers' Conv1D
+    from symgpt.derive.finetune import CONV1D_FAMILIES
+    from symgpt.model.tensornames import IN_OUT
+
+    assert CONV1D_FAMILIES == IN_OUT

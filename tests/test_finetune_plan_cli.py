@@ -29,12 +29,6 @@ def test_adapters_are_planned_on_data_parallel_ranks(method):
     assert any("tp, cp and ep held at 1" in n for n in out["notes"])
 
 
-def test_dora_with_dropout_is_refused_in_one_line():
-    r = run([*PLAN, "--finetune", "dora", "--lora-dropout", "0.1"])
-    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
-    assert "DoRA with --lora-dropout > 0 is not modelled" in r.stderr
-
-
 @pytest.mark.parametrize("extra,message", [(["--lora-rank", "4"], "--lora-rank needs --finetune"),
                                            (["--finetune", "full", "--lora-rank", "4"], "no effect with --finetune full"),
                                            (["--finetune", "ia3"], "--finetune")])

@@ -78,10 +78,9 @@ def run(args) -> int:
     from ..render.jsonout import dumps
     from .machine import machine
 
-    from .costargs import finetune_model, refuse_dora
+    from .costargs import finetune_model
 
     m = finetune_model(args, load_model(args))
-    refuse_dora(m, "time")
     opts = flops_options(args)
     opts.pop("per", None)
     mach = machine(args, args.precision or convention(args.convention).precision)

@@ -41,6 +41,9 @@ TARGETS = {"q": (R.QUERY, R.CROSS_QUERY), "k": (R.KEY, R.CROSS_KEY), "v": (R.VAL
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 #: fused projections: role -> the target names it holds
 FUSED = {R.QKV: ("q", "k", "v"), R.FFN_GATE_UP: ("gate", "up")}
+#: families whose linear layers are transformers' ``Conv1D`` (weights stored (in, out)), as
+#: ``model.tensornames.IN_OUT`` lists them: peft wraps such a weight in a new parameter
+CONV1D_FAMILIES = frozenset({"gpt2"})
 #: the frozen base's storage under each method (``derive.quantize``)
 BASES = ("nf4", "int8")
 
@@ -130,6 +133,7 @@ class FineTune:
                 f"(r·(d_in + d_out) parameters{', + d_out magnitude' if self.method == 'dora' else ''}), "
                 f"every base parameter frozen (peft's bias='none'){extra}; alpha scales B·A and costs nothing; "
                 f"{_DORA if self.method == 'dora' else ''}"
+                f"{_DORA_DROPOUT if self.method == 'dora' and self.dropout else ''}"
                 f"{stored}; gradients and optimizer states for the trainable parameters only; a frozen linear "
                 "layer has no weight-gradient matmul and keeps no input for one")
 
@@ -139,6 +143,10 @@ _DORA = ("DoRA as peft runs it: each forward builds B·A by running the adapters
          "m/‖W + s·B·A‖ (the norm detached, Liu et al. 2024 Sec. 4.3), keeping the base output (less its bias), "
          "the adapter's output, the norm, m/‖·‖ and m/‖·‖ − 1; that pass's temporaries (the d_in × d_in "
          "identity, B·A and W + s·B·A) are freed within the layer's forward and not counted; ")
+_DORA_DROPOUT = ("with dropout, peft runs the base layer again on the dropped input, without its bias, and "
+                 "rescales that output (2·d_in·d_out FLOPs per token forward, its input gradient backward; for "
+                 "transformers' Conv1D layers (GPT-2) also the weight gradient of the new parameter peft wraps "
+                 "the weight in, and the dropped input kept for it); ")
 
 
 def targeted(arch: Arch, ft: FineTune) -> list[str]:
@@ -185,9 +193,11 @@ def _copy(arch: Arch) -> tuple[DiGraph, list[str]]:
     return g, list(arch.order)
 
 
-def rewrite(arch: Arch, ft: FineTune) -> Arch:
+def rewrite(arch: Arch, ft: FineTune, fresh_weight: bool = False) -> Arch:
     """*arch* with each targeted linear adapted and every base parameter frozen (except the
-    embedding or head when ``ft.train`` names them); *arch* itself is left unchanged."""
+    embedding or head when ``ft.train`` names them); *arch* itself is left unchanged.
+    *fresh_weight*: the linear layers store their weights as (in, out) (transformers' ``Conv1D``),
+    which DoRA with dropout wraps in a new parameter (``ops.dora.DoraBase``)."""
     if ft.method == "full":
         return arch
     nodes = targeted(arch, ft)
@@ -225,7 +235,17 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
             from ..ops.dora import DoraNorm, DoraScale
 
             norm = add("lora_magnitude", DoraNorm(op.n_in, op.n_out, r), x, params=[("magnitude", (op.n_out,))])
-            total = add("dora_scale", DoraScale(alpha / r, bool(getattr(op, "bias", False))), n, lora_b, norm)
+            bias = bool(getattr(op, "bias", False))
+            if ft.dropout:  # peft reruns the base layer (its weight, no bias) on the dropped input
+                from ..ops.dora import DoraBase
+
+                again = add("dora_base", DoraBase(op.n_in, op.n_out, fresh_weight), x)
+                w = a["params"]["weight"]
+                g.nodes[again]["params"]["weight"] = w
+                g.add_edge(w, again, kind="param", role="weight", tied=True, shape=g.nodes[w]["shape"])
+                total = add("dora_scale", DoraScale(alpha / r, bias, separate=True), n, again, lora_b, norm)
+            else:
+                total = add("dora_scale", DoraScale(alpha / r, bias), n, lora_b, norm)
         else:
             scaled = add("lora_scale", Scale(alpha / r), lora_b)
             total = add("lora_add", Add(), n, scaled)
@@ -273,7 +293,8 @@ def apply(model, ft: FineTune):
     if ft.method == "full":
         return model
     m = model.with_()
-    m.__dict__["arch"] = rewrite(model.arch, ft)
+    family = getattr(getattr(model, "family", None), "name", None)
+    m.__dict__["arch"] = rewrite(model.arch, ft, fresh_weight=family in CONV1D_FAMILIES)
     m.notes = tuple(n for n in model.notes if n != ft.describe()) + (ft.describe(),)
     # a changed copy (a flag set by a derivation: dropout) stays fine-tuned
     m.__dict__["with_"] = lambda **changes: apply(type(model).with_(m, **changes), ft)
@@ -317,15 +338,6 @@ def frozen(model) -> Quantity:
     parts = _entries(model, True)
     return Quantity("params.frozen", parts or (("none", sympy.Integer(0)),), model.bindings, "parameters",
                     "", (_note(model, True),))
-
-
-def check_derivable(model, what: str) -> None:
-    """Refuse a FLOP or memory derivation of the one DoRA setting not modelled: adapter dropout,
-    under which peft reruns the base layer on the dropped input."""
-    ft = model.arch.flags.get("finetune")
-    if ft is not None and ft.method == "dora" and ft.dropout:
-        raise SymgptError(f"{what} of DoRA with --lora-dropout > 0 is not modelled (peft then reruns the base "
-                          "layer on the dropped input); its parameter counts are: use symgpt params")
 
 
 __all__ = ["ALL_LINEAR", "FineTune", "METHODS", "TARGETS", "apply", "frozen", "rewrite", "targeted", "trainable"]

@@ -97,6 +97,7 @@ CATALOG = {
     # DoRA fine-tuning: the weight-norm scale and the rescaled output (peft's DoraLinearLayer)
     "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
     "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),
+    "DoraBase": Ref("symgpt.ops.dora", "DoraBase"),
 }
 
 

@@ -74,12 +74,27 @@ class DoraScale(Op):
 
     factor: sympy.Expr
     bias: bool = False
+    #: adapter dropout: the rescaled base output is a second input, the base layer run on the
+    #: dropped input (:class:`DoraBase`, no bias), and y itself is only added
+    separate: bool = False
     kind = "dora_scale"
     title = "DoRA rescale"
-    arity = 3
+    arity = None
+
+    def _split(self, inputs):
+        """(y, the base output rescaled, l, g) and the input slot of the rescaled one."""
+        if self.separate:
+            y, yb, lo, g = inputs
+            return y, yb, lo, g, 1
+        y, lo, g = inputs
+        return y, y, lo, g, 0
 
     def shape(self, inputs):
-        y, lo, g = inputs
+        if len(inputs) != (4 if self.separate else 3):
+            raise SymgptError(f"DoRA rescale takes {4 if self.separate else 3} inputs, got {len(inputs)}")
+        y, yb, lo, g, _ = self._split(inputs)
+        if tuple(yb) != tuple(y):
+            raise SymgptError(f"DoRA rescale expects both base outputs of one shape, got {tuple(y)}, {tuple(yb)}")
         if tuple(y) != tuple(lo) or len(g) != 1 or sympy.expand(g[0] - y[-1]) != 0:
             raise SymgptError(f"DoRA rescale expects y and l of one shape and g of their last dimension, got "
                               f"{tuple(y)}, {tuple(lo)}, {tuple(g)}")
@@ -89,35 +104,89 @@ class DoraScale(Op):
         return ()
 
     def forward(self, inputs, out):
-        n, rows = numel(out), inputs[2][0]
+        n, rows = numel(out), inputs[-1][0]
         # [y − b], (g − 1), (g − 1)·y, g·l, ·s, the sum of the two, y + it
-        return (Work("elementwise", (6 if self.bias else 5) * n + rows),)
+        return (Work("elementwise", (6 if self.bias and not self.separate else 5) * n + rows),)
+
+    def _needs(self, inputs, ctx):
+        """Whether the rescaled base output, l and g need gradients."""
+        needs = ctx.needs_grad or (True,) * len(inputs)
+        return tuple(needs[1:]) if self.separate else tuple(needs)
 
     def backward(self, inputs, out, ctx):
-        needs = ctx.needs_grad or (True, True, True)
-        n, rows = numel(out), inputs[2][0]
+        base, lora, scale = self._needs(inputs, ctx)
+        n, rows = numel(out), inputs[-1][0]
         work = []
-        if needs[0]:
-            work.append(Work("elementwise", 2 * n, grad="input"))  # (g − 1)·dy, added to dy
-        if needs[1]:
+        if base:  # (g − 1)·dy (added to dy where the base output is y itself)
+            work.append(Work("elementwise", (1 if self.separate else 2) * n, grad="input"))
+        if lora:
             work.append(Work("elementwise", 2 * n, grad="input"))  # s·dy, times g
-        if needs[2]:
+        if scale:
             work.append(Work("elementwise", 4 * n + rows, grad="input"))  # dy·y and dy·s·l, summed over rows
         return tuple(work)
 
     def saved(self, inputs, out, ctx):
-        y, lo, g = inputs
-        needs = ctx.needs_grad or (True, True, True)
+        y, yb, lo, g, slot = self._split(inputs)
+        base, lora, scale = self._needs(inputs, ctx)
+        first = slot + 1  # the slot of l (g follows it)
         kept = []
-        if needs[2]:  # g's gradient needs y − b and l
-            # y − b is a fresh tensor; without a bias it is y itself
-            kept.append(Saved("base_result", tuple(y), shares="" if self.bias else "input0"))
-            kept.append(Saved("lora_result", tuple(lo), shares="input1"))
-        if needs[0]:  # y's gradient needs g − 1
+        if scale:  # g's gradient needs the rescaled base output and l
+            # y − b is a fresh tensor; without a bias (or run apart on the dropped input) it is the input itself
+            fresh = self.bias and not self.separate
+            kept.append(Saved("base_result", tuple(yb), shares="" if fresh else f"input{slot}"))
+            kept.append(Saved("lora_result", tuple(lo), shares=f"input{first}"))
+        if base:  # the base output's gradient needs g − 1
             kept.append(Saved("scale_minus_one", tuple(g)))
-        if needs[1]:  # l's gradient needs g
-            kept.append(Saved("scale", tuple(g), shares="input2"))
+        if lora:  # l's gradient needs g
+            kept.append(Saved("scale", tuple(g), shares=f"input{first + 1}"))
         return tuple(kept)
 
     def describe(self):
         return f"DoRA rescale (s = {self.factor})"
+
+
+@register
+@dataclass(frozen=True)
+class DoraBase(Op):
+    """With adapter dropout, peft runs the base layer a second time, on the dropped input and
+    without its bias: x' @ W (..., n_in) -> (..., n_out), W the base layer's (tied, frozen) weight.
+    ``fresh_weight``: the layer stores W as (in, out) (transformers' ``Conv1D``, GPT-2), and peft
+    hands the product a new ``nn.Parameter`` of Wᵀ, which autograd gives a gradient it then drops:
+    a weight-gradient matmul each step, its input kept for it, and an output that needs a
+    gradient even where x' does not."""
+
+    n_in: sympy.Expr
+    n_out: sympy.Expr
+    fresh_weight: bool = False
+    kind = "dora_base"
+    title = "DoRA base (dropped input)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if sympy.expand(x[-1] - self.n_in) != 0:
+            raise SymgptError(f"DoRA base expects last dimension {self.n_in}, got {x[-1]}")
+        return (*x[:-1], self.n_out)  # (..., n_in) -> (..., n_out)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (self.n_in, self.n_out)),)
+
+    def _macs(self, inputs):
+        return numel(inputs[0][:-1]) * self.n_in * self.n_out
+
+    def forward(self, inputs, out):
+        return (Work("matmul", self._macs(inputs), tag="dense"),)
+
+    def backward(self, inputs, out, ctx):
+        work = []
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            work.append(Work("matmul", self._macs(inputs), tag="dense", grad="input"))
+        if self.fresh_weight:
+            work.append(Work("matmul", self._macs(inputs), tag="dense", grad="weight"))
+        return tuple(work)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        return (Saved("input", tuple(x), shares="input0"),) if self.fresh_weight else ()
+
+    def describe(self):
+        return f"DoRA base {self.n_in}->{self.n_out} on the dropped input"
