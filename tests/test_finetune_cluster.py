@@ -132,3 +132,12 @@ def test_plan_of_a_frozen_base_refuses_zero_3():
     r = run([*PLAN, "--finetune", "lora", "--zero", "1,3"])
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith("symgpt: error: plan of a frozen base with ZeRO-3 is not modelled")
+
+
+def test_dora_all_reduces_its_magnitudes_too():
+    # DoRA's magnitude m is trained: d_out more gradients per adapted layer (q, k, v, o: d; gate,
+    # up: d_ff; down: d)
+    m = apply(symgpt.load("llama-7b", B=1, T=2048), FineTune("dora", R))
+    trained = LLAMA_ADAPTERS + L * (5 * D + 2 * DFF)
+    assert m.quantity("params.trainable").value == trained
+    assert m.quantity("comm.dp", dp=8, precision="bf16").value == 2 * sympy.Rational(7, 8) * trained * 2
