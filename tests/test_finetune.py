@@ -89,9 +89,102 @@ def test_dora_adds_one_magnitude_per_output(config, targets, tmp_path):
     pm = _hf(config, targets, dora=True)
     m = _symgpt(config, FineTune("dora", 8, targets), tmp_path)
     assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
-    for name in ("flops.train", "memory.activations", "memory.total"):
-        with pytest.raises(SymgptError, match="DoRA is not modelled"):
-            m.quantity(name)
+
+
+DORA_CASES = [(LLAMA, ("q", "v")), (LLAMA, ("q", "k", "v", "o", "gate", "up", "down")),
+              (GPT2, ("q", "k", "v", "o")), (GPT2, ("q", "k", "v", "o", "up", "down")),
+              (MIXTRAL, ("q", "k", "v", "o"))]
+DORA_IDS = ["llama-qv", "llama-all", "gpt2-attention", "gpt2-all", "mixtral-attention"]
+
+
+@pytest.mark.parametrize("config,targets", DORA_CASES, ids=DORA_IDS)
+def test_dora_step_flops_equal_flopcountermode(config, targets, tmp_path):
+    # peft builds B·A each forward by running the adapters on an identity matrix, and detaches it:
+    # forward work only, no backward
+    from oracles.measure import flop_count
+
+    pm = _hf(config, targets, dora=True)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16), tmp_path)
+    assert m.quantity("flops.forward").value == flop_count(pm, B, T)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+
+
+@pytest.mark.parametrize("config,targets", DORA_CASES, ids=DORA_IDS)
+def test_dora_retained_activations_equal_saved_tensors_hooks(config, targets, tmp_path):
+    from oracles.measure import retained_activation_bytes
+
+    pm = _hf(config, targets, dora=True)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16), tmp_path)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == retained_activation_bytes(pm, B, T)
+
+
+def test_retained_equals_saved_where_no_graph_is_dropped(tmp_path):
+    # the oracle above agrees with saved_activation_bytes on LoRA, where every saved tensor stays
+    from oracles.measure import retained_activation_bytes, saved_activation_bytes
+
+    for config, targets in ((LLAMA, ("q", "v")), (GPT2, ("q", "k", "v", "o"))):
+        pm = _hf(config, targets)
+        assert retained_activation_bytes(pm, B, T) == saved_activation_bytes(pm, B, T, torch.float32)
+
+
+def test_dora_over_lora_by_hand(tmp_path):
+    # Liu et al. 2024 as peft runs it, per adapted layer d_in -> d_out at rank r, N = B·T tokens:
+    # forward + 2·(d_in·d_in·r + d_in·r·d_out) FLOPs (lora_B(lora_A(eye(d_in)))), backward + 0;
+    # kept (fp32): y (no bias: the base output itself), s·B·A·x, ‖·‖, m/‖·‖ (4·(2·N·d_out + 2·d_out))
+    # and m/‖·‖ − 1 (4·d_out) where y needs a gradient (not in layer 0 for q and v: the frozen
+    # embeddings feed it). Llama, q (64 -> 64) and v (64 -> 32), L = 2.
+    lora = _symgpt(LLAMA, FineTune("lora", 8, ("q", "v"), alpha=16), tmp_path)
+    dora = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16), tmp_path)
+    r, N, L = 8, B * T, 2
+    layer = 2 * (64 * 64 * r + 64 * r * 64) + 2 * (64 * 64 * r + 64 * r * 32)
+    assert dora.quantity("flops.forward").value - lora.quantity("flops.forward").value == L * layer
+    assert dora.quantity("flops.backward").value == lora.quantity("flops.backward").value
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    kept = sum(4 * (2 * N * d + 2 * d) for d in (64, 32))
+    minus_one = 4 * (64 + 32)
+    assert dora.quantity("memory.activations", **opts).value - lora.quantity("memory.activations", **opts).value \
+        == L * kept + (L - 1) * minus_one
+    # the magnitudes' gradients and AdamW states: d_out more trainable parameters per layer
+    extra = L * (64 + 32)
+    assert dora.quantity("memory.gradients", precision="fp32").value \
+        - lora.quantity("memory.gradients", precision="fp32").value == 4 * extra
+
+
+DORA_DROPOUT = [(LLAMA, ("q", "v")), (LLAMA, ("q", "k", "v", "o", "gate", "up", "down")), (GPT2, ("o",)),
+                (GPT2, ("q", "k", "v", "o", "up", "down"))]
+
+
+@pytest.mark.parametrize("config,targets", DORA_DROPOUT, ids=["llama-qv", "llama-all", "gpt2-o", "gpt2-all"])
+def test_dora_with_dropout_equals_peft(config, targets, tmp_path):
+    # with lora_dropout peft runs the base layer again on the dropped input (GPT-2's Conv1D: on a
+    # fresh nn.Parameter of Wᵀ, which autograd gives a weight gradient)
+    from oracles.measure import flop_count, retained_activation_bytes
+
+    pm = _hf(config, targets, dora=True, dropout=0.1)
+    m = _symgpt(config, FineTune("dora", 8, targets, alpha=16, dropout=0.1), tmp_path)
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("flops.forward").value == flop_count(pm, B, T)
+    assert m.quantity("flops.train").value == flop_count(pm, B, T, backward=True)
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert m.quantity("memory.activations", **opts).value == retained_activation_bytes(pm, B, T)
+
+
+def test_dora_dropout_over_dora_by_hand(tmp_path):
+    # Llama, q (64 -> 64) and v (64 -> 32), L = 2, N = B·T: the base layer again on the dropped
+    # input, 2·N·d_in·d_out forward; its input gradient only where that input needs one (layer 1:
+    # layer 0's q and v read the frozen embeddings); kept (fp32 on CPU, 4·N·64 bytes each): each
+    # adapter's dropped input in place of the one shared input x, and in layer 1, where x needs a
+    # gradient, each adapter's dropout mask: layer 0 + 2 − 1, layer 1 + 4 − 1, as LoRA's dropout
+    plain = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16), tmp_path)
+    drop = _symgpt(LLAMA, FineTune("dora", 8, ("q", "v"), alpha=16, dropout=0.1), tmp_path)
+    N, L = B * T, 2
+    again = 2 * N * 64 * (64 + 32)
+    assert drop.quantity("flops.forward").value - plain.quantity("flops.forward").value == L * again
+    assert drop.quantity("flops.backward").value - plain.quantity("flops.backward").value == (L - 1) * again
+    opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
+    assert drop.quantity("memory.activations", **opts).value - plain.quantity("memory.activations", **opts).value \
+        == ((2 - 1) + (4 - 1)) * 4 * N * 64
 
 
 @pytest.mark.parametrize("config,targets", CASES, ids=IDS)
@@ -242,3 +335,31 @@ def test_t5_adapts_self_and_cross_attention_as_peft_does(tmp_path):
     assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
     assert m.quantity("params.trainable").value == 8 * 2 * (64 + 64) * (2 + 2 + 2)  # 6 attentions × q, v
     assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)
+
+
+def test_t5_dora_on_self_and_cross_attention(tmp_path):
+    # DoRA on T5's q and v (encoder and decoder self-attention, decoder cross-attention): the
+    # identity pass runs once per adapted layer whatever the sequence lengths
+    from transformers import AutoConfig, T5ForConditionalGeneration
+    from oracles.hf_encdec import flops
+
+    cfg = {"d_model": 64, "d_kv": 16, "d_ff": 96, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 4,
+           "vocab_size": 500, "tie_word_embeddings": True}
+    torch.manual_seed(0)
+    pm = peft.get_peft_model(T5ForConditionalGeneration(AutoConfig.for_model("t5", **cfg)),
+                             peft.LoraConfig(r=8, target_modules=["q", "v"], use_dora=True))
+    path = tmp_path / "t5.json"
+    path.write_text(json.dumps({"model_type": "t5", **cfg}))
+    m = apply(symgpt.load(path, B=2, T_enc=8, T_dec=8), FineTune("dora", 8, ("q", "v")))
+    assert (m.quantity("params.trainable").value, m.quantity("params.frozen").value) == _counts(pm)
+    assert m.quantity("flops.forward").value == flops(pm, 2, 8, 8)
+    assert m.quantity("flops.train").value == flops(pm, 2, 8, 8, backward=True)
+
+
+def test_conv1d_families_are_the_checkpoint_table_s():
+    # the families whose layers peft wraps in a fresh parameter under DoRA's dropout are the ones
+    # whose checkpoints store (in, out) weights: transformers' Conv1D
+    from symgpt.derive.finetune import CONV1D_FAMILIES
+    from symgpt.model.tensornames import IN_OUT
+
+    assert CONV1D_FAMILIES == IN_OUT

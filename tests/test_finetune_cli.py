@@ -63,7 +63,6 @@ def test_without_finetune_nothing_changes():
     (["params", "gpt2-small", "--finetune", "lora", "--qlora-base", "int8"], "needs --finetune qlora"),
     (["memory", "gpt2-small", "--finetune", "lora", "--lora-dropout", "1.5"], "dropout"),
     (["memory", "gpt2-small", "--finetune", "lora", "--lora-alpha", "x"], "lora-alpha"),
-    (["flops", "gpt2-small", "--finetune", "dora"], "DoRA is not modelled"),
     (["memory", "gpt2-small", "--finetune", "lora", "--tp", "2"], "tensor parallelism"),
     (["params", "mixtral-8x7b", "--finetune", "lora", "--lora-targets", "up"], "experts"),
 ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .common import emit, load_model
 from .costargs import add_convention, add_finetune, add_flops, finetune_json, finetune_model, flops_options, payload, \
-    refuse_dora, unbound_hint
+    unbound_hint
 
 HELP = "FLOPs of the forward pass, the backward pass and a training step, by op"
 
@@ -20,7 +20,6 @@ def run(args) -> int:
     from ..render.jsonout import dumps
 
     m = finetune_model(args, load_model(args))
-    refuse_dora(m, "FLOPs")
     opts = flops_options(args)
     qs = [m.quantity(n, **opts) for n in ("flops.forward", "flops.backward", "flops.train")]
     if args.json:

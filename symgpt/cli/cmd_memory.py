@@ -24,10 +24,9 @@ def run(args) -> int:
     from ..render.costs_text import memory_text
     from ..render.jsonout import dumps, quantity_json
 
-    from .costargs import finetune_json, finetune_model, load_model, memory_options, refuse_dora
+    from .costargs import finetune_json, finetune_model, load_model, memory_options
 
     m = finetune_model(args, load_model(args))
-    refuse_dora(m, "memory")
     names = NAMES
     opts = memory_options(args)
     if opts.get("offload") or opts.get("offload_activations"):  # what went to the host, and its traffic

@@ -45,7 +45,7 @@ def add_arguments(p):
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="strategies shown (default 10)")
     p.add_argument("--figure", dest="output", metavar="FILE.svg",
                    help="also draw the per-device memory of the strategies shown as a stacked bar (SVG)")
-    # fine-tuning: --finetune full is the plan itself; adapters on a frozen base are refused
+    # fine-tuning: --finetune full is the plan itself; adapters are planned with tp = cp = ep = 1
     from .costargs import add_finetune
 
     add_finetune(p)
@@ -74,8 +74,9 @@ def run(args) -> int:
     from ..render.jsonout import dumps
     from ..sweep.plan import Search, plan
 
-    m = load_model(args)
-    _refuse_adapters(args)
+    from .costargs import finetune_model
+
+    m = finetune_model(args, load_model(args))  # fine-tuning: the base frozen, adapters trained
     search = Search(recompute=args.recompute, zero=args.zero, sp=(False, True), vps=args.vp,
                     microbatch_sizes=args.microbatch, max_cp=args.max_cp, schedules=tuple(args.schedule))
     tokens = number(args.tokens, "--tokens") if args.tokens else None
@@ -97,19 +98,3 @@ def run(args) -> int:
         return 0
     emit(plan_text(m, r, args.top))
     return 0
-
-
-def _refuse_adapters(args) -> None:
-    """``--finetune full`` trains every parameter: the plan as it is. Adapters on a frozen base
-    are refused in one line (the plan's closed forms price every parameter trained)."""
-    from ..core.errors import SymgptError
-    from .costargs import finetune_given, finetune_model
-
-    method = getattr(args, "finetune", None)
-    if method in (None, "full"):
-        if finetune_given(args):
-            finetune_model(args, None)  # a LoRA option without adapters: its one-line refusal
-        return
-    raise SymgptError(f"plan --finetune {method} is not modelled: the plan's closed forms price every parameter "
-                      "trained, not a frozen base with adapters (nor their split over tensor-parallel ranks); "
-                      f"size one layout with symgpt memory MODEL --finetune {method} (--dp, --zero, --pp)")

@@ -78,21 +78,15 @@ def run(args) -> int:
     from ..render.jsonout import dumps
     from .machine import machine
 
-    from .costargs import finetune_model, refuse_dora
+    from .costargs import finetune_model
 
     m = finetune_model(args, load_model(args))
-    refuse_dora(m, "time")
     opts = flops_options(args)
     opts.pop("per", None)
     mach = machine(args, args.precision or convention(args.convention).precision)
     peak, mfu = mach.values.get("peak", DEFAULT_PEAK), number(args.mfu, "--mfu")
     cluster = _cluster(args, opts, mach, peak, mfu)
     if cluster is not None:
-        if args.finetune not in (None, "full"):
-            from ..core.errors import SymgptError
-
-            raise SymgptError("fine-tuning on a cluster is not modelled (its collectives carry the trainable "
-                              "parameters' gradients only); time one device")
         if args.measured:
             from ..core.errors import SymgptError
 
@@ -179,10 +173,19 @@ def _on_cluster(args, m, o: dict, on, mach) -> int:
     memory = _memory(args, m, o, mach)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in o.items()}
-        emit(dumps(_with_machine(payload(m, qs[0].convention, shown, qs), mach, memory)))
+        out = payload(m, qs[0].convention, shown, qs)
+        if args.finetune is not None:
+            from .costargs import finetune_json
+
+            out.update(finetune_json(m))
+        emit(dumps(_with_machine(out, mach, memory)))
         return 0
     emit(cluster_time_text(m, qs, unbound_hint(m, qs)))
     _stages_note(m, on, qs[3])
+    ft = m.arch.flags.get("finetune")
+    if ft is not None:  # fine-tuning: the data-parallel collectives carry the trainable parameters only
+        emit(f"note: {ft.describe()}; the data-parallel collectives carry the trainable parameters' gradients "
+             "(and, under ZeRO-1/2, their updated weights) only", fit=True)
     _machine_lines(mach, memory)
     return 0
 

@@ -173,7 +173,7 @@ def add_finetune(p) -> None:
     # (read from the engine when a value is parsed, so that --help stays light)
     p.add_argument("--finetune", type=choices.FINETUNE.parse, default=None, metavar="METHOD",
                    help="what is trained: every parameter (full), or low-rank adapters on a frozen base: "
-                        "lora (Hu et al. 2021), dora (Liu et al. 2024; parameter counts only), qlora (Dettmers "
+                        "lora (Hu et al. 2021), dora (Liu et al. 2024), qlora (Dettmers "
                         "et al. 2023: the frozen projections stored in 4-bit NF4)")
     p.add_argument("--lora-rank", type=positive_int, default=None, metavar="R", help="adapter rank (default 8)")
     p.add_argument("--lora-targets", default=None, metavar="LIST",
@@ -251,9 +251,3 @@ def finetune_json(m) -> dict:
                            "train": list(ft.train), **({"base": ft.base} if ft.method == "qlora" else {}),
                            "note": ft.describe()}
     return {**out, **{n: quantity_json(m.quantity(n)) for n in ("params.trainable", "params.frozen")}}
-
-
-def refuse_dora(m, what: str) -> None:
-    from ..derive.finetune import check_derivable
-
-    check_derivable(m, what)

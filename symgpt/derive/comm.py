@@ -39,6 +39,7 @@ from .flops import label
 from .layout import several
 from .memory import param_bytes, setup
 from .tensor_parallel import linear_roles, place, replicated, tp_region
+from .walk import has_frozen
 
 DIMS = ("dp", "tp", "pp", "ep", "cp")
 
@@ -65,10 +66,11 @@ def _share(s, node) -> sympy.Expr:
 
 
 def _params(s):
-    """(dense, expert) parameters on this device before any ZeRO sharding."""
+    """(dense, expert) parameters on this device before any ZeRO sharding; of a fine-tuned graph,
+    the trainable ones only (a frozen parameter has no gradient to sum and is never updated)."""
     arch = s.model.arch
     dense = expert = sympy.Integer(0)
-    for owner, n in param_bytes(s, 1, 4):
+    for owner, n in param_bytes(s, 1, 4, trainable_only=has_frozen(arch)):
         if owner in arch.graph and place(arch, owner)[1]:
             expert += n
         else:
@@ -78,6 +80,7 @@ def _params(s):
 
 def dp_parts(s):
     lay, b, m = s.lay, s.bytes, s.lay.microbatches
+    _frozen_base(s, "dp")
     dense, expert = _params(s)
     out = []
     for what, n, group in (("", dense, lay.dp_group), ("experts ", expert, lay.expert_dp_group)):
@@ -164,6 +167,8 @@ def pp_parts(s):
     from .params import tied_uses
 
     for op, local, pnode in tied_uses(arch):
+        if arch.graph.nodes[pnode].get("frozen"):
+            continue  # fine-tuning: a frozen tied weight has no gradient to sum
         if place(arch, op)[0] == "post":  # first and last stage sum the tied weight's gradient
             n = numel(arch.graph.nodes[pnode]["shape"]) / lay.tp
             out.append((f"pp/{op} tied gradient all-reduce (first and last stage)", multi * 2 * ring(2) * n * s.bytes.grad))
@@ -174,6 +179,7 @@ def ep_parts(s):
     arch, lay, act = s.model.arch, s.lay, s.bytes.act
     if lay.ep == 1:
         return []
+    _frozen_base(s, "ep")
     passes = 6 if s.conv.recompute == "full" else 4  # dispatch, combine; forward (again), backward
     out = []
     for g in arch.groups_with(roles.EXPERTS):
@@ -193,12 +199,31 @@ def cp_parts(s):
     c = lay.cp
     if c == 1:
         return []
+    _frozen_base(s, "cp")
     passes = 4 if s.conv.recompute == "full" else 3  # K,V forward (again); K,V and dK,dV backward
     out = []
     for node in arch.find(roles.KEY_HEADS) + arch.find(roles.VALUE_HEADS):
         local = numel(arch.shape(node)) * arch.activity(node) * act * _share(s, node) / (c * lay.tp)
         out.append((f"cp/{node} ring exchange", passes * (c - 1) * lay.microbatches * local))
     return out
+
+
+# --- fine-tuning (derive.finetune): what a frozen base changes in the collectives ------------------
+def _frozen_base(s, dim: str) -> None:
+    """One line where a frozen base's collectives are not modelled: ZeRO-3 (whether a framework
+    partitions and gathers the frozen weights varies), expert and context parallelism (which
+    backward exchanges a frozen layer still needs depends on where the adapters sit)."""
+    if not has_frozen(s.model.arch):
+        return
+    from ..core.errors import SymgptError
+
+    if dim == "dp" and s.zero >= 3 and s.lay.dp_group != 1:
+        raise SymgptError("ZeRO-3 with a frozen base is not modelled (whether the frozen weights are partitioned "
+                          "and gathered varies by framework); use --zero 0, 1 or 2")
+    if dim in ("ep", "cp"):
+        raise SymgptError(f"{'expert' if dim == 'ep' else 'context'} parallelism with a frozen base is not modelled "
+                          f"(which backward exchanges a frozen layer still needs depends on where the adapters "
+                          f"sit); use --{dim} 1")
 
 
 PARTS = {"dp": dp_parts, "tp": tp_parts, "pp": pp_parts, "ep": ep_parts, "cp": cp_parts}

@@ -41,6 +41,9 @@ TARGETS = {"q": (R.QUERY, R.CROSS_QUERY), "k": (R.KEY, R.CROSS_KEY), "v": (R.VAL
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 #: fused projections: role -> the target names it holds
 FUSED = {R.QKV: ("q", "k", "v"), R.FFN_GATE_UP: ("gate", "up")}
+#: families whose linear layers are transformers' ``Conv1D`` (weights stored (in, out)), as
+#: ``model.tensornames.IN_OUT`` lists them: peft wraps such a weight in a new parameter
+CONV1D_FAMILIES = frozenset({"gpt2"})
 #: the frozen base's storage under each method (``derive.quantize``)
 BASES = ("nf4", "int8")
 
@@ -129,8 +132,21 @@ class FineTune:
         return (f"{what}, rank {self.rank} on {','.join(self.targets)}: ΔW = B·A per targeted linear "
                 f"(r·(d_in + d_out) parameters{', + d_out magnitude' if self.method == 'dora' else ''}), "
                 f"every base parameter frozen (peft's bias='none'){extra}; alpha scales B·A and costs nothing; "
+                f"{_DORA if self.method == 'dora' else ''}"
+                f"{_DORA_DROPOUT if self.method == 'dora' and self.dropout else ''}"
                 f"{stored}; gradients and optimizer states for the trainable parameters only; a frozen linear "
                 "layer has no weight-gradient matmul and keeps no input for one")
+
+
+_DORA = ("DoRA as peft runs it: each forward builds B·A by running the adapters on an identity matrix "
+         "(2·(d_in²·r + d_in·r·d_out) FLOPs per adapted layer, no backward) and rescales the layer's output by "
+         "m/‖W + s·B·A‖ (the norm detached, Liu et al. 2024 Sec. 4.3), keeping the base output (less its bias), "
+         "the adapter's output, the norm, m/‖·‖ and m/‖·‖ − 1; that pass's temporaries (the d_in × d_in "
+         "identity, B·A and W + s·B·A) are freed within the layer's forward and not counted; ")
+_DORA_DROPOUT = ("with dropout, peft runs the base layer again on the dropped input, without its bias, and "
+                 "rescales that output (2·d_in·d_out FLOPs per token forward, its input gradient backward; for "
+                 "transformers' Conv1D layers (GPT-2) also the weight gradient of the new parameter peft wraps "
+                 "the weight in, and the dropped input kept for it); ")
 
 
 def targeted(arch: Arch, ft: FineTune) -> list[str]:
@@ -177,9 +193,11 @@ def _copy(arch: Arch) -> tuple[DiGraph, list[str]]:
     return g, list(arch.order)
 
 
-def rewrite(arch: Arch, ft: FineTune) -> Arch:
+def rewrite(arch: Arch, ft: FineTune, fresh_weight: bool = False) -> Arch:
     """*arch* with each targeted linear adapted and every base parameter frozen (except the
-    embedding or head when ``ft.train`` names them); *arch* itself is left unchanged."""
+    embedding or head when ``ft.train`` names them); *arch* itself is left unchanged.
+    *fresh_weight*: the linear layers store their weights as (in, out) (transformers' ``Conv1D``),
+    which DoRA with dropout wraps in a new parameter (``ops.dora.DoraBase``)."""
     if ft.method == "full":
         return arch
     nodes = targeted(arch, ft)
@@ -213,9 +231,24 @@ def rewrite(arch: Arch, ft: FineTune) -> Arch:
             g.nodes[x]["dropout_active"] = True  # in training whatever the model's own dropout
         lora_a = add("lora_A", Linear(op.n_in, r, bias=False), x, params=[("weight", (op.n_in, r))])
         lora_b = add("lora_B", Linear(r, op.n_out, bias=False), lora_a, params=[("weight", (r, op.n_out))])
-        scaled = add("lora_scale", Scale(alpha / r), lora_b)
-        extra = [("magnitude", (op.n_out,))] if ft.method == "dora" else []
-        total = add("lora_add", Add(), n, scaled, params=extra)
+        if ft.method == "dora":  # peft's DoraLinearLayer: m/‖W + s·B·A‖ rescales the base and adapter outputs
+            from ..ops.dora import DoraNorm, DoraScale
+
+            norm = add("lora_magnitude", DoraNorm(op.n_in, op.n_out, r), x, params=[("magnitude", (op.n_out,))])
+            bias = bool(getattr(op, "bias", False))
+            if ft.dropout:  # peft reruns the base layer (its weight, no bias) on the dropped input
+                from ..ops.dora import DoraBase
+
+                again = add("dora_base", DoraBase(op.n_in, op.n_out, fresh_weight), x)
+                w = a["params"]["weight"]
+                g.nodes[again]["params"]["weight"] = w
+                g.add_edge(w, again, kind="param", role="weight", tied=True, shape=g.nodes[w]["shape"])
+                total = add("dora_scale", DoraScale(alpha / r, bias, separate=True), n, again, lora_b, norm)
+            else:
+                total = add("dora_scale", DoraScale(alpha / r, bias), n, lora_b, norm)
+        else:
+            scaled = add("lora_scale", Scale(alpha / r), lora_b)
+            total = add("lora_add", Add(), n, scaled)
         for v, e in consumers:
             _unlink(g, n, v)
             g.add_edge(total, v, **e)
@@ -260,7 +293,8 @@ def apply(model, ft: FineTune):
     if ft.method == "full":
         return model
     m = model.with_()
-    m.__dict__["arch"] = rewrite(model.arch, ft)
+    family = getattr(getattr(model, "family", None), "name", None)
+    m.__dict__["arch"] = rewrite(model.arch, ft, fresh_weight=family in CONV1D_FAMILIES)
     m.notes = tuple(n for n in model.notes if n != ft.describe()) + (ft.describe(),)
     # a changed copy (a flag set by a derivation: dropout) stays fine-tuned
     m.__dict__["with_"] = lambda **changes: apply(type(model).with_(m, **changes), ft)
@@ -304,14 +338,6 @@ def frozen(model) -> Quantity:
     parts = _entries(model, True)
     return Quantity("params.frozen", parts or (("none", sympy.Integer(0)),), model.bindings, "parameters",
                     "", (_note(model, True),))
-
-
-def check_derivable(model, what: str) -> None:
-    """Refuse a FLOP or memory derivation that DoRA's weight-norm pass would make wrong."""
-    ft = model.arch.flags.get("finetune")
-    if ft is not None and ft.method == "dora":
-        raise SymgptError(f"{what} of DoRA is not modelled (peft recomputes the weight norm of W + B·A "
-                          "every forward); its parameter counts are: use symgpt params")
 
 
 __all__ = ["ALL_LINEAR", "FineTune", "METHODS", "TARGETS", "apply", "frozen", "rewrite", "targeted", "trainable"]

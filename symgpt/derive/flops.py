@@ -156,10 +156,6 @@ def _notes(arch: Arch, conv: Convention, what: str) -> tuple[str, ...]:
 
 def _quantity(model, name, conv, parts, what, base) -> Quantity:
     arch = model.arch
-    if "finetune" in arch.flags:
-        from .finetune import check_derivable
-
-        check_derivable(model, "FLOPs")
     return Quantity(name, _breakdown(arch, conv, parts), model.bindings, "FLOPs", label(conv, base),
                     _notes(arch, conv, what))
 

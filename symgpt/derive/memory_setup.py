@@ -66,10 +66,6 @@ def build(model, t: Training) -> Setup:
     conv = t.convention()
     precision = Precision.named(t.precision or conv.precision)
     check_model(t.layout, model)
-    if "finetune" in model.arch.flags:
-        from .finetune import check_derivable
-
-        check_derivable(model, "memory")
     if t.layout.tp != 1 and model.arch.flags.get("finetune") is not None:
         from ..core.errors import SymgptError
 

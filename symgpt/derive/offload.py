@@ -39,7 +39,10 @@ SOURCE = "ZeRO-Offload, Ren et al. 2021, arXiv 2101.06840"
 
 def optimizer_traffic(s: Setup):
     """(part, bytes) that cross the host link per step under optimizer offloading."""
-    n = _parameter_count(s.model.arch, s.lay, s.zero >= 1)
+    from .walk import has_frozen
+
+    # fine-tuning: only the trainable parameters have gradients, optimizer states and updates
+    n = _parameter_count(s.model.arch, s.lay, s.zero >= 1, has_frozen(s.model.arch))
     return [("gradients to the host", s.bytes.grad * n), ("weights back to the device", s.bytes.weight * n)]
 
 

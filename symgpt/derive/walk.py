@@ -40,8 +40,9 @@ def needs_grad(arch: Arch, steady: bool = False) -> dict[str, bool]:
         elif a.get("no_grad"):
             out[n] = False  # run under torch.no_grad: no backward, its parameters get no gradient
         else:
+            # (fresh_weight: an op that wraps a frozen weight in a new parameter, ops.dora.DoraBase)
             out[n] = owns_trainable(arch, a) or any(out[i] for i in a["inputs"]) or (
-                bool(warm) and _carried(arch, n, warm))
+                bool(warm) and _carried(arch, n, warm)) or getattr(a["op"], "fresh_weight", False)
     return out
 
 

@@ -94,6 +94,10 @@ CATALOG = {
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
     "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
+    # DoRA fine-tuning: the weight-norm scale and the rescaled output (peft's DoraLinearLayer)
+    "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
+    "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),
+    "DoraBase": Ref("symgpt.ops.dora", "DoraBase"),
 }
 
 

@@ -17,7 +17,7 @@ float64 with rigorous error bounds, and exactly where the bounds cannot decide, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
 import numpy as np
@@ -27,9 +27,9 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values, interval, mul,
-                         vp_class, weight_factor)
-from .plan_space import Points, axes_of, strategies
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values, frozen_degrees,
+                         interval, mul, vp_class, weight_factor)
+from .plan_space import Points, _keep, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
 CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
@@ -138,8 +138,16 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     missing = [f for f in ("device_memory", "peak", "link_bandwidth", "node_bandwidth") if getattr(mach, f) is None]
     if missing:
         raise SymgptError(f"plan needs the machine's {', '.join(f.replace('_', ' ') for f in missing)}")
+    fixed = frozen_degrees(model)  # fine-tuning: a frozen base is planned with tp = cp = ep = 1
+    if fixed:
+        search = replace(search, sp=(False,))  # sequence parallelism needs tp > 1
     recompute, zero, sp = search.recompute, search.zero, search.sp
+    if fixed and any(z >= 3 for z in zero):
+        raise SymgptError("plan of a frozen base with ZeRO-3 is not modelled (whether the frozen weights are "
+                          "partitioned and gathered varies by framework); give --zero from 0, 1 and 2")
     cols = strategies(model, devices, global_batch, search.microbatch_sizes, search.vps, search.max_cp)
+    if fixed:
+        cols = _keep(cols, (cols["tp"] == 1) & (cols["cp"] == 1) & (cols["ep"] == 1))
     n = len(cols["tp"])
     if not n:
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
@@ -170,6 +178,10 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
              f"{mach.node_bandwidth} B/s between nodes",
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
+    if fixed:  # fine-tuning: what a frozen base changes in the plan
+        notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
+                     "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
+                     "gradients (and, under ZeRO-1/2, their updated weights) only")
     if search.schedules != ("1f1b",):
         notes.append("schedules: 1F1B and GPipe bubble (pp − 1)/(vp·m) of the compute; ZB-H1 (pp − 1)(T_F + T_B − T_W) "
                      "and ZB-H2 (pp − 1)(T_F + T_B − 2·T_W), T_W the weight-gradient time per micro-batch from the op "

@@ -61,6 +61,15 @@ WEIGHT_PASSES = {"zb-h1": 2, "zb-h2": 3}
 U = 2.0 ** -52  # twice the unit roundoff: every float rounding below is bounded by U·|value|
 
 
+# --- fine-tuning (derive.finetune): a frozen base is planned with tp = cp = ep = 1 ----------------
+def frozen_degrees(model) -> dict:
+    """The degrees held at 1 when *model* has a frozen base (the splits of adapters over tensor,
+    context and expert ranks are not modelled: ``derive.memory_setup``, ``derive.comm``)."""
+    from ..derive.walk import has_frozen
+
+    return {"tp": sympy.Integer(1), "cp": sympy.Integer(1), "ep": sympy.Integer(1)} if has_frozen(model.arch) else {}
+
+
 def vp_class(vp):
     """The vp derivation a strategy uses: 1 (1F1B), or the symbol (interleaved)."""
     return 1 if vp == 1 else SYMBOLS["vp"]
@@ -77,6 +86,7 @@ class Forms:
         self.bound = {k: v for k, v in model.bindings.items() if k.name != "B"}
         self.exprs, self.compiled, self.bandwidth, self.reads = {}, {}, {}, {}
         degrees = {n: SYMBOLS[n] for n in DEGREES}
+        degrees.update(frozen_degrees(model))  # fine-tuning: tp, cp and ep held at 1
         opts, memory_opts = cluster.options(), cluster.training.options()
         for part, (names, reads) in PARTS.items():
             for setting in product(*(choices[r] for r in reads)):

@@ -193,6 +193,56 @@ def saved_activation_bytes(model, B: int, T: int, dtype: Optional[torch.dtype] =
     return sum(d["nbytes"] for d in saved_tensors(model, B, T, dtype, with_loss))
 
 
+class _Held:
+    """What the pack hook below hands autograd: a detached alias of the saved tensor (an alias of
+    an op's own output would hold that op's node and keep a dropped graph alive)."""
+
+    __slots__ = ("t", "__weakref__")
+
+    def __init__(self, t):
+        self.t = t
+
+
+def retained_activation_bytes(model, B: int, T: int, with_loss: bool = True) -> int:
+    """The bytes autograd still holds for backward once a real training-mode forward (CPU) has
+    returned: every tensor saved under ``saved_tensors_hooks`` whose graph node is still alive
+    (tracked by a weak reference to what the pack hook returned), de-duplicated by storage,
+    parameters' storages excluded. Unlike ``saved_activation_bytes`` it leaves out what a graph
+    the forward builds and drops keeps (DoRA's pass over an identity matrix, whose result peft
+    detaches). No backward is run (the aliases are detached)."""
+    import weakref
+
+    param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    refs = []
+
+    def pack(t):
+        h = _Held(t.detach())
+        refs.append(weakref.ref(h))
+        return h
+
+    was_training = model.training
+    model.train()
+    V = _vocab_of(model)
+    dev = _device_of(model)
+    idx = torch.randint(0, V, (B, T), device=dev)
+    tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
+    try:
+        with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
+            result = _logits(model, idx, tgt)
+            seen = {}
+            for r in refs:
+                h = r()
+                if h is None:
+                    continue
+                st = h.t.untyped_storage()
+                if st.nbytes() and st.data_ptr() not in param_ptrs:
+                    seen.setdefault(st.data_ptr(), st.nbytes())
+            del result
+    finally:
+        model.train(was_training)
+    return sum(seen.values())
+
+
 # ---------------------------------------------------------------- HuggingFace
 def _hf_model(config: dict, device="meta", attn_implementation: Optional[str] = None):
     from transformers import AutoConfig, AutoModelForCausalLM
