@@ -3,10 +3,10 @@ read from transformers' RwkvConfig and counted as ``RwkvForCausalLM`` (``blocks/
 them; the recurrence is ``symgpt.ops.rwkv.WKV``).
 
 Counting convention of the recurrence (stated on every answer's op descriptions): the sequential
-loop of transformers' PyTorch path (``rwkv_linear_attention_cpu``): no matmul, all elementwise. The
-inference answers (KV cache, prefill, decode) refuse these models: their state (per layer and
-sequence, five vectors of width d: the two token shifts' last inputs, the WKV's numerator,
-denominator and running maximum) is not modelled yet.
+loop of transformers' PyTorch path (``rwkv_linear_attention_cpu``): no matmul, all elementwise. At
+inference each block keeps a state of fixed size (``ops.rwkv``: five vectors of width d per
+sequence, the two token shifts' last inputs, the WKV's numerator, denominator and running
+maximum), not a KV cache.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ SwiGLU feed-forward, each after an RMSNorm (``blocks/xlstm.py`` builds them; the
 Counting convention of the cell (stated on every answer): transformers' PyTorch path in its
 default ``mode`` "inference": floor(T/chunk_size) whole chunks chunkwise, the positions left
 step by step. A sequence longer than ``max_inference_chunksize`` is run in pieces of that length
-(each piece its own chunks and steps): not modelled, said on the answer. The inference answers
-refuse these models (the state is not a KV cache).
+(each piece its own chunks and steps): not modelled, said on the answer. At inference each
+layer keeps the mLSTM state (``ops.mlstm``: C, n and m, transformers' ``xLSTMCache``), not a KV cache.
 """
 
 from __future__ import annotations
