@@ -258,3 +258,13 @@ def test_the_state_note_names_what_each_family_keeps(tmp_path):
         config, _ = rec._model(*CASES[case])
         notes = _load(config, tmp_path).quantity("inference.state").notes
         assert any(words in n for n in notes), case
+
+
+def test_the_memory_page_says_what_each_family_keeps(tmp_path):
+    from symgpt.documents.reportparts import costs
+
+    config, _ = rec._model(*CASES["xlstm"])
+    m = _load(config, tmp_path)
+    costs.write(m, tmp_path)
+    text = (tmp_path / "memory.md").read_text()
+    assert "xLSTMCache" in text and "LinearAttentionLayer" not in text

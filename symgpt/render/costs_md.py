@@ -48,10 +48,14 @@ def memory_md(model, policies, estimate) -> str:
         lines += [md_table(["quantity", "formula (bytes)", "bytes", "GB", "GiB"], rows, "llrrr"), ""]
         state = [q for q in qs if q.name == "inference.state"]
         if state:  # a model with recurrent layers: what its KV cache leaves out
-            lines += [md_escape("memory.kv_cache holds the attention layers' keys and values only; inference.state "
-                                "is the recurrent layers' conv state (at this policy's width) and SSM / delta-rule "
-                                "state (fp32) for B sequences, constant in T (transformers' LinearAttentionLayer); "
-                                "neither is part of memory.total (training)"), ""]
+            from ..derive.recurrent import STATE_NOTE, state_notes
+
+            own = state_notes(model.arch)
+            what = ("the recurrent layers' conv state (at this policy's width) and SSM / delta-rule state (fp32) for "
+                    "B sequences, constant in T (transformers' LinearAttentionLayer)") if own == (STATE_NOTE,) else \
+                ("every recurrent layer's state for B sequences, constant in T (" + "; ".join(own[1:]) + ")")
+            lines += [md_escape(f"memory.kv_cache holds the attention layers' keys and values only; inference.state "
+                                f"is {what}; neither is part of memory.total (training)"), ""]
         lines += ["Activations saved for backward, by the op that saves them:", ""]
         vals = acts.values()
         rows = [[_code(p), _code(expr_text(e)), number(vals[p]), _share(vals[p], acts.value)]
