@@ -105,6 +105,8 @@ def test_the_nearest_preset_is_by_parameter_ratio():
 
 @pytest.mark.parametrize("config", ["qwen3-next-config.json", "../tests/configs/zoo/rwkv.json"])
 def test_the_section_compiles_with_its_named_packages_and_shows_its_numbers(config, tmp_path):
+    """Oracle: pdflatex -- no error, nothing past the margin by more than a few points (its
+    "Overfull \\hbox" lines), the state's exact byte count in the PDF's text."""
     import helpers
     from test_latex_fragments_alone import alone, pieces
 
@@ -114,6 +116,8 @@ def test_the_section_compiles_with_its_named_packages_and_shows_its_numbers(conf
     tex.write_text(alone(pkgs, piece))
     code, log, text = helpers.compile_tex(tex)
     assert code == 0, log[-2000:]
+    over = [float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
+    assert all(x <= 5.0 for x in over), over
     words = re.sub(r"\s+", " ", text)
     state = int(m.quantity("inference.state").value)
     assert f"{state:,}" in words
