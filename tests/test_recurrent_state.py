@@ -268,3 +268,22 @@ def test_the_memory_page_says_what_each_family_keeps(tmp_path):
     costs.write(m, tmp_path)
     text = (tmp_path / "memory.md").read_text()
     assert "xLSTMCache" in text and "LinearAttentionLayer" not in text
+
+
+@pytest.mark.parametrize("case", ["rwkv", "xlstm"])
+def test_widths_transformers_cannot_cache_are_said_on_the_model(case, tmp_path):
+    """RWKV with attention_hidden_size != hidden_size and xLSTM with d·factor not a multiple of 64:
+    transformers' cached forward fails (its state is sized otherwise); symgpt prices the layer's
+    widths and says so."""
+    spec = {"rwkv": rec.CASES["rwkv"], "xlstm": rec.CASES["xlstm"]}[case]   # such widths
+    config, model = rec._model(*spec)
+    with pytest.raises(RuntimeError), torch.no_grad():
+        out = model(input_ids=torch.randint(3, 40, (BATCH, PROMPT)), use_cache=True)
+        model(input_ids=torch.full((BATCH, 1), 5), use_cache=True,
+              **({"state": out.state} if case == "rwkv" else {"cache": out.cache}))
+    m = _load(config, tmp_path)
+    assert any("cannot decode with a cache" in n for n in m.notes)
+    assert int(m.quantity("inference.state").value) > 0
+    for ok in (CASES[case],):  # widths transformers caches: no such note
+        cfg, _ = rec._model(*ok)
+        assert not any("cannot decode" in n for n in _load(cfg, tmp_path).notes)

@@ -46,6 +46,9 @@ def read_rwkv(f: Fields):
              "d_inner": attn if attn is not None else d, "d_ff": ff if ff is not None else 4 * d}
     # context_length: the longest sequence the CUDA kernel takes (no count; kept as T_max)
     sizes["T_max"] = f.int("context_length", 1024)
+    if sizes["d_inner"] != d:
+        f.notes.append("RWKV: the WKV's inference state is priced at attention_hidden_size; transformers' RwkvModel "
+                       "sizes it at hidden_size and cannot decode with a cache when the two differ")
     flags = {"tied": f.bool("tie_word_embeddings", False)}
     # the inference-time rescaling of every rescale_every-th block (weights divided, hidden states
     # halved: elementwise, no matmul): no count

@@ -105,6 +105,10 @@ def read(f: Fields):
     flags = {"tied": False, "bias": f.bool("use_bias", False), "qk_pct": qk,
              "v_pct": v, "gate_softcap": _cap(f, "gate_soft_cap", 15.0),
              "logit_softcap": _cap(f, "output_logit_soft_cap", 30.0)}
+    if any((d * pct) % (100 * 64) for pct in (qk, v)):  # xLSTMCache rounds its widths up to multiples of 64
+        f.notes.append("xLSTM: the inference state is priced at the layer's widths int(hidden_size·qk_dim_factor) "
+                       "and int(hidden_size·v_dim_factor); transformers' xLSTMCache rounds them up to multiples "
+                       "of 64 and cannot decode with a cache when they differ")
     chunk, _ = f.get("max_inference_chunksize", 16384)
     f.notes.append(f"xLSTM: counted for T up to max_inference_chunksize ({chunk}); a longer sequence is run in "
                    "pieces of that length, each its own chunks and steps (not modelled)")
