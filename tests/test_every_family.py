@@ -150,7 +150,7 @@ def test_every_registered_family_is_covered():
                                     # short-convolution layers among attention layers (their state is
                                     # not a KV cache): tests/test_kinds.py
                                     "lfm2", "lfm3",
-                                    # recurrent layers (their inference answers refuse): tests/test_recurrent.py
+                                    # recurrent layers (their state: tests/test_recurrent_state.py): tests/test_recurrent.py
                                     "rwkv", "recurrent_gemma", "xlstm"}
 
 

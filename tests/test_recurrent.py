@@ -3,8 +3,8 @@ PyTorch: the ops' parameters against the real modules, their matmul work against
 ``torch.utils.flop_counter.FlopCounterMode``, their elementwise work against the arithmetic
 transformers' step-by-step loop runs (every elementwise aten op's output elements, counted under a
 dispatch mode), the hf-eager saved rule against ``saved_tensors_hooks`` on the loop; whole models'
-parameters and forward FLOPs on small non-default configs; the inference answers refused in one
-line."""
+parameters and forward FLOPs on small non-default configs. Their inference (the state and the decode
+step): tests/test_recurrent_state.py."""
 
 import json
 
@@ -251,18 +251,6 @@ def test_model_params_and_forward_flops(case, T, tmp_path):
         band = local * 2 * 2 * Bn * config.num_attention_heads * T * (T - config.attention_window_size) * \
             config.head_dim
     assert int(m.quantity("flops.forward").value) == measured - band
-
-
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_inference_refuses_in_one_line(case, tmp_path):
-    model_type, cls, overrides = CASES[case]
-    config, _ = _model(model_type, cls, overrides)
-    m = symgpt.load(_config_file(config, tmp_path))
-    for name in ("inference.kv_cache", "inference.decode.flops", "inference.prefill.flops"):
-        with pytest.raises(SymgptError,
-                           match="not modelled for recurrent layers") as exc:
-            m.quantity(name)
-        assert "\n" not in str(exc.value)
 
 
 @pytest.mark.parametrize("case,words", [("rwkv", "rwkv_linear_attention_cpu"),

@@ -32,7 +32,8 @@ from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
-from .recurrent import check_options, element_bytes, is_recurrent, recurrent_ops, state_tensors
+from .recurrent import check_options, element_bytes, is_recurrent, recurrent_ops, state_owners, state_tensors
+from .recurrent import STATE_NOTE, state_notes
 from .recurrent import notes as recurrent_notes
 from .tensor_parallel import replicated
 from .shortcuts import expanded
@@ -138,7 +139,10 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
         if is_recurrent(o.op):  # its state: written by a prefill, read and written by a decode step
             ins = tuple(arch.shape(i) for i in arch.inputs_of(o.node))
             held = sympy.Add(*[numel(tuple(shape)) * element_bytes(dt, s.kv) for _, shape, dt in o.op.carried(ins)])
-            moved += held * (2 if st.phase == "decode" else 1)
+            if o.node in state_owners(arch):
+                moved += held * (2 if st.phase == "decode" else 1)
+            elif st.phase == "decode":  # a state another op holds (RWKV's shared token shift): read only
+                moved += held
     return _per_device(s, arch, o.node, weights + moved * arch.activity(o.node))
 
 
@@ -222,6 +226,8 @@ def state(model, **options) -> Quantity:
     what = ("recurrent state: the conv state (at the KV-cache width) and the SSM / delta-rule state (fp32) of "
             "every recurrent layer for B sequences, constant in T (transformers' LinearAttentionLayer "
             "conv_states and recurrent_states)")
+    if parts and state_notes(model.arch)[0] != STATE_NOTE:  # ops that say what they keep (state_note)
+        what = "recurrent state: every state tensor of every recurrent layer for B sequences, constant in T"
     if not parts:
         what = "recurrent state: none (no recurrent layer; a Transformer keeps a KV cache)"
         parts = [("state", sympy.Integer(0))]

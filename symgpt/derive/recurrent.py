@@ -1,16 +1,19 @@
 """The recurrent state of state-space, linear-attention and short-convolution layers at inference.
 
 A layer whose op sets ``recurrent_state`` (``ops.ssm``: the causal conv1d, the selective scan, the
-SSD scan; ``ops.delta``: the gated delta rule) keeps, between decode steps, a state of fixed size
-per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``state``
-rule: shapes over B, none over T) and what one decode step costs (its ``decode`` rule); this
+SSD scan; ``ops.delta``: the gated delta rule; ``ops.rwkv``: RWKV's token shift and WKV;
+``ops.rglru``: the RG-LRU and Griffin's conv1d; ``ops.mlstm``: the mLSTM) keeps, between decode steps, a state of fixed size
+per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``carried``
+rule: shapes over B, none over T; an op declaring ``shared_state`` shares one state with the ops
+of its kind that read the same input) and what one decode step costs (its ``decode`` rule); this
 module sums the state over the layers and names what the inference answers do not model for
 these layers.
 
 ``inference.state`` (``derive.inference.state``): every state tensor of every recurrent layer,
 for B sequences: the conv state at the KV cache's width, the SSM / delta-rule state in fp32
 (transformers' ``LinearAttentionLayer`` keeps the tensors it is handed: the conv inputs at the
-model's dtype, the state update its PyTorch path computes in float32). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
+model's dtype, the state update its PyTorch path computes in float32; RWKV, RecurrentGemma and
+xLSTM as their own caches hold them, each op's ``state_note``). The KV cache (``inference.kv_cache``, ``memory.kv_cache``) holds the attention layers'
 keys and values only.
 """
 
@@ -27,6 +30,18 @@ from ..ops.base import numel
 STATE_NOTE = ("recurrent layers keep a state of fixed size per sequence (inference.state: conv state at the "
               "KV-cache width and SSM / delta-rule state in fp32, as transformers' PyTorch path keeps them; "
               "constant in T), not a KV cache; the KV cache holds the attention layers' keys and values only")
+
+#: the same, for a model whose recurrent ops say what they keep (``state_note``)
+STATE_NOTE_BY_OP = ("recurrent layers keep a state of fixed size per sequence (inference.state, constant in T), "
+                    "not a KV cache; the KV cache holds the attention layers' keys and values only")
+
+
+def state_notes(arch: Arch) -> tuple[str, ...]:
+    """The state note of a model with recurrent layers: STATE_NOTE (the conv and SSM / delta-rule
+    states), or STATE_NOTE_BY_OP and each op's ``state_note`` (RWKV, RG-LRU, mLSTM)."""
+    ops = [arch.graph.nodes[n]["op"] for n in recurrent_ops(arch)]
+    own = list(dict.fromkeys(n for op in ops if (n := getattr(op, "state_note", ""))))
+    return (STATE_NOTE_BY_OP, *own) if own else (STATE_NOTE,)
 
 
 def is_recurrent(op) -> bool:
@@ -49,11 +64,31 @@ def element_bytes(dtype, cache_bytes) -> sympy.Expr:
 
 
 @lru_cache(maxsize=256)
+def state_owners(arch: Arch) -> frozenset:
+    """The recurrent ops that hold their state: every one, except that of the ops declaring
+    ``shared_state`` (a state that is the op's input's last position: RWKV's token shifts) which
+    read one input, only the first in forward order holds it."""
+    seen, out = set(), []
+    for n in recurrent_ops(arch):
+        a = arch.graph.nodes[n]
+        if getattr(a["op"], "shared_state", False):
+            key = (a["op"].kind, a["inputs"][0])
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(n)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=256)
 def state_tensors(arch: Arch) -> tuple[tuple[str, sympy.Expr, str | None], ...]:
     """(path, elements, dtype) of every state tensor the recurrent layers keep for B sequences,
     every layer counted (``<node>/<state name>``); dtype None: the cache's width, "fp32": 4 bytes."""
     out = []
+    owners = state_owners(arch)
     for n in recurrent_ops(arch):
+        if n not in owners:
+            continue
         a = arch.graph.nodes[n]
         ins = tuple(arch.shape(i) for i in a["inputs"])
         for name, shape, dtype in a["op"].carried(ins):
@@ -101,13 +136,13 @@ def notes(arch: Arch, name: str) -> tuple[str, ...]:
     if not recurrent_ops(arch):
         return ()
     ops = [arch.graph.nodes[n]["op"] for n in recurrent_ops(arch)]
-    out = [STATE_NOTE]
+    out = list(state_notes(arch))
     if ".decode." in name or name in ("inference.intensity", "inference.critical_batch", "inference.generate.time",
                                       "inference.tpot", "inference.tokens_per_s"):
-        out += list(dict.fromkeys(op.decode_note for op in ops))
+        out += list(dict.fromkeys(n for op in ops if (n := getattr(op, "decode_note", ""))))
         out.append("a decode step of a recurrent layer reads and writes its whole state (constant in T)")
     if ".prefill." in name or name in ("inference.generate.time", "inference.ttft", "inference.tokens_per_s"):
-        out += list(dict.fromkeys(op.flops_note for op in ops))
+        out += list(dict.fromkeys(n for op in ops if (n := getattr(op, "flops_note", ""))))
         out.append("a prefill of a recurrent layer writes its state once; a prompt shorter than the "
                    "convolution's kernel is padded to it by transformers' cache, not counted here")
     if name == "inference.memory":

@@ -20,13 +20,14 @@ from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
 from . import (latex_cluster, latex_costs, latex_finetune, latex_sections, latex_selftest, latex_serving,
-               latex_steps, tables)
+               latex_state, latex_steps, tables)
 
 
 class Section(NamedTuple):
     build: Callable      # (model, notation, **options) -> the templates' context
     templates: tuple     # template names, rendered in order
     title: str | None    # the section's title in a standalone document
+    applies: Callable | None = None   # (model) -> whether "all" includes it (None: always)
 
 
 #: section name -> its context builder, templates and title (an explicit table: a missing builder
@@ -47,6 +48,8 @@ SECTIONS = {
     "cluster": Section(latex_cluster.cluster, ("cluster.tex",), "Training on a cluster"),
     # serving on one hardware profile (paged KV capacity, decode throughput, speculative decoding)
     "serving": Section(latex_serving.serving, ("serving.tex",), "Serving"),
+    # a model with recurrent layers: its fixed-size state against the KV cache
+    "state": Section(latex_state.state, ("state.tex",), "Recurrent state against the KV cache", latex_state.applies),
     "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
     "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
 }
@@ -54,20 +57,24 @@ SECTIONS = {
 ALIASES = {
     "params": ("blocks", "embeddings", "total"),
     "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
-            "memory", "finetune", "cluster", "serving", "scaling", "selftest"),
+            "memory", "finetune", "cluster", "serving", "state", "scaling", "selftest"),
 }
 WHATS = (*SECTIONS, *ALIASES)
 
 
-def expand(whats) -> list[str]:
-    """Section names for ``--what`` values (aliases expanded, order kept, no duplicates)."""
+def expand(whats, model=None) -> list[str]:
+    """Section names for ``--what`` values (aliases expanded, order kept, no duplicates); given
+    *model*, an alias leaves out the sections that do not apply to it (``Section.applies``)."""
     out: list[str] = []
     for w in ([whats] if isinstance(whats, str) else whats):
         if w not in SECTIONS and w not in ALIASES:
             raise SymgptError(f"unknown --what {w!r}; choose from {', '.join(WHATS)}")
         for s in ALIASES.get(w, (w,)):
-            if s not in out:
-                out.append(s)
+            if s in out:
+                continue
+            if w in ALIASES and model is not None and SECTIONS[s].applies is not None and not SECTIONS[s].applies(model):
+                continue
+            out.append(s)
     return out
 
 
@@ -106,7 +113,7 @@ def fragment(model, what, notation=None, **options) -> str:
     """The LaTeX of the sections in *what* (a name or a list), ready to ``\\input``."""
     nota = get_notation(notation)
     parts = []
-    for name in expand(what):
+    for name in expand(what, model):
         ctx = context(name, model, nota, **options.get(name, {}))
         parts += [render(t, **ctx) for t in SECTIONS[name].templates]
     return "\n".join(parts)
@@ -118,7 +125,7 @@ def document(model, what="all", notation=None, title: str | None = None, progres
     starts with it) and whether no longtable can follow (a PDF build streams it to TeX)."""
     nota = get_notation(notation)
     intros = environment().get_template("intros.tex").module
-    names, sections = expand(what), []
+    names, sections = expand(what, model), []
     for i, name in enumerate(names):
         ctx = context(name, model, nota, placement="H", **options.get(name, {}))
         body = "\n".join(render(t, **ctx) for t in SECTIONS[name].templates)

@@ -6,7 +6,8 @@ their product, linear_out) or a local (sliding-window) multi-query attention blo
 head dimensions rotated -- and a GeGLU MLP with biases, layers of each kind as ``block_types``
 repeats over the layers; Gemma's RMSNorm (1 + w), embeddings times sqrt(d) and soft-capped
 logits. ``blocks/recurrent_gemma.py`` builds it; the recurrence is ``symgpt.ops.rglru.RGLRU``.
-The inference answers refuse it (the recurrent state is not a KV cache).
+At inference the recurrent layers keep a state of fixed size (``ops.rglru``: the RG-LRU state and
+the conv1d's last kernel - 1 inputs), the local-attention layers a KV cache of Min(T, W) positions.
 """
 
 from __future__ import annotations

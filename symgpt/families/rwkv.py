@@ -3,10 +3,10 @@ read from transformers' RwkvConfig and counted as ``RwkvForCausalLM`` (``blocks/
 them; the recurrence is ``symgpt.ops.rwkv.WKV``).
 
 Counting convention of the recurrence (stated on every answer's op descriptions): the sequential
-loop of transformers' PyTorch path (``rwkv_linear_attention_cpu``): no matmul, all elementwise. The
-inference answers (KV cache, prefill, decode) refuse these models: their state (per layer and
-sequence, five vectors of width d: the two token shifts' last inputs, the WKV's numerator,
-denominator and running maximum) is not modelled yet.
+loop of transformers' PyTorch path (``rwkv_linear_attention_cpu``): no matmul, all elementwise. At
+inference each block keeps a state of fixed size (``ops.rwkv``: five vectors of width d per
+sequence, the two token shifts' last inputs, the WKV's numerator, denominator and running
+maximum), not a KV cache.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ def read_rwkv(f: Fields):
              "d_inner": attn if attn is not None else d, "d_ff": ff if ff is not None else 4 * d}
     # context_length: the longest sequence the CUDA kernel takes (no count; kept as T_max)
     sizes["T_max"] = f.int("context_length", 1024)
+    if sizes["d_inner"] != d:
+        f.notes.append("RWKV: the WKV's inference state is priced at attention_hidden_size; transformers' RwkvModel "
+                       "sizes it at hidden_size and cannot decode with a cache when the two differ")
     flags = {"tied": f.bool("tie_word_embeddings", False)}
     # the inference-time rescaling of every rescale_every-th block (weights divided, hidden states
     # halved: elementwise, no matmul): no count

@@ -7,8 +7,8 @@ SwiGLU feed-forward, each after an RMSNorm (``blocks/xlstm.py`` builds them; the
 Counting convention of the cell (stated on every answer): transformers' PyTorch path in its
 default ``mode`` "inference": floor(T/chunk_size) whole chunks chunkwise, the positions left
 step by step. A sequence longer than ``max_inference_chunksize`` is run in pieces of that length
-(each piece its own chunks and steps): not modelled, said on the answer. The inference answers
-refuse these models (the state is not a KV cache).
+(each piece its own chunks and steps): not modelled, said on the answer. At inference each
+layer keeps the mLSTM state (``ops.mlstm``: C, n and m, transformers' ``xLSTMCache``), not a KV cache.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ def read(f: Fields):
     flags = {"tied": False, "bias": f.bool("use_bias", False), "qk_pct": qk,
              "v_pct": v, "gate_softcap": _cap(f, "gate_soft_cap", 15.0),
              "logit_softcap": _cap(f, "output_logit_soft_cap", 30.0)}
+    if any((d * pct) % (100 * 64) for pct in (qk, v)):  # xLSTMCache rounds its widths up to multiples of 64
+        f.notes.append("xLSTM: the inference state is priced at the layer's widths int(hidden_size·qk_dim_factor) "
+                       "and int(hidden_size·v_dim_factor); transformers' xLSTMCache rounds them up to multiples "
+                       "of 64 and cannot decode with a cache when they differ")
     chunk, _ = f.get("max_inference_chunksize", 16384)
     f.notes.append(f"xLSTM: counted for T up to max_inference_chunksize ({chunk}); a longer sequence is run in "
                    "pieces of that length, each its own chunks and steps (not modelled)")

@@ -73,6 +73,8 @@ CATALOG = {
     "WKV": Ref("symgpt.ops.rwkv", "WKV"),
     "RGLRU": Ref("symgpt.ops.rglru", "RGLRU"),
     "MLSTM": Ref("symgpt.ops.mlstm", "MLSTM"),
+    # the Griffin recurrent block's convolution, whose inference state is K - 1 inputs
+    "GriffinConv1d": Ref("symgpt.ops.rglru", "GriffinConv1d"),
     # DeepSeek Sparse Attention's lightning indexer
     "HeadWeightedSum": Ref("symgpt.ops.indexer", "HeadWeightedSum"),
     "IndexMask": Ref("symgpt.ops.indexer", "IndexMask"),

@@ -12,9 +12,15 @@ carried state C and normaliser n by the queries); the r = T - n·Q positions lef
 reads q·C and q·n). Those products are matmul work (tag ``scan``). The gates (log-sigmoid
 forget gate, exponential input gate, running maxima) and the decays, state updates and
 normalisations are elementwise work: the output elements of each pointwise operation of that
-code; its reductions and scans (max, sum, cumsum over a chunk) are not counted. The inference
-state (per layer and sequence: C (heads x d_qk x d_v), n (heads x d_qk) and m (heads), fp32) is
-not a KV cache: the op says so with ``recurrent_state`` and the inference answers refuse it.
+code; its reductions and scans (max, sum, cumsum over a chunk) are not counted.
+
+Inference: the state (``carried``; per layer and sequence C (heads x d_qk x d_v), n (heads x d_qk)
+and m (heads x 1)) is not a KV cache: it is what transformers' ``xLSTMCache`` holds (its
+``rnn_state``), at the model's dtype (the cache is made at the embeddings' dtype), constant in T.
+``xLSTMCache`` sizes d_qk and d_v from the config's qk_dim and v_dim, rounded up to multiples of
+64, the layer from int(hidden_size·factor): they agree for every released xLSTM (transformers'
+cached decoding fails when they do not); here they are the layer's. A decode step
+(``decode``) of q new tokens runs the same code from the cached state: its forward at T = q.
 """
 
 from __future__ import annotations
@@ -54,6 +60,12 @@ class MLSTM(Op):
                                  "its state updates, intra-chunk products and state reads as matmul work; gates, "
                                  "decays and normalisations elementwise (reductions and cumulative sums not counted)")
     recurrent_state: ClassVar[bool] = True
+    state_note: ClassVar[str] = ("mLSTM state (transformers' xLSTMCache rnn_state): C (d_qk × d_v per head), "
+                                 "n (d_qk per head) and m (1 per head) at the KV-cache width (the cache is made "
+                                 "at the model's dtype)")
+    decode_note: ClassVar[str] = ("mLSTM at a decode step: transformers' mlstm_recurrent_step_native from the cached "
+                                  "C, n and m (xLSTMCache, at the model's dtype): the outer product k·vᵀ and the "
+                                  "reads q·C and q·n as matmul work")
 
     def shape(self, inputs):
         q, k, v, i, f = inputs
@@ -95,6 +107,17 @@ class MLSTM(Op):
                 Saved("v", tuple(v), shares="input2"), Saved("igate", tuple(i), shares="input3"),
                 Saved("fgate", tuple(f), shares="input4"),
                 Saved("chunk_states", (*out[:-2], self.heads, n + 1, a, b), "fp32"))
+
+    def carried(self, inputs):
+        """The mLSTM state per layer: C (B, H, d_qk, d_v), n (B, H, d_qk), m (B, H, 1)."""
+        lead = tuple(inputs[2][:-2])
+        a, b = self.qk_dim / self.heads, self.v_dim / self.heads
+        return (("C", (*lead, self.heads, a, b), None), ("n", (*lead, self.heads, a), None),
+                ("m", (*lead, self.heads, sympy.Integer(1)), None))
+
+    def decode(self, inputs, out):
+        """One decode step (q new tokens): the forward at T = q from the cached state."""
+        return self.forward(inputs, out)
 
     def describe(self):
         return f"mLSTM {self.heads} heads, d_qk·H {self.qk_dim}, d_v·H {self.v_dim}, chunks of {self.chunk}"

@@ -9,8 +9,13 @@ the output and two for the state update). The WKV has no matmul: FlopCounterMode
 and every operation of it is elementwise work (25 per position and channel, counted from that loop),
 priced 0 by the default convention as FlopCounterMode does. The inference state (per layer and
 sequence: the last input of each token shift and the WKV's numerator, denominator and running
-maximum) is not a KV cache: the op says so with ``recurrent_state`` and the inference answers
-refuse it.
+maximum) is not a KV cache: both ops say so with ``recurrent_state`` and give their state
+(``carried``) and one decode step's work (``decode``), as transformers' ``RwkvModel`` keeps them
+after a prefill: five tensors of (B, hidden_size, L) -- the channel-mix's and the time-mix's last
+inputs at the model's dtype, the WKV's numerator, denominator and running maximum in fp32.
+transformers sizes the WKV's three at hidden_size; here they are at the WKV's width
+(attention_hidden_size), the same for every released RWKV-4 (transformers' cached decoding fails
+when the two differ).
 """
 
 from __future__ import annotations
@@ -46,6 +51,12 @@ class TokenShiftMix(Op):
     title = "Token shift"
     #: a decode step keeps the last input of the shift (transformers' state[0] and state[1])
     recurrent_state: ClassVar[bool] = True
+    #: the state is the op's input's last position: the ops of this kind that read one input (the
+    #: time-mix's key, value and receptance shifts) share one state (``derive.recurrent``)
+    shared_state: ClassVar[bool] = True
+    decode_note: ClassVar[str] = ("token shift at a decode step: the previous token's input is read from the state "
+                                  "(transformers' RwkvModel state[0] and state[1], one per block and mix), "
+                                  "elementwise work")
 
     def shape(self, inputs):
         (x,) = inputs
@@ -72,6 +83,15 @@ class TokenShiftMix(Op):
         if ctx.implementation == "hf-eager":
             kept += (Saved("shifted", tuple(x)), Saved("one_minus_mix", (self.channels,)))
         return kept
+
+    def carried(self, inputs):
+        """The shift's state per layer: (B, C), the last input (at the model's dtype)."""
+        (x,) = inputs
+        return (("shift_state", (*x[:-2], self.channels), None),)
+
+    def decode(self, inputs, out):
+        """One decode step: the mix of the new input with the cached one, as the forward at q = 1."""
+        return self.forward(inputs, out)
 
     def describe(self):
         return f"Token shift and mix, {self.channels} channels"
@@ -103,6 +123,12 @@ class WKV(Op):
                                  "(rwkv_linear_attention_cpu), one stabilised step per position and channel; "
                                  "it has no matmul, its 25 operations per position and channel are elementwise")
     recurrent_state: ClassVar[bool] = True
+    state_note: ClassVar[str] = ("RWKV state (transformers' RwkvModel state, five tensors per block): the two "
+                                 "token shifts' last inputs at the KV-cache width, the WKV's numerator, denominator "
+                                 "and running maximum in fp32")
+    decode_note: ClassVar[str] = ("WKV at a decode step: one step of rwkv_linear_attention_cpu from the cached "
+                                  "numerator, denominator and running maximum (fp32), 25 elementwise operations per "
+                                  "channel, no matmul")
 
     def shape(self, inputs):
         k, v = inputs
@@ -130,6 +156,16 @@ class WKV(Op):
             return kept + (Saved("steps", (*out[:-1], 11 * self.channels), "fp32"),
                            Saved("exp_time_decay", (self.channels,), "fp32"))
         return kept + (Saved("output", tuple(out), shares="output"), Saved("time_decay", (self.channels,), "fp32"))
+
+    def carried(self, inputs):
+        """The WKV's state per layer: numerator, denominator and running maximum, (B, A) each, fp32."""
+        k = inputs[0]
+        return tuple((name, (*k[:-2], self.channels), "fp32") for name in ("numerator", "denominator", "maximum"))
+
+    def decode(self, inputs, out):
+        """One decode step (q new positions from the cached state): 25 elementwise operations per
+        position and channel and -e^w once (2·A); the running maximum is read, not initialised."""
+        return (Work("elementwise", 25 * numel(out) + 2 * self.channels),)
 
     def describe(self):
         return f"WKV recurrence, {self.channels} channels (sequential)"

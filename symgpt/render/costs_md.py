@@ -37,8 +37,14 @@ def flops_md(model, qs, by_convention) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def memory_md(model, policies, estimate) -> str:
-    """*policies*: [(title, [quantities], activations quantity)]; *estimate*: the three-term estimate."""
+#: what inference.state holds (the conv and SSM / delta-rule states), unless the caller says otherwise
+_STATE_TEXT = ("the recurrent layers' conv state (at this policy's width) and SSM / delta-rule state (fp32) for "
+               "B sequences, constant in T (transformers' LinearAttentionLayer)")
+
+
+def memory_md(model, policies, estimate, state_text: str | None = None) -> str:
+    """*policies*: [(title, [quantities], activations quantity)]; *estimate*: the three-term estimate;
+    *state_text*: what ``inference.state`` holds, where not the conv and SSM / delta-rule states."""
     lines = [f"# Memory of {md_escape(model.name)}", "", sizes_line(model), "",
              "Bytes are exact. GB = 10⁹ bytes, GiB = 2³⁰ bytes.", ""]
     for title, qs, acts in policies:
@@ -48,10 +54,8 @@ def memory_md(model, policies, estimate) -> str:
         lines += [md_table(["quantity", "formula (bytes)", "bytes", "GB", "GiB"], rows, "llrrr"), ""]
         state = [q for q in qs if q.name == "inference.state"]
         if state:  # a model with recurrent layers: what its KV cache leaves out
-            lines += [md_escape("memory.kv_cache holds the attention layers' keys and values only; inference.state "
-                                "is the recurrent layers' conv state (at this policy's width) and SSM / delta-rule "
-                                "state (fp32) for B sequences, constant in T (transformers' LinearAttentionLayer); "
-                                "neither is part of memory.total (training)"), ""]
+            lines += [md_escape(f"memory.kv_cache holds the attention layers' keys and values only; inference.state "
+                                f"is {state_text or _STATE_TEXT}; neither is part of memory.total (training)"), ""]
         lines += ["Activations saved for backward, by the op that saves them:", ""]
         vals = acts.values()
         rows = [[_code(p), _code(expr_text(e)), number(vals[p]), _share(vals[p], acts.value)]

@@ -46,7 +46,11 @@ def write(model, folder, **options) -> list[str]:
     if estimate is not None:
         mem_payload["three_term_estimate"] = quantity_json(estimate)
     write_atomic(folder / "memory.json", dumps(mem_payload))
-    write_atomic(folder / "memory.md", memory_md(model, policies, estimate))
+    from ...derive.recurrent import STATE_NOTE, state_notes
+
+    own = state_notes(model.arch)[1:] if recurrent_ops(model.arch) and state_notes(model.arch) != (STATE_NOTE,) else ()
+    state_text = f"every recurrent layer's state for B sequences, constant in T ({'; '.join(own)})" if own else None
+    write_atomic(folder / "memory.md", memory_md(model, policies, estimate, state_text))
 
     rows = []
     for mfu in (sympy.Integer(1), sympy.Rational(2, 5)):

@@ -16,7 +16,7 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
     from ...core.notation import notation
     from ...render.latex import render
     from ...external.pdflatex import PdfBuild, tex_available
-    from ..latex_doc import ALIASES, SECTIONS, context, document, document_head, preamble
+    from ..latex_doc import SECTIONS, context, document, document_head, expand, preamble
 
     nota = notation("default")
     out = folder / FOLDER
@@ -37,7 +37,7 @@ def write(model, folder, pdf: bool = False, running=None, later=None, **options)
             build.feed(doc)
         put("report.tex", doc)
         put("preamble.tex", preamble())
-        for name in ALIASES["all"]:
+        for name in expand("all", model):
             ctx = context(name, model, nota)
             put(f"{name}.tex", "\n".join(render(t, **ctx) for t in SECTIONS[name].templates))
         put("report-raschka.tex", document(model, ("notation", "params", "breakdown"), notation("raschka"),

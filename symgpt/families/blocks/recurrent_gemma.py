@@ -29,7 +29,7 @@ def _recurrent_block(g, flags, s, x):
     y = g.op("temporal_block/act", activation(flags["activation"]), y, role=R.RECURRENT_GATE_BRANCH_ACT,
              label="act(y)")
     u = g.op("temporal_block/linear_x", ops.Linear(d, d_inner, bias=True), a, role=R.RECURRENT_X, label="linear_x")
-    u = g.op("temporal_block/conv_1d", ops.CausalConv1d(d_inner, d_conv, bias=True), u, role=R.SSM_CONV,
+    u = g.op("temporal_block/conv_1d", ops.GriffinConv1d(d_inner, d_conv, bias=True), u, role=R.SSM_CONV,
              label="causal conv1d")
     u = g.op("temporal_block/rg_lru", ops.RGLRU(d_inner, h), u, role=R.RG_LRU, label="RG-LRU")
     u = g.op("temporal_block/gate", ops.Mul(), u, y, role=R.SSM_GATE, label="RG-LRU · act(y)")
