@@ -110,7 +110,7 @@ def test_default_unchanged():
     assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (3 * layer + V * d + T_MAX * d)
 
 
-# --- time: compute and bubble (the step refuses: its communication is not priced) ----------------
+# --- time: compute and bubble --------------------------------------------------------------------
 PEAK = 10**15
 TIME = dict(pp=4, microbatches=8, schedule="dualpipe", peak=PEAK, link_bandwidth=300e9, node_bandwidth=25e9)
 Bv, Tv = 1, 1024
@@ -183,23 +183,79 @@ def test_bubble_with_the_head_on_the_last_stage():
     assert c + sympy.Rational(m.quantity("time.bubble", **TIME).value) == span
 
 
-def test_time_step_refuses_in_one_line():
-    r = _cli("time", "gpt2-small", "--set", "B=1", "--set", "T=1024", "--pp", "4", "--microbatches", "8",
-             "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
-    assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
-    assert "communication" in r.stderr and "not priced" in r.stderr
-
-
 def test_bubble_needs_the_sizes():
     m = symgpt.load("gpt2-small")
     with pytest.raises(symgpt.SymgptError, match="bind every size"):
         m.quantity("time.bubble", **TIME)
 
 
-def test_comm_refuses_in_one_line():
-    r = _cli("comm", *BASE)
+# --- communication: hand-worked bytes on the end rank -------------------------------------------
+# GPT-2 small on pp = 4, dp = 2, m = 8, mixed bf16 (bf16 activations and gradients): rank 0 holds 6
+# layers, the embeddings and the final norm (test_two_stages_of_parameters), N parameters.
+N = 6 * (12 * d * d + 13 * d) + V * d + T_MAX * d + 2 * d
+COMM = ["gpt2-small", "--set", "B=1", "--set", "T=1024", "--pp", "4", "--microbatches", "8", "--dp", "2",
+        "--schedule", "dualpipe", "--precision", "mixed-bf16", "--json"]
+
+
+def _parts(out, name):
+    return {k: sympy.Rational(v.get("exact_value", v["value"])) for k, v in out[name]["breakdown"].items()}
+
+
+@pytest.mark.parametrize("stage", ["first", "last"])
+def test_comm_hand_worked_bytes(stage):
+    """An end rank sends m/2 = 4 micro-batches' activations (B·T·d bf16 = 1·1024·768·2 bytes) from its
+    first stage and 4 gradients from its last; its 2-stage gradient (N bf16) is all-reduced over dp = 2
+    (ring: 2·(1/2)·N·2 bytes) and summed with its partner's copy (ranks r and 3 − r: 2·(1/2)·N·2);
+    no tied-embedding all-reduce: the end ranks hold embedding and head as one matrix."""
+    r = _cli("comm", *COMM, "--stage", stage)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    act = 1 * 1024 * 768 * 2
+    assert _parts(out, "comm.pp") == {
+        "pp/blocks activations sent forward": 4 * act, "pp/blocks gradients sent backward": 4 * act,
+        "pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)": 2 * N}
+    assert _parts(out, "comm.dp") == {"dp/gradient all-reduce": 2 * N}
+    assert _exact(out, "comm.total") == 8 * act + 4 * N
+    assert any("not modelled" in n and "DualPipe" in n for n in out["comm.total"]["notes"])
+
+
+def test_comm_same_point_to_point_as_1f1b_split_both_ways():
+    """An end rank of 1F1B sends all m activations one way (first stage) or all m gradients (last);
+    DualPipe's sends half of each: the same bytes over the link, both directions used."""
+    one = json.loads(_cli("comm", *[a for a in COMM if a not in ("--schedule", "dualpipe")]).stdout)
+    dual = json.loads(_cli("comm", *COMM).stdout)
+    p2p = lambda out: sum(v for k, v in _parts(out, "comm.pp").items() if " sent " in k)  # noqa: E731
+    assert p2p(one) == p2p(dual) == 8 * 1 * 1024 * 768 * 2
+
+
+def test_comm_zero1_sums_the_shards():
+    """ZeRO-1 (dp = 2): the gradient reduce-scattered (N/2 · 2 bytes sent), the weights all-gathered
+    (the same in bf16), and each stage's two copies summed on this rank's shard only (N/2 bf16)."""
+    r = _cli("comm", *COMM, "--zero", "1")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert _parts(out, "comm.dp") == {"dp/gradient reduce-scatter": N, "dp/weight all-gather": N}
+    assert _parts(out, "comm.pp")["pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)"] == N
+
+
+def test_comm_zero3_refuses_in_one_line():
+    r = _cli("comm", *COMM, "--zero", "3")
     assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
-    assert "communication" in r.stderr
+
+
+def test_time_step_is_compute_comm_bubble():
+    """time.comm = each part's bytes over its group's link (pp spans 8 devices, dp 2: both inside a node
+    of 8, so the 300 GB/s link); time.step = compute + comm + bubble (nothing overlapped)."""
+    r = _cli("time", *COMM, "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    act = 1 * 1024 * 768 * 2
+    assert _exact(out, "time.comm") == sympy.Rational(8 * act + 4 * N, 300 * 10**9)
+    assert _exact(out, "time.step") == sum(_exact(out, f"time.{q}") for q in ("compute", "comm", "bubble"))
+    assert any("not modelled" in n for n in out["time.step"]["notes"])
+    hidden = json.loads(_cli("time", *COMM, "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth",
+                             "25e9", "--overlap-dp").stdout)
+    assert _exact(hidden, "time.comm") == sympy.Rational(8 * act + 2 * N, 300 * 10**9)   # dp hidden, copies not
 
 
 def test_untied_head_both_matrices():

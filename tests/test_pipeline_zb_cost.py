@@ -59,8 +59,7 @@ def test_memory_in_flight():
 def test_default_unchanged_and_refusals():
     plain = _cli("time", *BASE)
     assert plain.stdout == _cli("time", *BASE, "--schedule", "1f1b").stdout
-    for args, needle in [(["--schedule", "dualpipe"], "not priced yet"),
-                         (["--schedule", "zb-h2", "--microbatches", "6"], "at least that many"),
+    for args, needle in [(["--schedule", "zb-h2", "--microbatches", "6"], "at least that many"),
                          (["--schedule", "zb-h1", "--vp", "2"], "one chunk per stage")]:
         argv = BASE + args
         if "--microbatches" in args:

@@ -11,7 +11,8 @@ time to train on D tokens and device-hours.
   ``node_size`` devices, else ``node_bandwidth``. Groups are laid out Megatron-LM's way, tp
   innermost, then cp, ep (inside dp), dp, pp: a group spans tp, tp·cp, tp·cp·ep, tp·cp·dp or
   all devices. Nothing is overlapped except, with ``overlap_dp``, the data-parallel collectives
-  (hidden behind backward, Megatron-LM's --overlap-grad-reduce).
+  (hidden behind backward, Megatron-LM's --overlap-grad-reduce); DualPipe's overlap of computation
+  with communication is not modelled either (its bytes are ``comm.*``'s, added in full).
 * ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
   (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 Sec. 2.2; ``derive.pipeline`` derives these
   fractions from the schedules themselves).
@@ -131,7 +132,15 @@ class Priced:
         return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
                 f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
                 f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]") + \
-            ((routing,) if routing else ())
+            ((routing,) if routing else ()) + self.dualpipe_note()
+
+    def dualpipe_note(self) -> tuple[str, ...]:
+        """DualPipe's communication as priced (not overlapped with computation), where it runs."""
+        if self.lay.schedule != "dualpipe" or self.lay.pp == 1:
+            return ()
+        from .comm import DUALPIPE_NOTE
+
+        return (DUALPIPE_NOTE,)
 
     def quantity(self, name, parts, what, unit="s") -> Quantity:
         parts = [(p, sympy.expand(e)) for p, e in parts]
@@ -171,10 +180,6 @@ class Priced:
         return list(self._compute)
 
     def comm(self):
-        if self.lay.schedule == "dualpipe" and self.lay.pp != 1:
-            raise SymgptError("dualpipe: its communication (point-to-point both ways, each stage's gradient summed "
-                              "over its two copies, overlapped with computation by design) is not priced yet, nor "
-                              "its step; time.compute and time.bubble are")
         out = []
         for dim in DIMS:
             parts = PARTS[dim](self.s)
