@@ -84,6 +84,21 @@ def test_peak_is_pp_plus_one_across_sizes(p, m):
         assert (n["pre"], n["post"]) == (p, 1)
 
 
+def test_symbolic_in_flight_is_the_run_across_a_range():
+    """A plan's degrees are symbols: Layout.in_flight then gives Table 2's pp + 1 (pp through the
+    embedding's stage, one through the head's); the run gives exactly that for every even pp up to 16
+    and every even m from 2·pp to 4·pp + 8, on both end ranks."""
+    from symgpt.derive.layout import dualpipe_in_flight, layout
+
+    p_, m_ = sympy.symbols("p m", positive=True, integer=True)
+    lay = layout(pp=p_, microbatches=m_, schedule="dualpipe")
+    for p in range(2, 17, 2):
+        for m in range(2 * p, 4 * p + 9, 2):
+            for r in (0, p - 1):
+                n = dualpipe_in_flight(p, m, r)
+                assert {k: lay.in_flight(k).subs(p_, p) for k in n} == n, (p, m, r)
+
+
 @pytest.mark.parametrize("args,words", [
     (["--pp", "3", "--microbatches", "8"], "even pp"),
     (["--pp", "4", "--microbatches", "6"], "at least 2·pp = 8"),
@@ -95,10 +110,61 @@ def test_refusals(args, words):
     assert r.stderr.count("\n") == 1
 
 
-def test_plan_still_refuses():
-    r = _cli("plan", "gpt2-small", "--set", "T=128", "--devices", "8", "--global-batch", "8", "--device-memory", "80e9",
-             "--peak", "1e14", "--schedule", "dualpipe")
-    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "dualpipe" in r.stderr
+def test_plan_rows_are_the_single_derivations():
+    """plan --schedule 1f1b,dualpipe: every DualPipe row (even pp, m even and >= 2·pp) equals memory.total,
+    time.step (compute + comm + the run's bubble), comm.total and MFU derived for that one strategy; the
+    1F1B rows are the plan without DualPipe, row for row."""
+    import random
+
+    from symgpt.derive.options import Machine, Training
+    from symgpt.derive.steptime import Cluster
+    from symgpt.sweep.plan import Search, plan
+
+    m = symgpt.load("gpt2-small", T=1024)
+    peak, link, node = 312 * 10**12, 300 * 10**9, 25 * 10**9
+    cluster = Cluster(Machine(peak=peak, device_memory=80 * 10**9, link_bandwidth=link, node_bandwidth=node,
+                              node_size=4), training=Training(precision="mixed-bf16"))
+    search = Search(zero=(0, 1), vps=(1,), microbatch_sizes=(1, 2), recompute=("none", "full"),
+                    schedules=("1f1b", "dualpipe"))
+    r = plan(m, 8, 32, cluster, search, top=10**6)
+    base = plan(m, 8, 32, cluster, Search(zero=(0, 1), vps=(1,), microbatch_sizes=(1, 2), recompute=("none", "full")),
+                top=10**6)
+    assert [(x["time"], x["memory"]) for x in r.rows] == sorted((x["time"], x["memory"]) for x in r.rows)
+    assert [{k: v for k, v in x.items() if k != "schedule"} for x in r.rows if x["schedule"] == "1f1b"] == base.rows
+    dual = [x for x in r.rows if x["schedule"] == "dualpipe"]
+    assert {x["pp"] for x in dual} == {2, 4}                       # even pp dividing L = 12 and 8 devices
+    assert all(x["pp"] % 2 == 0 and x["microbatches"] % 2 == 0 and x["microbatches"] >= 2 * x["pp"] for x in dual)
+    rng = random.Random(7)
+    sample = [rng.choice([x for x in dual if x["pp"] == p]) for p in (2, 4, 4)] + rng.sample(dual, 2)
+    for row in sample:
+        one = m.with_(B=row["microbatch"])
+        o = dict(precision="mixed-bf16", recompute=row["recompute"], zero=row["zero"], sp=row["sp"], tp=row["tp"],
+                 pp=row["pp"], dp=row["dp"], cp=row["cp"], ep=row["ep"], microbatches=row["microbatches"],
+                 schedule="dualpipe")
+        t = dict(peak=peak, link_bandwidth=link, node_bandwidth=node, node_size=4)
+        assert row["memory"] == max(one.quantity("memory.total", **o, stage=s).value for s in ("first", "last"))
+        step = one.quantity("time.step", **o, **t).value
+        assert row["time"] == step
+        parts = {q: one.quantity(f"time.{q}", **o, **t).value for q in ("bubble", "compute")}
+        assert row["bubble"] == parts["bubble"] / parts["compute"]
+        assert row["comm_bytes"] == one.quantity("comm.total", **o).value
+        assert row["mfu"] == one.quantity("time.mfu_cluster", **o, **t).value
+
+
+def test_plan_span_is_table2_where_it_holds():
+    """The plan's longest path through DualPipe's run (on arrays of strategies at once), on stages alike
+    with T_F = T_B and T_W <= T_B: the device's m·(F + B + W) plus Table 2's (pp/2 − 1)(F&B + B − 3W)."""
+    import numpy as np
+
+    from symgpt.derive.pipeline_zb import dualpipe_span, paper_bubble
+
+    for p, m in ((4, 8), (6, 12), (8, 16), (8, 20)):
+        tf = tb = np.array([2.0, 6.0])
+        tw = np.array([1.0, 3.0])
+        span = dualpipe_span(p, m, [[tf, tb, tw]] * p)
+        for i in range(2):
+            f, b, w = int(tf[i]), int(tb[i]), int(tw[i])
+            assert int(span[i]) == span[i] == m * (f + b + w) + int(paper_bubble("dualpipe", p, f, b, w, f + b + w))
 
 
 def test_default_unchanged():
@@ -236,6 +302,19 @@ def test_comm_zero1_sums_the_shards():
     out = json.loads(r.stdout)
     assert _parts(out, "comm.dp") == {"dp/gradient reduce-scatter": N, "dp/weight all-gather": N}
     assert _parts(out, "comm.pp")["pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)"] == N
+
+
+def test_comm_tensor_parallel_m_over_two_through_each_stage():
+    """tp = 2: each of the 2·L/pp = 6 layers on the rank sees m/2 = 4 micro-batches (its two stages, one
+    per direction): per layer and micro-batch, Megatron's two forward all-reduces (attention output, FFN
+    output) and two backward (the inputs of QKV and of the FFN), each B·T·d bf16 sent 2·(1/2) times."""
+    r = _cli("comm", *COMM, "--tp", "2")
+    assert r.returncode == 0, r.stderr
+    parts = _parts(json.loads(r.stdout), "comm.tp")
+    each = 4 * 6 * 1 * 1024 * 768 * 2
+    for name in ("tp/blocks/attention/proj all-reduce (forward)", "tp/blocks/ffn/down all-reduce (forward)",
+                 "tp/blocks/norms/attention all-reduce (backward)", "tp/blocks/norms/ffn all-reduce (backward)"):
+        assert parts[name] == each, name
 
 
 def test_comm_zero3_refuses_in_one_line():

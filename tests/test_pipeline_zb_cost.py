@@ -114,9 +114,3 @@ def test_plan_searches_the_listed_schedules():
         parts = {q: one.quantity(f"time.{q}", **o, **t, stage=slow).value for q in ("bubble", "compute")}
         assert row["bubble"] == parts["bubble"] / parts["compute"]
         assert row["mfu"] == one.quantity("time.mfu_cluster", **o, **t, stage=slow).value
-
-
-def test_plan_refuses_dualpipe():
-    r = _cli("plan", "gpt2-small", "--set", "T=1024", "--devices", "8", "--global-batch", "16", "--device-memory",
-             "80e9", "--peak", "312e12", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
-    assert r.returncode == 2 and "not price it yet" in r.stderr and len(r.stderr.strip().splitlines()) == 1

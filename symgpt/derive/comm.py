@@ -63,8 +63,10 @@ def _q(s, name, parts, what) -> Quantity:
 
 
 def _share(s, node) -> sympy.Expr:
-    """The fraction of op *node*'s work this device does per micro-batch (its stage's share)."""
-    return s.lay.share(place(s.model.arch, node)[0])
+    """The fraction of op *node*'s work this device does per micro-batch of the step (its stage's
+    share; DualPipe: each of its two stages sees half the micro-batches, m/2 from each end)."""
+    share = s.lay.share(place(s.model.arch, node)[0])
+    return share / 2 if dualpipe(s.lay) else share
 
 
 def _params(s):

@@ -30,6 +30,8 @@ gradient B on that device (the inputs W still needs are smaller; the papers leav
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy
 
 from ..core.errors import SymgptError
@@ -241,3 +243,96 @@ def paper_activations(kind: str, p) -> int:
     """Micro-batches of activations per device each paper states (Table 1; Table 2)."""
     return {"1f1b": p, "zb-h1": p, "zb-h2": 2 * p - 1, "dualpipe": p + 1}[kind]
 
+
+
+def dualpipe_graph(p: int, m: int) -> tuple[tuple, ...]:
+    """The run of DualPipe as a graph whatever the times: every op once, in an order where each comes
+    after what it waits for, as (device, terms, waits): *terms* the (stage, 0 | 1 | 2) whose T_F, T_B
+    or T_W make its duration (an F&B pair: the forward's and the full backward's, in turn), *waits*
+    the ops it starts after (the device's previous op, and the op whose output it takes). Each op of
+    ``schedule`` starts at the latest end among its waits, so the step's length is the longest path
+    through this graph (``dualpipe_span``); the order of ops on a device does not depend on the times."""
+    return _graph(p, m)
+
+
+@lru_cache(maxsize=64)
+def _graph(p: int, m: int) -> tuple[tuple, ...]:
+    check(p, m, "dualpipe")
+    orders = [_dualpipe_order(p, m, r) for r in range(p)]
+    stage = (lambda dr, r: r if dr == 0 else p - 1 - r)
+    done: dict[tuple, int] = {}
+    fc, bc = [[0, 0] for _ in range(p)], [[0, 0] for _ in range(p)]
+    queue: list[list] = [[] for _ in range(p)]
+    last, nxt, ops = [None] * p, [0] * p, []
+
+    def fdep(dr, mb, r):
+        s = stage(dr, r)
+        return ("F", dr, mb, s - 1) if s > 0 else None
+
+    def bdep(dr, mb, r):
+        s = stage(dr, r)
+        return ("B", dr, mb, s + 1) if s < p - 1 else ("F", dr, mb, s)
+
+    while any(nxt[r] < len(orders[r]) for r in range(p)):
+        progressed = False
+        for r in range(p):
+            if nxt[r] == len(orders[r]):
+                continue
+            op = orders[r][nxt[r]]
+            deps = {"F": lambda: [fdep(op[1], fc[r][op[1]], r)], "B": lambda: [bdep(op[1], bc[r][op[1]], r)],
+                    "FB": lambda: [fdep(op[1], fc[r][op[1]], r), bdep(op[2], bc[r][op[2]], r)]}.get(op[0], list)()
+            deps = [x for x in deps if x is not None]
+            if any(x not in done for x in deps):
+                continue
+            waits = tuple(sorted({done[x] for x in deps} | ({last[r]} if last[r] is not None else set())))
+            i = len(ops)
+            if op[0] == "F":
+                s = stage(op[1], r)
+                terms = ((s, 0),)
+                done[("F", op[1], fc[r][op[1]], s)] = i
+                fc[r][op[1]] += 1
+            elif op[0] == "B":
+                s = stage(op[1], r)
+                terms = ((s, 1),) if op[2] else ((s, 1), (s, 2))
+                done[("B", op[1], bc[r][op[1]], s)] = i
+                bc[r][op[1]] += 1
+                if op[2]:
+                    queue[r].append(s)
+            elif op[0] == "W":
+                terms = ((queue[r].pop(0), 2),)
+            else:
+                sf, sb = stage(op[1], r), stage(op[2], r)
+                terms = ((sf, 0), (sb, 1), (sb, 2))
+                done[("F", op[1], fc[r][op[1]], sf)] = done[("B", op[2], bc[r][op[2]], sb)] = i
+                fc[r][op[1]] += 1
+                bc[r][op[2]] += 1
+            ops.append((r, terms, waits))
+            last[r] = i
+            nxt[r] += 1
+            progressed = True
+        if not progressed:
+            raise AssertionError("the schedule deadlocked")
+    return tuple(ops)
+
+
+def dualpipe_span(p: int, m: int, times):
+    """The length of a DualPipe step (first op to last) on *times*: ``times[s][k]`` the T_F (k = 0),
+    T_B (1) or T_W (2) of stage s, each a number or a NumPy array (many steps at once): the longest
+    path through ``dualpipe_graph``. The sums and maxima are monotone in the times, so on lower
+    (upper) bounds of the times it gives a lower (upper) bound of the span, up to the rounding of
+    n sums along a path of n ops (floats: relative error at most n·2⁻⁵³ each)."""
+    import numpy as np
+
+    ends: list = []
+    for r, terms, waits in dualpipe_graph(p, m):
+        dur = sum((times[s][k] for s, k in terms[1:]), times[terms[0][0]][terms[0][1]])
+        if waits:
+            start = ends[waits[0]]
+            for w in waits[1:]:
+                start = np.maximum(start, ends[w])
+            dur = start + dur
+        ends.append(dur)
+    out = ends[0]
+    for e in ends[1:]:
+        out = np.maximum(out, e)
+    return out

@@ -27,15 +27,15 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values, interval, mul,
-                         vp_class, weight_factor)
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, dualpipe_span, exact_values,
+                         interval, mul, vp_class, weight_factor)
 from .plan_space import Points, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
 CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
 PRUNE = 100_000  # candidates kept past 4·top before they are pruned against the threshold
 RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
-SCHEDULE_RANK = {"1f1b": 0, "gpipe": 1, "zb-h1": 2, "zb-h2": 3}
+SCHEDULE_RANK = {"1f1b": 0, "gpipe": 1, "zb-h1": 2, "zb-h2": 3, "dualpipe": 4}
 
 
 @dataclass
@@ -113,8 +113,6 @@ class Search:
             check_choice("recompute", r, tuple(RECOMPUTE_RANK))
         for k in self.schedules:
             check_choice("schedule", k, ("1f1b", "gpipe", *WEIGHT_PASSES, "dualpipe"))
-            if k == "dualpipe":
-                raise SymgptError("dualpipe is run and drawn by `symgpt schedule`; plan does not price it yet")
         if not self.schedules:
             raise SymgptError("plan needs at least one schedule")
         for name, values in (("vp", self.vps), ("micro-batch size", self.microbatch_sizes)):
@@ -170,6 +168,12 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
              f"{mach.node_bandwidth} B/s between nodes",
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
+    if "dualpipe" in search.schedules:
+        notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
+                     "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
+                     "length of its run on each stage's T_F, T_B, T_W from the op graph (an F&B pair taking the "
+                     "forward's and the full backward's times in turn), plus every byte of its communication "
+                     "(its overlap of computation with communication not modelled)")
     if search.schedules != ("1f1b",):
         notes.append("schedules: 1F1B and GPipe bubble (pp − 1)/(vp·m) of the compute; ZB-H1 (pp − 1)(T_F + T_B − T_W) "
                      "and ZB-H2 (pp − 1)(T_F + T_B − 2·T_W), T_W the weight-gradient time per micro-batch from the op "
@@ -187,7 +191,36 @@ def eligible(cols, schedules, kind) -> np.ndarray:
         ok &= pp > 1
     if kind == "zb-h2":
         ok &= m >= 2 * pp - 1
+    if kind == "dualpipe":  # DualPipe's own checks (derive.pipeline_zb.check): even pp > 1, m even, m >= 2·pp
+        ok &= (pp > 1) & (pp % 2 == 0) & (m % 2 == 0) & (m >= 2 * pp)
     return ok
+
+
+def _dualpipe_span(forms, cols, pos, recompute, at):
+    """The interval of DualPipe's step length (compute and bubble) at positions *pos*, grouped by
+    (pp, m): the longest path through its run on the stages' T_F, T_B, T_W (``plan_price.dualpipe_span``)."""
+    times = {(kind, k): at(forms.time_key(kind, recompute, k)) for kind in ("first", "middle", "last") for k in range(3)}
+    v, e = np.empty(len(pos)), np.empty(len(pos))
+    pairs = np.stack([cols["pp"][pos], cols["microbatches"][pos]], axis=1)
+    for p, m in {tuple(int(x) for x in row) for row in pairs}:
+        idx = np.flatnonzero((pairs[:, 0] == p) & (pairs[:, 1] == m))
+        v[idx], e[idx] = dualpipe_span(p, m, {key: (a[idx], b[idx]) for key, (a, b) in times.items()})
+    return v, e
+
+
+def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
+    """DualPipe's exact step length (compute and bubble) on the stages' exact times, its run's
+    micro-batches in flight checked against the activations the plan priced (Table 2's pp + 1)."""
+    from ..derive.layout import dualpipe_in_flight
+    from ..derive.pipeline_zb import dualpipe_span as span
+
+    for r in (0, p - 1):
+        n = dualpipe_in_flight(p, m, r)
+        if (n["stack"] * p, n["pre"], n["post"]) != (p + 1, p, 1):
+            raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: its run holds {n} at rank {r}, not the "
+                              "pp + 1 the plan priced")
+    kinds = ["first"] + ["middle"] * (p - 2) + ["last"]
+    return span(p, m, [[Fraction(times[kinds[s], k]) for k in range(3)] for s in range(p)])
 
 
 def _bounds(iv):
@@ -241,7 +274,10 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
                         return at(forms.key(name, stage, choice), group, pts, local)
 
                     mem.append(_bounds(add(part("states"), part("activations"))))
-                    t = mul(part("compute"), bub)
+                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
+                        t = _dualpipe_span(forms, cols, pos, rc, lambda key: at(key, group, pts, local))
+                    else:
+                        t = mul(part("compute"), bub)
                     if cut is not None:
                         t = add(t, mul(part("weight"), cut))
                     for d in DIMS:
@@ -284,13 +320,18 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
             time = _exact(forms, pts, "compute", st, choice)
             weight = _exact(forms, pts, "weight", st, choice) if sch in WEIGHT_PASSES else [0] * len(positions)
             stages[st] = (mem, sent, time, weight)
+        if sch == "dualpipe":
+            times = {(kind, k): exact_values(forms.compiled[forms.time_key(kind, rc, k)], pts)
+                     for kind in ("first", "middle", "last") for k in range(3)}
         for j, p in enumerate(positions):
             v = {n: int(cols[n][p]) for n in cols}
             bubble = Fraction(v["pp"] - 1, v["vp"] * v["microbatches"])
             cut = Fraction(WEIGHT_PASSES.get(sch, 0) * (v["pp"] - 1), v["microbatches"])
+            if sch == "dualpipe":
+                span = _dualpipe_exact(v["pp"], v["microbatches"], {key: x[j] for key, x in times.items()})
             t, idle = {}, {}
             for st, (mem, sent, compute, weight) in stages.items():
-                idle[st] = compute[j] * bubble - cut * weight[j]
+                idle[st] = span - compute[j] if sch == "dualpipe" else compute[j] * bubble - cut * weight[j]
                 t[st] = compute[j] + idle[st] + sum(sent[i][j] * inv[d][j] for i, d in enumerate(DIMS))
             memory = max(stages["first"][0][j], stages["last"][0][j])
             step = max(t.values())
@@ -298,7 +339,7 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
             key = (step, memory, RECOMPUTE_RANK[rc], z, s, v["tp"], v["pp"], v["vp"], v["dp"], v["cp"], v["ep"], v["B"],
                    SCHEDULE_RANK[sch])
             out.append({"key": key, "v": v, "choice": (rc, z, s, vc, sch), "memory": memory, "time": step,
-                        "bubble": idle[slow] / stages[slow][2][j] if sch in WEIGHT_PASSES else bubble,
+                        "bubble": idle[slow] / stages[slow][2][j] if sch in (*WEIGHT_PASSES, "dualpipe") else bubble,
                         "comm": sum(x[j] for x in stages["first"][1]),
                         "stage": "first" if stages["first"][0][j] >= stages["last"][0][j] else "last"})
     return out
