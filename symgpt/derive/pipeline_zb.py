@@ -257,62 +257,60 @@ def dualpipe_graph(p: int, m: int) -> tuple[tuple, ...]:
 
 @lru_cache(maxsize=64)
 def _graph(p: int, m: int) -> tuple[tuple, ...]:
+    from collections import deque
+
     check(p, m, "dualpipe")
-    orders = [_dualpipe_order(p, m, r) for r in range(p)]
     stage = (lambda dr, r: r if dr == 0 else p - 1 - r)
-    done: dict[tuple, int] = {}
-    fc, bc = [[0, 0] for _ in range(p)], [[0, 0] for _ in range(p)]
-    queue: list[list] = [[] for _ in range(p)]
-    last, nxt, ops = [None] * p, [0] * p, []
-
-    def fdep(dr, mb, r):
-        s = stage(dr, r)
-        return ("F", dr, mb, s - 1) if s > 0 else None
-
-    def bdep(dr, mb, r):
-        s = stage(dr, r)
-        return ("B", dr, mb, s + 1) if s < p - 1 else ("F", dr, mb, s)
-
-    while any(nxt[r] < len(orders[r]) for r in range(p)):
-        progressed = False
-        for r in range(p):
-            if nxt[r] == len(orders[r]):
-                continue
-            op = orders[r][nxt[r]]
-            deps = {"F": lambda: [fdep(op[1], fc[r][op[1]], r)], "B": lambda: [bdep(op[1], bc[r][op[1]], r)],
-                    "FB": lambda: [fdep(op[1], fc[r][op[1]], r), bdep(op[2], bc[r][op[2]], r)]}.get(op[0], list)()
-            deps = [x for x in deps if x is not None]
-            if any(x not in done for x in deps):
-                continue
-            waits = tuple(sorted({done[x] for x in deps} | ({last[r]} if last[r] is not None else set())))
-            i = len(ops)
-            if op[0] == "F":
-                s = stage(op[1], r)
-                terms = ((s, 0),)
-                done[("F", op[1], fc[r][op[1]], s)] = i
-                fc[r][op[1]] += 1
-            elif op[0] == "B":
+    made: dict[tuple, int] = {}          # (F|B, direction, micro-batch, stage) -> the op that makes it
+    ops: list = []                       # (device, terms, needs: the outputs it takes)
+    for r in range(p):                   # each device's ops in its order, the inputs they take named
+        fc, bc, queue = [0, 0], [0, 0], []
+        for op in _dualpipe_order(p, m, r):
+            i, kind, needs = len(ops), op[0], []
+            if kind in ("F", "FB"):
+                d, s = op[1], stage(op[1], r)
+                made[("F", d, fc[d], s)] = i
+                needs += [("F", d, fc[d], s - 1)] if s > 0 else []
+                fc[d] += 1
+            if kind in ("B", "FB"):
+                d = op[1] if kind == "B" else op[2]
+                s = stage(d, r)
+                made[("B", d, bc[d], s)] = i
+                needs.append(("B", d, bc[d], s + 1) if s < p - 1 else ("F", d, bc[d], s))
+                bc[d] += 1
+            if kind == "F":
+                terms = ((stage(op[1], r), 0),)
+            elif kind == "B":
                 s = stage(op[1], r)
                 terms = ((s, 1),) if op[2] else ((s, 1), (s, 2))
-                done[("B", op[1], bc[r][op[1]], s)] = i
-                bc[r][op[1]] += 1
                 if op[2]:
-                    queue[r].append(s)
-            elif op[0] == "W":
-                terms = ((queue[r].pop(0), 2),)
+                    queue.append(s)
+            elif kind == "W":
+                terms = ((queue.pop(0), 2),)
             else:
                 sf, sb = stage(op[1], r), stage(op[2], r)
                 terms = ((sf, 0), (sb, 1), (sb, 2))
-                done[("F", op[1], fc[r][op[1]], sf)] = done[("B", op[2], bc[r][op[2]], sb)] = i
-                fc[r][op[1]] += 1
-                bc[r][op[2]] += 1
-            ops.append((r, terms, waits))
-            last[r] = i
-            nxt[r] += 1
-            progressed = True
-        if not progressed:
-            raise AssertionError("the schedule deadlocked")
-    return tuple(ops)
+            ops.append((r, terms, needs, i - 1 if i and ops[i - 1][0] == r else None))
+    waits = [sorted({made[x] for x in needs} | ({prev} if prev is not None else set()))
+             for _, _, needs, prev in ops]
+    # an order in which every op comes after what it waits for (Kahn's), the waits renumbered
+    after: list = [[] for _ in ops]
+    left = [len(w) for w in waits]
+    for i, w in enumerate(waits):
+        for j in w:
+            after[j].append(i)
+    ready, order = deque(i for i, k in enumerate(left) if k == 0), []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for j in after[i]:
+            left[j] -= 1
+            if not left[j]:
+                ready.append(j)
+    if len(order) != len(ops):
+        raise AssertionError("the schedule deadlocked")
+    new = {old: k for k, old in enumerate(order)}
+    return tuple((ops[i][0], ops[i][1], tuple(sorted(new[j] for j in waits[i]))) for i in order)
 
 
 def dualpipe_span(p: int, m: int, times):
@@ -336,3 +334,79 @@ def dualpipe_span(p: int, m: int, times):
     for e in ends[1:]:
         out = np.maximum(out, e)
     return out
+
+
+
+@lru_cache(maxsize=64)
+def _levels(p: int, m: int):
+    """``dualpipe_graph`` as arrays: each op's counts of the nine times (T_F, T_B, T_W of the first, a
+    middle and the last stage), the ops it waits for (padded with n: an op that ends at 0), and the ops
+    grouped by depth (an op's waits all lie in earlier groups)."""
+    import numpy as np
+
+    g = dualpipe_graph(p, m)
+    n = len(g)
+    kind = [0] + [3] * (p - 2) + [6]
+    rows, cols, wait_rows, depth = [], [], [], [0] * n
+    for i, (r, terms, ws) in enumerate(g):
+        for s, k in terms:
+            rows.append(i)
+            cols.append(kind[s] + k)
+        wait_rows.append(ws + (n,) * (3 - len(ws)))
+        depth[i] = 1 + max([depth[w] for w in ws]) if ws else 0
+    counts = np.zeros((n, 9))
+    np.add.at(counts, (np.asarray(rows), np.asarray(cols)), 1)
+    waits = np.asarray(wait_rows, dtype=np.int64).reshape(n, 3)
+    depth = np.asarray(depth)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    return counts, waits, np.split(order, cuts)
+
+
+def dualpipe_span_many(p: int, m: int, times):
+    """``dualpipe_span`` for many steps at once, in floats: *times* an array of nine rows (T_F, T_B,
+    T_W of the first stage, of every middle stage and of the last stage), one column per step; the
+    ops of one depth evaluated together. Rounding: n sums along a path of n ops, each within a
+    relative 2⁻⁵³ (the durations are sums of at most three times)."""
+    import numpy as np
+
+    counts, waits, groups = _levels(p, m)
+    dur = counts @ np.asarray(times, dtype=np.float64)
+    ends = np.zeros((len(counts) + 1, dur.shape[1]))
+    for idx in groups:
+        ends[idx] = ends[waits[idx]].max(axis=1) + dur[idx]
+    return ends[:-1].max(axis=0)
+
+
+def dualpipe_held(p: int, m: int, r: int) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """Micro-batches rank *r* holds activations for, read from its order of ops alone (one device runs
+    them one after another, so the order is the time order): (the most at once, how many of each
+    direction then, the most of each direction at any time). A forward adds one of its direction (an
+    F&B pair's forward before its backward), an input gradient B frees one."""
+    held, best, at, tops = [0, 0], -1, (0, 0), [0, 0]
+    for op in _dualpipe_order(p, m, r):
+        steps = ([(op[1], 1)] if op[0] == "F" else [(op[1], -1)] if op[0] == "B"
+                 else [(op[1], 1), (op[2], -1)] if op[0] == "FB" else [])
+        for d, x in steps:
+            held[d] += x
+            tops[d] = max(tops[d], held[d])
+            if sum(held) > best:
+                best, at = sum(held), tuple(held)
+    return best, at, tuple(tops)
+
+
+def dualpipe_span_exact(p: int, m: int, times) -> "Fraction":
+    """``dualpipe_span`` exactly on nine rational times (T_F, T_B, T_W of the first stage, of every
+    middle stage and of the last stage): in integers over their common denominator."""
+    from fractions import Fraction
+    from math import lcm
+
+    times = [Fraction(t) for t in times]
+    den = lcm(*(t.denominator for t in times))
+    t = [int(x * den) for x in times]
+    kind = [0] + [3] * (p - 2) + [6]
+    ends: list = []
+    for r, terms, waits in dualpipe_graph(p, m):
+        start = max([ends[w] for w in waits]) if waits else 0
+        ends.append(start + sum(t[kind[s] + k] for s, k in terms))
+    return Fraction(max(ends), den)

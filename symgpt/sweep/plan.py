@@ -143,8 +143,8 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
                           f"{global_batch} (tp must divide the heads, pp the layers, dp the batch)")
     masks = {k: eligible(cols, search.schedules, k) for k in search.schedules}
-    considered = len(recompute) * len(zero) * sum(int((mk & (cols["tp"] > 1)).sum()) if s else int(mk.sum())
-                                                  for mk in masks.values() for s in sp)
+    considered = len(recompute) * sum(len(zeros(zero, k)) * (int((mk & (cols["tp"] > 1)).sum()) if s else int(mk.sum()))
+                                      for k, mk in masks.items() for s in sp)
     if considered > MAX_STRATEGIES:
         raise SymgptError(f"too many strategies ({considered:,}; at most {MAX_STRATEGIES:,}); narrow the choices")
     axes = axes_of(cols)
@@ -173,13 +173,19 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
                      "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
                      "length of its run on each stage's T_F, T_B, T_W from the op graph (an F&B pair taking the "
                      "forward's and the full backward's times in turn), plus every byte of its communication "
-                     "(its overlap of computation with communication not modelled)")
+                     "(its overlap of computation with communication not modelled); not searched at ZeRO-3")
     if search.schedules != ("1f1b",):
         notes.append("schedules: 1F1B and GPipe bubble (pp − 1)/(vp·m) of the compute; ZB-H1 (pp − 1)(T_F + T_B − T_W) "
                      "and ZB-H2 (pp − 1)(T_F + T_B − 2·T_W), T_W the weight-gradient time per micro-batch from the op "
                      "graph (Qi et al. 2023, Table 1); a pipeline of one stage is priced once, under the first")
     return PlanResult(devices, global_batch, int(model.sizes["T"]), mach.device_memory, considered, fitting, rows,
                       notes, search.schedules)
+
+
+def zeros(zero: tuple, kind: str) -> tuple:
+    """The ZeRO stages *kind* is searched at: DualPipe's communication is not priced under ZeRO-3
+    (``derive.comm``), so not there."""
+    return tuple(z for z in zero if z != 3) if kind == "dualpipe" else zero
 
 
 def eligible(cols, schedules, kind) -> np.ndarray:
@@ -196,31 +202,36 @@ def eligible(cols, schedules, kind) -> np.ndarray:
     return ok
 
 
-def _dualpipe_span(forms, cols, pos, recompute, at):
-    """The interval of DualPipe's step length (compute and bubble) at positions *pos*, grouped by
-    (pp, m): the longest path through its run on the stages' T_F, T_B, T_W (``plan_price.dualpipe_span``)."""
-    times = {(kind, k): at(forms.time_key(kind, recompute, k)) for kind in ("first", "middle", "last") for k in range(3)}
-    v, e = np.empty(len(pos)), np.empty(len(pos))
-    pairs = np.stack([cols["pp"][pos], cols["microbatches"][pos]], axis=1)
-    for p, m in {tuple(int(x) for x in row) for row in pairs}:
-        idx = np.flatnonzero((pairs[:, 0] == p) & (pairs[:, 1] == m))
-        v[idx], e[idx] = dualpipe_span(p, m, {key: (a[idx], b[idx]) for key, (a, b) in times.items()})
+def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo):
+    """The interval of DualPipe's step length (compute and bubble) at every strategy of *chunk* it runs
+    (NaN elsewhere), grouped by (pp, m): the longest path through its run on the stages' T_F, T_B, T_W
+    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once per recompute
+    policy (*memo*)."""
+    if recompute in memo:
+        return memo[recompute]
+    times = {(kind, k): interval(forms.compiled[forms.time_key(kind, recompute, k)], whole)
+             for kind in ("first", "middle", "last") for k in range(3)}
+    v, e = np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)
+    runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
+    pairs = np.stack([cols["pp"][chunk][runs], cols["microbatches"][chunk][runs]], axis=1)
+    for p, m in sorted({tuple(int(x) for x in row) for row in pairs}):
+        idx = runs[(pairs[:, 0] == p) & (pairs[:, 1] == m)]
+        v[idx], e[idx] = dualpipe_span(p, m, {k: (a[idx], b[idx]) for k, (a, b) in times.items()})
+    memo[recompute] = (v, e)
     return v, e
 
 
 def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
     """DualPipe's exact step length (compute and bubble) on the stages' exact times, its run's
     micro-batches in flight checked against the activations the plan priced (Table 2's pp + 1)."""
-    from ..derive.layout import dualpipe_in_flight
-    from ..derive.pipeline_zb import dualpipe_span as span
+    from ..derive.pipeline_zb import dualpipe_held, dualpipe_span_exact
 
-    for r in (0, p - 1):
-        n = dualpipe_in_flight(p, m, r)
-        if (n["stack"] * p, n["pre"], n["post"]) != (p + 1, p, 1):
-            raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: its run holds {n} at rank {r}, not the "
-                              "pp + 1 the plan priced")
-    kinds = ["first"] + ["middle"] * (p - 2) + ["last"]
-    return span(p, m, [[Fraction(times[kinds[s], k]) for k in range(3)] for s in range(p)])
+    for r, embedding in ((0, 0), (p - 1, 1)):  # the direction whose stage 0 (the embedding) the rank holds
+        best, at, tops = dualpipe_held(p, m, r)
+        if best != p + 1 or at != tops or at[embedding] != p:
+            raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: rank {r} holds {best} micro-batches at its "
+                              "peak, not the pp + 1 the plan priced")
+    return dualpipe_span_exact(p, m, [times[kind, k] for kind in ("first", "middle", "last") for k in range(3)])
 
 
 def _bounds(iv):
@@ -248,6 +259,7 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
         return memo[key, group]
 
     bw = {d: interval(forms.bandwidth[d], whole) for d in DIMS}
+    spans: dict = {}  # DualPipe's step lengths over the chunk, by recompute policy
     fitting = 0
     lim = float(limit)
     lim_lo, lim_hi = lim - abs(lim) * 2 ** -51, lim + abs(lim) * 2 ** -51
@@ -266,7 +278,7 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
             if sch in WEIGHT_PASSES else None
         inv = {d: tuple(a[local] for a in bw[d]) for d in DIMS}
         for rc in recompute:
-            for z in zero:
+            for z in zeros(zero, sch):
                 choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
                 mem, time = [], []
                 for stage in ("first", "last"):
@@ -275,7 +287,8 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
 
                     mem.append(_bounds(add(part("states"), part("activations"))))
                     if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
-                        t = _dualpipe_span(forms, cols, pos, rc, lambda key: at(key, group, pts, local))
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans)
+                        t = (v[local], e[local])
                     else:
                         t = mul(part("compute"), bub)
                     if cut is not None:

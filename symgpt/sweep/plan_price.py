@@ -130,7 +130,7 @@ class Forms:
             reads = DUALPIPE_READS.get(part, reads)
             for setting in product(*(choices[r] for r in reads)):
                 chosen = {**FIXED, **dict(zip(reads, setting)), "schedule": "dualpipe"}
-                if chosen["vp"] != 1:
+                if chosen["vp"] != 1 or chosen["zero"] == 3:   # ZeRO-3 under DualPipe: not priced (plan.zeros)
                     continue
                 for stage in ("first", "last"):
                     o = {**(cluster.options() if part == "compute" else memory_opts), **chosen, **degrees,
@@ -167,13 +167,18 @@ def dualpipe_span(p: int, m: int, times: dict):
     """The interval of DualPipe's step length over strategies of *p* stages and *m* micro-batches:
     *times* maps (kind, k) to the interval of T_F, T_B or T_W (k = 0, 1, 2) through a stage of that
     kind (first, middle, last). The longest path is monotone in the times: its value on the lower
-    and upper ends bounds the exact one, each widened by the rounding of a path of n ops (3n sums)."""
-    from ..derive.pipeline_zb import dualpipe_graph, dualpipe_span as span
+    and upper ends bounds the exact one, each widened by the rounding of a path of n ops."""
+    from ..derive.pipeline_zb import _levels, dualpipe_span_many
 
-    kinds = ["first"] + ["middle"] * (p - 2) + ["last"]
-    lo = span(p, m, [[times[kinds[s], k][0] - times[kinds[s], k][1] for k in range(3)] for s in range(p)])
-    hi = span(p, m, [[times[kinds[s], k][0] + times[kinds[s], k][1] for k in range(3)] for s in range(p)])
-    slack = 4 * len(dualpipe_graph(p, m)) * U
+    keys = [(kind, k) for kind in ("first", "middle", "last") for k in range(3)]
+    n = len(times[keys[0]][0])
+    lo_hi = np.empty((9, 2 * n))
+    for j, key in enumerate(keys):
+        v, e = times[key]
+        lo_hi[j, :n], lo_hi[j, n:] = v - e, v + e
+    both = dualpipe_span_many(p, m, lo_hi)
+    lo, hi = both[:n], both[n:]
+    slack = 4 * (len(_levels(p, m)[0]) + 9) * U
     lo, hi = lo - np.abs(lo) * slack, hi + np.abs(hi) * slack
     return (lo + hi) / 2, (hi - lo) / 2 * (1 + 4 * U)
 
