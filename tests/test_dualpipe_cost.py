@@ -346,3 +346,33 @@ def test_untied_head_both_matrices():
     r = _cli("memory", "llama-7b", "--pp", "4", "--microbatches", "8", "--schedule", "dualpipe", "--json")
     assert r.returncode == 0, r.stderr
     assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (16 * layer + 2 * 32000 * 4096 + 4096)
+
+
+def test_plan_graph_is_the_run():
+    """The plan's forms of the run: the longest path through its graph (exact, in integers, and in
+    floats over many steps at once) is the run's length (``pipeline_zb.schedule`` on the same stage
+    times, a first, middle and last stage each with its own), and the micro-batches in flight read from
+    each device's order are the run's."""
+    import random
+    from fractions import Fraction
+
+    import numpy as np
+
+    from symgpt.derive.layout import dualpipe_in_flight
+    from symgpt.derive.pipeline_zb import dualpipe_held, dualpipe_span_exact, dualpipe_span_many, schedule
+
+    rng = random.Random(5)
+    for p, m in ((2, 4), (2, 10), (4, 8), (4, 14), (6, 12), (8, 16), (8, 22)):
+        for _ in range(3):
+            kinds = [[Fraction(rng.randint(0, 20), rng.randint(1, 4)) for _ in range(3)] for _ in range(3)]
+            per = [kinds[0]] + [kinds[1]] * (p - 2) + [kinds[2]]
+            slots = schedule(p, m, "dualpipe", stage_times=[tuple(sympy.Rational(x.numerator, x.denominator)
+                                                                    for x in t) for t in per])
+            span = max(s.end for s in slots)
+            nine = [x for k in kinds for x in k]
+            assert dualpipe_span_exact(p, m, nine) == span
+            assert abs(dualpipe_span_many(p, m, np.array([[float(x)] for x in nine]))[0] - float(span)) <= 1e-12 * span
+        for r, embedding in ((0, 0), (p - 1, 1)):
+            n = dualpipe_in_flight(p, m, r)
+            best, at, tops = dualpipe_held(p, m, r)
+            assert (best, at[embedding], at[1 - embedding]) == (n["stack"] * p, n["pre"], n["post"]) and at == tops
