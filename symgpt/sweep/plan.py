@@ -202,23 +202,28 @@ def eligible(cols, schedules, kind) -> np.ndarray:
     return ok
 
 
-def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo):
+def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, recomputes=None):
     """The interval of DualPipe's step length (compute and bubble) at every strategy of *chunk* it runs
     (NaN elsewhere), grouped by (pp, m): the longest path through its run on the stages' T_F, T_B, T_W
-    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once per recompute
-    policy (*memo*)."""
+    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once (*memo*), for
+    every recompute policy of *recomputes* together (one pass over each graph)."""
     if recompute in memo:
         return memo[recompute]
-    times = {(kind, k): interval(forms.compiled[forms.time_key(kind, recompute, k)], whole)
-             for kind in ("first", "middle", "last") for k in range(3)}
-    v, e = np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)
+    policies = tuple(recomputes or (recompute,))
+    times = {rc: {(kind, k): interval(forms.compiled[forms.time_key(kind, rc, k)], whole)
+                  for kind in ("first", "middle", "last") for k in range(3)} for rc in policies}
+    out = {rc: (np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)) for rc in policies}
     runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
     pairs = np.stack([cols["pp"][chunk][runs], cols["microbatches"][chunk][runs]], axis=1)
     for p, m in sorted({tuple(int(x) for x in row) for row in pairs}):
         idx = runs[(pairs[:, 0] == p) & (pairs[:, 1] == m)]
-        v[idx], e[idx] = dualpipe_span(p, m, {k: (a[idx], b[idx]) for k, (a, b) in times.items()})
-    memo[recompute] = (v, e)
-    return v, e
+        keys = times[policies[0]].keys()
+        v, e = dualpipe_span(p, m, {k: (np.concatenate([times[rc][k][0][idx] for rc in policies]),
+                                        np.concatenate([times[rc][k][1][idx] for rc in policies])) for k in keys})
+        for j, rc in enumerate(policies):
+            out[rc][0][idx], out[rc][1][idx] = v[j * len(idx):(j + 1) * len(idx)], e[j * len(idx):(j + 1) * len(idx)]
+    memo.update(out)
+    return memo[recompute]
 
 
 def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
@@ -287,7 +292,7 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
 
                     mem.append(_bounds(add(part("states"), part("activations"))))
                     if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
-                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans)
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, recompute)
                         t = (v[local], e[local])
                     else:
                         t = mul(part("compute"), bub)
