@@ -84,6 +84,21 @@ def test_peak_is_pp_plus_one_across_sizes(p, m):
         assert (n["pre"], n["post"]) == (p, 1)
 
 
+def test_symbolic_in_flight_is_the_run_across_a_range():
+    """A plan's degrees are symbols: Layout.in_flight then gives Table 2's pp + 1 (pp through the
+    embedding's stage, one through the head's); the run gives exactly that for every even pp up to 16
+    and every even m from 2·pp to 4·pp + 8, on both end ranks."""
+    from symgpt.derive.layout import dualpipe_in_flight, layout
+
+    p_, m_ = sympy.symbols("p m", positive=True, integer=True)
+    lay = layout(pp=p_, microbatches=m_, schedule="dualpipe")
+    for p in range(2, 17, 2):
+        for m in range(2 * p, 4 * p + 9, 2):
+            for r in (0, p - 1):
+                n = dualpipe_in_flight(p, m, r)
+                assert {k: lay.in_flight(k).subs(p_, p) for k in n} == n, (p, m, r)
+
+
 @pytest.mark.parametrize("args,words", [
     (["--pp", "3", "--microbatches", "8"], "even pp"),
     (["--pp", "4", "--microbatches", "6"], "at least 2·pp = 8"),
@@ -95,10 +110,61 @@ def test_refusals(args, words):
     assert r.stderr.count("\n") == 1
 
 
-def test_plan_still_refuses():
-    r = _cli("plan", "gpt2-small", "--set", "T=128", "--devices", "8", "--global-batch", "8", "--device-memory", "80e9",
-             "--peak", "1e14", "--schedule", "dualpipe")
-    assert r.returncode == 2 and r.stderr.startswith("symgpt: error:") and "dualpipe" in r.stderr
+def test_plan_rows_are_the_single_derivations():
+    """plan --schedule 1f1b,dualpipe: every DualPipe row (even pp, m even and >= 2·pp) equals memory.total,
+    time.step (compute + comm + the run's bubble), comm.total and MFU derived for that one strategy; the
+    1F1B rows are the plan without DualPipe, row for row."""
+    import random
+
+    from symgpt.derive.options import Machine, Training
+    from symgpt.derive.steptime import Cluster
+    from symgpt.sweep.plan import Search, plan
+
+    m = symgpt.load("gpt2-small", T=1024)
+    peak, link, node = 312 * 10**12, 300 * 10**9, 25 * 10**9
+    cluster = Cluster(Machine(peak=peak, device_memory=80 * 10**9, link_bandwidth=link, node_bandwidth=node,
+                              node_size=4), training=Training(precision="mixed-bf16"))
+    search = Search(zero=(0, 1), vps=(1,), microbatch_sizes=(1, 2), recompute=("none", "full"),
+                    schedules=("1f1b", "dualpipe"))
+    r = plan(m, 8, 32, cluster, search, top=10**6)
+    base = plan(m, 8, 32, cluster, Search(zero=(0, 1), vps=(1,), microbatch_sizes=(1, 2), recompute=("none", "full")),
+                top=10**6)
+    assert [(x["time"], x["memory"]) for x in r.rows] == sorted((x["time"], x["memory"]) for x in r.rows)
+    assert [{k: v for k, v in x.items() if k != "schedule"} for x in r.rows if x["schedule"] == "1f1b"] == base.rows
+    dual = [x for x in r.rows if x["schedule"] == "dualpipe"]
+    assert {x["pp"] for x in dual} == {2, 4}                       # even pp dividing L = 12 and 8 devices
+    assert all(x["pp"] % 2 == 0 and x["microbatches"] % 2 == 0 and x["microbatches"] >= 2 * x["pp"] for x in dual)
+    rng = random.Random(7)
+    sample = [rng.choice([x for x in dual if x["pp"] == p]) for p in (2, 4, 4)] + rng.sample(dual, 2)
+    for row in sample:
+        one = m.with_(B=row["microbatch"])
+        o = dict(precision="mixed-bf16", recompute=row["recompute"], zero=row["zero"], sp=row["sp"], tp=row["tp"],
+                 pp=row["pp"], dp=row["dp"], cp=row["cp"], ep=row["ep"], microbatches=row["microbatches"],
+                 schedule="dualpipe")
+        t = dict(peak=peak, link_bandwidth=link, node_bandwidth=node, node_size=4)
+        assert row["memory"] == max(one.quantity("memory.total", **o, stage=s).value for s in ("first", "last"))
+        step = one.quantity("time.step", **o, **t).value
+        assert row["time"] == step
+        parts = {q: one.quantity(f"time.{q}", **o, **t).value for q in ("bubble", "compute")}
+        assert row["bubble"] == parts["bubble"] / parts["compute"]
+        assert row["comm_bytes"] == one.quantity("comm.total", **o).value
+        assert row["mfu"] == one.quantity("time.mfu_cluster", **o, **t).value
+
+
+def test_plan_span_is_table2_where_it_holds():
+    """The plan's longest path through DualPipe's run (on arrays of strategies at once), on stages alike
+    with T_F = T_B and T_W <= T_B: the device's m·(F + B + W) plus Table 2's (pp/2 − 1)(F&B + B − 3W)."""
+    import numpy as np
+
+    from symgpt.derive.pipeline_zb import dualpipe_span, paper_bubble
+
+    for p, m in ((4, 8), (6, 12), (8, 16), (8, 20)):
+        tf = tb = np.array([2.0, 6.0])
+        tw = np.array([1.0, 3.0])
+        span = dualpipe_span(p, m, [[tf, tb, tw]] * p)
+        for i in range(2):
+            f, b, w = int(tf[i]), int(tb[i]), int(tw[i])
+            assert int(span[i]) == span[i] == m * (f + b + w) + int(paper_bubble("dualpipe", p, f, b, w, f + b + w))
 
 
 def test_default_unchanged():
@@ -110,7 +176,7 @@ def test_default_unchanged():
     assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (3 * layer + V * d + T_MAX * d)
 
 
-# --- time: compute and bubble (the step refuses: its communication is not priced) ----------------
+# --- time: compute and bubble --------------------------------------------------------------------
 PEAK = 10**15
 TIME = dict(pp=4, microbatches=8, schedule="dualpipe", peak=PEAK, link_bandwidth=300e9, node_bandwidth=25e9)
 Bv, Tv = 1, 1024
@@ -183,23 +249,92 @@ def test_bubble_with_the_head_on_the_last_stage():
     assert c + sympy.Rational(m.quantity("time.bubble", **TIME).value) == span
 
 
-def test_time_step_refuses_in_one_line():
-    r = _cli("time", "gpt2-small", "--set", "B=1", "--set", "T=1024", "--pp", "4", "--microbatches", "8",
-             "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
-    assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
-    assert "communication" in r.stderr and "not priced" in r.stderr
-
-
 def test_bubble_needs_the_sizes():
     m = symgpt.load("gpt2-small")
     with pytest.raises(symgpt.SymgptError, match="bind every size"):
         m.quantity("time.bubble", **TIME)
 
 
-def test_comm_refuses_in_one_line():
-    r = _cli("comm", *BASE)
+# --- communication: hand-worked bytes on the end rank -------------------------------------------
+# GPT-2 small on pp = 4, dp = 2, m = 8, mixed bf16 (bf16 activations and gradients): rank 0 holds 6
+# layers, the embeddings and the final norm (test_two_stages_of_parameters), N parameters.
+N = 6 * (12 * d * d + 13 * d) + V * d + T_MAX * d + 2 * d
+COMM = ["gpt2-small", "--set", "B=1", "--set", "T=1024", "--pp", "4", "--microbatches", "8", "--dp", "2",
+        "--schedule", "dualpipe", "--precision", "mixed-bf16", "--json"]
+
+
+def _parts(out, name):
+    return {k: sympy.Rational(v.get("exact_value", v["value"])) for k, v in out[name]["breakdown"].items()}
+
+
+@pytest.mark.parametrize("stage", ["first", "last"])
+def test_comm_hand_worked_bytes(stage):
+    """An end rank sends m/2 = 4 micro-batches' activations (B·T·d bf16 = 1·1024·768·2 bytes) from its
+    first stage and 4 gradients from its last; its 2-stage gradient (N bf16) is all-reduced over dp = 2
+    (ring: 2·(1/2)·N·2 bytes) and summed with its partner's copy (ranks r and 3 − r: 2·(1/2)·N·2);
+    no tied-embedding all-reduce: the end ranks hold embedding and head as one matrix."""
+    r = _cli("comm", *COMM, "--stage", stage)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    act = 1 * 1024 * 768 * 2
+    assert _parts(out, "comm.pp") == {
+        "pp/blocks activations sent forward": 4 * act, "pp/blocks gradients sent backward": 4 * act,
+        "pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)": 2 * N}
+    assert _parts(out, "comm.dp") == {"dp/gradient all-reduce": 2 * N}
+    assert _exact(out, "comm.total") == 8 * act + 4 * N
+    assert any("not modelled" in n and "DualPipe" in n for n in out["comm.total"]["notes"])
+
+
+def test_comm_same_point_to_point_as_1f1b_split_both_ways():
+    """An end rank of 1F1B sends all m activations one way (first stage) or all m gradients (last);
+    DualPipe's sends half of each: the same bytes over the link, both directions used."""
+    one = json.loads(_cli("comm", *[a for a in COMM if a not in ("--schedule", "dualpipe")]).stdout)
+    dual = json.loads(_cli("comm", *COMM).stdout)
+    p2p = lambda out: sum(v for k, v in _parts(out, "comm.pp").items() if " sent " in k)  # noqa: E731
+    assert p2p(one) == p2p(dual) == 8 * 1 * 1024 * 768 * 2
+
+
+def test_comm_zero1_sums_the_shards():
+    """ZeRO-1 (dp = 2): the gradient reduce-scattered (N/2 · 2 bytes sent), the weights all-gathered
+    (the same in bf16), and each stage's two copies summed on this rank's shard only (N/2 bf16)."""
+    r = _cli("comm", *COMM, "--zero", "1")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert _parts(out, "comm.dp") == {"dp/gradient reduce-scatter": N, "dp/weight all-gather": N}
+    assert _parts(out, "comm.pp")["pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)"] == N
+
+
+def test_comm_tensor_parallel_m_over_two_through_each_stage():
+    """tp = 2: each of the 2·L/pp = 6 layers on the rank sees m/2 = 4 micro-batches (its two stages, one
+    per direction): per layer and micro-batch, Megatron's two forward all-reduces (attention output, FFN
+    output) and two backward (the inputs of QKV and of the FFN), each B·T·d bf16 sent 2·(1/2) times."""
+    r = _cli("comm", *COMM, "--tp", "2")
+    assert r.returncode == 0, r.stderr
+    parts = _parts(json.loads(r.stdout), "comm.tp")
+    each = 4 * 6 * 1 * 1024 * 768 * 2
+    for name in ("tp/blocks/attention/proj all-reduce (forward)", "tp/blocks/ffn/down all-reduce (forward)",
+                 "tp/blocks/norms/attention all-reduce (backward)", "tp/blocks/norms/ffn all-reduce (backward)"):
+        assert parts[name] == each, name
+
+
+def test_comm_zero3_refuses_in_one_line():
+    r = _cli("comm", *COMM, "--zero", "3")
     assert r.returncode == 2 and r.stderr.startswith("symgpt: error: dualpipe") and r.stderr.count("\n") == 1
-    assert "communication" in r.stderr
+
+
+def test_time_step_is_compute_comm_bubble():
+    """time.comm = each part's bytes over its group's link (pp spans 8 devices, dp 2: both inside a node
+    of 8, so the 300 GB/s link); time.step = compute + comm + bubble (nothing overlapped)."""
+    r = _cli("time", *COMM, "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    act = 1 * 1024 * 768 * 2
+    assert _exact(out, "time.comm") == sympy.Rational(8 * act + 4 * N, 300 * 10**9)
+    assert _exact(out, "time.step") == sum(_exact(out, f"time.{q}") for q in ("compute", "comm", "bubble"))
+    assert any("not modelled" in n for n in out["time.step"]["notes"])
+    hidden = json.loads(_cli("time", *COMM, "--peak", "1e15", "--link-bandwidth", "300e9", "--node-bandwidth",
+                             "25e9", "--overlap-dp").stdout)
+    assert _exact(hidden, "time.comm") == sympy.Rational(8 * act + 2 * N, 300 * 10**9)   # dp hidden, copies not
 
 
 def test_untied_head_both_matrices():
@@ -211,3 +346,33 @@ def test_untied_head_both_matrices():
     r = _cli("memory", "llama-7b", "--pp", "4", "--microbatches", "8", "--schedule", "dualpipe", "--json")
     assert r.returncode == 0, r.stderr
     assert _exact(json.loads(r.stdout), "memory.weights") == 4 * (16 * layer + 2 * 32000 * 4096 + 4096)
+
+
+def test_plan_graph_is_the_run():
+    """The plan's forms of the run: the longest path through its graph (exact, in integers, and in
+    floats over many steps at once) is the run's length (``pipeline_zb.schedule`` on the same stage
+    times, a first, middle and last stage each with its own), and the micro-batches in flight read from
+    each device's order are the run's."""
+    import random
+    from fractions import Fraction
+
+    import numpy as np
+
+    from symgpt.derive.layout import dualpipe_in_flight
+    from symgpt.derive.pipeline_zb import dualpipe_held, dualpipe_span_exact, dualpipe_span_many, schedule
+
+    rng = random.Random(5)
+    for p, m in ((2, 4), (2, 10), (4, 8), (4, 14), (6, 12), (8, 16), (8, 22)):
+        for _ in range(3):
+            kinds = [[Fraction(rng.randint(0, 20), rng.randint(1, 4)) for _ in range(3)] for _ in range(3)]
+            per = [kinds[0]] + [kinds[1]] * (p - 2) + [kinds[2]]
+            slots = schedule(p, m, "dualpipe", stage_times=[tuple(sympy.Rational(x.numerator, x.denominator)
+                                                                    for x in t) for t in per])
+            span = max(s.end for s in slots)
+            nine = [x for k in kinds for x in k]
+            assert dualpipe_span_exact(p, m, nine) == span
+            assert abs(dualpipe_span_many(p, m, np.array([[float(x)] for x in nine]))[0] - float(span)) <= 1e-12 * span
+        for r, embedding in ((0, 0), (p - 1, 1)):
+            n = dualpipe_in_flight(p, m, r)
+            best, at, tops = dualpipe_held(p, m, r)
+            assert (best, at[embedding], at[1 - embedding]) == (n["stack"] * p, n["pre"], n["post"]) and at == tops

@@ -59,8 +59,7 @@ def test_memory_in_flight():
 def test_default_unchanged_and_refusals():
     plain = _cli("time", *BASE)
     assert plain.stdout == _cli("time", *BASE, "--schedule", "1f1b").stdout
-    for args, needle in [(["--schedule", "dualpipe"], "not priced yet"),
-                         (["--schedule", "zb-h2", "--microbatches", "6"], "at least that many"),
+    for args, needle in [(["--schedule", "zb-h2", "--microbatches", "6"], "at least that many"),
                          (["--schedule", "zb-h1", "--vp", "2"], "one chunk per stage")]:
         argv = BASE + args
         if "--microbatches" in args:
@@ -115,9 +114,3 @@ def test_plan_searches_the_listed_schedules():
         parts = {q: one.quantity(f"time.{q}", **o, **t, stage=slow).value for q in ("bubble", "compute")}
         assert row["bubble"] == parts["bubble"] / parts["compute"]
         assert row["mfu"] == one.quantity("time.mfu_cluster", **o, **t, stage=slow).value
-
-
-def test_plan_refuses_dualpipe():
-    r = _cli("plan", "gpt2-small", "--set", "T=1024", "--devices", "8", "--global-batch", "16", "--device-memory",
-             "80e9", "--peak", "312e12", "--link-bandwidth", "300e9", "--node-bandwidth", "25e9", "--schedule", "dualpipe")
-    assert r.returncode == 2 and "not price it yet" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -16,6 +16,9 @@ def add_arguments(p):
     p.add_argument("--devices", type=positive_int, required=True, metavar="N", help="devices in the cluster")
     p.add_argument("--global-batch", type=positive_int, required=True, metavar="G", help="sequences per step")
     add_hardware(p, "--device-memory, --peak, --link-bandwidth, --node-bandwidth and --node-size")
+    from .machine import add_low_peak
+
+    add_low_peak(p)
     p.add_argument("--device-memory", metavar="BYTES", help="memory of one device (e.g. 80e9)")
     p.add_argument("--peak", metavar="FLOP/S", help="peak FLOP/s of one device (e.g. 989e12)")
     p.add_argument("--efficiency", default="1", metavar="X", help="fraction of peak the kernels reach (default 1)")

@@ -29,6 +29,9 @@ def add_arguments(p):
                    help="precision policy (the bytes communicated; the dtype of a profile's peak)")
     add_parallel(p)
     add_hardware(p, "--peak, --device-memory, --link-bandwidth, --node-bandwidth and --node-size")
+    from .machine import add_low_peak
+
+    add_low_peak(p)
     p.add_argument("--device-memory", metavar="BYTES",
                    help="memory of one device (e.g. 80e9): the memory per device is shown against it")
     # offloading to host memory: the host link
@@ -63,6 +66,8 @@ def _cluster(args, opts: dict, mach, peak, mfu):
     if not (out or flags or args.overlap_dp):
         return None
     o = {**opts, **out, **cluster_options(args, mach.values), "peak": peak, "efficiency": mfu}
+    if "low_peak" in mach.values:  # a precision recipe's low-precision GEMMs
+        o["low_peak"] = mach.values["low_peak"]
     if args.host_bandwidth is not None:
         o["host_bandwidth"] = number(args.host_bandwidth, "--host-bandwidth")
     if args.overlap_offload:

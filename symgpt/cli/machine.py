@@ -8,7 +8,9 @@ from typing import NamedTuple
 
 #: (key, flag) of the numbers a profile fills, in the order they are printed
 KEYS = (("peak", "--peak"), ("device_memory", "--device-memory"), ("link_bandwidth", "--link-bandwidth"),
-        ("node_bandwidth", "--node-bandwidth"), ("node_size", "--node-size"))
+        ("node_bandwidth", "--node-bandwidth"), ("node_size", "--node-size"),
+        # a precision recipe's low-precision GEMMs (fp8, fp4): the device's peak in that dtype
+        ("low_peak", "--low-precision-peak"))
 
 
 class Machine(NamedTuple):
@@ -21,6 +23,21 @@ class Machine(NamedTuple):
 def dtype(precision: str) -> str:
     """The dtype of the matmuls under a precision policy (whose peak a profile gives)."""
     return "fp32" if precision == "fp32" else ("fp16" if "fp16" in precision else "bf16")
+
+
+def low_dtype(precision: str) -> str:
+    """The dtype of a precision recipe's low-precision GEMMs ('' for a plain policy)."""
+    from ..derive.options import PRECISIONS
+
+    p = PRECISIONS.get(precision)
+    return p.gemm_dtype if p is not None else ""
+
+
+def add_low_peak(p) -> None:
+    """``--low-precision-peak``: the FLOP/s of a precision recipe's low-precision GEMMs."""
+    p.add_argument("--low-precision-peak", dest="low_peak", metavar="FLOP/S",
+                   help="FLOP/s of one device in the dtype a precision recipe runs its linears' GEMMs in (fp8 for "
+                        "fp8-deepseek-v3 and mxfp8, fp4 for mxfp4; default: the --hardware profile's)")
 
 
 def machine(args, precision: str) -> Machine:
@@ -36,6 +53,14 @@ def machine(args, precision: str) -> Machine:
         hw = hardware(args.hardware)
         profile = {"device_memory": hw.memory, "peak": hw.peak(dtype(precision)), "link_bandwidth": hw.link_bandwidth,
                    "node_bandwidth": hw.node_bandwidth, "node_size": hw.devices_per_node}
+        low = low_dtype(precision)
+        if low and getattr(args, "low_peak", None) is None:
+            if low not in hw.peaks:
+                from ..core.errors import SymgptError
+
+                raise SymgptError(f"precision {precision} runs the linears' GEMMs in {low}: {hw.name}'s datasheet "
+                                  f"gives no {low} peak (it has {', '.join(hw.peaks)}); give --low-precision-peak")
+            profile["low_peak"] = hw.peaks[low]
     values, sources = {}, {}
     for key, flag in KEYS:
         given = getattr(args, key, None)

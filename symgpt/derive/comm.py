@@ -20,7 +20,9 @@ options as ``memory.*``). A step is ``microbatches`` micro-batches of B sequence
   Sec. 4.2.2) each all-reduce is an all-gather + reduce-scatter pair: the same bytes;
 * ``comm.pp``: the activation sent to the next stage in forward and its gradient sent back, per
   micro-batch and chunk boundary (/tp under sequence parallelism: the tensor is split), and a
-  tied embedding's gradient all-reduced between the first and last stage;
+  tied embedding's gradient all-reduced between the first and last stage; DualPipe (DeepSeek-V3
+  report, Sec. 3.2.1): m/2 micro-batches each way from an end rank, and each stage's gradient
+  summed over its two copies (ranks r and pp − 1 − r);
 * ``comm.ep``: the token dispatch and combine all-to-alls of each MoE layer, forward and backward
   (balanced routing: k copies of each token, (ep − 1)/ep of them leave the rank);
 * ``comm.cp``: ring attention (context parallel): each rank's K and V passed around the ring,
@@ -57,12 +59,15 @@ def _q(s, name, parts, what) -> Quantity:
              f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
     routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
     notes += (routing,) if routing else ()
+    notes += (DUALPIPE_NOTE,) if dualpipe(s.lay) else ()
     return Quantity(name, tuple(parts), s.model.bindings, "bytes", label(s.conv, s.conv.name), notes)
 
 
 def _share(s, node) -> sympy.Expr:
-    """The fraction of op *node*'s work this device does per micro-batch (its stage's share)."""
-    return s.lay.share(place(s.model.arch, node)[0])
+    """The fraction of op *node*'s work this device does per micro-batch of the step (its stage's
+    share; DualPipe: each of its two stages sees half the micro-batches, m/2 from each end)."""
+    share = s.lay.share(place(s.model.arch, node)[0])
+    return share / 2 if dualpipe(s.lay) else share
 
 
 def _params(s):
@@ -159,11 +164,15 @@ def pp_parts(s):
     multi = several(p)
     first = lay.stage == "first"
     fwd, bwd = (v, v - 1) if first else (v - 1, v)
+    if dualpipe(lay):  # an end rank: m/2 micro-batches leave its first stage forward, m/2 its last backward
+        fwd = bwd = sympy.Rational(1, 2)
     out = []
     for g in arch.stacks():
         size = numel(_boundary(arch, g)) * act / lay.cp / (lay.tp if s.sp else 1)
         out.append((f"pp/{g.name} activations sent forward", multi * fwd * m * size))
         out.append((f"pp/{g.name} gradients sent backward", multi * bwd * m * size))
+    if dualpipe(lay):
+        return out + _dualpipe_copies(s)
     from .params import tied_uses
 
     for op, local, pnode in tied_uses(arch):
@@ -173,6 +182,42 @@ def pp_parts(s):
             n = numel(arch.graph.nodes[pnode]["shape"]) / lay.tp
             out.append((f"pp/{op} tied gradient all-reduce (first and last stage)", multi * 2 * ring(2) * n * s.bytes.grad))
     return out
+
+
+def dualpipe(lay) -> bool:
+    """Whether *lay* runs DualPipe over more than one stage (rank r holds stage r and pp − 1 − r)."""
+    return lay.schedule == "dualpipe" and lay.pp != 1
+
+
+def _dualpipe_copies(s):
+    """DualPipe: every stage's parameters sit on two ranks (r and pp − 1 − r), whose gradients are
+    summed once a step, as DeepSeek's public example sums them (each rank adds its partner's copy):
+    an all-reduce over the two ranks (ring of 2: each sends one copy) after the data-parallel
+    reduction, so on the full gradients under ZeRO-0 and on this rank's shard (1/(dp·cp); experts
+    1/(dp·cp/ep)) after the reduce-scatter under ZeRO-1 and ZeRO-2. A tied embedding and head sit
+    on both end ranks as one matrix: summed with the rest (no separate tied all-reduce)."""
+    from ..core.errors import SymgptError
+
+    if s.zero >= 3:
+        raise SymgptError("dualpipe under ZeRO-3: the weights gathered for two stages' copies every micro-batch "
+                          "are not priced; use --zero 0, 1 or 2")
+    lay, b = s.lay, s.bytes
+    dense, expert = _params(s)
+    n = sympy.Integer(0)
+    for count, group in ((dense, lay.dp_group), (expert, lay.expert_dp_group)):
+        n += count if s.zero == 0 else count / group
+    if n == 0:
+        return []
+    return [("pp/gradient all-reduce of each stage's two copies (rank r and pp − 1 − r)", 2 * ring(2) * n * b.grad)]
+
+
+DUALPIPE_NOTE = ("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1): rank r holds stage r and stage "
+                 "pp − 1 − r; an end rank sends m/2 micro-batches' activations forward (its first stage) and m/2 "
+                 "gradients backward (its last stage), a middle rank m of each (not priced here: the end ranks "
+                 "carry the embedding and head); each stage's gradient is summed over its two copies by an "
+                 "all-reduce between ranks r and pp − 1 − r (as DeepSeek's public example sums them), after the "
+                 "data-parallel reduction (ZeRO-1/2: on this rank's shard); DualPipe's overlap of computation with "
+                 "its all-to-all and point-to-point communication is not modelled: every byte is counted")
 
 
 def ep_parts(s):
@@ -233,27 +278,15 @@ WHAT = {"dp": "data-parallel gradient (and ZeRO weight) collectives",
         "ep": "expert-parallel all-to-alls", "cp": "context-parallel ring exchange of K and V"}
 
 
-def _priced_schedule(s) -> None:
-    """One line where the schedule's communication is not modelled (DualPipe: point-to-point both
-    ways, each stage's gradient summed over its two copies, overlapped with computation)."""
-    if s.lay.schedule == "dualpipe" and s.lay.pp != 1:
-        from ..core.errors import SymgptError
-
-        raise SymgptError("dualpipe: its communication (point-to-point both ways, each stage's gradient summed "
-                          "over its two copies, overlapped with computation by design) is not priced yet")
-
-
 def provider(dim):
     def provide(model, **options) -> Quantity:
         s = setup(model, **options)
-        _priced_schedule(s)
         return _q(s, f"comm.{dim}", PARTS[dim](s), WHAT[dim])
     return provide
 
 
 def total(model, **options) -> Quantity:
     s = setup(model, **options)
-    _priced_schedule(s)
     parts = [p for dim in DIMS for p in PARTS[dim](s)]
     return _q(s, "comm.total", parts, "all communication")
 

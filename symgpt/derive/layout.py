@@ -166,7 +166,12 @@ class Layout:
         p, v, m = self.pp, self.vp, self.microbatches
         r = 0 if self.stage == "first" else p - 1
         if self.schedule == "dualpipe" and p != 1:
-            return dualpipe_in_flight(int(p), int(m), r)[where]
+            if known(p) and known(m):
+                return dualpipe_in_flight(int(p), int(m), r)[where]
+            # a plan's degrees as symbols: the run's count on either end rank, Table 2's pp + 1 (pp of
+            # them through the embedding's stage, one through the head's) -- what the run gives for every
+            # even pp and m >= 2·pp tried (tests), and checked by the plan for each pp, m it prices
+            return {"stack": (p + 1) / p, "pre": p, "post": sympy.Integer(1)}[where]
         if self.schedule == "gpipe":
             chunks, per = m, 1 / p
         elif self.schedule == "zb-h2":   # Qi et al. 2023: 2(pp − r) − 1 forwards before the first B
@@ -238,8 +243,6 @@ def layout(**options) -> Layout:
                               f"to be a multiple of pp ({lay.pp}) (Megatron-LM's requirement)")
     # the schedules that split the backward (zero-bubble, DualPipe): one chunk per stage, their sizes
     if schedule in ("zb-h1", "zb-h2", "dualpipe"):
-        if schedule == "dualpipe" and not (known(lay.pp) and known(lay.microbatches)):
-            raise SymgptError("dualpipe is priced at set pp and micro-batches (its run decides what is in flight)")
         if lay.interleaved:
             raise SymgptError(f"--vp interleaves 1F1B; {schedule} runs one chunk per stage")
         if known(lay.pp) and known(lay.microbatches) and (lay.pp > 1 or schedule == "dualpipe"):

@@ -212,13 +212,18 @@ def gemm_input_bytes(p, last) -> sympy.Expr:
     return p.gemm_input + sympy.ceiling(last / p.tile) * p.scale / last
 
 
+def low_precision_linear(arch, node) -> bool:
+    """Whether op *node* is a linear a low-precision recipe runs in its format (every linear but the
+    output head and the routers); its GEMMs run at the format's peak (``steptime.Priced.rate``)."""
+    return node in arch.graph and arch.graph.nodes[node]["op"].kind == "linear" and \
+        arch.role(node) not in _HIGH_PRECISION
+
+
 def _gemm_cached(s: Setup, entry):
     """*entry* of ``_saved`` with a linear's saved input (role ``input``) at the GEMM format's bytes
     (the output head's and the routers' stay as they are)."""
     node, role, shape, per, copies, div, tensor = entry
-    arch = s.model.arch
-    if node in arch.graph and role == "input" and arch.graph.nodes[node]["op"].kind == "linear" \
-            and arch.role(node) not in _HIGH_PRECISION:
+    if role == "input" and low_precision_linear(s.model.arch, node):
         per = gemm_input_bytes(s.bytes, shape[-1])  # cached for the weight gradient in the GEMM's format
     return (node, role, shape, per, copies, div, tensor)
 

@@ -91,7 +91,7 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
     where = ("per device: " + ", ".join(par)) if par else "one device"
     out = (f"{what}; bytes, {where}; precision {s.precision}, optimizer {s.optimizer}",
            f"convention {s.conv.name}: {s.conv.summary} [{s.conv.source}]")
-    if s.lay.schedule == "dualpipe" and s.lay.pp != 1:  # DualPipe: two stages per device
+    if s.lay.schedule == "dualpipe" and s.lay.pp != 1 and s.lay.pp.is_Integer and s.lay.microbatches.is_Integer:
         from .layout import dualpipe_in_flight
 
         r = 0 if s.lay.stage == "first" else int(s.lay.pp) - 1

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Mapping
 
+import sympy
+
 from ..core.errors import SymgptError
 from .checks import optional, positive, positive_int
 from .layout import Layout, layout
@@ -52,6 +54,8 @@ class Precision:
     tile: int = 0         # elements per scale of that input (1 x tile along the last dimension)
     scale: int = 0        # bytes per scale
     source: str = ""
+    # low-precision GEMMs priced at the hardware's own peak: the dtype of that peak (fp8, fp4; '' none)
+    gemm_dtype: str = ""
 
     @classmethod
     def named(cls, name: str) -> "Precision":
@@ -73,13 +77,36 @@ PRECISIONS = {n: Precision(*b, name=n) for n, b in (
 )}
 # precision recipes as data: low-precision GEMM training as a public recipe defines it
 PRECISIONS["fp8-deepseek-v3"] = Precision(
-    2, 4, 2, 4, 2, "fp8-deepseek-v3", gemm_input=1, tile=128, scale=4,
+    2, 4, 2, 4, 2, "fp8-deepseek-v3", gemm_input=1, tile=128, scale=4, gemm_dtype="fp8",
     source="DeepSeek-V3 technical report, arXiv 2412.19437, Sec. 3.3: E4M3 GEMM inputs, 1x128 activation tiles "
            "and 128x128 weight blocks each with a scale (fp32, as DeepSeek's DeepGEMM kernels take them); linear "
            "inputs cached in FP8 for the backward; FP32 master weights and gradients (accumulated over the "
            "batch), BF16 AdamW moments; the embedding, output head, MoE gating, norms and attention operators in "
            "BF16/FP32; working weights taken as BF16, each GEMM's FP8 copy of them (and its weight-block scales) "
            "transient, not counted")
+# OCP Microscaling (MX) formats: 32 elements share one E8M0 (8-bit) scale, so 8 + 8/32 = 8.25 bits per
+# MXFP8 element and 4 + 8/32 = 4.25 per MXFP4 element (OCP Microscaling Formats (MX) Specification v1.0;
+# Rouhani et al. 2023, arXiv 2310.10537)
+_MX = ("OCP Microscaling Formats (MX) Specification v1.0 (blocks of k = 32 elements, one shared E8M0 scale of 8 "
+       "bits each; {elem} elements, {bits} bits per element with the scale); compute flow of Rouhani et al. "
+       "2023 (Microscaling Data Formats for Deep Learning, arXiv 2310.10537): every linear's GEMM inputs (weights, activations, gradients) "
+       "quantized to MX in forward and backward, the other operators and the optimizer in higher precision, "
+       "FP32 master weights; {recipe}. Counted here: each linear's input cached for the weight gradient in "
+       "MX ({bits} bits: 1 x 32 blocks along its last dimension, one 1-byte scale per started block), the "
+       "output head and MoE routers in BF16 as in fp8-deepseek-v3; model states as mixed-bf16 (BF16 working "
+       "weights and gradients, FP32 master and AdamW moments), each GEMM's MX copy of a weight transient, "
+       "not counted; the linears' GEMMs at the hardware's {dtype} peak")
+PRECISIONS["mxfp8"] = Precision(
+    2, 2, 2, 4, 4, "mxfp8", gemm_input=1, tile=32, scale=1, gemm_dtype="fp8",
+    source=_MX.format(elem="FP8 E4M3", bits="8.25", dtype="fp8",
+                      recipe="MXFP8-E4M3 for every GEMM input as in Mishra et al. 2025, Recipes for Pre-training "
+                             "LLMs with MXFP8 (arXiv 2506.08027)"))
+PRECISIONS["mxfp4"] = Precision(
+    2, 2, 2, 4, 4, "mxfp4", gemm_input=sympy.Rational(1, 2), tile=32, scale=1, gemm_dtype="fp4",
+    source=_MX.format(elem="FP4 E2M1", bits="4.25", dtype="fp4",
+                      recipe="MXFP4 for every GEMM input of the linears, forward and backward, as Castro et al. "
+                             "2025, Quartet (arXiv 2505.14669) train (Rouhani et al.'s own sub-8-bit runs keep "
+                             "activations and gradients in MXFP6, weights in MXFP4)"))
 
 #: optimizer -> its per-parameter states and the bytes of each (None: the policy's state bytes)
 OPTIMIZERS = {
@@ -120,6 +147,8 @@ class Machine:
     node_size: object = None       # devices per node
     # offloading (derive.offload): the host link (PCIe), bytes/s per direction per device
     host_bandwidth: object = None
+    # a precision recipe's low-precision GEMMs (fp8, fp4): FLOP/s of the device in that dtype
+    low_peak: object = None
 
     def __post_init__(self):
         for f in fields(self):

@@ -30,6 +30,8 @@ gradient B on that device (the inputs W still needs are smaller; the papers leav
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy
 
 from ..core.errors import SymgptError
@@ -241,3 +243,170 @@ def paper_activations(kind: str, p) -> int:
     """Micro-batches of activations per device each paper states (Table 1; Table 2)."""
     return {"1f1b": p, "zb-h1": p, "zb-h2": 2 * p - 1, "dualpipe": p + 1}[kind]
 
+
+
+def dualpipe_graph(p: int, m: int) -> tuple[tuple, ...]:
+    """The run of DualPipe as a graph whatever the times: every op once, in an order where each comes
+    after what it waits for, as (device, terms, waits): *terms* the (stage, 0 | 1 | 2) whose T_F, T_B
+    or T_W make its duration (an F&B pair: the forward's and the full backward's, in turn), *waits*
+    the ops it starts after (the device's previous op, and the op whose output it takes). Each op of
+    ``schedule`` starts at the latest end among its waits, so the step's length is the longest path
+    through this graph (``dualpipe_span``); the order of ops on a device does not depend on the times."""
+    return _graph(p, m)
+
+
+@lru_cache(maxsize=64)
+def _graph(p: int, m: int) -> tuple[tuple, ...]:
+    from collections import deque
+
+    check(p, m, "dualpipe")
+    stage = (lambda dr, r: r if dr == 0 else p - 1 - r)
+    made: dict[tuple, int] = {}          # (F|B, direction, micro-batch, stage) -> the op that makes it
+    ops: list = []                       # (device, terms, needs: the outputs it takes)
+    for r in range(p):                   # each device's ops in its order, the inputs they take named
+        fc, bc, queue = [0, 0], [0, 0], []
+        for op in _dualpipe_order(p, m, r):
+            i, kind, needs = len(ops), op[0], []
+            if kind in ("F", "FB"):
+                d, s = op[1], stage(op[1], r)
+                made[("F", d, fc[d], s)] = i
+                needs += [("F", d, fc[d], s - 1)] if s > 0 else []
+                fc[d] += 1
+            if kind in ("B", "FB"):
+                d = op[1] if kind == "B" else op[2]
+                s = stage(d, r)
+                made[("B", d, bc[d], s)] = i
+                needs.append(("B", d, bc[d], s + 1) if s < p - 1 else ("F", d, bc[d], s))
+                bc[d] += 1
+            if kind == "F":
+                terms = ((stage(op[1], r), 0),)
+            elif kind == "B":
+                s = stage(op[1], r)
+                terms = ((s, 1),) if op[2] else ((s, 1), (s, 2))
+                if op[2]:
+                    queue.append(s)
+            elif kind == "W":
+                terms = ((queue.pop(0), 2),)
+            else:
+                sf, sb = stage(op[1], r), stage(op[2], r)
+                terms = ((sf, 0), (sb, 1), (sb, 2))
+            ops.append((r, terms, needs, i - 1 if i and ops[i - 1][0] == r else None))
+    waits = [sorted({made[x] for x in needs} | ({prev} if prev is not None else set()))
+             for _, _, needs, prev in ops]
+    # an order in which every op comes after what it waits for (Kahn's), the waits renumbered
+    after: list = [[] for _ in ops]
+    left = [len(w) for w in waits]
+    for i, w in enumerate(waits):
+        for j in w:
+            after[j].append(i)
+    ready, order = deque(i for i, k in enumerate(left) if k == 0), []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for j in after[i]:
+            left[j] -= 1
+            if not left[j]:
+                ready.append(j)
+    if len(order) != len(ops):
+        raise AssertionError("the schedule deadlocked")
+    new = {old: k for k, old in enumerate(order)}
+    return tuple((ops[i][0], ops[i][1], tuple(sorted(new[j] for j in waits[i]))) for i in order)
+
+
+def dualpipe_span(p: int, m: int, times):
+    """The length of a DualPipe step (first op to last) on *times*: ``times[s][k]`` the T_F (k = 0),
+    T_B (1) or T_W (2) of stage s, each a number or a NumPy array (many steps at once): the longest
+    path through ``dualpipe_graph``. The sums and maxima are monotone in the times, so on lower
+    (upper) bounds of the times it gives a lower (upper) bound of the span, up to the rounding of
+    n sums along a path of n ops (floats: relative error at most n·2⁻⁵³ each)."""
+    import numpy as np
+
+    ends: list = []
+    for r, terms, waits in dualpipe_graph(p, m):
+        dur = sum((times[s][k] for s, k in terms[1:]), times[terms[0][0]][terms[0][1]])
+        if waits:
+            start = ends[waits[0]]
+            for w in waits[1:]:
+                start = np.maximum(start, ends[w])
+            dur = start + dur
+        ends.append(dur)
+    out = ends[0]
+    for e in ends[1:]:
+        out = np.maximum(out, e)
+    return out
+
+
+
+@lru_cache(maxsize=64)
+def _levels(p: int, m: int):
+    """``dualpipe_graph`` as arrays: each op's counts of the nine times (T_F, T_B, T_W of the first, a
+    middle and the last stage), the ops it waits for (padded with n: an op that ends at 0), and the ops
+    grouped by depth (an op's waits all lie in earlier groups)."""
+    import numpy as np
+
+    g = dualpipe_graph(p, m)
+    n = len(g)
+    kind = [0] + [3] * (p - 2) + [6]
+    rows, cols, wait_rows, depth = [], [], [], [0] * n
+    for i, (r, terms, ws) in enumerate(g):
+        for s, k in terms:
+            rows.append(i)
+            cols.append(kind[s] + k)
+        wait_rows.append(ws + (n,) * (3 - len(ws)))
+        depth[i] = 1 + max([depth[w] for w in ws]) if ws else 0
+    counts = np.zeros((n, 9))
+    np.add.at(counts, (np.asarray(rows), np.asarray(cols)), 1)
+    waits = np.asarray(wait_rows, dtype=np.int64).reshape(n, 3)
+    depth = np.asarray(depth)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    return counts, waits, np.split(order, cuts)
+
+
+def dualpipe_span_many(p: int, m: int, times):
+    """``dualpipe_span`` for many steps at once, in floats: *times* an array of nine rows (T_F, T_B,
+    T_W of the first stage, of every middle stage and of the last stage), one column per step; the
+    ops of one depth evaluated together. Rounding: n sums along a path of n ops, each within a
+    relative 2⁻⁵³ (the durations are sums of at most three times)."""
+    import numpy as np
+
+    counts, waits, groups = _levels(p, m)
+    dur = counts @ np.asarray(times, dtype=np.float64)
+    ends = np.zeros((len(counts) + 1, dur.shape[1]))
+    for idx in groups:
+        ends[idx] = ends[waits[idx]].max(axis=1) + dur[idx]
+    return ends[:-1].max(axis=0)
+
+
+def dualpipe_held(p: int, m: int, r: int) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """Micro-batches rank *r* holds activations for, read from its order of ops alone (one device runs
+    them one after another, so the order is the time order): (the most at once, how many of each
+    direction then, the most of each direction at any time). A forward adds one of its direction (an
+    F&B pair's forward before its backward), an input gradient B frees one."""
+    held, best, at, tops = [0, 0], -1, (0, 0), [0, 0]
+    for op in _dualpipe_order(p, m, r):
+        steps = ([(op[1], 1)] if op[0] == "F" else [(op[1], -1)] if op[0] == "B"
+                 else [(op[1], 1), (op[2], -1)] if op[0] == "FB" else [])
+        for d, x in steps:
+            held[d] += x
+            tops[d] = max(tops[d], held[d])
+            if sum(held) > best:
+                best, at = sum(held), tuple(held)
+    return best, at, tuple(tops)
+
+
+def dualpipe_span_exact(p: int, m: int, times) -> "Fraction":
+    """``dualpipe_span`` exactly on nine rational times (T_F, T_B, T_W of the first stage, of every
+    middle stage and of the last stage): in integers over their common denominator."""
+    from fractions import Fraction
+    from math import lcm
+
+    times = [Fraction(t) for t in times]
+    den = lcm(*(t.denominator for t in times))
+    t = [int(x * den) for x in times]
+    kind = [0] + [3] * (p - 2) + [6]
+    ends: list = []
+    for r, terms, waits in dualpipe_graph(p, m):
+        start = max([ends[w] for w in waits]) if waits else 0
+        ends.append(start + sum(t[kind[s] + k] for s, k in terms))
+    return Fraction(max(ends), den)

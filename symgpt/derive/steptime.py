@@ -11,7 +11,8 @@ time to train on D tokens and device-hours.
   ``node_size`` devices, else ``node_bandwidth``. Groups are laid out Megatron-LM's way, tp
   innermost, then cp, ep (inside dp), dp, pp: a group spans tp, tp·cp, tp·cp·ep, tp·cp·dp or
   all devices. Nothing is overlapped except, with ``overlap_dp``, the data-parallel collectives
-  (hidden behind backward, Megatron-LM's --overlap-grad-reduce).
+  (hidden behind backward, Megatron-LM's --overlap-grad-reduce); DualPipe's overlap of computation
+  with communication is not modelled either (its bytes are ``comm.*``'s, added in full).
 * ``time.bubble``: the idle time of a pipeline, (pp − 1)/m of the compute for GPipe and 1F1B,
   (pp − 1)/(vp·m) interleaved (Narayanan et al. 2021 Sec. 2.2; ``derive.pipeline`` derives these
   fractions from the schedules themselves).
@@ -103,6 +104,20 @@ class Priced:
         self.overlap_dp = cluster.overlap_dp
         self.s = build(model, cluster.training)
         self.flops_options = cluster.training.flops_options()
+        # a precision recipe's low-precision GEMMs (the linears whose inputs it casts) at that dtype's peak
+        self.low_dtype, self.low_peak = self.s.bytes.gemm_dtype, mach.low_peak
+        if self.low_dtype and self.low_peak is None:
+            raise SymgptError(f"precision {self.s.precision} runs the linears' GEMMs in {self.low_dtype}: give a "
+                              f"hardware profile with an {self.low_dtype} peak (--hardware) or --low-precision-peak")
+
+    def rate(self, node) -> sympy.Expr:
+        """FLOP/s op *node* runs at: the low-precision peak for a linear the precision recipe casts
+        (``memory_activations.low_precision_linear``), else the peak; × the efficiency."""
+        from .memory_activations import low_precision_linear
+
+        if self.low_dtype and node is not None and low_precision_linear(self.s.model.arch, node):
+            return self.low_peak * self.efficiency
+        return self.peak * self.efficiency
 
     @property
     def lay(self):
@@ -128,10 +143,20 @@ class Priced:
         if host is not None and (self.lay.offload or self.lay.offload_activations):
             bw += f"; host link {sci(host)} B/s per direction"
         routing = self.lay.routing_note(self.s.model.arch)  # MoE load imbalance: the routing priced
+        low = (f" ({self.s.precision}: the linears it casts at the {self.low_dtype} peak {sci(self.low_peak)} "
+               "FLOP/s, the other ops at the peak)") if self.low_dtype else ""
         return (f"{what}; seconds per step, per device ({self.lay.describe() or 'one device'}); peak "
-                f"{sci(self.peak)} FLOP/s at efficiency {self.efficiency}{bw}",
+                f"{sci(self.peak)} FLOP/s{low} at efficiency {self.efficiency}{bw}",
                 f"convention {self.s.conv.name}: {self.s.conv.summary} [{self.s.conv.source}]") + \
-            ((routing,) if routing else ())
+            ((routing,) if routing else ()) + self.dualpipe_note()
+
+    def dualpipe_note(self) -> tuple[str, ...]:
+        """DualPipe's communication as priced (not overlapped with computation), where it runs."""
+        if self.lay.schedule != "dualpipe" or self.lay.pp == 1:
+            return ()
+        from .comm import DUALPIPE_NOTE
+
+        return (DUALPIPE_NOTE,)
 
     def quantity(self, name, parts, what, unit="s") -> Quantity:
         parts = [(p, sympy.expand(e)) for p, e in parts]
@@ -166,15 +191,11 @@ class Priced:
     def compute(self):
         """(op, seconds) of this device's compute (made once: the bubble is a share of it)."""
         if "_compute" not in self.__dict__:
-            rate = self.peak * self.efficiency
-            self._compute = [(p, e / rate) for p, e in self.device_flops()]
+            arch = self.s.model.arch
+            self._compute = [(p, e / self.rate(p if p in arch.graph else None)) for p, e in self.device_flops()]
         return list(self._compute)
 
     def comm(self):
-        if self.lay.schedule == "dualpipe" and self.lay.pp != 1:
-            raise SymgptError("dualpipe: its communication (point-to-point both ways, each stage's gradient summed "
-                              "over its two copies, overlapped with computation by design) is not priced yet, nor "
-                              "its step; time.compute and time.bubble are")
         out = []
         for dim in DIMS:
             parts = PARTS[dim](self.s)
@@ -240,11 +261,11 @@ class Priced:
             if lay.expert_load != 1 and place(arch, node)[1]:  # the busiest rank's experts (moe_load)
                 k = k * lay.expert_load
             f, w = op_forward(arch, node, conv), op_weight_backward(arch, node, conv)
+            k = k / self.rate(node)
             tf += k * f
             tw += k * w
             tb += k * (op_backward(arch, node, conv) - w + (conv.recompute_passes * f if node in again else 0))
-        rate = self.peak * self.efficiency
-        return tuple(sympy.expand(x / rate) for x in (tf, tb, tw))
+        return tuple(sympy.expand(x) for x in (tf, tb, tw))
 
 
     def dualpipe_times(self):

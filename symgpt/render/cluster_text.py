@@ -87,7 +87,8 @@ def cluster_time_text(m, qs, hint: str = "") -> str:
 _MACHINE = (("peak", "peak", "FLOP/s"), ("device_memory", "device memory", "bytes"),
             ("link_bandwidth", "link inside a node", "bytes/s per device per direction"),
             ("node_bandwidth", "network between nodes", "bytes/s per device per direction"),
-            ("node_size", "devices per node", ""))
+            ("node_size", "devices per node", ""),
+            ("low_peak", "peak of the precision's low-precision GEMMs", "FLOP/s"))
 
 
 def machine_text(values: dict, sources: dict, profile, dtype: str, memory=None) -> str:

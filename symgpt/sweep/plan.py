@@ -27,15 +27,15 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values, frozen_degrees,
-                         interval, mul, vp_class, weight_factor)
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, dualpipe_span, exact_values,
+                         frozen_degrees, interval, mul, vp_class, weight_factor)
 from .plan_space import Points, _keep, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
 CHUNK = 1 << 18  # strategies evaluated at once (bounds the memory)
 PRUNE = 100_000  # candidates kept past 4·top before they are pruned against the threshold
 RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
-SCHEDULE_RANK = {"1f1b": 0, "gpipe": 1, "zb-h1": 2, "zb-h2": 3}
+SCHEDULE_RANK = {"1f1b": 0, "gpipe": 1, "zb-h1": 2, "zb-h2": 3, "dualpipe": 4}
 
 
 @dataclass
@@ -113,8 +113,6 @@ class Search:
             check_choice("recompute", r, tuple(RECOMPUTE_RANK))
         for k in self.schedules:
             check_choice("schedule", k, ("1f1b", "gpipe", *WEIGHT_PASSES, "dualpipe"))
-            if k == "dualpipe":
-                raise SymgptError("dualpipe is run and drawn by `symgpt schedule`; plan does not price it yet")
         if not self.schedules:
             raise SymgptError("plan needs at least one schedule")
         for name, values in (("vp", self.vps), ("micro-batch size", self.microbatch_sizes)):
@@ -153,8 +151,8 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
         raise SymgptError(f"no way to split {model.name} over {devices} devices with a global batch of "
                           f"{global_batch} (tp must divide the heads, pp the layers, dp the batch)")
     masks = {k: eligible(cols, search.schedules, k) for k in search.schedules}
-    considered = len(recompute) * len(zero) * sum(int((mk & (cols["tp"] > 1)).sum()) if s else int(mk.sum())
-                                                  for mk in masks.values() for s in sp)
+    considered = len(recompute) * sum(len(zeros(zero, k)) * (int((mk & (cols["tp"] > 1)).sum()) if s else int(mk.sum()))
+                                      for k, mk in masks.items() for s in sp)
     if considered > MAX_STRATEGIES:
         raise SymgptError(f"too many strategies ({considered:,}; at most {MAX_STRATEGIES:,}); narrow the choices")
     axes = axes_of(cols)
@@ -182,12 +180,24 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
         notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
                      "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
                      "gradients (and, under ZeRO-1/2, their updated weights) only")
+    if "dualpipe" in search.schedules:
+        notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
+                     "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
+                     "length of its run on each stage's T_F, T_B, T_W from the op graph (an F&B pair taking the "
+                     "forward's and the full backward's times in turn), plus every byte of its communication "
+                     "(its overlap of computation with communication not modelled); not searched at ZeRO-3")
     if search.schedules != ("1f1b",):
         notes.append("schedules: 1F1B and GPipe bubble (pp − 1)/(vp·m) of the compute; ZB-H1 (pp − 1)(T_F + T_B − T_W) "
                      "and ZB-H2 (pp − 1)(T_F + T_B − 2·T_W), T_W the weight-gradient time per micro-batch from the op "
                      "graph (Qi et al. 2023, Table 1); a pipeline of one stage is priced once, under the first")
     return PlanResult(devices, global_batch, int(model.sizes["T"]), mach.device_memory, considered, fitting, rows,
                       notes, search.schedules)
+
+
+def zeros(zero: tuple, kind: str) -> tuple:
+    """The ZeRO stages *kind* is searched at: DualPipe's communication is not priced under ZeRO-3
+    (``derive.comm``), so not there."""
+    return tuple(z for z in zero if z != 3) if kind == "dualpipe" else zero
 
 
 def eligible(cols, schedules, kind) -> np.ndarray:
@@ -199,7 +209,46 @@ def eligible(cols, schedules, kind) -> np.ndarray:
         ok &= pp > 1
     if kind == "zb-h2":
         ok &= m >= 2 * pp - 1
+    if kind == "dualpipe":  # DualPipe's own checks (derive.pipeline_zb.check): even pp > 1, m even, m >= 2·pp
+        ok &= (pp > 1) & (pp % 2 == 0) & (m % 2 == 0) & (m >= 2 * pp)
     return ok
+
+
+def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, recomputes=None):
+    """The interval of DualPipe's step length (compute and bubble) at every strategy of *chunk* it runs
+    (NaN elsewhere), grouped by (pp, m): the longest path through its run on the stages' T_F, T_B, T_W
+    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once (*memo*), for
+    every recompute policy of *recomputes* together (one pass over each graph)."""
+    if recompute in memo:
+        return memo[recompute]
+    policies = tuple(recomputes or (recompute,))
+    times = {rc: {(kind, k): interval(forms.compiled[forms.time_key(kind, rc, k)], whole)
+                  for kind in ("first", "middle", "last") for k in range(3)} for rc in policies}
+    out = {rc: (np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)) for rc in policies}
+    runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
+    pairs = np.stack([cols["pp"][chunk][runs], cols["microbatches"][chunk][runs]], axis=1)
+    for p, m in sorted({tuple(int(x) for x in row) for row in pairs}):
+        idx = runs[(pairs[:, 0] == p) & (pairs[:, 1] == m)]
+        keys = times[policies[0]].keys()
+        v, e = dualpipe_span(p, m, {k: (np.concatenate([times[rc][k][0][idx] for rc in policies]),
+                                        np.concatenate([times[rc][k][1][idx] for rc in policies])) for k in keys})
+        for j, rc in enumerate(policies):
+            out[rc][0][idx], out[rc][1][idx] = v[j * len(idx):(j + 1) * len(idx)], e[j * len(idx):(j + 1) * len(idx)]
+    memo.update(out)
+    return memo[recompute]
+
+
+def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
+    """DualPipe's exact step length (compute and bubble) on the stages' exact times, its run's
+    micro-batches in flight checked against the activations the plan priced (Table 2's pp + 1)."""
+    from ..derive.pipeline_zb import dualpipe_held, dualpipe_span_exact
+
+    for r, embedding in ((0, 0), (p - 1, 1)):  # the direction whose stage 0 (the embedding) the rank holds
+        best, at, tops = dualpipe_held(p, m, r)
+        if best != p + 1 or at != tops or at[embedding] != p:
+            raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: rank {r} holds {best} micro-batches at its "
+                              "peak, not the pp + 1 the plan priced")
+    return dualpipe_span_exact(p, m, [times[kind, k] for kind in ("first", "middle", "last") for k in range(3)])
 
 
 def _bounds(iv):
@@ -227,6 +276,7 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
         return memo[key, group]
 
     bw = {d: interval(forms.bandwidth[d], whole) for d in DIMS}
+    spans: dict = {}  # DualPipe's step lengths over the chunk, by recompute policy
     fitting = 0
     lim = float(limit)
     lim_lo, lim_hi = lim - abs(lim) * 2 ** -51, lim + abs(lim) * 2 ** -51
@@ -245,7 +295,7 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
             if sch in WEIGHT_PASSES else None
         inv = {d: tuple(a[local] for a in bw[d]) for d in DIMS}
         for rc in recompute:
-            for z in zero:
+            for z in zeros(zero, sch):
                 choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
                 mem, time = [], []
                 for stage in ("first", "last"):
@@ -253,7 +303,11 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
                         return at(forms.key(name, stage, choice), group, pts, local)
 
                     mem.append(_bounds(add(part("states"), part("activations"))))
-                    t = mul(part("compute"), bub)
+                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, recompute)
+                        t = (v[local], e[local])
+                    else:
+                        t = mul(part("compute"), bub)
                     if cut is not None:
                         t = add(t, mul(part("weight"), cut))
                     for d in DIMS:
@@ -296,13 +350,18 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
             time = _exact(forms, pts, "compute", st, choice)
             weight = _exact(forms, pts, "weight", st, choice) if sch in WEIGHT_PASSES else [0] * len(positions)
             stages[st] = (mem, sent, time, weight)
+        if sch == "dualpipe":
+            times = {(kind, k): exact_values(forms.compiled[forms.time_key(kind, rc, k)], pts)
+                     for kind in ("first", "middle", "last") for k in range(3)}
         for j, p in enumerate(positions):
             v = {n: int(cols[n][p]) for n in cols}
             bubble = Fraction(v["pp"] - 1, v["vp"] * v["microbatches"])
             cut = Fraction(WEIGHT_PASSES.get(sch, 0) * (v["pp"] - 1), v["microbatches"])
+            if sch == "dualpipe":
+                span = _dualpipe_exact(v["pp"], v["microbatches"], {key: x[j] for key, x in times.items()})
             t, idle = {}, {}
             for st, (mem, sent, compute, weight) in stages.items():
-                idle[st] = compute[j] * bubble - cut * weight[j]
+                idle[st] = span - compute[j] if sch == "dualpipe" else compute[j] * bubble - cut * weight[j]
                 t[st] = compute[j] + idle[st] + sum(sent[i][j] * inv[d][j] for i, d in enumerate(DIMS))
             memory = max(stages["first"][0][j], stages["last"][0][j])
             step = max(t.values())
@@ -310,7 +369,7 @@ def _exact_rows(forms, axes, cols, survivors) -> list[dict]:
             key = (step, memory, RECOMPUTE_RANK[rc], z, s, v["tp"], v["pp"], v["vp"], v["dp"], v["cp"], v["ep"], v["B"],
                    SCHEDULE_RANK[sch])
             out.append({"key": key, "v": v, "choice": (rc, z, s, vc, sch), "memory": memory, "time": step,
-                        "bubble": idle[slow] / stages[slow][2][j] if sch in WEIGHT_PASSES else bubble,
+                        "bubble": idle[slow] / stages[slow][2][j] if sch in (*WEIGHT_PASSES, "dualpipe") else bubble,
                         "comm": sum(x[j] for x in stages["first"][1]),
                         "stage": "first" if stages["first"][0][j] >= stages["last"][0][j] else "last"})
     return out

@@ -55,6 +55,9 @@ PARTS = {"states": (MEMORY, ("zero",)),
          "compute": (("time.compute",), ("recompute",)), "dp": (("comm.dp",), ("zero",)),
          "tp": (("comm.tp",), ("recompute", "sp")), "pp": (("comm.pp",), ("sp", "vp")),
          "ep": (("comm.ep",), ("recompute",)), "cp": (("comm.cp",), ("recompute",))}
+#: DualPipe's parts that read more: its point-to-point part sums each stage's two copies of the
+#: gradient, on this rank's ZeRO shard (``derive.comm``)
+DUALPIPE_READS = {"pp": ("sp", "vp", "zero")}
 FIXED = {"recompute": "none", "zero": 0, "sp": False, "vp": 1, "schedule": "1f1b"}
 #: weight-gradient passes each zero-bubble schedule takes out of 1F1B's bubble, per pp − 1
 WEIGHT_PASSES = {"zb-h1": 2, "zb-h2": 3}
@@ -101,6 +104,8 @@ class Forms:
                     self.compiled[key] = Compiled(sympy.Add(*exprs.values()), axes, part, NAMES)
         if any(k in WEIGHT_PASSES for k in choices.get("schedule", ())):
             self._weight(model, cluster, degrees, axes)
+        if "dualpipe" in choices.get("schedule", ()):
+            self._dualpipe(model, cluster, choices, degrees, axes)
         priced = Priced(model, replace(cluster, training=Training(layout(**degrees))))
         for dim in DIMS:
             self.bandwidth[dim] = Compiled(1 / priced.bandwidth(dim), axes, f"{dim} bandwidth", NAMES)
@@ -121,8 +126,71 @@ class Forms:
             self.compiled[("weight", stage, ())] = Compiled(e["weight"], axes, "weight", NAMES)
         self.reads["weight"] = ()
 
+    def _dualpipe(self, model, cluster, choices, degrees, axes) -> None:
+        """DualPipe's parts (two stages per device: every part but the activations, which read the
+        schedule already, derived again under it) and ``dptime``: T_F, T_B, T_W of one micro-batch
+        through a stage at each end and in the middle, per recompute policy (its step is the run's
+        length on the stages' times, ``dualpipe_span``)."""
+        from ..derive.steptime import Cluster, Priced
+
+        memory_opts = cluster.training.options()
+        for part, (names, reads) in PARTS.items():
+            if "schedule" in reads:
+                continue
+            reads = DUALPIPE_READS.get(part, reads)
+            for setting in product(*(choices[r] for r in reads)):
+                chosen = {**FIXED, **dict(zip(reads, setting)), "schedule": "dualpipe"}
+                if chosen["vp"] != 1 or chosen["zero"] == 3:   # ZeRO-3 under DualPipe: not priced (plan.zeros)
+                    continue
+                for stage in ("first", "last"):
+                    o = {**(cluster.options() if part == "compute" else memory_opts), **chosen, **degrees,
+                         "stage": stage}
+                    exprs = {n: model.quantity(n, **o).expr.xreplace(self.bound) for n in names}
+                    key = (part, stage, setting, "dualpipe")
+                    self.exprs[key] = exprs
+                    self.compiled[key] = Compiled(sympy.Add(*exprs.values()), axes, part, NAMES)
+        pp = degrees["pp"]
+        for rc in choices["recompute"]:
+            o = {**cluster.options(), **FIXED, **degrees, "recompute": rc}
+            priced = Priced(model, Cluster.from_options(**o))
+            for kind, pre, post in (("first", 1, 0), ("middle", 0, 0), ("last", 0, 1)):
+                share = (lambda where, pre=pre, post=post: 1 / pp if where == "stack"
+                         else sympy.Integer({"pre": pre, "post": post}.get(where, 0)))
+                for k, t in enumerate(priced._times(share)):
+                    key = ("dptime", kind, (rc,), k)
+                    self.exprs[key] = {"time": t.xreplace(self.bound)}
+                    self.compiled[key] = Compiled(self.exprs[key]["time"], axes, "dptime", NAMES)
+        self.reads["dptime"] = ("recompute",)
+
     def key(self, part: str, stage: str, choice: dict) -> tuple:
+        if choice.get("schedule") == "dualpipe" and "schedule" not in self.reads[part]:
+            reads = DUALPIPE_READS.get(part, self.reads[part])
+            return (part, stage, tuple(choice[r] for r in reads), "dualpipe")
         return (part, stage, tuple(choice[r] for r in self.reads[part]))
+
+    def time_key(self, kind: str, recompute: str, k: int) -> tuple:
+        """The key of DualPipe's T_F (k = 0), T_B (1) or T_W (2) through a stage of *kind*."""
+        return ("dptime", kind, (recompute,), k)
+
+
+def dualpipe_span(p: int, m: int, times: dict):
+    """The interval of DualPipe's step length over strategies of *p* stages and *m* micro-batches:
+    *times* maps (kind, k) to the interval of T_F, T_B or T_W (k = 0, 1, 2) through a stage of that
+    kind (first, middle, last). The longest path is monotone in the times: its value on the lower
+    and upper ends bounds the exact one, each widened by the rounding of a path of n ops."""
+    from ..derive.pipeline_zb import _levels, dualpipe_span_many
+
+    keys = [(kind, k) for kind in ("first", "middle", "last") for k in range(3)]
+    n = len(times[keys[0]][0])
+    lo_hi = np.empty((9, 2 * n))
+    for j, key in enumerate(keys):
+        v, e = times[key]
+        lo_hi[j, :n], lo_hi[j, n:] = v - e, v + e
+    both = dualpipe_span_many(p, m, lo_hi)
+    lo, hi = both[:n], both[n:]
+    slack = 4 * (len(_levels(p, m)[0]) + 9) * U
+    lo, hi = lo - np.abs(lo) * slack, hi + np.abs(hi) * slack
+    return (lo + hi) / 2, (hi - lo) / 2 * (1 + 4 * U)
 
 
 def interval(c: Compiled, pts) -> tuple[np.ndarray, np.ndarray]:
