@@ -8,7 +8,7 @@ and off:
 * ``million``: 6,144 devices, global batch 36,864, micro-batch sizes 1-192, vp 1-24, cp up to
   64 -- a stress space wider than anyone would sweep (1,042,080 strategies), to show the rate.
 
-    python benchmarks/plan.py [small|realistic|million ...]
+    python benchmarks/plan.py [small|realistic|million ...] [--schedules 1f1b,dualpipe]
 
 Prints, per space, the strategies priced, how many fit, the seconds taken (deriving the closed
 forms, then pricing), strategies per second, and the best strategy. No test asserts a timing.
@@ -28,6 +28,14 @@ realistic  36,288      31,141    146.5 s          1.3-2.6 s            14,000-28
 million    1,042,080   603,851   not run (576     2.4-3.7 s            280,000-440,000
                                  choices)
 =========  ==========  ========  ===============  ===================  ====================
+
+Re-run on 2026-12-02 (same shared machine, load average 10-14) after plan took a ``Cluster`` and
+a ``Search``: ``small`` priced 20,280 strategies, 11,348 fit, in 5.4 s; with ``--schedules
+1f1b,dualpipe`` 25,050 strategies, 13,270 fit, in 32.1 s. DualPipe's step is the longest path
+through its run's graph, built in Python for every (pp, m): about 6x the time of the same space
+without it (the goal is 2x; building that graph with NumPy is the way left to try). The fit count
+is lower than the table's 14,360: the memory answers changed since that table was measured and
+the table was not re-run in full.
 
 Most of a run is a fixed cost: deriving and compiling the 78 closed forms, each part of memory
 and step time once per setting of the structural options it reads. In the million run that
@@ -50,15 +58,24 @@ SPACES = {
 }
 
 
+#: the schedules searched (``--schedules 1f1b,dualpipe`` on the command line adds DualPipe)
+SCHEDULES = ("1f1b",)
+
+
 def _plan(name: str):
     import symgpt
-    from symgpt.sweep.plan import plan
+    from symgpt.derive.options import Machine
+    from symgpt.derive.steptime import Cluster
+    from symgpt.sweep.plan import Search, plan
 
     s = SPACES[name]
     m = symgpt.load("gpt3-175b", T=2048)
+    cluster = Cluster(machine=Machine(device_memory=80 * 10**9, peak=989 * 10**12, link_bandwidth=450 * 10**9,
+                                      node_bandwidth=50 * 10**9, node_size=8))
+    search = Search(zero=(0, 1, 2, 3), vps=tuple(s["vps"]), microbatch_sizes=tuple(s["microbatch_sizes"]),
+                    max_cp=s["max_cp"], schedules=SCHEDULES)
     t0 = time.perf_counter()
-    r = plan(m, s["devices"], s["batch"], 80 * 10**9, 989 * 10**12, 450 * 10**9, 50 * 10**9, zero=(0, 1, 2, 3),
-             vps=tuple(s["vps"]), microbatch_sizes=tuple(s["microbatch_sizes"]), max_cp=s["max_cp"], top=3)
+    r = plan(m, s["devices"], s["batch"], cluster, search, top=3)
     return r, time.perf_counter() - t0
 
 
@@ -95,7 +112,13 @@ def run(name: str) -> None:
 
 
 def main() -> None:
-    for name in sys.argv[1:] or list(SPACES):
+    global SCHEDULES
+    args = sys.argv[1:]
+    if "--schedules" in args:
+        i = args.index("--schedules")
+        SCHEDULES = tuple(args[i + 1].split(","))
+        del args[i:i + 2]
+    for name in args or list(SPACES):
         if name not in SPACES:
             raise SystemExit(f"unknown space {name!r}; known: {', '.join(SPACES)}")
         run(name)
