@@ -15,6 +15,7 @@ import pytest
 import sympy
 
 import symgpt
+from symgpt.core.errors import SymgptError
 from symgpt.derive import serving, serving_cost
 from symgpt.derive import serving_spec as sp
 from tests.clirun import run
@@ -225,6 +226,43 @@ def test_disaggregation_moves_the_prompts_blocks():
     assert ratio.value == t.seconds(1, 1000, 0) / dec
 
 
+def test_prefill_rate_at_a_ttft_target_is_the_m_d_1_queues():
+    """The rate's mean TTFT is the target exactly (Pollaczek-Khinchine, deterministic service), and
+    a first-come-first-served queue fed by Poisson arrivals at that rate (Lindley's recursion,
+    200,000 prompts) waits that long on average, within 2 %."""
+    import random
+
+    m = symgpt.load("llama-7b", B=8, T=2048)
+    t = sp.StepTimer(m, hardware="h100-sxm", attention="flash")
+    rate, batch, serve, ratio = serving_cost.disaggregation_targets(t, 64, 1000, 20, sympy.Rational(1, 20),
+                                                                    sympy.Rational(1, 50))
+    D = t.seconds(1, 1000, 0)
+    assert serving_cost.mdl_mean_ttft(D, rate.value) == sympy.Rational(1, 20)
+    lam, d = float(rate.value), float(D)
+    rng, clock, free, total, n = random.Random(7), 0.0, 0.0, 0.0, 200_000
+    for _ in range(n):
+        clock += rng.expovariate(lam)
+        start = max(clock, free)
+        free = start + d
+        total += free - clock
+    assert abs(total / n - 0.05) < 0.02 * 0.05
+    # the decode batch: the largest whose mean step over the 19 decode contexts meets the TPOT
+    def mean(b):
+        return sum(t.seconds(b, 1, 1000 + i) for i in range(19)) / 19
+    b = int(batch.value)
+    assert mean(b) <= sympy.Rational(1, 50) and (b == 64 or mean(b + 1) > sympy.Rational(1, 50))
+    assert serve.value == b / (19 * mean(b)) and ratio.value == serve.value / rate.value
+
+
+def test_targets_below_one_step_are_refused():
+    m = symgpt.load("llama-7b", B=8, T=2048)
+    t = sp.StepTimer(m, hardware="h100-sxm", attention="flash")
+    with pytest.raises(SymgptError, match="below one prefill"):
+        serving_cost.disaggregation_targets(t, 8, 1000, 20, sympy.Rational(1, 1000), 1)
+    with pytest.raises(SymgptError, match="below one decode step"):
+        serving_cost.disaggregation_targets(t, 8, 1000, 20, 1, sympy.Rational(1, 10**6))
+
+
 # --- the command line --------------------------------------------------------------------------
 def test_cli_json_and_text():
     r = run(["serve", "llama-7b", "--hardware", "h100-sxm", "--set", "T=4096", "--prefix", "1000", "--json"])
@@ -245,6 +283,9 @@ def test_cli_json_and_text():
     (["--memory-utilization", "1.5"], "--memory-utilization"),
     (["--gamma", "2"], "--draft"),
     (["--draft", "mtp", "--gamma", "2", "--acceptance", "0.5"], "multi-token-prediction"),
+    (["--ttft", "1"], "--ttft and --tpot"),
+    (["--disaggregate", "--prompt", "100", "--generate", "10", "--ttft", "1"], "--ttft and --tpot"),
+    (["--disaggregate", "--prompt", "100", "--generate", "10", "--ttft", "-1", "--tpot", "1"], "--ttft"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, message):
     r = run(["serve", "gpt2-small", "--hardware", "h100-sxm", "--set", "T=1024", *argv])
@@ -255,7 +296,7 @@ def test_help_documents_every_option():
     r = run(["serve", "--help"], columns=200)
     for opt in ("--hardware", "--chips", "--block-size", "--memory-utilization", "--workspace-tokens", "--prefix",
                 "--draft", "--gamma", "--acceptance", "--gamma-max", "--price-per-hour", "--power-fraction",
-                "--disaggregate", "--prompt", "--generate", "--json"):
+                "--disaggregate", "--prompt", "--generate", "--ttft", "--tpot", "--json"):
         assert opt in r.stdout
 
 

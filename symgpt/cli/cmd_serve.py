@@ -60,6 +60,13 @@ def add_arguments(p):
                         "(needs --prompt and --generate)")
     p.add_argument("--prompt", metavar="P", help="mean prompt tokens of the request mix (with --disaggregate)")
     p.add_argument("--generate", metavar="G", help="mean output tokens of the request mix (with --disaggregate)")
+    # targets for disaggregated pools: the instances of each that meet them
+    p.add_argument("--ttft", metavar="SECONDS",
+                   help="mean time-to-first-token target (with --disaggregate and --tpot): the prefill pool as an "
+                        "M/D/1 queue (DistServe); adds the rates and prefill instances per decode instance")
+    p.add_argument("--tpot", metavar="SECONDS",
+                   help="time-per-output-token target (with --disaggregate and --ttft): the largest decode batch "
+                        "whose mean step meets it")
     add_simulation_arguments(p)
 
 
@@ -146,6 +153,8 @@ def run(args) -> int:
     if args.disaggregate != (args.prompt is not None and args.generate is not None) or (
             (args.prompt is None) != (args.generate is None)):
         raise SymgptError("--disaggregate goes with --prompt P and --generate G (the request mix's mean lengths)")
+    if (args.ttft is None) != (args.tpot is None) or (args.ttft is not None and not args.disaggregate):
+        raise SymgptError("--ttft and --tpot go together, with --disaggregate")
     m = load_model(args)
     opts = options(args)
     T = generated(m.arch)
@@ -233,6 +242,11 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
             raise SymgptError(f"--generate goes up to {GENERATE_LIMIT} tokens (each decode step is priced)")
         out += serving_cost.disaggregation(timer, paged(m, block, **opts), batch, _count(args.prompt, "--prompt"),
                                            generate)
+        if args.ttft is not None:
+            cap = batch if m.bindings.get(B) is not None or capacity is None else int(capacity)
+            out += serving_cost.disaggregation_targets(
+                timer, cap, _count(args.prompt, "--prompt"), generate,
+                serving_cost.positive_rational(args.ttft, "--ttft"), serving_cost.positive_rational(args.tpot, "--tpot"))
     return out
 
 

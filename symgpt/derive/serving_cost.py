@@ -16,7 +16,17 @@ input and output tokens, joules per token, and disaggregated prefill and decode 
   need are in the ratio of a request's device-seconds in each: one prefill of P tokens (batch 1,
   as DistServe runs prefills, yielding the first token) against G - 1 decode steps over caches
   of P .. P + G - 2 at batch B.
-  Throughput balance only; meeting a TTFT or TPOT target (queueing) is not modelled.
+  Throughput balance only, unless targets are given:
+* Disaggregation at TTFT and TPOT targets (``disaggregation_targets``): a prefill instance runs
+  one prompt at a time, first come first served, fed by Poisson arrivals: an M/D/1 queue, as
+  DistServe's analysis of a prefill instance (Zhong et al. 2024, Sec. 3.1): its mean TTFT at
+  arrival rate λ is D + λD²/(2(1 - λD)), D the time of one prefill of P tokens (the
+  Pollaczek-Khinchine formula with a deterministic service). The largest rate that keeps the
+  mean TTFT within a target t > D is λ = 2(t - D)/(D(2t - D)). A decode instance at batch b
+  takes the mean step time over the request's contexts P .. P + G - 2 per output token: the
+  largest b (up to the sequences that fit) with that mean within the TPOT target serves
+  b/((G - 1)·step) requests a second. Prefill instances per decode instance: that rate over λ.
+  Means, not percentiles; a decode batch always full (continuous batching at saturation).
 """
 
 from __future__ import annotations
@@ -98,5 +108,55 @@ def disaggregation(timer, paged, batch: int, prompt: int, output: int) -> list:
     out.append(_q("serving.disagg.prefill_to_decode", pre / dec, "devices per decode device", notes2 + [
         f"device-seconds per request: one prefill of {prompt} tokens (batch 1, its first output token) against "
         f"{output - 1} decode steps over caches of {prompt} to {prompt + output - 2} tokens at batch {batch}, "
-        "shared by the batch; throughput balance only (TTFT and TPOT targets, queueing: not modelled)"]))
+        "shared by the batch; throughput balance only (TTFT and TPOT targets: --ttft and --tpot)"]))
     return out
+
+
+def mdl_mean_ttft(service, rate):
+    """Mean time to first token of an M/D/1 prefill queue: *service* seconds a prompt, Poisson
+    arrivals at *rate* a second (Pollaczek-Khinchine, deterministic service)."""
+    load = rate * service
+    if load >= 1:
+        raise SymgptError("the prefill queue is unstable at this rate (rate × prefill time >= 1)")
+    return service + rate * service**2 / (2 * (1 - load))
+
+
+def disaggregation_targets(timer, batch_cap: int, prompt: int, output: int, ttft, tpot) -> list:
+    """Prefill and decode instances that meet a mean TTFT of *ttft* and a TPOT of *tpot* seconds
+    for requests of *prompt* and *output* tokens (see the module's notes)."""
+    ttft, tpot = sympy.Rational(ttft), sympy.Rational(tpot)
+    D = timer.seconds(1, prompt, 0)
+    if ttft <= D:
+        raise SymgptError(f"a mean TTFT of {ttft} s is below one prefill of {prompt} tokens "
+                          f"({float(D):.4g} s on this device): no arrival rate meets it")
+    rate = 2 * (ttft - D) / (D * (2 * ttft - D))
+    steps = output - 1
+
+    def mean_step(b):
+        return sympy.Add(*[timer.seconds(b, 1, prompt + i) for i in range(steps)]) / steps
+
+    if mean_step(1) > tpot:
+        raise SymgptError(f"a TPOT of {tpot} s is below one decode step at batch 1 "
+                          f"({float(mean_step(1)):.4g} s on this device)")
+    lo, hi = 1, max(1, int(batch_cap))          # the step time grows with the batch: bisect
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if mean_step(mid) <= tpot:
+            lo = mid
+        else:
+            hi = mid - 1
+    b, step = lo, mean_step(lo)
+    serve = b / (steps * step)
+    src = ("M/D/1 prefill queue (one prompt at a time, Poisson arrivals; DistServe, Zhong et al. 2024, Sec. 3.1): "
+           f"mean TTFT D + λD²/(2(1 - λD)) with D = {float(D):.4g} s, one prefill of {prompt} tokens")
+    dnote = (f"decode batch b = {b}: the largest up to {batch_cap} (the sequences that fit, or --set B) whose mean "
+             f"step over contexts {prompt} .. {prompt + steps - 1} is within the TPOT target; a full batch at all "
+             "times (continuous batching at saturation); means, not percentiles")
+    return [_q("serving.disagg.prefill_rate", rate, "requests/s per prefill instance",
+               [src + f"; the largest rate with a mean TTFT within {ttft} s"]),
+            _q("serving.disagg.decode_batch", sympy.Integer(b), "sequences", [dnote]),
+            _q("serving.disagg.decode_rate", serve, "requests/s per decode instance",
+               [dnote + f"; b / ({steps} steps × the mean step)"]),
+            _q("serving.disagg.prefill_per_decode", serve / rate, "prefill instances per decode instance",
+               ["the decode instance's request rate over the prefill instance's at the targets: both pools "
+                "meet them, instances of the same devices (--chips)"])]
