@@ -94,6 +94,9 @@ CATALOG = {
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
     "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
+    # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
+    "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
+    "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
 }
 
 
