@@ -178,8 +178,6 @@ def read_bailing_hybrid(f: Fields):
     group = f.int("layer_group_size", 6)
     linear = dict(kda_heads=heads, kda_head_dim=dim, kda_conv=conv, kda_low_rank=False, mla_nope=False,
                   mla_head_gate=True)
-    f.notes.append("Ling 3's KDA forget gate (kda_safe_gate: lower_bound·sigmoid, else -exp(A_log)·softplus) is "
-                   "elementwise work either way")
     return _read(f, "bailing_hybrid", dict(V=157184, d=2560, L=42, h=32, T_max=262144, moe_ff=768, E=512, k=8,
                                            ff=6144, dense=f.int("first_k_dense_replace", 2, minimum=0), shared=1,
                                            groups=(8, 4)),
