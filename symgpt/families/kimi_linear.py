@@ -106,8 +106,9 @@ def _read(f: Fields, name: str, D: dict, layer_default, linear: dict):
                           "is not modelled")
     flags.update(dense_layers=n_dense or None, dense_linear=types[:n_dense].count("linear_attention"),
                  linear_layers=n, full_layers=None, kda_chunk=64, **linear)
-    shared = f.aliased("num_shared_experts", "n_shared_experts", D["shared"]) if (
-        "num_shared_experts" in f.cfg or "n_shared_experts" in f.cfg) else D["shared"]
+    key = "num_shared_experts" if "num_shared_experts" in f.cfg else "n_shared_experts"
+    shared = f.int(key, D["shared"], optional=True, minimum=0) or 0
+    f.used.update({"num_shared_experts", "n_shared_experts"})
     flags["shared_expert"] = "plain" if shared else "none"
     flags["shared_ff"] = shared * sizes["d_ff"] if shared else None
     norm = f.cfg.get("moe_renormalize", f.cfg.get("norm_topk_prob"))
@@ -118,11 +119,17 @@ def _read(f: Fields, name: str, D: dict, layer_default, linear: dict):
     groups = f.aliased("num_expert_group", "n_group", D["groups"][0])
     keep = f.int("topk_group", D["groups"][1], optional=True)
     flags["n_group"], flags["topk_group"] = (groups, keep) if groups and keep else (None, None)
-    mtp = f.aliased("num_nextn_predict_layers", "num_mtp_layers", 0) if (
-        "num_nextn_predict_layers" in f.cfg or "num_mtp_layers" in f.cfg) else 0
+    key = "num_nextn_predict_layers" if "num_nextn_predict_layers" in f.cfg else "num_mtp_layers"
+    mtp = f.int(key, 0, optional=True, minimum=0) or 0
+    f.used.update({"num_nextn_predict_layers", "num_mtp_layers"})
     if mtp:
         f.notes.append(f"num_nextn_predict_layers={mtp}: the multi-token-prediction layers are not counted "
                        "(transformers does not build them)")
+    if f.int("moe_layer_freq", 1) != 1:
+        raise SymgptError(f"{f.where}: moe_layer_freq other than 1 is not modelled")
+    # fields of the released configs that transformers' classes do not read (its MLA has no positions
+    # and its router is a sigmoid whatever they say)
+    f.silent("mla_use_nope", "moe_router_activation_func")
     f.silent(*_SILENT)
     return name, flags, sizes
 
