@@ -190,3 +190,23 @@ def test_reader_refuses_what_it_does_not_model(field, value, words, tmp_path):
     with pytest.raises(SymgptError, match=words) as exc:
         symgpt.load(path)
     assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("family", ["kimi_linear", "bailing_hybrid"])
+def test_every_op_has_a_role_and_only_attention_layers_cache(family):
+    """Every op declares its role; the KV cache's nodes stand in the attention stacks only, the
+    linear-attention stacks hold the recurrent op instead."""
+    from symgpt.core.symbols import L
+    from symgpt.derive.recurrent import recurrent_ops
+    from symgpt.graph import roles
+
+    arch = symgpt.load(family).arch
+    assert [n for n, a in arch.ops() if arch.role(n) is None] == []
+    stacks = arch.stacks()
+    assert sympy.simplify(sum(g.repeat for g in stacks) - L) == 0
+    cached = roles.LATENT_CACHE if arch.find(roles.KV_LATENT) else roles.PLAIN_CACHE
+    recurrent = set(recurrent_ops(arch))
+    for g in stacks:
+        linear = "linear" in g.name
+        assert all(bool(arch.find(r, stack=g.name)) != linear for r in cached), g.name
+        assert any(n.startswith(g.name + "/") for n in recurrent) == linear, g.name
