@@ -1,7 +1,8 @@
 """The recurrent state of state-space, linear-attention and short-convolution layers at inference.
 
 A layer whose op sets ``recurrent_state`` (``ops.ssm``: the causal conv1d, the selective scan, the
-SSD scan; ``ops.delta``: the gated delta rule) keeps, between decode steps, a state of fixed size
+SSD scan; ``ops.delta``: the gated delta rule; ``ops.lightning``: lightning attention, its state at
+the model's dtype; ``ops.kda``: Kimi delta attention) keeps, between decode steps, a state of fixed size
 per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``state``
 rule: shapes over B, none over T) and what one decode step costs (its ``decode`` rule); this
 module sums the state over the layers and names what the inference answers do not model for
