@@ -194,3 +194,18 @@ def test_every_op_has_a_role_and_only_attention_layers_cache(family):
         linear = "linear" in g.name
         assert all(bool(arch.find(r, stack=g.name)) != linear for r in cached), g.name
         assert any(n.startswith(g.name + "/") for n in recurrent) == linear, g.name
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("T", [3, 8, 11])
+def test_backward_flops_equal_flopcountermode(case, T, tmp_path):
+    """The backward of a training forward (no cache): FlopCounterMode around loss.backward(),
+    the loss the logits' sum (the gradients flow into every logit, as a cross-entropy's do)."""
+    config, model = _model(*CASES[case])
+    model.train()
+    ids = torch.randint(0, 64, (1, T))
+    loss = model(input_ids=ids, use_cache=False).logits.float().sum()
+    with FlopCounterMode(display=False) as fc:
+        loss.backward()
+    m = symgpt.load(_path(config, tmp_path), B=1, T=T)
+    assert int(m.quantity("flops.backward").value) == fc.get_total_flops()

@@ -42,7 +42,8 @@ class LightningAttention(Op):
     """Lightning attention over a sequence: inputs q, k and v (B, T, H·d_h) (after the projection's
     activation); output (B, T, H·d_h). H = ``heads``, d_h = ``head_dim``, C = ``block``. No
     parameters (the per-head decay rates are buffers). Forward matmul work (tag ``scan``):
-    B·H·(2·d_h·(n·C² + r²) + 2·T·d_h²), n = floor(T/C), r = T - n·C. Backward: twice each. Saved
+    B·H·(2·d_h·(n·C² + r²) + 2·T·d_h²), n = floor(T/C), r = T - n·C. Backward: twice each, less
+    the products autograd skips (``backward``). Saved
     (autograd of that path, read from the algorithm, not measured): q, k, v, the decayed scores of
     each block (B, H, n·C² + r²) and the state entering each block (B, H, ceiling(T/C), d_h, d_h)."""
 
@@ -95,7 +96,15 @@ class LightningAttention(Op):
         return (Work("matmul", self._macs(out), tag="scan"), Work("elementwise", self._elementwise(out)))
 
     def backward(self, inputs, out, ctx):
-        return (Work("matmul", 2 * self._macs(out), tag="scan", grad="input"),
+        """The autograd of that path: twice each product, except that the first block reads a
+        state of zeros (no gradient for it: c_1·d_h² multiply-adds fewer) and the last block's
+        state update is not used without a cache (not differentiated: 2·c_n·d_h² fewer), c_1 and
+        c_n the first and last blocks' lengths."""
+        b, t, _, blocks = self._sizes(out)
+        h, dh = self.heads, self.head_dim
+        first, last = sympy.Min(t, self.block), t - self.block * (blocks - 1)
+        unused = b * h * dh ** 2 * (first + 2 * last)
+        return (Work("matmul", 2 * self._macs(out) - unused, tag="scan", grad="input"),
                 Work("elementwise", 2 * self._elementwise(out), grad="input"))
 
     def saved(self, inputs, out, ctx):
