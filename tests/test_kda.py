@@ -210,3 +210,42 @@ def test_every_op_has_a_role_and_only_attention_layers_cache(family):
         linear = "linear" in g.name
         assert all(bool(arch.find(r, stack=g.name)) != linear for r in cached), g.name
         assert any(n.startswith(g.name + "/") for n in recurrent) == linear, g.name
+
+
+@pytest.mark.parametrize("T,chunk", [(5, 4), (8, 4), (11, 64), (70, 64)])
+def test_kimi_delta_rule_backward_equals_autograd(T, chunk):
+    """The autograd of chunk_kimi_delta_attention: twice the forward's products, less those of the
+    first chunk's zero state and of the last chunk's unused state update."""
+    from transformers.models.kimi_linear.modeling_kimi_linear import chunk_kimi_delta_attention
+
+    Bn, H, dk, dv = 2, 3, 4, 5
+    q, k = torch.randn(Bn, T, H, dk, requires_grad=True), torch.randn(Bn, T, H, dk, requires_grad=True)
+    v = torch.randn(Bn, T, H, dv, requires_grad=True)
+    g, beta = (-torch.rand(Bn, T, H, dk)).requires_grad_(), torch.rand(Bn, T, H).requires_grad_()
+    o, _ = chunk_kimi_delta_attention(q, k, v, g=g, beta=beta, chunk_size=chunk, use_qk_l2norm_in_kernel=True)
+    with FlopCounterMode(display=False) as fc:
+        o.sum().backward()
+    op = ops.KimiDeltaRule(*(sympy.Integer(x) for x in (H, dk, dv, chunk)))
+    shapes = ((Bn, T, H * dk), (Bn, T, H * dk), (Bn, T, H * dv), (Bn, T, H * dk), (Bn, T, H))
+    out = op.shape(shapes)
+    assert 2 * sum(w.count for w in op.backward(shapes, out, None) if w.kind == "matmul") == fc.get_total_flops()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_backward_flops_equal_flopcountermode_but_the_depthwise_conv(case, tmp_path):
+    """A training step's backward (no cache) against FlopCounterMode around loss.backward(), the
+    depthwise conv1d's aside: FlopCounterMode prices its input gradient as a dense convolution
+    (C_in·C_out per position, not C per position), so both sides leave the conv out."""
+    config, model = _model(*CASES[case])
+    model.train()
+    T = 11
+    ids = torch.randint(0, 64, (1, T))
+    loss = model(input_ids=ids, use_cache=False).logits.float().sum()
+    with FlopCounterMode(display=False) as fc:
+        loss.backward()
+    measured = sum(n for op, n in fc.get_flop_counts()["Global"].items() if "convolution" not in str(op))
+    m = symgpt.load(_path(config, tmp_path), B=1, T=T)
+    q = m.quantity("flops.backward")
+    conv = sum(int(e.subs(m.bindings)) for p, e in q.breakdown if p.endswith("/conv1d"))
+    assert conv > 0
+    assert int(q.value) - conv == measured

@@ -46,7 +46,8 @@ class KimiDeltaRule(Op):
     (B, T, H·d_k: the forget gate's projection, before its bias and softplus or sigmoid) and b
     (B, T, H: β's projection, before its sigmoid); output (B, T, H·d_v). H = ``heads``,
     C = ``chunk``. Parameters A_log (H) and dt_bias (H·d_k). Forward matmul work (tag ``scan``),
-    c = ceiling(T/C) chunks: B·H·c·(C²·(d_k + 2·d_v) + 3·C·d_k·d_v). Backward: twice each. Saved
+    c = ceiling(T/C) chunks: B·H·c·(C²·(d_k + 2·d_v) + 3·C·d_k·d_v). Backward: twice each, less
+    the products autograd skips (``backward``). Saved
     (read from the algorithm, not measured): q, k, v, f and b, and the chunk states
     (B, H, c + 1, d_k, d_v) in fp32."""
 
@@ -104,7 +105,11 @@ class KimiDeltaRule(Op):
         return (Work("matmul", self._macs(out), tag="scan"), Work("elementwise", self._elementwise(out)))
 
     def backward(self, inputs, out, ctx):
-        return (Work("matmul", 2 * self._macs(out), tag="scan", grad="input"),
+        """The autograd of that path: twice each product, except that the first chunk reads a
+        state of zeros twice (no gradient for it: 2·C·d_k·d_v multiply-adds fewer) and the last
+        chunk's state update is not used without a cache (not differentiated: 2·C·d_k·d_v fewer)."""
+        b, _, q, h, dk, dv = self._sizes(out)
+        return (Work("matmul", 2 * self._macs(out) - 4 * b * h * q * dk * dv, tag="scan", grad="input"),
                 Work("elementwise", 2 * self._elementwise(out), grad="input"))
 
     def saved(self, inputs, out, ctx):
