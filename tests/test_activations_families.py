@@ -395,6 +395,9 @@ NOT_YET_COMPARED = frozenset({
     # Gated DeltaNet hybrids: the gated delta rule's saved rule (chunk states) is read from
     # transformers' torch_chunk_gated_delta_rule, not yet measured
     "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid", "lara_mini",
+    # linear-attention hybrids: lightning attention's and Kimi delta attention's saved rules are read
+    # from transformers' torch paths, not yet measured
+    "minimax", "kimi_linear", "bailing_hybrid",
     "flex_olmo", "aria_text", "cohere2_moe", "exaone_moe", "hy_v3", "ernie4_5_moe",  # the second MoE group
     "minimax_m3_vl_text",
     # speech: Qwen2-Audio's audio encoder and pooling beside its decoder, not yet measured

@@ -45,7 +45,9 @@ def test_all_named_families_are_registered():
                              # attention of their own design (differential, dynamic mask, mixture of heads)
                              "diffllama", "doge", "jetmoe",
                              # Gated DeltaNet layers among attention layers
-                             "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
+                             "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
+                             # lightning-attention layers among attention layers
+                             "minimax"}
     assert set(FAMILIES) <= set(families())
 
 

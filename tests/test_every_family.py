@@ -147,6 +147,8 @@ def test_every_registered_family_is_covered():
                                     "qwen2_5_vl",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
+                                    # linear-attention hybrids: tests/test_lightning.py, tests/test_kda.py
+                                    "minimax", "kimi_linear", "bailing_hybrid",
                                     # short-convolution layers among attention layers (their state is
                                     # not a KV cache): tests/test_kinds.py
                                     "lfm2", "lfm3",

@@ -91,6 +91,9 @@ SMALL = {  # a few sizes set, everything else left to the defaults of each confi
     "qwen3_next": {"num_hidden_layers": 4}, "qwen3_5_text": {"num_hidden_layers": 4},
     "qwen3_5_moe_text": {"num_hidden_layers": 4}, "olmo_hybrid": {"num_hidden_layers": 3},
     "lara_mini": {"num_hidden_layers": 5},
+    # linear-attention hybrids: lightning attention (MiniMax), Kimi delta attention among MLA layers
+    "minimax": {"num_hidden_layers": 2}, "kimi_linear": {"num_hidden_layers": 5},
+    "bailing_hybrid": {"num_hidden_layers": 6},
 }
 #: the notes a default configuration carries: work with no parameters and no matmul, not counted
 DEFAULT_NOTES = {"granite": "multiplies the embeddings", "granitemoe": "multiplies the embeddings",
@@ -355,6 +358,8 @@ def _symgpt_view(m):
     rotary = None if f.get("positions", "learned") != "rotary" else (f["rotary_pct"] or 100) / 100
     if "positions" not in f and "rotary_pct" in f:  # the hybrids: rotary_pct unset is no RoPE
         rotary = f["rotary_pct"] / 100 if f["rotary_pct"] else None
+    if f.get("mla_nope"):  # Kimi Linear: multi-latent attention whose rotary parts are not rotated
+        rotary = None
     return {"W": s.get("W") if f.get("window") else None, "T_max": s.get("T_max"), "rotary": rotary,
             "activation": f.get("activation", "gelu_tanh"), "E": s.get("E"), "k": s.get("k")}
 

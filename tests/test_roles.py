@@ -43,7 +43,9 @@ STATE_SPACE = {"mamba", "mamba2", "hybrid", "hybrid1",
                "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                # RWKV and xLSTM: recurrent blocks only, under the checkpoint's own prefixes
                # (tests/test_recurrent.py)
-               "rwkv", "xlstm"}
+               "rwkv", "xlstm",
+               # linear-attention hybrids (their roles and caches: tests/test_lightning.py, tests/test_kda.py)
+               "minimax", "kimi_linear", "bailing_hybrid"}
 
 
 @pytest.mark.parametrize("family,dropout", [

@@ -2,10 +2,12 @@
 
 A layer whose op sets ``recurrent_state`` (``ops.ssm``: the causal conv1d, the selective scan, the
 SSD scan; ``ops.delta``: the gated delta rule; ``ops.rwkv``: RWKV's token shift and WKV;
-``ops.rglru``: the RG-LRU and Griffin's conv1d; ``ops.mlstm``: the mLSTM) keeps, between decode steps, a state of fixed size
-per sequence -- not a KV cache that grows with T. Each such op says what it keeps (its ``carried``
-rule: shapes over B, none over T; an op declaring ``shared_state`` shares one state with the ops
-of its kind that read the same input) and what one decode step costs (its ``decode`` rule); this
+``ops.rglru``: the RG-LRU and Griffin's conv1d; ``ops.mlstm``: the mLSTM; ``ops.lightning``:
+lightning attention, its state at the model's dtype; ``ops.kda``: Kimi delta attention) keeps,
+between decode steps, a state of fixed size per sequence -- not a KV cache that grows with T. Each
+such op says what it keeps (its ``carried`` rule: shapes over B, none over T; an op declaring
+``shared_state`` shares one state with the ops of its kind that read the same input) and what one
+decode step costs (its ``decode`` rule); this
 module sums the state over the layers and names what the inference answers do not model for
 these layers.
 

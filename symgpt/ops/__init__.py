@@ -100,6 +100,9 @@ CATALOG = {
     "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
     "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),
     "DoraBase": Ref("symgpt.ops.dora", "DoraBase"),
+    # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
+    "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
+    "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
 }
 
 

@@ -148,11 +148,15 @@ def decoder_block(g, flags, s, x, table):
                  role=roles.ATTENTION_RESIDUAL)                                       # (B, T, d)
         return g.op("ffn/residual", ops.Add(), x, f, label="X + attn_out + ffn_out",
                     role=roles.FFN_RESIDUAL)                                          # (B, T, d)
-    x = g.op("attention/residual", ops.Add(), _residual_scale(g, flags, "attention", x), o, label="X + attn_out",
-             role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
+    # norm_residual (a flag MiniMax's family adds): the residual is the normed input, not x
+    x = g.op("attention/residual", ops.Add(), _residual_scale(g, flags, "attention",
+                                                               a_in if flags.get("norm_residual") else x), o,
+             label="X + attn_out", role=roles.ATTENTION_RESIDUAL)                     # (B, T, d)
     if post:
         x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
     f_in = _norm_op(g, flags, "ffn", x) if pre else x                                 # (B, T, d)
+    if flags.get("norm_residual"):
+        x = f_in
     f = decoder_ffn(g, flags, s, f_in)                                                         # (B, T, d)
     if flags["branch_norms"]:
         f = g.op("norms/post_ffn", decoder_norm(flags, d), f, label="norm(ffn_out)",

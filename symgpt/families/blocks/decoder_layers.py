@@ -40,6 +40,9 @@ def decoder_attention(g, flags, s, a, table):
     if flags.get("mixer") == "gated_delta":  # Qwen3-Next's linear-attention layers (stacks.py: linear_layers)
         from .gated_delta import gated_delta
         return gated_delta(g, flags, s, a)                                            # (B, T, d)
+    if flags.get("mixer") == "lightning":  # MiniMax-Text-01's linear-attention layers (stacks.py: linear_layers)
+        from .lightning import lightning
+        return lightning(g, flags, s, a)                                              # (B, T, d)
     if flags.get("moa"):
         from .moa import moa_attention
         return moa_attention(g, s, a, table)                                          # (B, T, d)

@@ -76,8 +76,9 @@ def latent_projections(g, a, step, spec, table):
                   role=roles.QUERY_NOPE)                                                  # (B, h, T, nope)
     q_rot = g.op(step("q_rope"), ops.Slice(nope, rope), q, label="Q_R", role=roles.QUERY_ROPE)
     rotary = ops.Rotary(complex=bool(m.complex_rope))
-    q_rot = g.op(step("q_rotary"), rotary, q_rot, table, label="RoPE(Q_R)",
-                 role=roles.QUERY_ROTARY)                                                 # (B, h, T, rope)
+    if table is not None:  # no table: the rotary parts are not rotated (Kimi Linear's MLA has no positions)
+        q_rot = g.op(step("q_rotary"), rotary, q_rot, table, label="RoPE(Q_R)",
+                     role=roles.QUERY_ROTARY)                                             # (B, h, T, rope)
     kv = g.op(step("kv_down"), ops.Linear(d_model, c + rope, bias=bias), a,
               label="C_KV, K_R", role=roles.KV_DOWN)                                      # (B, T, c+rope)
     lat = g.op(step("kv_down_latent"), ops.Slice(sympy.Integer(0), c), kv, label="C_KV",
@@ -85,10 +86,11 @@ def latent_projections(g, a, step, spec, table):
     lat = g.op(step("kv_latent"), ops.RMSNorm(c), lat, label="norm(C_KV)",
                role=roles.KV_LATENT)                                                      # (B, T, c): cached
     k_rot = g.op(step("kv_down_rope"), ops.Slice(c, rope), kv, label="K_R", role=roles.KV_DOWN_ROPE)
-    k_rot = g.op(step("k_rope_head"), ops.SplitHeads(sympy.Integer(1), rope), k_rot,
-                 label="K_R head", role=roles.KEY_ROPE_HEAD)                              # (B, 1, T, rope)
-    k_rot = g.op(step("k_rope"), rotary, k_rot, table, label="RoPE(K_R)",
-                 role=roles.KEY_ROPE)                                                     # (B, 1, T, rope): cached
+    k_rot = g.op(step("k_rope_head"), ops.SplitHeads(sympy.Integer(1), rope), k_rot, label="K_R head",
+                 role=roles.KEY_ROPE_HEAD if table is not None else roles.KEY_ROPE)      # (B, 1, T, rope)
+    if table is not None:
+        k_rot = g.op(step("k_rope"), rotary, k_rot, table, label="RoPE(K_R)",
+                     role=roles.KEY_ROPE)                                                 # (B, 1, T, rope): cached
     up = g.op(step("kv_up"), ops.Linear(c, heads * (nope + vd), bias=False), lat,
               label="K_C, V", role=roles.KV_UP)                                           # (B, T, h·(nope+v))
     up = g.op(step("kv_up_heads"), ops.SplitHeads(heads, nope + vd), up, label="K_C, V heads",

@@ -34,7 +34,7 @@ from ...graph.arch import Builder
 from ...core.symbols import d, h
 from .decoder import decoder_embeddings
 from .decoder_flags import BuildSizes, require_experts
-from .attention import AttentionSpec, Projections, Scores, attention
+from .attention import AttentionSpec, OutputGate, Projections, Scores, attention
 from .latent import MLA
 from .decoder_layers import decoder_ffn, decoder_norm
 from .stacks import layers
@@ -62,8 +62,10 @@ def build(flags, bound, name="deepseek_v3"):
     g = Builder(name, declared_roles=True)
     require_experts(g, flags)
     x = decoder_embeddings(g, flags, s)
-    table = g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")), "input_ids",
-                 label="cos, sin", role=roles.ROTARY_TABLE)  # (2, T, rope)
+    # mla_nope (a flag Kimi Linear's family adds): no positions, the rotary parts not rotated
+    table = None if flags.get("mla_nope") else g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")),
+                                                     "input_ids", label="cos, sin", role=roles.ROTARY_TABLE)
+    # (2, T, rope)
     emb = x
     hidden = x = layers(g, flags, s, x, lambda g, f, s, x: _block(g, f, s, x, table))
     x = g.op("final_norm", decoder_norm(flags, d), x, label="final norm", role=roles.FINAL_NORM)  # (B, T, d)
@@ -102,7 +104,11 @@ def _block(g, flags, s, x, table):
     a = g.op("norms/attention", decoder_norm(flags, d), x, label="norm_attn", role=roles.ATTENTION_NORM)
     if flags.get("gated_norm_rank"):
         a = _norm_gate(g, flags, a, "norms/attention_gate")                           # (B, T, d)
-    o = mla(g, flags, a, table)                                                       # (B, T, d)
+    if flags.get("mixer") == "kda":  # Kimi Linear's linear-attention layers (stacks.py: linear_layers)
+        from .kda import kda
+        o = kda(g, flags, s, a)                                                       # (B, T, d)
+    else:
+        o = mla(g, flags, a, table)                                                   # (B, T, d)
     x = g.op("attention/residual", ops.Add(), x, o, label="X + attn_out",
              role=roles.ATTENTION_RESIDUAL)                                           # (B, T, d)
     f = g.op("norms/ffn", decoder_norm(flags, d), x, label="norm_ffn", role=roles.FFN_NORM)  # (B, T, d)
@@ -125,8 +131,10 @@ def mla(g, flags, a, table):
     if flags.get("index_heads"):  # DeepSeek Sparse Attention (blocks/dsa.py)
         from .dsa import indexer
         sparse_index = indexer(flags, table)
+    # mla_head_gate (a flag Ling 3's family adds): sigmoid(x·W_g), one gate per head, before o_proj
+    gate = OutputGate("sigmoid", per_head=True) if flags.get("mla_head_gate") else OutputGate()
     spec = AttentionSpec(d, h, mla=sizes, projections=Projections(bias=bool(flags["attention_bias"])),
-                         scores=Scores(label="S / √d_qk"), sparse_index=sparse_index)
+                         scores=Scores(label="S / √d_qk"), sparse_index=sparse_index, gate=gate)
     return attention(g, a, spec, rotary=table)                                        # (B, T, d)
 
 

@@ -131,6 +131,8 @@ def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SymgptError(f"linear_layers must be a whole number of at least 1, got {n!r}")
     m = flags.get("full_layers")
+    if flags["dense_layers"] and flags.get("dense_linear") is not None:
+        return _linear_dense(flags, n)
     if flags["dense_layers"] or flags["full_every"] or flags.get("moe_every") or flags.get("nope_every") \
             or flags.get("last_proj_bias"):
         raise SymgptError("linear_layers cannot be combined with dense_layers, full_every, moe_every, nope_every "
@@ -148,6 +150,28 @@ def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     return out
 
 
+def _linear_dense(flags, n: int) -> list[tuple[str, sympy.Expr, dict, str]]:
+    """Linear-attention layers among attention ones, the first ``dense_layers`` layers with a dense
+    FFN (Kimi Linear, Ling 3: ``layer_types`` and ``mlp_layer_types``): ``dense_linear`` of those
+    dense layers are linear-attention layers. Up to four stacks, each kind's layers; a kind no
+    layer has is left out."""
+    n_dense, m = flags["dense_layers"], flags["dense_linear"]
+    if isinstance(n_dense, bool) or not isinstance(n_dense, int) or n_dense < 1:
+        raise SymgptError(f"dense_layers must be a whole number, got {n_dense!r}")
+    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= min(n, n_dense):
+        raise SymgptError(f"dense_linear must be a whole number of at most dense_layers and linear_layers, got {m!r}")
+    if not flags["moe"] or flags["full_every"] or flags.get("full_layers") or flags.get("moe_every") \
+            or flags.get("nope_every") or flags.get("last_proj_bias"):
+        raise SymgptError("dense_linear needs moe=true and no full_every, full_layers, moe_every, nope_every or "
+                          "last_proj_bias")
+    mixer = {"mixer": flags["linear_mixer"]}
+    out = [("dense_linear_blocks", sympy.Integer(m), {**mixer, "moe": False}, "dense linear-attention layer"),
+           ("dense_blocks", sympy.Integer(n_dense - m), {"moe": False}, "dense attention layer"),
+           ("linear_blocks", sympy.Integer(n - m), mixer, "linear-attention layer"),
+           ("blocks", L - n - n_dense + m, {}, "attention layer")]
+    return [st for st in out if st[1] != 0]
+
+
 def layers(g, flags, s, x, block):
     """Declare each stack of :func:`stacks` around *block(g, flags, sizes, x)*; returns its output."""
     if flags.get("full_layers"):
@@ -155,7 +179,9 @@ def layers(g, flags, s, x, block):
                   "L must count the full-attention and the dense sliding-window layers",
                   id="full_layers_within_layers")
     if flags.get("linear_layers"):
-        g.require("le", flags["linear_layers"] + (flags.get("full_layers") or 0) - L,
+        g.require("le", flags["linear_layers"] + (flags.get("full_layers") or 0)
+                  + ((flags["dense_layers"] or 0) - flags["dense_linear"] if flags.get("dense_linear") is not None
+                     else 0) - L,
                   "L must count the linear-attention (and full-attention) layers", id="linear_layers_within_layers")
     for name, count, changes, label in stacks(flags):
         f = {**flags, **changes}
