@@ -110,8 +110,8 @@ def one_fraction(e: sympy.Expr) -> sympy.Expr:
     ``F_peak·d·(…)/(BW_mem·d·(…) − F_peak·(…))`` instead of one fraction per term of the expanded
     root over the same denominator. Anything else (a polynomial, one over a monomial, a root
     with radicals) is returned as it is."""
-    if not e.is_rational_function():
-        return e
+    if not e.free_symbols or not e.is_rational_function():
+        return e  # (a number, radicals and all, stays as solve wrote it)
     num, den = sympy.fraction(sympy.cancel(sympy.together(e)))
     num, den = sympy.expand(num), sympy.expand(den)
     if not den.is_Add:
