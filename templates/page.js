@@ -66,7 +66,7 @@ function update() {
   document.body.classList.toggle("invalid", problems.length > 0);
   if (problems.length) {
     for (const el of $$("[data-quantity]")) { el.dataset.value = ""; el.textContent = "—"; }
-    for (const el of $$("[data-approx], [data-share]")) el.textContent = "";
+    for (const el of $$("[data-approx], [data-share], [data-human]")) el.textContent = "";
     return;
   }
   for (const el of $$("[data-quantity]")) {
@@ -77,6 +77,10 @@ function update() {
   for (const el of $$("[data-approx]")) {
     const { q, i } = lookup(el.dataset.approx);
     el.textContent = approx(q, ev(i, st.s));
+  }
+  for (const el of $$("[data-human]")) {
+    const { q, i } = lookup(el.dataset.human);
+    el.textContent = humanText(q.unit, ev(i, st.s));
   }
   for (const el of $$("[data-share]")) {
     const [part, whole] = el.dataset.share.split(" of ");
@@ -107,6 +111,7 @@ function servingFit() {
   if (budget.n < 0n) {
     el.dataset.value = ""; el.textContent = "—";
     const ap = $('#serving [data-approx="serving.max_sequences"]'); if (ap) ap.textContent = "";
+    const hu = $('#serving [data-human="serving.max_sequences"]'); if (hu) hu.textContent = "—";
     box.textContent = "No sequence fits: the weights and the workspace alone exceed the memory the cache may use on one device of this profile.";
   } else {
     box.textContent = "";

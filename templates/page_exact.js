@@ -60,5 +60,27 @@ function pct(r) {
   const m = (2n * 1000n * r.n + r.d) / (2n * r.d);
   return m === 0n ? "<0.1 %" : `${m / 10n}.${m % 10n} %`;
 }
+/** a value in the unit a reader thinks in, rounded to 3 significant digits: bytes in kB .. PB
+ *  (decimal), seconds in ns .. h, counts and rates as digits up to a million, then × 10ⁿ */
+function humanText(unit, r) {
+  const sign = r.n < 0n ? "-" : "", a = abs(r);
+  const scaled = (steps) => {
+    for (const [size, name] of steps) if (cmp(a, size) >= 0) return sign + dec(M(a, Q(size.d, size.n))) + " " + name;
+    const [size, name] = steps[steps.length - 1];
+    return sign + dec(M(a, Q(size.d, size.n))) + " " + name;
+  };
+  if (r.n === 0n) return "0" + (unit === "bytes" ? " B" : unit === "s" ? " s" : unit ? " " + unit : "");
+  if (unit === "bytes") {
+    if (cmp(a, Q(TEN(18))) >= 0) return sign + sci(M(a, Q(1n, TEN(15))), 3) + " PB";
+    return scaled([[Q(TEN(15)), "PB"], [Q(TEN(12)), "TB"], [Q(TEN(9)), "GB"], [Q(TEN(6)), "MB"], [Q(TEN(3)), "kB"], [Q(1n), "B"]]);
+  }
+  if (unit === "s") {
+    if (cmp(a, Q(3600n * 1000n)) >= 0) return sign + sci(M(a, Q(1n, 3600n)), 3) + " h";
+    return scaled([[Q(3600n), "h"], [Q(60n), "min"], [Q(1n), "s"], [Q(1n, 1000n), "ms"], [Q(1n, TEN(6)), "µs"], [Q(1n, TEN(9)), "ns"]]);
+  }
+  const word = unit ? " " + unit : "";
+  if (cmp(a, Q(TEN(6))) >= 0) return sign + sci(a, 3) + word;
+  return sign + (a.d === 1n ? commas(a.n) : dec(a)) + word;
+}
 /** bytes in decimal GB (10⁹) and binary GiB (2³⁰), both labelled */
 const bytesText = (r) => `${dec(M(r, Q(1n, TEN(9))))} GB = ${dec(M(r, Q(1n, 2n ** 30n)))} GiB`;

@@ -174,9 +174,10 @@ def test_mla_cache_holds_the_latent_and_the_shared_rotary_key():
 
 def test_mixed_window_cache_keeps_the_window_in_sliding_layers_only():
     m = symgpt.load(CONFIGS / "gemma-2-9b.json", B=1, T=8192)
-    # 21 sliding layers keep W = 4096 positions, 21 full layers all 8192; K and V, 8 heads of 256
+    # 21 sliding layers keep W - 1 = 4095 positions (transformers' DynamicSlidingWindowLayer,
+    # tests/test_kv_window.py), 21 full layers all 8192; K and V, 8 heads of 256
     per_position = 2 * 8 * 256 * 2
-    assert m.quantity("memory.kv_cache", precision="bf16") == per_position * (21 * 4096 + 21 * 8192)
+    assert m.quantity("memory.kv_cache", precision="bf16") == per_position * (21 * 4095 + 21 * 8192)
 
 
 PRESETS = {"deepseek-v3": "deepseek-v3.json", "deepseek-v2-lite": "deepseek-v2-lite.json",

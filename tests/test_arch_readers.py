@@ -134,8 +134,9 @@ def test_cwm_full_layer_first_in_each_period_is_one_stack_of_floor_l_over_4():
 
 def test_kv_cache_of_the_sliding_layers_holds_the_window():
     m = symgpt.load("olmo3", L=8, d=64, h=4, V=256, d_ff=96, W=4, B=1, T=16)
-    # 6 sliding layers keep 4 positions, 2 full ones all 16: K and V of 4 heads of 16
-    assert m.quantity("memory.kv_cache", precision="fp32") == 2 * 4 * 16 * 4 * (6 * 4 + 2 * 16)
+    # 6 sliding layers keep W - 1 = 3 positions (DynamicSlidingWindowLayer, tests/test_kv_window.py),
+    # 2 full ones all 16: K and V of 4 heads of 16
+    assert m.quantity("memory.kv_cache", precision="fp32") == 2 * 4 * 16 * 4 * (6 * 3 + 2 * 16)
 
 
 def test_smollm3_sliding_nope_layers_are_refused():

@@ -190,7 +190,7 @@ def test_counts(family):
     assert bwd == 2 * (fwd - indexer)
     s = m.sizes
     h_kv, d_head = s.get("h_kv", s["h"]), s.get("d_head", sympy.Rational(s["d"], s["h"]))
-    keys = min(T_, s["W"]) if "W" in s else T_
+    keys = min(T_, s["W"] - 1) if "W" in s else T_            # a window keeps W - 1 (DynamicSlidingWindowLayer)
     keys += m.flags.get("prompt_length") or 0                # CPM-Ant caches its prompt positions too
     per_layer = 2 * keys * h_kv * d_head                    # K and V of every key/value head
     if "kv_lora_rank" in m.flags:                           # MLA: the latent and the shared rotary key

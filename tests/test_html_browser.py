@@ -67,7 +67,9 @@ def set_input(b, name, value, kind="symbol"):
 def shown(b, quantity, scope="#summary"):
     """(data-value, text) of the value displayed for *quantity*."""
     el = b.find_element(By.CSS_SELECTOR, f'{scope} [data-quantity="{quantity}"]')
-    return el.get_attribute("data-value"), el.text
+    # the exact digits sit one click away (a closed <details> under the value in human units):
+    # read them whether or not it is open
+    return el.get_attribute("data-value"), el.get_attribute("textContent")
 
 
 def expect(b, model, options, names=SUMMARY):
@@ -238,3 +240,51 @@ def test_hardware_profile_inference_times(browser, pages, name, sizes):
             str(tps.numerator) + ("" if tps.denominator == 1 else f"/{tps.denominator}"))
     L, d = m.sizes["L"], m.sizes["d"]
     assert shown(browser, "inference.kv_cache")[0] == str(2 * L * sizes["B"] * sizes["T"] * d * 2)
+
+
+def _human(x: Fraction, steps, unit_word=None) -> str:
+    """The page's rounding by hand: x in the largest of *steps* ((size, name), descending) it
+    reaches, 3 significant digits, trailing zeros kept (``12.0``), thousands separated."""
+    for size, name in steps:
+        if x >= size:
+            break
+    v = x / size
+    text = f"{float(v):#,.3g}".rstrip(".")
+    return f"{text} {name}"
+
+
+BYTE_STEPS = ((Fraction(10**15), "PB"), (Fraction(10**12), "TB"), (Fraction(10**9), "GB"), (Fraction(10**6), "MB"),
+              (Fraction(10**3), "kB"), (Fraction(1), "B"))
+TIME_STEPS = ((Fraction(3600), "h"), (Fraction(60), "min"), (Fraction(1), "s"), (Fraction(1, 1000), "ms"),
+              (Fraction(1, 10**6), "µs"), (Fraction(1, 10**9), "ns"))
+
+
+def test_values_in_human_units_first_the_exact_one_click_away(browser, pages):
+    """Times in ms (or s, µs), bytes in GB (or MB, TB), rates in tokens/s are what a reader sees
+    first; the exact value (the digits `symgpt` prints) shows when its "exact" line is clicked.
+    The rounding is checked against Python's own 3-significant-digit formatting."""
+    from selenium.webdriver.common.by import By as _By
+
+    open_page(browser, pages("gpt2-small"))
+    set_input(browser, "hardware", "h100-sxm", "option")
+    m = symgpt.load("gpt2-small", B=8, T=1024)
+    for name, steps in (("memory.weights", BYTE_STEPS), ("memory.total", BYTE_STEPS),
+                        ("memory.kv_cache", BYTE_STEPS), ("inference.prefill.time", TIME_STEPS),
+                        ("inference.decode.time", TIME_STEPS)):
+        opts = {"hardware": "h100-sxm"} if name.startswith("inference.") else {}
+        v = Fraction(str(m.quantity(name, **opts).value))
+        human = browser.find_element(_By.CSS_SELECTOR, f'#summary [data-human="{name}"]')
+        assert human.text == _human(v, steps), name
+        exact = browser.find_element(_By.CSS_SELECTOR, f'#summary [data-quantity="{name}"]')
+        assert exact.text == ""  # folded away
+    dec = Fraction(str(m.quantity("inference.decode.time", hardware="h100-sxm").value))
+    tps = 8 / dec  # B tokens per decode step, by hand
+    shown_tps = browser.find_element(_By.CSS_SELECTOR, '#summary [data-human="inference.decode.tokens_per_s"]').text
+    rounded = float(f"{float(tps):.3g}")  # 3 significant digits, written out below a million
+    assert tps < 10**6 and shown_tps == (f"{int(rounded):,}" if rounded >= 100 else f"{rounded:#.3g}") + " tokens/s"
+    # "291,687,555,757/32,371,337,890,625 seconds" is no longer the first thing shown: one click opens it
+    row = browser.find_element(_By.CSS_SELECTOR, '#summary [data-human="inference.prefill.time"]')
+    cell = row.find_element(_By.XPATH, "..")
+    cell.find_element(_By.CSS_SELECTOR, "details.exact summary").click()
+    v = m.quantity("inference.prefill.time", hardware="h100-sxm").value
+    assert cell.find_element(_By.CSS_SELECTOR, '[data-quantity="inference.prefill.time"]').text == number(v)

@@ -46,7 +46,9 @@ def set_input(b, name, value, kind="symbol"):
 
 def shown(b, quantity):
     el = b.find_element(By.CSS_SELECTOR, f'#serving [data-quantity="{quantity}"]')
-    return el.get_attribute("data-value"), el.text
+    # the exact digits sit one click away (a closed <details> under the value in human units):
+    # read them whether or not it is open
+    return el.get_attribute("data-value"), el.get_attribute("textContent")
 
 
 def raw(v):

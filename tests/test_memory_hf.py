@@ -43,6 +43,10 @@ FAMILIES = {
     # new_decoder_architecture with 2 KV heads: still one-entry indices, [:, :, :, [-2]]
     "falcon-new": dict(model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True,
                        bias=False, alibi=False),
+    # Falcon-RW: ALiBi, h_kv = h, K and V views fused_qkv[..., 1, :] and [..., 2, :] (at B = 1 the
+    # batched matmuls keep the whole fused QKV, at B > 1 copies of K and V)
+    "falcon-rw": dict(model_type="falcon", new_decoder_architecture=False, multi_query=False, parallel_attn=False,
+                      bias=True, alibi=True),
     "gpt2": dict(n_embd=d, n_layer=L, n_head=h, n_positions=64, n_inner=FF, resid_pdrop=0.0,
                  embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0),
     "mixtral": dict(num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
@@ -61,7 +65,7 @@ FAMILIES = {
 }
 
 
-def _measure(model_type, B, tmp_path):
+def _measure(model_type, B, tmp_path, loss=False):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     cfg = {**BASE, **FAMILIES[model_type]}
@@ -69,10 +73,10 @@ def _measure(model_type, B, tmp_path):
     torch.manual_seed(0)
     hf = AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **cfg), attn_implementation="eager",
                                           experts_implementation="eager")
-    measured = sum(e["nbytes"] for e in saved_tensors(hf.float(), B, T, dtype=torch.float32, with_loss=False))
+    measured = sum(e["nbytes"] for e in saved_tensors(hf.float(), B, T, dtype=torch.float32, with_loss=loss))
     path = tmp_path / f"{model_type}.json"
     path.write_text(json.dumps({"model_type": model_type, **cfg}))
-    m = symgpt.load(path, B=B, T=T, loss=False)
+    m = symgpt.load(path, B=B, T=T, loss=loss)
     opts = dict(convention="pytorch-cpu", precision="fp32", causal_mask_saved=False)
     return measured, m.quantity("memory.activations", **opts), m.quantity("memory.activations",
                                                                            implementation="fused", **opts)
@@ -134,3 +138,19 @@ def test_gemma3_sliding_layers_have_rotary_tables_of_their_own():
     assert len(tables) == 2
     readers = {t: {arch.stack_of(n) for n in arch.graph.successors(t)} for t in tables}
     assert readers == {"embedding/rotary": {"full_blocks"}, "embedding/rotary_local": {"blocks"}}
+
+
+@pytest.mark.parametrize("B", [1, 2])
+@pytest.mark.parametrize("model_type", ["gpt2", "llama", "opt", "falcon", "gemma", "falcon-rw"])
+def test_hf_eager_activations_with_the_loss(model_type, B, tmp_path):
+    """With the labels (transformers' ForCausalLMLoss), the loss keeps the fp32 log-probabilities
+    (B·T·V), nll_loss's 0-dim total weight (4 bytes) and the shifted labels: ``labels`` padded to
+    (B, T + 1) with the ignored index, then ``labels[..., 1:].contiguous()`` -- a view at B = 1
+    (the padded storage, 8·(T + 1) bytes), a copy of 8·B·T bytes otherwise. By hand, above the
+    same count without the loss."""
+    measured, eager, fused = _measure(model_type, B, tmp_path, loss=True)
+    assert eager == measured
+    _, without, without_fused = _measure(model_type, B, tmp_path)
+    labels = 8 * (T + 1) if B == 1 else 8 * B * T
+    assert eager.value - without.value == 4 * B * T * V + 4 + labels
+    assert fused.value - without_fused.value == 4 * B * T * V + 4 + 8 * B * T  # the fused ideal: B·T labels

@@ -80,3 +80,40 @@ def test_bad_parts_refused(kwargs):
 def test_one_growth_order_has_no_crossover():
     with pytest.raises(SymgptError, match="one growth order"):
         crossover(select(M, "params", "blocks"), "V")
+
+
+def test_a_critical_batch_is_one_grouped_fraction():
+    """Llama 3 8B's decode step on an H100: the batch where compute time overtakes memory time,
+    one fraction F_peak·(…)/(BW_mem·(…) − F_peak·(…)) -- equal to the roots ``sympy.solve``
+    gives of compute = memory (each expanded: a sum of fractions over one denominator)."""
+    from symgpt.core.symbols import BW_mem, F_peak
+
+    m = symgpt.load("llama-3-8b", T=128)
+    c = crossover(m.quantity("inference.decode.time", hardware="h100-sxm"), "B")
+    t = sympy.Symbol("t", positive=True)
+    num, _ = sympy.fraction(sympy.together(sympy.expand(c.fast - c.slow).xreplace({B: t})))
+    solved = [sympy.expand(sympy.simplify(r)) for r in sympy.solve(num, t)]
+    assert len(solved) == 1 and len(sympy.Add.make_args(solved[0])) > 1  # a sum of fractions
+    assert sympy.cancel(c.solution - solved[0]) == 0
+    assert c.solutions == (c.solution,)
+    top, bottom = sympy.fraction(c.solution)
+    assert not top.is_Add and top.has(F_peak) and not top.has(BW_mem)  # F_peak·(weights)
+    groups = sympy.Add.make_args(bottom)                                   # BW_mem·(…) − F_peak·(…)
+    assert len(groups) == 2 and {g.has(BW_mem) for g in groups} == {True, False}
+    assert all(g.has(BW_mem) != g.has(F_peak) for g in groups)
+    assert len(sympy.sstr(c.solution)) < len(sympy.sstr(solved[0])) / 5
+    # at the configuration: compute time equals memory time there, exactly
+    assert c.value == solved[0].subs(c.quantity.bindings)
+    assert sympy.expand(c.fast - c.slow).subs({**c.quantity.bindings, B: c.value}) == 0
+
+
+def test_result_reprs_are_short():
+    c = crossover(M.quantity("flops.forward"), "T")
+    assert repr(c) == "<crossover of flops.forward as T grows: T = 6*d + V/(2*L) = 160,849/24 ≈ 6,702.04>"
+    m = symgpt.load("llama-3-8b", T=128)
+    r = repr(crossover(m.quantity("inference.decode.time", hardware="h100-sxm"), "B"))
+    assert "\n" not in r and len(r) < 400 and r.endswith("= 18,565,348,570,560/22,216,597,657 ≈ 835.652>")
+    from symgpt.query import dominance, ranking
+
+    assert repr(dominance(M.params, "d")) == "<dominance in params as d → ∞: 12*L*d**2 (order 2) = 84,934,656>"
+    assert repr(ranking(M.params)[0]) == "<embedding/token: V*d = 38,597,376 (31.02%)>"

@@ -75,9 +75,9 @@ def _prefill(model):
 
 
 def _cache_bytes(cache):
-    """(state bytes, key/value bytes) of a transformers cache after a prefill. A sliding-window
-    layer (``DynamicSlidingWindowLayer``) keeps W - 1 positions; symgpt's KV cache keeps Min(T, W)
-    (conventions.md §7, tests/test_kv_window.py): one position more per such layer is added."""
+    """(state bytes, key/value bytes) of a transformers cache after a prefill (a sliding-window
+    layer, ``DynamicSlidingWindowLayer``, keeps W - 1 positions, as symgpt's KV cache does:
+    tests/test_kv_window.py)."""
     state = kv = 0
     for layer in cache.layers:
         for attr in ("conv_states", "recurrent_states"):
@@ -88,8 +88,6 @@ def _cache_bytes(cache):
             t = getattr(layer, attr, None)
             if isinstance(t, torch.Tensor):
                 kv += t.nbytes
-                if type(layer).__name__.endswith("SlidingWindowLayer"):
-                    kv += t.nbytes // t.shape[-2]
     return state, kv
 
 

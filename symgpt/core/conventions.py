@@ -44,7 +44,11 @@ class Convention:
     Memory: ``precision`` (default precision policy), ``attention`` (eager | flash),
     ``dropout`` (None: as the model's flags say), ``norm_stats`` (how the per-row mean/rstd of
     a norm are stored: fp32 | act | none), ``dropout_mask`` (bool: 1 byte, CUDA; act: the
-    activation dtype, PyTorch on CPU), ``causal_mask_saved`` (eager attention's (T, T) bool mask),
+    activation dtype, PyTorch on CPU), ``causal_mask_saved`` (eager attention's (T, T) bool mask,
+    one per layer as each layer makes it -- nanoGPT's ``masked_fill``; a mask built once per attention
+    kind and shared by its layers, as transformers' masking_utils builds them, would keep kinds·B·T²
+    bytes instead, a sharing not modelled; transformers' own eager attention adds a float mask and
+    keeps none),
     ``loss_saved`` (the loss's log-probabilities and targets), ``rms_normed_saved`` (an unfused
     RMSNorm -- PyTorch's composite on CPU, transformers' ``LlamaRMSNorm`` -- also saves the
     normalised ``x·rstd`` for the scale's gradient); ``implementation`` (fused: each op one

@@ -9,7 +9,9 @@ after the per-token ops that follow them, the cross-attention keys and values of
 output, an MLA layer's latent and shared rotary key, a sparse-attention indexer's key), kept only where an attention that reads them
 is causal or cross-attention: a bidirectional encoder (BERT, ViT) recomputes its attention and
 caches nothing -- transformers' ``BertModel`` sets ``use_cache=False`` unless ``is_decoder``, and
-``ViTModel`` takes no cache. A sliding window keeps its last W positions of the generated length.
+``ViTModel`` takes no cache. A sliding window keeps the last W - 1 positions of the generated length
+between decode steps (transformers' ``DynamicSlidingWindowLayer``: ``full_key_states[:, :, -W + 1:, :]``),
+and a decode step reads those and the new token's, Min(T + 1, W) (``derive.step``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class Cached:
     """One tensor the cache holds."""
 
     node: str
-    elements: sympy.Expr  # every copy (layers), B sequences, Min(T, W) positions under a window
+    elements: sympy.Expr  # every copy (layers), B sequences, Min(T, W - 1) positions under a window
     split: bool           # tensor parallelism splits it by heads (an MLA latent is whole on each rank)
 
 
@@ -54,8 +56,8 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
             continue
         n = numel(arch.shape(node)) * arch.multiplicity(node)
         window = cache_window(readers)
-        if window is not None:  # a sliding window keeps its last W positions
-            n = n / gen * sympy.Min(gen, window)
+        if window is not None:  # a sliding window keeps its last W - 1 positions between steps
+            n = n / gen * sympy.Min(gen, window - 1)
         out.append(Cached(node, n, not replicated(arch, node)))
     return tuple(out)
 
@@ -64,7 +66,8 @@ def kv_cache(model, **options) -> Quantity:
     """K and V of every attention layer a generating model keeps for B sequences
     (``kvcache.cache_tensors``, the tensors ``inference.kv_cache`` prices too), at the activation
     dtype, split tp ways by heads: each causal self-attention's keys and values over its stack's
-    T (T_dec) tokens (Min(T, W) under a sliding window), each cross-attention's keys and values of
+    T (T_dec) tokens (Min(T, W - 1) under a sliding window, as transformers'
+    ``DynamicSlidingWindowLayer`` keeps them), each cross-attention's keys and values of
     the encoder's T_enc outputs (an encoder--decoder runs its encoder once per request), or an MLA
     layer's latent and shared rotary key (whole on every rank). A bidirectional encoder's
     attention is recomputed, never cached: BERT or ViT alone has no KV cache."""
@@ -72,7 +75,7 @@ def kv_cache(model, **options) -> Quantity:
     arch = s.model.arch
     cached = cache_tensors(arch)
     parts = [(c.node, c.elements * s.bytes.act / (s.tp if c.split else 1)) for c in cached]
-    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W) with a sliding window)"
+    what = "KV cache for inference: K and V of every layer, B·T tokens (Min(T, W − 1) with a sliding window)"
     if any(arch.role(c.node) in roles.LATENT_CACHE for c in cached):
         what = ("KV cache for inference: the compressed latent and the shared rotary key of every layer "
                 "(multi-latent attention), B·T tokens")

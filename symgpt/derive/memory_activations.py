@@ -84,6 +84,8 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         if item.role == "gathered_input" and has_frozen(arch) and _experts_frozen(arch):
             continue  # the gathered token is kept by the expert's first linear, for its weight gradient
         shape = tuple(item.shape)
+        if item.role == "targets" and _labels_padded(s, arch):
+            shape = (*shape[:-1], shape[-1] + 1)  # the padded (1, T + 1) labels the view keeps
         if item.shares.startswith("input"):
             tensor = _storage(arch, a["inputs"][int(item.shares[5:])], conv.attention)
             base = tensor
@@ -122,6 +124,22 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         entries.append((node, item.role, shape, per, copies, div, tensor))
 
 
+def _labels_padded(s: Setup, arch) -> bool:
+    """Whether a causal LM's cross-entropy keeps its labels padded to T + 1 positions (hf-eager).
+
+    transformers' ``ForCausalLMLoss`` pads the (B, T) labels to (B, T + 1) with the ignored index
+    and takes ``labels[..., 1:].contiguous()``: at B = 1 that slice is already contiguous, so it
+    stays a view and ``nll_loss`` keeps the whole padded storage (8 bytes more); at B > 1 it is a
+    copy of B·T labels. A masked LM or an encoder--decoder (bidirectional attention somewhere in
+    the graph) passes its labels unshifted."""
+    from ..core.symbols import B
+
+    if s.conv.implementation != "hf-eager" or s.model.bindings.get(B) != 1:
+        return False
+    return not any(a["op"].kind == "matmul" and a["op"].tag == "attention_scores" and not a["op"].causal
+                   for _n, a in arch.ops())
+
+
 def _experts_frozen(arch) -> bool:
     """Whether every parameter of a mixture's experts is frozen (fine-tuning never adapts them)."""
     from ..graph import roles as R
@@ -153,16 +171,21 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     batched matmul first reshapes a 4-d operand (B, heads, T, x) to (B·heads, T, x): a view only
     when B = 1 (the batch and head dimensions then merge without a copy), a copy of the operand
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
-    from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1."""
+    from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1;
+    keys and values repeated once (h_kv = h: ``repeat_kv`` returns its input) are their input,
+    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV."""
     from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
     if matmul:
         if B not in bindings or bindings[B] != 1:
             return tensor
-        if a["kind"] == "op" and a["op"].kind == "repeat_kv" \
-                and as_expr(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
-            return a["inputs"][0]
+        if a["kind"] == "op" and a["op"].kind == "repeat_kv":
+            if as_expr(arch.shape(a["inputs"][0])[-3]).xreplace(bindings) == 1:
+                return a["inputs"][0]
+            if as_expr(a["op"].groups).xreplace(bindings) == 1:  # repeated once: the tensor itself
+                tensor = a["inputs"][0]
+                a = arch.graph.nodes[tensor]
     while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
         tensor = a["inputs"][0]
         a = arch.graph.nodes[tensor]

@@ -45,6 +45,17 @@ class ModelsCrossover:
     checks: tuple              # ((size, a, b), ...) at threshold - 1 and threshold, exact
     notes: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        """Where the two models cross and which is cheaper beyond (the crossings, checks and notes
+        are attributes)."""
+        from .crossover import shown_value
+
+        head = f"crossover of {self.first_label} and {self.second_label} as {self.symbol} grows"
+        if self.solution is None:
+            return f"<{head}: none at a positive {self.symbol}>"
+        beyond = f", {self.cheaper} cheaper from {self.symbol} = {self.threshold:,}" if self.cheaper else ""
+        return f"<{head}: {self.symbol} = {sympy.sstr(self.solution)}{shown_value(self.solution)}{beyond}>"
+
 
 def _in_symbol(q: Quantity, s: sympy.Symbol) -> sympy.Expr:
     """*q*'s expression with every binding but *s* substituted; refused if another symbol remains."""

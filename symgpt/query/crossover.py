@@ -50,6 +50,30 @@ class Crossover:
             return None
         return evaluate(self.solution, self.quantity.bindings)
 
+    def __repr__(self) -> str:
+        """The crossover and its value at the configuration (the sides, roots and notes are
+        attributes: ``fast``, ``slow``, ``solutions``, ``notes``)."""
+        head = f"crossover of {self.quantity.name} as {self.symbol} grows"
+        if self.solution is None:
+            found = "no positive solution" if not self.solutions else f"{len(self.solutions)} candidate roots"
+            return f"<{head}: {found}>"
+        return f"<{head}: {self.symbol} = {sympy.sstr(self.solution)}{shown_value(self.value)}>"
+
+
+def shown_value(v) -> str:
+    """`` = value`` for a result's repr (exact, and about so many when not whole); empty when
+    unbound."""
+    from ..core.numtext import number
+
+    if v is None:
+        return ""
+    text = f" = {number(v)}"
+    if v.is_Rational and not v.is_Integer:
+        text += f" ≈ {float(v):,.6g}"
+    elif not v.is_Rational and v.is_real:
+        text = f" ≈ {float(v):,.6g}"
+    return text
+
 
 def _symbol(s) -> sympy.Symbol:
     if isinstance(s, Regime):
@@ -77,7 +101,62 @@ def _solved_roots(num: sympy.Expr, t: sympy.Dummy) -> tuple:
         roots = sympy.solve(num, t)
     except NotImplementedError:
         return ()
-    return tuple(sympy.expand(sympy.simplify(r)) for r in roots)
+    return tuple(one_fraction(sympy.expand(sympy.simplify(r))) for r in roots)
+
+
+def one_fraction(e: sympy.Expr) -> sympy.Expr:
+    """*e*, a rational function over a sum, as one fraction with no common factor, its numerator
+    and denominator each grouped (:func:`grouped`): a decode step's critical batch reads
+    ``F_peak·d·(…)/(BW_mem·d·(…) − F_peak·(…))`` instead of one fraction per term of the expanded
+    root over the same denominator. Anything else (a polynomial, one over a monomial, a root
+    with radicals) is returned as it is."""
+    if not e.free_symbols or not e.is_rational_function():
+        return e  # (a number, radicals and all, stays as solve wrote it)
+    num, den = sympy.fraction(sympy.cancel(sympy.together(e)))
+    num, den = sympy.expand(num), sympy.expand(den)
+    if not den.is_Add:
+        return e
+    if _mostly_negative(num):
+        num, den = -num, -den
+    return grouped(num) / grouped(den)
+
+
+def _mostly_negative(p: sympy.Expr) -> bool:
+    terms = sympy.Add.make_args(p)
+    return 2 * sum(1 for t in terms if t.as_coeff_Mul()[0] < 0) > len(terms)
+
+
+def grouped(p: sympy.Expr) -> sympy.Expr:
+    """The polynomial *p* with its common monomial factor taken out and, when every remaining
+    term holds exactly one of two symbols (a roofline's F_peak and BW_mem), collected by them:
+    ``BW_mem·(…) − F_peak·(…)``; each group's own common factor taken out."""
+    terms = sympy.Add.make_args(sympy.expand(p))
+    if len(terms) == 1:
+        return p
+    coeff, rest = sympy.factor_terms(p).as_coeff_Mul()
+    common = coeff * sympy.Mul(*[f for f in sympy.Mul.make_args(rest) if not f.is_Add])
+    inner = sympy.Add.make_args(sympy.expand(p / common))
+    parts = _two_groups(inner)
+    if parts is None:
+        return sympy.factor_terms(p)
+    body = sympy.Add(*[x * sympy.factor_terms(sympy.Add(*[t / x for t in ts])) for x, ts in parts])
+    return body if common == 1 else sympy.Mul(common, body, evaluate=False)
+
+
+def _two_groups(terms) -> list | None:
+    """[(a, terms holding a), (b, terms holding b)]: the first pair of symbols (hardware symbols
+    first, then by name) such that every term holds exactly one of them, to the first power."""
+    from ..core.symbols import HARDWARE_SYMBOLS
+
+    syms = sorted(set().union(*[t.free_symbols for t in terms]),
+                  key=lambda x: (x.name not in HARDWARE_SYMBOLS, x.name))
+    for i, a in enumerate(syms):
+        for b in syms[i + 1:]:
+            ga = [t for t in terms if not t.has(b) and sympy.degree(t, a) == 1]
+            gb = [t for t in terms if not t.has(a) and sympy.degree(t, b) == 1]
+            if ga and gb and len(ga) + len(gb) == len(terms):
+                return [(a, ga), (b, gb)]
+    return None
 
 
 def _linear_root(num: sympy.Expr, t: sympy.Dummy) -> sympy.Expr | None:

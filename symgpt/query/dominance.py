@@ -80,6 +80,17 @@ class Dominance:
         """The parts whose share does not vanish in the limit."""
         return [p for p in self.parts if p.limit != 0]
 
+    def __repr__(self) -> str:
+        """The fastest-growing terms and their value (the graded terms and the parts' shares are
+        attributes: ``terms``, ``parts``)."""
+        from .crossover import shown_value
+
+        head = f"dominance in {self.quantity.name} as {self.regime.describe()}"
+        if not self.terms:
+            return f"<{head}: 0>"
+        lead = self.terms[0]
+        return f"<{head}: {sympy.sstr(lead.expr)} (order {lead.order}){shown_value(lead.value)}>"
+
 
 @lru_cache(maxsize=4096)
 def share_limit(part: sympy.Expr, total: sympy.Expr, regime: Regime) -> sympy.Expr:

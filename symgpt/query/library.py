@@ -39,6 +39,10 @@ class Checked:
             return f"not checked: {self.error}"
         return self.comparison.verdict()
 
+    def __repr__(self) -> str:
+        """The formula, its expression and the verdict (the comparison is ``comparison``)."""
+        return f"<{self.formula.name}: {self.formula.expression} -- {self.verdict}>"
+
     @property
     def expected_difference(self) -> sympy.Expr | None:
         """The documented ``formula - derived`` (0 for "equal"; None when none is documented)."""

@@ -29,6 +29,12 @@ class Ranked:
     def path(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:
+        from .crossover import shown_value
+
+        share = "" if self.share is None else f" ({float(self.share):.2%})"
+        return f"<{self.name}: {sympy.sstr(self.expr)}{shown_value(self.value)}{share}>"
+
 
 def _need_bound(q: Quantity) -> sympy.Expr:
     total = q.value
