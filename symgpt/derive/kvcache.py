@@ -57,7 +57,8 @@ def cache_tensors(arch: Arch) -> tuple[Cached, ...]:
         n = numel(arch.shape(node)) * arch.multiplicity(node)
         window = cache_window(readers)
         if window is not None:  # a sliding window keeps its last W - 1 positions between steps
-            n = n / gen * sympy.Min(gen, window - 1)
+            kept = window if arch.flags.get("window_cache") == "W" else window - 1   # a family's own cache: W
+            n = n / gen * sympy.Min(gen, kept)
         out.append(Cached(node, n, not replicated(arch, node)))
     return tuple(out)
 

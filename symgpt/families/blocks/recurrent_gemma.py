@@ -73,4 +73,6 @@ def build(flags, bound, name="recurrent_gemma"):
         logits = g.op("lm_head_softcap", ops.SoftCap(sympy.Integer(flags["logit_softcap"])), logits,
                       label="logits soft-capped", role=R.LOGIT_SOFTCAP)
     loss = g.op("loss", ops.CrossEntropy(), logits, label="loss", role=R.LOSS) if flags["loss"] else ""
-    return g.build(output=logits, loss=loss, flags=dict(flags))
+    # the cache transformers builds for its local-attention layers keeps the last W positions, not the
+    # W - 1 of DynamicSlidingWindowLayer (measured against the cache's tensors, tests/test_recurrent_state.py)
+    return g.build(output=logits, loss=loss, flags=dict(flags, window_cache="W"))
