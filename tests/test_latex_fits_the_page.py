@@ -27,7 +27,7 @@ SEQUENCES = {"jamba-1.5-mini": {"T": 2048}}
 
 
 @pytest.mark.parametrize("name", ["gpt-oss-20b", "gemma-2-9b", "mixtral-8x7b", "llama-3-8b", "deepseek-v3",
-                                  "deepseek-v2-lite", "t5-small", "jamba-1.5-mini", "lfm2-1.2b", "vit-base"])
+                                  "deepseek-v2-lite", "t5-base", "jamba-1.5-mini", "lfm2-1.2b", "vit-base"])
 def test_no_formula_runs_off_the_page(name, tmp_path):
     tex = tmp_path / "notes.tex"
     tex.write_text(document(report_model(symgpt.load(name, **SEQUENCES.get(name, {})))), encoding="utf-8")

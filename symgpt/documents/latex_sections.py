@@ -347,7 +347,9 @@ def _bar(model, notation) -> dict:
         segs.append({"key": cat, "label": category_label(cat), "colour": COLOURS.get(cat, "gray!40"),
                      "left": Tex(f"{float(left):.3f}"), "right": Tex(f"{float(right):.3f}"),
                      "mid": Tex(f"{float(left + share / 2):.3f}"),
-                     "share": Tex(tex_percent(v, tot)), "inside": share >= 12})
+                     "share": Tex(tex_percent(v, tot)), "inside": share >= 12,
+                     # a narrow last segment: its label ends at the bar's end, not past the margin
+                     "east": right == 100 and share < 20})
         left = right
     head = "the output head shares the token embedding" if model.flags.get("tied") else \
         "a separate output head" if "tied" in model.flags else ""
