@@ -168,7 +168,7 @@ def test_mla_cache_holds_the_latent_and_the_shared_rotary_key():
                     dense_layers=1, B=B, T=T)
     assert m.quantity("memory.kv_cache", precision="fp32") == held == 3 * (32 + 8) * B * T * 4
     arch = m.arch
-    assert [arch.shape(n)[-1] for n in arch.find(roles.KV_LATENT)] == [32, 32]   # one per stack
+    assert [m.value(arch.shape(n)[-1]) for n in arch.find(roles.KV_LATENT)] == [32, 32]   # one per stack (r_kv)
     assert not arch.find(roles.KEY_HEADS) and not arch.find(roles.VALUE_HEADS)
 
 

@@ -13,6 +13,7 @@ anything unexpected: no answer here, and the command derives as usual (and store
 from __future__ import annotations
 
 from ..core import cache
+from ..core.flag_symbols import FLAG_SYMBOLS, flag_sizes
 
 
 def _family_key(family: str) -> dict:
@@ -39,7 +40,7 @@ def params_answer(name: str) -> str | None:
     if any(k not in defaults for k in preset.flags):
         return None
     flags = {**defaults, **preset.flags}
-    data = cache.get(_key(preset.family, flags, preset.sizes, "params"))
+    data = cache.get(_key(preset.family, flags, {**preset.sizes, **flag_sizes(flags)}, "params"))
     if data is None:
         return None
     try:
@@ -52,6 +53,9 @@ def _text(preset, defaults, flags, data) -> str | None:
     from ..render.report_text import header_text, quantity_block
 
     sizes = dict(preset.sizes)
+    for name in FLAG_SYMBOLS.values():  # as a Model binds them: a size flag's symbol, its value
+        sizes.pop(name, None)
+    sizes.update(flag_sizes(flags))
     if any(type(v) is not int or v <= 0 for v in sizes.values()):
         return None
     for kind, cid, t in data["constraints"]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sympy
 
 from .errors import SymgptError
+from .flag_symbols import FLAG_SYMBOLS  # noqa: F401  (flag -> the symbol that shows its value)
 
 
 def _sym(name: str) -> sympy.Symbol:
@@ -57,12 +58,24 @@ d_a = _sym("d_a")      # audio encoder width (an audio encoder beside a text dec
 h_a = _sym("h_a")      # audio encoder attention heads
 L_a = _sym("L_a")      # audio encoder layers
 d_ff_a = _sym("d_ff_a")  # audio encoder feed-forward width
+# sizes a family reads as integer flags, shown as symbols of their own (each bound to its flag's
+# value: FLAG_SYMBOLS): multi-latent attention (DeepSeek-AI 2024, "DeepSeek-V2", Sec. 2.1) and
+# the widths of a mixture's dense layers, shared expert and routed experts where they are not d_ff
+r_q = _sym("r_q")            # rank of the query latent (q_lora_rank)
+r_kv = _sym("r_kv")          # rank of the key/value latent (kv_lora_rank)
+d_nope = _sym("d_nope")      # each query/key head's dimensions without positions (qk_nope_head_dim)
+d_rope = _sym("d_rope")      # each query/key head's rotary dimensions (qk_rope_head_dim)
+d_hv = _sym("d_hv")          # each value head's dimensions (v_head_dim)
+d_ff_dense = _sym("d_ff_dense")    # feed-forward width of the dense layers of a mixture
+d_ff_shared = _sym("d_ff_shared")  # feed-forward width of the shared expert
+d_ff_expert = _sym("d_ff_expert")  # feed-forward width of each routed expert (where it is not d_ff)
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
                          P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk,
-                         N_img, d_v, h_v, L_v, d_ff_v, N_mel, T_src, N_aud, d_a, h_a, L_a, d_ff_a)
+                         N_img, d_v, h_v, L_v, d_ff_v, N_mel, T_src, N_aud, d_a, h_a, L_a, d_ff_a,
+                         r_q, r_kv, d_nope, d_rope, d_hv, d_ff_dense, d_ff_shared, d_ff_expert)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -106,7 +119,16 @@ MEANING: dict[str, str] = {
     "h_a": "audio encoder attention heads",
     "L_a": "audio encoder layers",
     "d_ff_a": "audio encoder feed-forward width",
+    "r_q": "rank of the query latent (q_lora_rank)",
+    "r_kv": "rank of the key/value latent (kv_lora_rank)",
+    "d_nope": "query/key head dimensions without positions",
+    "d_rope": "query/key head rotary dimensions",
+    "d_hv": "value head dimensions",
+    "d_ff_dense": "feed-forward width of the dense layers",
+    "d_ff_shared": "feed-forward width of the shared expert",
+    "d_ff_expert": "feed-forward width of each routed expert",
 }
+
 
 #: the sizes that may be 0 (a vision--language model's prompt with no image)
 ZERO_ALLOWED = frozenset({"N_img", "N_aud"})

@@ -18,7 +18,7 @@ from ..derive.quantity import evaluate
 from ..core.symbols import B, T
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_escape, tex_texttt
-from ..render.latex_math import tex_lines, tex_substituted_fit, tex_term_values
+from ..render.latex_math import ROW_WIDTH, tex_fit, tex_width, tex_lines, tex_substituted_fit, tex_term_values, tex_times_rows
 from ..render.latex_names import tensor_name, where
 from ..render.latex_numbers import tex_bytes, tex_int, tex_number, tex_percent, tex_short
 from .latex_sections import by_count, count_grouped, header, lower_label, per_copy, times_factor
@@ -66,6 +66,7 @@ def rule(model, notation) -> dict:
                   "grow together, the other sizes fixed,")
         expression, why_text = own.rule, None
     c = compare(q, expression, model=model.name)
+    long_dropped = len(str(by_count(-c.difference, model, notation))) > 80
     b = model.bindings
     rv = evaluate(c.formula, b)  # None where the rule's symbols are not the model's (ViT has no V)
     rows = []
@@ -77,14 +78,15 @@ def rule(model, notation) -> dict:
             "source": Tex(source) if not published else source,
             "formula": by_count(c.formula, model, notation),
             "substituted": tex_substituted_fit(c.formula, b) if rv is not None and q.value is not None else None,
-            "terms": tex_term_values(c.formula, b, "exact"),
+            "terms": tex_term_values(c.formula, b, "exact", width=ROW_WIDTH),
             "value": _num(rv), "exact": _num(q.value),
             "exact_short": Tex(tex_short(q.value)) if q.value is not None else None,
             "value_short": Tex(tex_short(rv)) if rv is not None and q.value is not None else None,
-            "dropped": by_count(-c.difference, model, notation),
+            "dropped": by_count(-c.difference, model, notation, rows=long_dropped),
             # a formula too long to share a line with its numbers (about half a text line): its own row
             "long": len(str(by_count(c.formula, model, notation))) > 60,
-            "long_dropped": len(str(by_count(-c.difference, model, notation))) > 80, "dropped_value": _num(c.difference_value and -c.difference_value),
+            "formula_rows": by_count(c.formula, model, notation, rows=True),
+            "long_dropped": long_dropped, "dropped_value": _num(c.difference_value and -c.difference_value),
             "error": _pct(c.relative_error), "rules": rows,
             # the source's explanation holds only where the difference is the one it documents
             "why": why_text if published and f.expect != "equal" and
@@ -160,7 +162,7 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     for g in stacks[1:]:
         e = by_role(fwd, model, [g.name]).expr
         others.append({"label": Tex(f"{tex_escape(lower_label(g.label or g.name))} stack, all {_count(g.repeat, notation)} of them"),
-                       "formula": grouped(e, g.repeat, notation, always=True), "value": _sci(evaluate(e, b)),
+                       "formula": grouped(e, g.repeat, notation, always=True, rows=True), "value": _sci(evaluate(e, b)),
                        "display": True})
     others += [{"display": False, "label": Tex(_tex_label(_part_label(model, p))), "formula": tex_expr(e, notation),
                 "value": _sci(evaluate(e, b))}
@@ -170,16 +172,16 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     ratio = (train_v / total) if (train_v is not None and total) else None
     ctx = {**header(model, notation), "convention": conv.name, "summary": conv.summary,
            "source": conv.source,
-           "block_formula": tex_expr(block_expr, notation),
+           "block_formula": tex_fit(block_expr, notation),
            "block_substituted": tex_substituted_fit(block_expr, b) if block_v is not None else None,
-           "block_terms": tex_term_values(block_expr, b, numbers, digits),
+           "block_terms": tex_term_values(block_expr, b, numbers, digits, width=ROW_WIDTH),
            "block_value": _sci(block_v),
            "repeat": tex_expr(B * first.repeat, notation),
            # several stacks: the first stack's total is the count times the block above, not expanded
            "blocks_formula": tex_expr(blocks_q.expr, notation) if len(stacks) == 1 else None, "blocks_value": _sci(blocks_q.value),
            "others": others, "rows": rows,
            "forward_formula": _forward_lines(model, fwd, stacks, notation) if len(stacks) > 1
-           else tex_lines(fwd.expr, notation, 4), "forward_value": _sci(total),
+           else tex_lines(fwd.expr, notation, 4, width=ROW_WIDTH), "forward_value": _sci(total),
            "first_label": Tex(tex_escape(lower_label(first.label or first.name))) if len(stacks) > 1 else None,
            "first_count": Tex(_count(first.repeat, notation)) if len(stacks) > 1 else None,
            "backward_value": _sci(back.value), "train_value": _sci(train_v),
@@ -200,16 +202,19 @@ def _count(repeat, notation) -> str:
     return tex_int(repeat) if repeat.is_Integer else f"${tex_expr(repeat, notation)}$"
 
 
-def grouped(expr, repeat, notation, always: bool = False) -> Tex:
+def grouped(expr, repeat, notation, always: bool = False, rows: bool = False) -> Tex:
     """*expr* (a total over every copy of a stack of *repeat* layers) as the count times one
     layer, ``(L - 3) (2 B T d + ...)``, where the count is a sum (a mixed stack: expanded, it
-    would read as terms with negative signs) or *always*; otherwise expanded as it is."""
+    would read as terms with negative signs) or *always*; otherwise expanded as it is. *rows*:
+    for an ``align*``, broken over rows where it is too wide for one."""
     if repeat is None or not (always or isinstance(repeat, sympy.Add)) or repeat == 1:
-        return tex_expr(expr, notation)
+        return tex_fit(expr, notation) if rows else tex_expr(expr, notation)
     per = per_copy(expr, repeat)
     if not per.free_symbols and not isinstance(repeat, sympy.Add):
-        return tex_expr(expr, notation)
+        return tex_fit(expr, notation) if rows else tex_expr(expr, notation)
     if isinstance(per, sympy.Add):
+        if rows:
+            return tex_times_rows(times_factor(repeat, notation), per, notation)
         return Tex(f"{times_factor(repeat, notation)} \\left({tex_expr(per, notation)}\\right)")
     return Tex(f"{times_factor(repeat, notation)} \\cdot {tex_expr(per, notation)}")
 
@@ -220,10 +225,10 @@ def _forward_lines(model, fwd, stacks, notation) -> list[Tex]:
     from ..query import by_role
     from ..query.selection import entry_stack
 
-    lines = [grouped(by_role(fwd, model, [g.name]).expr, g.repeat, notation, always=True) for g in stacks]
+    lines = [grouped(by_role(fwd, model, [g.name]).expr, g.repeat, notation, always=True, rows=True) for g in stacks]
     rest = sympy.expand(sum((e for p, e in fwd.breakdown if entry_stack(model.arch, p) is None), sympy.Integer(0)))
     if rest != 0:
-        lines.append(tex_expr(rest, notation))
+        lines.append(tex_fit(rest, notation))
     return [Tex(("" if i == 0 else "+ ") + str(t)) for i, t in enumerate(lines)]
 
 
@@ -232,9 +237,24 @@ def _one_fraction(expr, notation, counts=()) -> Tex:
     stack's per-layer average: terms over L h and over h), as one fraction over a common one."""
     num, den = sympy.fraction(sympy.together(sympy.expand(expr)))
     parts = sympy.Add.make_args(sympy.expand(expr))
-    if den.is_number or len({sympy.fraction(t)[1] for t in parts} - {1}) <= 1:
+    dens = {sympy.fraction(t)[1] for t in parts} - {1}
+    # several terms over one shared sum (MLA's crossover over L h (d_nope + d_rope + d_v)): one fraction too
+    shared_sum = len(dens) == 1 and len(parts) > 2 and isinstance(sympy.expand(next(iter(dens))), sympy.Add)
+    if den.is_number or (len(dens) <= 1 and not shared_sum):
         return tex_expr(expr, notation)
-    return Tex(f"\\frac{{{count_grouped(sympy.expand(num), counts, notation)}}}{{{tex_expr(den, notation)}}}")
+    if shared_sum:
+        den = sympy.factor(den)
+    top = count_grouped(sympy.expand(num), counts, notation)
+    if tex_width(top) > ROW_WIDTH:  # a numerator wider than a line: a sum in running text may break
+        top = count_grouped(sympy.expand(num), counts, notation, breakable=True)
+        return Tex(f"\\frac{{1}}{{{tex_expr(den, notation)}}} \\bigl({top}\\bigr)")
+    return Tex(f"\\frac{{{top}}}{{{tex_expr(den, notation)}}}")
+
+
+def _too_long(formula) -> bool:
+    """A crossover's closed form that running text cannot break: a root (``\\sqrt``, one box)
+    wider than two lines; the figure gives its value and names the command that prints it."""
+    return "\\sqrt" in str(formula) and tex_width(formula) > 2 * ROW_WIDTH
 
 
 def _legend_formula(expr, notation) -> str:
@@ -323,7 +343,11 @@ def _flops_figure(model, notation, opts, unbind, crossover, select) -> dict | No
             "xticklabels": Tex(",".join("{" + tex_int(x) + "}" for x in xs)),
             "ymin": Tex(_fmt(min(ys) / 2)), "ymax": Tex(_fmt(max(ys) * 2)),
             "x_cross": Tex(_fmt(x_cross)), "y_cross": Tex(_fmt(y_cross)),
-            "cross_formula": _one_fraction(cross.solution, notation, counts), "cross_value": Tex(tex_int(x_cross))
+            "cross_formula": _one_fraction(cross.solution, notation, counts),
+            "cross_long": _too_long(_one_fraction(cross.solution, notation, counts)),
+            "cross_all_long": cross_all.solution is not None
+            and _too_long(_one_fraction(cross_all.solution, notation, counts)),
+            "cross_value": Tex(tex_int(x_cross))
             if x_cross.is_Integer else Tex(tex_number(x_cross, "short")),
             "cross_all_formula": _one_fraction(cross_all.solution, notation, counts) if cross_all.solution is not None else None,
             "cross_all_value": Tex("= " + tex_int(cross_all.value) if cross_all.value.is_Integer

@@ -19,7 +19,7 @@ from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from ..render.latex_escape import NO_GLYPH_NOTE, no_glyph, tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
 from ..render.latex_numbers import tex_int, tex_percent, tex_short
-from ..render.latex_math import tex_lines
+from ..render.latex_math import rows_after, signed_terms, tex_fit, tex_lines, tex_times_rows
 
 
 def _value(model, expr):
@@ -112,9 +112,11 @@ def times_factor(factor, notation) -> str:
     return f"\\left({text}\\right)" if isinstance(factor, sympy.Add) else text
 
 
-def count_grouped(num, counts, notation) -> str:
+def count_grouped(num, counts, notation, rows: bool = False, breakable: bool = False) -> str:
     """*num*, linear in a stack's count (L - 3), as ``(L - 3)(...) + rest`` when that leaves no
-    negative term (the MoE layers' part, then the dense layers' part); else expanded."""
+    negative term (the MoE layers' part, then the dense layers' part); else expanded. *rows*: for
+    a side of an ``align*``, a formula too wide for a row broken over rows; *breakable*: in running
+    text, the sum in ``\\bigl( \\bigr)``, where a line may break (not in ``\\left( \\right)``)."""
     for count in counts:
         if not isinstance(count, sympy.Add) or len(count.free_symbols) != 1:
             continue
@@ -127,18 +129,26 @@ def count_grouped(num, counts, notation) -> str:
         if rest.has(s) or any(t.as_coeff_Mul()[0] < 0 for t in sympy.Add.make_args(rest)):
             continue
         inner = tex_expr(per, notation)
-        head = (f"{times_factor(count, notation)} \\left({inner}\\right)" if isinstance(per, sympy.Add)
+        if rows:
+            head = (str(tex_times_rows(times_factor(count, notation), per, notation)) if isinstance(per, sympy.Add)
+                    else f"{times_factor(count, notation)} \\cdot {inner}")
+            return rows_after(head, signed_terms(rest, notation, first=True) if rest != 0 else [])
+        paren = ("\\bigl(", "\\bigr)") if breakable else ("\\left(", "\\right)")
+        head = (f"{times_factor(count, notation)} {paren[0]}{inner}{paren[1]}" if isinstance(per, sympy.Add)
                 else f"{times_factor(count, notation)} \\cdot {inner}")
         return head + (f" + {tex_expr(rest, notation)}" if rest != 0 else "")
-    return str(tex_expr(num, notation))
+    return str(tex_fit(num, notation) if rows else tex_expr(num, notation))
 
 
-def by_count(expr, model, notation) -> Tex:
+def by_count(expr, model, notation, rows: bool = False) -> Tex:
     """*expr* typeset with the model's mixed-stack count kept as a factor, ``(L - 3) \\cdot 3 E d
     d_ff + 2 V d`` rather than ``3 E L d d_ff - 9 E d d_ff + 2 V d``, where that reads without a
-    negative term; otherwise as printed."""
+    negative term; otherwise as printed. *rows*: broken over the rows of an ``align*`` where it
+    is too wide for one."""
     counts = [g.repeat for g in model.arch.stacks()] if len(model.arch.stacks()) > 1 else []
-    return Tex(count_grouped(sympy.expand(expr), counts, notation)) if counts else tex_expr(expr, notation)
+    if counts:
+        return Tex(count_grouped(sympy.expand(expr), counts, notation, rows))
+    return tex_fit(expr, notation) if rows else tex_expr(expr, notation)
 
 
 def blocks(model, notation) -> dict:
@@ -337,7 +347,9 @@ def _bar(model, notation) -> dict:
         segs.append({"key": cat, "label": category_label(cat), "colour": COLOURS.get(cat, "gray!40"),
                      "left": Tex(f"{float(left):.3f}"), "right": Tex(f"{float(right):.3f}"),
                      "mid": Tex(f"{float(left + share / 2):.3f}"),
-                     "share": Tex(tex_percent(v, tot)), "inside": share >= 12})
+                     "share": Tex(tex_percent(v, tot)), "inside": share >= 12,
+                     # a narrow last segment: its label ends at the bar's end, not past the margin
+                     "east": right == 100 and share < 20})
         left = right
     head = "the output head shares the token embedding" if model.flags.get("tied") else \
         "a separate output head" if "tied" in model.flags else ""

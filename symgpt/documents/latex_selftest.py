@@ -7,7 +7,7 @@ from ..core.errors import SymgptError
 from ..render.latex import Tex, tex_expr
 from ..render.latex_escape import tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_fixed, tex_int, tex_percent, tex_sci, tex_short
-from .latex_sections import header
+from .latex_sections import by_count, header
 
 #: the models and workloads the textbook questions name
 QUESTION_FAMILY = "gpt2"                                                # the block of (b), (e)
@@ -94,7 +94,7 @@ def selftest(model, notation) -> dict:
     if act.value is not None:
         top = ranking(act)[0]
         try:
-            dominant = tex_expr(dominance(act, "T").dominant, notation)
+            dominant = by_count(dominance(act, "T").dominant, model, notation)  # a mixed stack's count kept
         except SymgptError:  # not a rational function of T (a sliding window)
             dominant = None
         from ..query.selection import entry_stack

@@ -23,7 +23,7 @@ from ..graph.arch import Arch
 from ..derive.params import params as count_params
 from ..core.lazy import Ref
 from ..derive.quantity import Quantity, evaluate
-from ..core.symbols import CANONICAL, LENGTHS, MEANING, ZERO_ALLOWED
+from ..core.symbols import CANONICAL, FLAG_SYMBOLS, LENGTHS, MEANING, ZERO_ALLOWED
 
 #: the parallel dimensions ``comm.DIMS`` prices (``tests/test_lazy.py`` checks they agree)
 COMM_DIMS = ("dp", "tp", "pp", "ep", "cp")
@@ -184,6 +184,11 @@ class Model:
             if k not in CANONICAL:
                 raise SymgptError(f"unknown symbol {k!r}; symbols: {', '.join(CANONICAL)}")
             self.sizes[k] = _check_size(k, v)
+        for flag, name in FLAG_SYMBOLS.items():  # a size flag's symbol is bound to the flag's value
+            if flag in merged:
+                self.sizes.pop(name, None)
+                if isinstance(merged[flag], int) and not isinstance(merged[flag], bool):
+                    self.sizes[name] = sympy.Integer(merged[flag])
         self._check_constraints(waive=preset.waive if preset else ())
 
     # --- construction -----------------------------------------------------------------------
@@ -202,6 +207,8 @@ class Model:
                 raise SymgptError(f"unknown symbol {n!r}; symbols: {', '.join(CANONICAL)}")
         sizes = {k: v for k, v in self.sizes.items() if k not in names}
         m = Model(self.name, self.family, self.flags, sizes, self.preset, self.source, self.notes)
+        for n in names:  # a size flag's symbol (r_kv) too: the flag still chooses the graph
+            m.sizes.pop(n, None)
         bound = frozenset(k for k in (*sizes, *names) if k not in LENGTHS)
         m.__dict__["arch"] = _build(self.family, tuple(sorted(self.flags.items(), key=lambda kv: kv[0])), bound)
         return m
@@ -292,9 +299,14 @@ class Model:
 
 def _split(fam: Family, overrides: Mapping[str, object]):
     flags, sizes = {}, {}
+    by_symbol = {name: flag for flag, name in FLAG_SYMBOLS.items() if flag in fam.flags}
     for k, v in overrides.items():
         if k in fam.flags:
             flags[k] = v
+        elif k in by_symbol:  # r_kv=256 sets the flag kv_lora_rank the symbol shows
+            if by_symbol[k] in overrides:
+                raise SymgptError(f"{k} is the value of the flag {by_symbol[k]}: set only one of them")
+            flags[by_symbol[k]] = v
         elif k in CANONICAL:
             sizes[k] = v
         else:

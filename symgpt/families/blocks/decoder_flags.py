@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy
 
 from ...core.errors import SymgptError
-from ...core.symbols import E, L, V, W, d, d_ff, d_head, h, h_kv, k
+from ...core.symbols import E, L, V, W, d, d_ff, d_ff_dense, d_ff_shared, d_head, h, h_kv, k
 
 
 def padded(vocab, multiple):
@@ -152,7 +152,7 @@ class BuildSizes:
         if pct is not None and not 1 <= pct <= 100:
             raise SymgptError(f"rotary_pct must be between 1 and 100, got {pct}")
         self.rot = sympy.Rational(pct or 100, 100)
-        self.shared = sympy.Integer(flags["shared_ff"]) if flags["shared_ff"] else self.ff
+        self.shared = d_ff_shared if flags["shared_ff"] else self.ff
 
     def layer(self, flags):
         """The sizes of one stack's layers, whose flags may differ from the model's (a dense
@@ -161,7 +161,7 @@ class BuildSizes:
         out.__dict__.update(self.__dict__)
         out.window = W if flags["window"] else None
         if not flags["moe"] and flags["dense_ff"]:
-            out.ff = sympy.Integer(flags["dense_ff"])
+            out.ff = d_ff_dense
         return out
 
 

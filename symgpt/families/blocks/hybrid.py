@@ -24,7 +24,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import B, E, T, V, d, d_ff, d_head, h, h_kv, k
+from ...core.symbols import B, E, T, V, d, d_ff, d_ff_expert, d_ff_shared, d_head, h, h_kv, k
 from ...graph import roles as R
 from ...graph.arch import Builder
 from .attention import AttentionSpec, Projections, attention
@@ -65,11 +65,11 @@ def _ffn(g, flags, x, prefix, moe: bool):
     ff = d_ff
     if moe:
         groups = (flags["n_group"], 2, flags["topk_group"]) if flags["n_group"] else None
-        shared = sympy.Integer(flags["shared_ff"]) if flags["shared_ff"] else None
+        shared = d_ff_shared if flags["shared_ff"] else None
         spec = MoE(E, k, score=flags["router"], normalize=bool(flags["topk_norm"]), groups=groups,
                    shared=flags["shared_expert"], shared_ff=shared)
         if flags["expert_ff"]:
-            ff = sympy.Integer(flags["expert_ff"])
+            ff = d_ff_expert
     return ffn(g, x, FFNSpec(d, ff, activation(flags["activation"]), prefix=prefix, bias=bool(flags["mlp_bias"]),
                              gated=bool(flags["gated"]), moe=spec))
 

@@ -14,11 +14,12 @@ its router, routed experts, shared expert) with attention replaced by MLA, as tr
   key part and value; the key is the concatenation of its part and the shared rotary key.
 
 The family (flags, reader, presets) is ``symgpt.families.deepseek``. The MLA sizes are integer flags
-read from config.json (``q_lora_rank``, ``kv_lora_rank``,
-``qk_nope_dim``, ``qk_rope_dim``, ``v_head_dim``), so formulas show their values; ``d``, ``h``,
-``L``, ``V``, ``E``, ``k`` and ``d_ff`` (the routed experts' width) stay symbols. The first
+read from config.json (``q_lora_rank``, ``kv_lora_rank``, ``qk_nope_dim``, ``qk_rope_dim``,
+``v_head_dim``), each shown as a symbol of its own bound to the flag's value (``r_q``, ``r_kv``,
+``d_nope``, ``d_rope``, ``d_hv``: ``symgpt.core.symbols.FLAG_SYMBOLS``), as are ``d``, ``h``,
+``L``, ``V``, ``E``, ``k`` and ``d_ff`` (the routed experts' width). The first
 ``dense_layers`` layers (``first_k_dense_replace``) are a stack of their own with a dense FFN of
-width ``dense_ff``; the other L - dense_layers layers hold the experts. Routing groups
+width ``dense_ff`` (the symbol ``d_ff_dense``); the other L - dense_layers layers hold the experts. Routing groups
 (``n_group``, ``topk_group``) choose experts and own no parameters; the score-correction bias of
 DeepSeek-V3 is a buffer, not a parameter (transformers), so neither changes a count.
 """
@@ -31,7 +32,7 @@ from ... import ops
 from ...graph import roles
 from ...core.errors import SymgptError
 from ...graph.arch import Builder
-from ...core.symbols import d, h
+from ...core.symbols import d, d_hv, d_nope, d_rope, h, r_kv, r_q
 from .decoder import decoder_embeddings
 from .decoder_flags import BuildSizes, require_experts
 from .attention import AttentionSpec, OutputGate, Projections, Scores, attention
@@ -45,6 +46,17 @@ def _int(flags, name) -> sympy.Integer:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise SymgptError(f"flag {name} must be a positive integer, got {v!r}")
     return sympy.Integer(v)
+
+
+#: the MLA size flags and the symbols that show them (a model binds each to its flag's value)
+_MLA_SYMBOLS = {"q_lora_rank": r_q, "kv_lora_rank": r_kv, "qk_nope_dim": d_nope, "qk_rope_dim": d_rope,
+                "v_head_dim": d_hv}
+
+
+def _size(flags, name) -> sympy.Symbol:
+    """The symbol of the MLA size flag *name*, once its value is checked (a positive integer)."""
+    _int(flags, name)
+    return _MLA_SYMBOLS[name]
 
 
 #: the generic decoder's flags the MLA block does not model: set, they refuse the build
@@ -63,7 +75,7 @@ def build(flags, bound, name="deepseek_v3"):
     require_experts(g, flags)
     x = decoder_embeddings(g, flags, s)
     # mla_nope (a flag Kimi Linear's family adds): no positions, the rotary parts not rotated
-    table = None if flags.get("mla_nope") else g.op("embedding/rotary", ops.RotaryTable(_int(flags, "qk_rope_dim")),
+    table = None if flags.get("mla_nope") else g.op("embedding/rotary", ops.RotaryTable(_size(flags, "qk_rope_dim")),
                                                      "input_ids", label="cos, sin", role=roles.ROTARY_TABLE)
     # (2, T, rope)
     emb = x
@@ -123,8 +135,8 @@ def _block(g, flags, s, x, table):
 
 def mla(g, flags, a, table):
     """Multi-latent attention on the normed input *a* (B, T, d) -> (B, T, d)."""
-    nope, rope, vd, c = (_int(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
-    q_rank = _int(flags, "q_lora_rank") if flags["q_lora_rank"] else None
+    nope, rope, vd, c = (_size(flags, n) for n in ("qk_nope_dim", "qk_rope_dim", "v_head_dim", "kv_lora_rank"))
+    q_rank = _size(flags, "q_lora_rank") if flags["q_lora_rank"] else None
     sizes = MLA(q_rank, c, nope, rope, vd, complex_rope=bool(flags["complex_rope"]),
                 q_gate=bool(flags.get("q_gate")))
     sparse_index = None
