@@ -27,7 +27,7 @@ from zoo_coverage import (CONFIG_DIR, VERSION, classify, counts, flops_counts, m
                           table_path)
 
 #: types whose exact parameter count symgpt reaches today; raise it as readers land, never lower it
-EXACT_FLOOR = 148
+EXACT_FLOOR = 150
 #: of those, types whose forward FLOPs equal FlopCounterMode's; raise it likewise
 FLOPS_EXACT_FLOOR = 129
 

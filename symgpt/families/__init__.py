@@ -141,6 +141,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl",)),
+    # --- shared transformer blocks among Mamba layers (weights once, run at every use) ---
+    (Ref("symgpt.families.zamba"), ("zamba", "zamba2")),
 )
 
 #: built-in family name -> its module's reference
