@@ -63,6 +63,16 @@ FAMILIES = (
 _KINDS = {"linear_attention": "mamba", "mamba": "mamba", "hybrid": "hybrid"}
 
 
+def _tied(f: Fields) -> bool:
+    """tie_word_embeddings: transformers 5.24 ties every tied-weight key of the model, the shared
+    blocks' copies included, only when it is true (``get_expanded_tied_weights_keys``); with false
+    each hybrid layer builds a block of its own. symgpt models the shared blocks, so refuses it."""
+    if not f.bool("tie_word_embeddings", True):
+        raise SymgptError(f"{f.where}: tie_word_embeddings false is not modelled: transformers then ties none of "
+                          "its tied weights, so each hybrid layer gets an unshared copy of the shared block")
+    return True
+
+
 def _layers(f: Fields, default: list[str]) -> tuple[int, int]:
     """(plain Mamba layers, hybrid layers) of ``layers_block_type`` (transformers' default pattern
     when the file gives none)."""
@@ -122,7 +132,7 @@ def read_zamba(f: Fields):
         raise SymgptError(f"{f.where}: hidden_mamba_act {f.cfg['hidden_mamba_act']!r} is not modelled "
                           "(the Mamba mixer's convolution activation; the kernels path supports silu)")
     bias = f.bool("mamba_proj_bias", False)
-    flags = {"version": 1, "tied": f.bool("tie_word_embeddings", True), "proj_bias": bias, "out_proj_bias": bias,
+    flags = {"version": 1, "tied": _tied(f), "proj_bias": bias, "out_proj_bias": bias,
              "conv_bias": f.bool("mamba_conv_bias", True), "activation": _act(f), "mamba_layers": mamba_layers or None,
              "hybrid_layers": hybrid_layers or None}
     f.silent("max_position_embeddings", "use_mamba_kernels", "use_associative_scan", "num_logits_to_keep",
@@ -161,7 +171,7 @@ def read_zamba2(f: Fields):
                  d_conv=f.int("mamba_d_conv", 4), Q_chunk=f.int("chunk_size", 256))
     bias = f.bool("add_bias_linear", False)
     rope = f.bool("use_mem_rope", False)
-    flags = {"version": 2, "tied": f.bool("tie_word_embeddings", True), "proj_bias": bias, "out_proj_bias": bias,
+    flags = {"version": 2, "tied": _tied(f), "proj_bias": bias, "out_proj_bias": bias,
              "conv_bias": True, "activation": _act(f), "mlp_bias": bias, "mamba_layers": mamba_layers or None,
              "hybrid_layers": hybrid_layers or None, "mem_blocks": f.int("num_mem_blocks", 1),
              "adapters": adapters, "adapter_rank": f.int("adapter_rank", 128), "rotary": rope}
