@@ -199,3 +199,39 @@ def test_readers_refuse_what_they_do_not_model_in_one_line(model_type, fields, w
     with pytest.raises(SymgptError, match=words) as exc:
         symgpt.load(str(path))
     assert "\n" not in str(exc.value)
+
+
+def test_the_zamba2_preset_is_zyphras_published_config(tmp_path):
+    """``zamba2-2.7b`` against Zyphra's own config.json of Zamba2-2.7B (tests/configs/zyphra/, the
+    standalone implementation's field names; sources in tests/configs/README.md), read into
+    transformers' Zamba2Config field by field, with the implementation's MambaConfig defaults for
+    the fields the file leaves out (mamba_headdim 64, mamba_ngroups 1, no rotary, no attention
+    LoRA; its shared MLP 8·hidden_size wide = 2 × 4·hidden_size, gated): the preset equals what
+    symgpt reads from that config, and its count transformers' Zamba2ForCausalLM built from it on
+    the meta device."""
+    from pathlib import Path
+
+    import transformers
+
+    z = json.loads((Path(__file__).parent / "configs" / "zyphra" / "zamba2-2.7b.json").read_text())
+    d = z["hidden_size"]
+    config = transformers.Zamba2Config(
+        hidden_size=d, num_hidden_layers=z["num_layers"], vocab_size=z["padded_vocab_size"],
+        layers_block_type=["hybrid" if c == "g" else "mamba" for c in z["layer_mapping"]],
+        mamba_d_state=z["state_size"], mamba_d_conv=z["conv_dimension"], mamba_expand=z["expansion_factor"],
+        n_mamba_heads=z["expansion_factor"] * d // 64, mamba_ngroups=1, chunk_size=256,
+        add_bias_linear=z["add_bias_linear"], num_attention_heads=z["num_mem_heads"],
+        num_key_value_heads=z["num_mem_heads"], num_mem_blocks=z["num_mem_blocks"], adapter_rank=z["lora_rank"],
+        use_shared_attention_adapter=False, use_mem_rope=False, intermediate_size=4 * d, hidden_act="gelu",
+        tie_word_embeddings=True)
+    config.architectures = ["Zamba2ForCausalLM"]
+    assert z["use_shared_block_lora"] and z["use_mem_mlp"] and z["kv_channels"] == d // z["num_attention_heads"]
+    read = symgpt.load(str(_write(config, tmp_path)))
+    preset = symgpt.load("zamba2-2.7b")
+    assert preset.family.name == read.family.name == "zamba2"
+    assert preset.sizes == read.sizes and preset.flags == read.flags
+    with torch.device("meta"):
+        model = transformers.Zamba2ForCausalLM(config)
+    n = sum(p.numel() for p in model.parameters())
+    assert int(preset.params.value) == n
+    assert f"{n:,} parameters" in " ".join(preset.notes)

@@ -22,7 +22,7 @@ from .fields import Fields, Reader
 
 FLAGS = {"version": 1, "tied": True, "proj_bias": False, "out_proj_bias": False, "conv_bias": True,
          "bcdt_norm": False, "ssm_norm": True, "activation": "gelu", "mlp_bias": False,
-         "mamba_layers": None, "hybrid_layers": None, "mem_blocks": 1, "adapters": False, "adapter_rank": 128,
+         "mamba_layers": 63, "hybrid_layers": 13, "mem_blocks": 1, "adapters": False, "adapter_rank": 128,
          "rotary": False, "loss": True}
 CHOICES = {"activation": ("gelu", "silu", "gelu_tanh", "relu")}
 FLAG_HELP = {
@@ -35,7 +35,7 @@ FLAG_HELP = {
     "ssm_norm": "the Mamba-2 mixer's grouped RMSNorm of its gated output",
     "activation": "the shared block's MLP activation (hidden_act)",
     "mlp_bias": "the shared block's MLP projections have biases (Zamba2: add_bias_linear)",
-    "mamba_layers": "plain Mamba layers",
+    "mamba_layers": "plain Mamba layers (default: ZambaConfig's / Zamba2Config's default pattern)",
     "hybrid_layers": "hybrid layers: the shared transformer block, a d -> d linear of its own, then a Mamba layer",
     "mem_blocks": "shared transformer blocks, used in turn by the hybrid layers (Zamba2: num_mem_blocks)",
     "adapters": "Zamba2: per-use LoRA adapters on Q, K and V (use_shared_attention_adapter)",
@@ -46,14 +46,17 @@ FLAG_HELP = {
 _ATTN = ("h", "h_kv", "d_head", "d_ff")
 _BUILD = Ref("symgpt.families.blocks.zamba", "build")
 
+#: Zamba's flags: no LoRA adapters (Zamba2's)
+_ZAMBA_FLAGS = {k: v for k, v in FLAGS.items() if k not in ("adapters", "adapter_rank")}
+
 FAMILIES = (
     Family(name="zamba", description="Zamba: Mamba layers among hybrid layers that run one shared transformer "
                                      "block over [hidden; embeddings] (weights counted once, run at every use)",
-           flags=FLAGS, sizes=("V", "d", "d_inner", "d_state", "d_conv", "r_dt", "h", "d_ff"),
+           flags=_ZAMBA_FLAGS, sizes=("V", "d", "d_inner", "d_state", "d_conv", "r_dt", "h", "d_ff"),
            optional=("h_kv", "d_head"), build=partial(_BUILD, name="zamba"), flag_help=FLAG_HELP, choices=CHOICES),
     Family(name="zamba2", description="Zamba2: Mamba-2 layers among hybrid layers that run shared transformer "
                                       "blocks in turn, with per-use LoRA adapters",
-           flags={**FLAGS, "version": 2}, sizes=("V", "d", "d_inner", "d_state", "d_conv", "h_ssm", "G_ssm",
+           flags={**FLAGS, "version": 2, "mamba_layers": 45, "hybrid_layers": 9}, sizes=("V", "d", "d_inner", "d_state", "d_conv", "h_ssm", "G_ssm",
                                                  "Q_chunk", "h", "d_ff"),
            optional=("h_kv", "d_head"), build=partial(_BUILD, name="zamba2"), flag_help=FLAG_HELP,
            choices=CHOICES),
@@ -195,4 +198,16 @@ READERS = {
     "zamba2": Reader(read_zamba2, ("Zamba2ForCausalLM",)),
 }
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS = (
+    Preset("zamba2-2.7b", "zamba2",
+           {"V": 32000, "d": 2560, "d_ff": 10240, "h": 32, "d_head": 160, "d_inner": 5120, "d_state": 64,
+            "d_conv": 4, "h_ssm": 80, "G_ssm": 1, "Q_chunk": 256},
+           flags={"mamba_layers": 45, "hybrid_layers": 9, "mem_blocks": 2, "adapters": False, "adapter_rank": 128,
+                  "rotary": False},
+           source="Zyphra 2024 (Zamba2, arXiv:2411.15242); the config.json of Zyphra's Zamba2-2.7B implementation "
+                  "(github.com/Zyphra/Zamba2) with its MambaConfig defaults (mamba_headdim 64, mamba_ngroups 1, "
+                  "no rotary) and Mamba-2 layer's chunk_size 256",
+           note="2,662,214,560 parameters; published: 2.7B. 54 layers: 45 Mamba-2, 9 hybrid using 2 shared blocks in "
+                "turn (ABAB), each use with its own LoRA (rank 128) on the MLP's gate/up projection; the output head "
+                "is the embedding matrix (tied)"),
+)

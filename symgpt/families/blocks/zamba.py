@@ -67,10 +67,12 @@ def _shared_block(g, flags, x, emb, table, dh, kv):
     """The shared transformer block of [x; emb] -> (B, T, d), under ``shared/``."""
     two = flags["version"] == 2
     r = sympy.Integer(flags["adapter_rank"]) if two else None
+    if not two and flags.get("adapters"):
+        raise SymgptError("per-use attention adapters are Zamba2's (version 2)")
     c = g.op("shared/concat", ops.Concat(), x, emb, role=R.SHARED_INPUT_CONCAT, label="[X; emb]")  # (B, T, 2d)
     a = g.op("shared/input_layernorm", ops.RMSNorm(2 * d), c, role=R.ATTENTION_NORM, label="RMSNorm")
     adapter = None
-    if two and flags["adapters"]:
+    if two and flags.get("adapters"):
         def adapter(g, xin, n, proj):
             # the adapter's output is 2d wide in transformers; h·d_head = h_kv·d_head = 2d (checked)
             lo = _lora(g, xin, 2 * d, g.graph.nodes[proj]["shape"][-1], r, f"shared/attention/{n}")
@@ -114,7 +116,7 @@ def build(flags, bound, name="zamba"):
         raise SymgptError("a Zamba model needs at least one layer (mamba_layers and hybrid_layers are unset)")
     if not isinstance(flags["mem_blocks"], int) or flags["mem_blocks"] < 1:
         raise SymgptError("mem_blocks must be a positive number of shared blocks")
-    if two and (not isinstance(flags["adapter_rank"], int) or flags["adapter_rank"] < 1):
+    if two and (not isinstance(flags.get("adapter_rank"), int) or flags["adapter_rank"] < 1):
         raise SymgptError("adapter_rank must be a positive integer")
     hybrid = bool(flags["hybrid_layers"])
     kv = h_kv if "h_kv" in bound else h
@@ -123,7 +125,7 @@ def build(flags, bound, name="zamba"):
         g.require("integer", h / h_kv, "h must be a multiple of h_kv", id="kv_heads_divide_heads")
     if hybrid and dh is not d_head:
         g.require("integer", 2 * d / h, "2d must be divisible by h", id="heads_divide_width")
-    if hybrid and two and flags["adapters"]:
+    if hybrid and two and flags.get("adapters"):
         # the adapters map 2d -> 2d and are added to Q, K and V (transformers' Zamba2Attention)
         g.require("le", h * dh - 2 * d, "Zamba2's attention adapters need h·d_head = 2d", id="adapter_width")
         g.require("le", 2 * d - h * dh, "Zamba2's attention adapters need h·d_head = 2d", id="adapter_width")
