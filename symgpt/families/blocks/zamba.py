@@ -142,11 +142,13 @@ def build(flags, bound, name="zamba"):
         with g.repeat("mamba_layers", sympy.Integer(flags["mamba_layers"]), label=f"{mamba} layer", carry=x,
                       role=R.STACK):
             x = _mamba_layer(g, flags, x)
+    owners: dict[int, str] = {}  # shared block -> the path of the stack owning its weights
     for stack, count, block, owner in stacks(flags):
         label = (f"hybrid layer (shared block {block}" + (", its weights' owner)" if owner is None else
                                                           f", weights of {owner})"))
-        with g.repeat(stack, sympy.Integer(count), label=label, carry=x, role=R.STACK):
-            with g.shares(owner) if owner is not None else nullcontext():
+        with g.repeat(stack, sympy.Integer(count), label=label, carry=x, role=R.STACK) as path:
+            owners.setdefault(block, path)
+            with g.shares(owners[block]) if owner is not None else nullcontext():
                 t = _shared_block(g, flags, x, emb, table, dh, kv)
             t = g.op("linear", ops.Linear(d, d, bias=False), t, role=R.SHARED_OUT_LINEAR, label="linear")  # (B, T, d)
             x = _mamba_layer(g, flags, x, t)
