@@ -136,6 +136,8 @@ def test_a_shared_block_counts_its_weights_once_and_its_flops_at_every_use():
     assert sympy_equal(params(arch).expr, V * d + d * d + d + d * V)
     assert sorted(tied_uses(arch)) == [("rest/block/proj", "bias", "first/block/proj.bias"),
                                        ("rest/block/proj", "weight", "first/block/proj.weight")]
+    assert params(arch).notes == ("rest runs first's shared block: its 2 parameter tensors are first's (tied), "
+                                  "counted once, there; its FLOPs count at every use",)
     fwd = forward(SimpleNamespace(arch=arch, bindings={}))
     assert sympy_equal(fwd.expr, 4 * 2 * B * T * d * d + 2 * B * T * d * V)
 

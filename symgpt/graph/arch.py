@@ -239,11 +239,11 @@ class Builder:
 
     @contextmanager
     def shares(self, owner: str | None):
-        """Ops declared inside use the parameters of the ops at the same path relative to *owner*
-        (a group path) as theirs to the innermost open group: each parameter is tied to
-        ``{owner}/{relative path}.{local}``, which must exist with the same number of elements.
-        The weights count once (at the owner); FLOPs, activations and caches at every use. *owner*
-        None: ops declared inside own their parameters again (a per-use adapter)."""
+        """Ops declared inside tie each of their parameters to the op at the same path under
+        *owner* (a group path): an op at ``{group}/{rel}``, the group being the innermost one open
+        when the context began, uses ``{owner}/{rel}.{local}``, which must exist with as many
+        elements. The weights count once (at the owner); FLOPs, activations and caches at every
+        use. *owner* None: ops declared inside own their parameters again (a per-use adapter)."""
         here = self._stack[-1] if self._stack else ""
         if owner is not None and owner not in self.groups:
             raise SymgptError(f"{self.name}: shared block's owner {owner!r} is not a declared group")
