@@ -424,6 +424,8 @@ NOT_YET_COMPARED = frozenset({
     "xlm",  # measured 126540 bytes, symgpt 126176 (causal, no dropout): the padding-mask products, not yet traced
     # hybrids of those mixers with attention (symgpt.families.hybrid): the same scans, not yet measured
     "bamba", "nemotron_h", "granitemoehybrid", "jamba", "falcon_h1",
+    # shared transformer blocks among Mamba layers (symgpt.families.zamba): the same scans, not yet measured
+    "zamba", "zamba2",
     # layers of several kinds: short convolutions (their transposes and chunks), not yet measured
     "lfm2", "lfm3", "modernbert-decoder",
     # vision--language models: the vision tower's and projector's saved tensors, not yet measured

@@ -153,7 +153,9 @@ def test_every_registered_family_is_covered():
                                     # not a KV cache): tests/test_kinds.py
                                     "lfm2", "lfm3",
                                     # recurrent layers (their state: tests/test_recurrent_state.py): tests/test_recurrent.py
-                                    "rwkv", "recurrent_gemma", "xlstm"}
+                                    "rwkv", "recurrent_gemma", "xlstm",
+                                    # shared transformer blocks among Mamba layers: tests/test_zamba.py
+                                    "zamba", "zamba2"}
 
 
 _MODELS: dict[str, object] = {}

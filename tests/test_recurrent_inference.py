@@ -35,12 +35,15 @@ import test_gated_delta as gated  # noqa: E402
 import test_hybrid as hybrid  # noqa: E402
 import test_kinds as kinds  # noqa: E402
 import test_ssm as ssm  # noqa: E402
+import test_zamba as zamba  # noqa: E402
 
 CASES = {
     **{k: ssm.CASES[k] for k in ("mamba", "falcon_mamba", "mamba2")},
     **{k: hybrid.CASES[k] for k in ("jamba", "bamba", "nemotron_h", "falcon_h1", "granitemoehybrid")},
     **gated.CASES,
     "lfm2-conv": kinds.CASES["lfm2-conv"],
+    # shared transformer blocks among Mamba layers: a KV cache per use of the shared attention
+    **zamba.CASES,
 }
 
 BATCH, PROMPT = 2, 7   # a prompt longer than every kernel (at most 4) and not a whole number of chunks

@@ -68,10 +68,18 @@ def _breakdown(arch: Arch) -> tuple[tuple[str, sympy.Expr], ...]:
 
 @lru_cache(maxsize=256)
 def _notes(arch: Arch) -> tuple[str, ...]:
-    return tuple(
-        f"{op} uses {pnode.rsplit('.', 1)[0]}'s {local} (tied): counted once, at its owner"
-        for op, local, pnode in tied_uses(arch)
-    )
+    out: list[str] = []
+    shared: dict[tuple[str, str], int] = {}  # (later use's stack, owner's stack) -> tied parameters
+    for op, local, pnode in tied_uses(arch):
+        owner = pnode.rsplit(".", 1)[0]
+        use, own = arch.stack_of(op), arch.stack_of(owner)
+        if use and own and use != own and op[len(use):] == owner[len(own):]:  # a shared block (Builder.shares)
+            shared[(use, own)] = shared.get((use, own), 0) + 1
+            continue
+        out.append(f"{op} uses {owner}'s {local} (tied): counted once, at its owner")
+    out += [f"{use} runs {own}'s shared block: its {n} parameter tensors are {own}'s (tied), counted once, "
+            f"there; its FLOPs count at every use" for (use, own), n in shared.items()]
+    return tuple(out)
 
 
 def params(arch: Arch, bindings=None) -> Quantity:

@@ -144,6 +144,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),
+    # --- shared transformer blocks among Mamba layers (weights once, run at every use) ---
+    (Ref("symgpt.families.zamba"), ("zamba", "zamba2")),
 )
 
 #: built-in family name -> its module's reference

@@ -13,8 +13,6 @@ _TOWER = "a vision or audio tower next to the text decoder (images and audio are
 
 #: model_type -> what symgpt would need to count it
 NOT_MODELLED: dict[str, str] = {
-    "zamba": f"{_SHARED}, with per-use adapters, and multi-head Mamba-1 mixers",
-    "zamba2": f"{_SHARED}, with per-use LoRA adapters and attention over [hidden, embeddings]",
     "dory": f"{_SHARED} (its recurrent loops) and normalised-transformer scalings",
     "hrm_text": f"{_SHARED} (its hierarchical high- and low-level cycles)",
     "longcat_flash": "zero-computation experts, whose forward FLOPs depend on the routing",

@@ -10,7 +10,11 @@ with three kinds of node:
 
 Edges carry the tensor that flows: ``shape`` and the consumer's input ``slot`` for data edges,
 ``role`` (``weight``, ``bias``) for parameter edges. Weight tying is an edge: a tied LM head
-has an edge from the token embedding's ``weight`` node and owns no weight of its own.
+has an edge from the token embedding's ``weight`` node and owns no weight of its own. A block
+whose weights several layers share (Zamba's shared transformer block) is declared once per use:
+the first use owns the weights, every later use is declared inside ``Builder.shares(owner)`` and
+ties each of its parameters to the op at the same path under the owner -- the parameters count
+once, the FLOPs, activations and caches at every use.
 
 A block repeated L times is held once: its nodes belong to a :class:`Group` with a symbolic
 ``repeat`` count (parameters and memory are multiplied by it) and an ``active`` count (compute is
@@ -194,6 +198,8 @@ class Builder:
         self.order: list[str] = []
         self.constraints: list[Constraint] = []
         self._stack: list[str] = []
+        #: (group path, owner path) while ops declared under the group use the owner's parameters
+        self._share: tuple[str, str] | None = None
 
     # --- groups -----------------------------------------------------------------------------
     @contextmanager
@@ -230,6 +236,23 @@ class Builder:
             yield path
         finally:
             self._stack.pop()
+
+    @contextmanager
+    def shares(self, owner: str | None):
+        """Ops declared inside tie each of their parameters to the op at the same path under
+        *owner* (a group path): an op at ``{group}/{rel}``, the group being the innermost one open
+        when the context began, uses ``{owner}/{rel}.{local}``, which must exist with as many
+        elements. The weights count once (at the owner); FLOPs, activations and caches at every
+        use. *owner* None: ops declared inside own their parameters again (a per-use adapter)."""
+        here = self._stack[-1] if self._stack else ""
+        if owner is not None and owner not in self.groups:
+            raise SymgptError(f"{self.name}: shared block's owner {owner!r} is not a declared group")
+        saved = self._share
+        self._share = None if owner is None else (here, owner)
+        try:
+            yield
+        finally:
+            self._share = saved
 
     def _path(self, name: str) -> str:
         if not name or any(part == "" for part in name.split("/")):
@@ -277,6 +300,11 @@ class Builder:
         except SymgptError as e:
             raise e.with_context(f"{self.name}: {path}") from None
         tie = dict(tie or {})
+        if self._share is not None and specs:  # a later use of a shared block: its owner's parameters
+            here, owner = self._share
+            rel = path[len(here) + 1:] if here and path.startswith(here + "/") else path
+            for spec in specs:
+                tie.setdefault(spec.name, f"{owner}/{rel}.{spec.name}")
         params: dict[str, str] = {}
         role = self._role(path, role)
         self._add(path, kind="op", op=op, shape=out, inputs=tuple(inputs), params=params, label=label or name,

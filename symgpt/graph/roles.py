@@ -257,6 +257,13 @@ ADAPTER_RESIDUAL = "residual.adapter"  # ... and its residual add
 HELD_ADAPTER = "held.adapter"        # the adapters of the other languages: held, not run
 HELD_EMBEDDING = "held.embedding"    # an embedding table held and not run (RoCBert with enable_shape=false)
 PARALLEL_SUM = "ssm.parallel_sum"    # attention and a Mamba mixer side by side, outputs summed (Falcon-H1)
+# --- shared blocks run at several layers (Zamba, Zamba2: one transformer block, weights once) ----
+SHARED_INPUT_CONCAT = "attention.input_concat"  # [hidden; embeddings] (B, T, 2d), the shared block's input
+SHARED_OUT_LINEAR = "adapter.shared_linear"  # the per-use d -> d map of the shared block's output ...
+SHARED_OUT_ADD = "ssm.shared_add"    # ... added to the Mamba layer's input before its norm
+LORA_DOWN = "adapter.lora_down"      # a per-use low-rank adapter: d_in -> r ...
+LORA_UP = "adapter.lora_up"          # ... r -> d_out ...
+LORA_ADD = "adapter.lora_add"        # ... added to the projection it adapts
 # vision--language models: the connector between a vision tower and the text decoder
 VISION_POOL = "vision.pool"          # the patch grid average-pooled (Gemma 3)
 VISION_PROBE = "vision.probe"        # a learned query over the patches (SigLIP's attention-pooling head)

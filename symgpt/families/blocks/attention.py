@@ -94,6 +94,10 @@ class Projections:
     #: no value projection: the values are the key projection, normed by ``Norms.v`` (Gemma 4's
     #: attention_k_eq_v)
     v_from_k: bool = False
+    # --- a per-use low-rank adapter added to each projection (Zamba2's linear_{q,k,v}_adapter_list)
+    #: ``adapter(g, x, name, projection)`` -> the projection plus the adapter of the input *x*
+    #: (``name`` is ``q``, ``k`` or ``v``); None: none. Separate Q/K/V projections only.
+    adapter: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,10 @@ class AttentionSpec:
     #: returns the node of the selected indices (B, T, k); the scores outside them are masked
     #: (eager: the full T×T scores are still computed)
     sparse_index: Callable | None = None
+    # --- attention over a wider input (Zamba's shared block reads [hidden; embeddings], 2·d)
+    #: the Q/K/V projections' input width where it is not ``d_model`` (None: ``d_model``; the
+    #: output projection still maps back to ``d_model``)
+    d_in: object = None
 
 
 def attention(g, x, spec: AttentionSpec, *, rotary: str | None = None, memory: str | None = None,
@@ -323,6 +331,11 @@ def _projections(g, x, spec: AttentionSpec, step, memory, rotary, shared_kv):
         q, k, v = _gemma4_projections(g, x, step, spec, rotary, shared_kv)
         return q, k, v, {}
     d_model, heads, dh = spec.d_model, spec.heads, spec.dh
+    d_in = d_model if spec.d_in is None else spec.d_in
+    if d_in is not d_model and (pj.fused or memory is not None):
+        raise SymgptError("an input width other than d_model is modelled for separate Q/K/V self-attention only")
+    if pj.adapter is not None and (pj.fused or memory is not None):
+        raise SymgptError("projection adapters are modelled for separate Q/K/V self-attention only")
     kv_heads = heads if spec.kv_heads is None else spec.kv_heads
     fused, kv_index, bias, k_bias = pj.fused, pj.kv_index, pj.bias, pj.k_bias
     qk_norm, norm, norm_after_rotary = nm.qk, nm.norm, nm.after_rotary
@@ -353,8 +366,10 @@ def _projections(g, x, spec: AttentionSpec, step, memory, rotary, shared_kv):
     else:
         for n in "qkv":
             b = k_bias if n == "k" and k_bias is not None else bias
-            proj[n] = g.op(step(n), ops.Linear(d_model, widths[n], bias=b), x if n == "q" else kv_in,
+            proj[n] = g.op(step(n), ops.Linear(d_in, widths[n], bias=b), x if n == "q" else kv_in,
                            role=proj_roles[n], label=n.upper())                               # (B, T, heads·dh)
+            if pj.adapter is not None:
+                proj[n] = pj.adapter(g, x if n == "q" else kv_in, n, proj[n])                 # (B, T, heads·dh)
     norm_roles = {"q": R.QUERY_NORM, "k": R.KEY_NORM}
     if qk_norm == "full":  # OLMo 2: one norm over all heads of the projection
         if fused:

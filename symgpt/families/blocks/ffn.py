@@ -29,6 +29,7 @@ from typing import Callable, Mapping
 import sympy
 
 from ... import ops
+from ...core.errors import SymgptError
 from ...graph import roles as R
 
 #: step -> its node name after ``prefix`` when the caller does not name it
@@ -101,11 +102,17 @@ class FFNSpec:
     #: a norm of width d_ff, made by a callable of its width, before the down projection (BitNet's
     #: ffn_sub_norm)
     sub_norm: Callable | None = None
+    # --- a per-use low-rank adapter on the fused gate/up projection (Zamba2's gate_up_proj_adapter_list)
+    #: ``adapter(g, x, gate_up)`` -> gate_up plus the adapter of the input *x*; None: none.
+    #: ``fused_gate_up`` only.
+    adapter: Callable | None = None
 
 
 def ffn(g, x, spec: FFNSpec) -> str:
     """The FFN of *x* (B, T, d) -> (B, T, d) as *spec* says."""
     step = _Steps(spec.prefix, spec.names or {})
+    if spec.adapter is not None and not (spec.gated and spec.fused_gate_up and spec.moe is None):
+        raise SymgptError("an FFN adapter is modelled on a dense fused gate/up projection only")
     if spec.moe is None:
         o = _body(g, x, step, spec)
     else:
@@ -137,6 +144,8 @@ def _body(g, x, step, spec: FFNSpec, ff=None):
         if spec.fused_gate_up:
             gu = g.op(step("gate_up"), ops.Linear(d_model, 2 * ff, bias=bias), x, role=R.FFN_GATE_UP,
                       label="gate, up")                                                          # (B, T, 2d_ff)
+            if spec.adapter is not None:
+                gu = spec.adapter(g, x, gu)                                                      # (B, T, 2d_ff)
             gate = g.op(step("gate"), ops.Slice(sympy.Integer(0), ff), gu, role=R.FFN_GATE, label="G")
             up = g.op(step("up"), ops.Slice(ff, ff), gu, role=R.FFN_UP, label="U")               # (B, T, d_ff)
         else:
