@@ -1,6 +1,6 @@
 """PaliGemma (``symgpt/families/vlm.py``, ``PaliGemmaForConditionalGeneration``: SigLIP, one
-linear projector, a Gemma decoder), LLaVA-NeXT (LLaVA with a held image-newline vector) and
-ShieldGemma 2 (Gemma 3's class under its own model_type): parameters against transformers'
+linear projector, a Gemma decoder), LLaVA-NeXT (LLaVA with a held image-newline vector), Qwen2-VL
+(its vision tower held) and ShieldGemma 2 (Gemma 3's class under its own model_type): parameters against transformers'
 models, and forward FLOPs against ``FlopCounterMode`` on tiny CPU models (PaliGemma: the FLOPs
 one image adds, the forward with ``pixel_values`` minus the same forward without them)."""
 
@@ -99,6 +99,7 @@ def test_llava_next_params_and_text_flops(tmp_path, model_type, model_class):
 @pytest.mark.parametrize("model_type, config_class, model_class", [
     ("paligemma", "PaliGemmaConfig", "PaliGemmaForConditionalGeneration"),
     ("llava_next", "LlavaNextConfig", "LlavaNextForConditionalGeneration"),
+    ("qwen2_vl", "Qwen2VLConfig", "Qwen2VLForConditionalGeneration"),
     ("shieldgemma2", "ShieldGemma2Config", "Gemma3ForConditionalGeneration")])
 def test_default_configs_params_on_meta(model_type, config_class, model_class):
     """The default configuration, saved as transformers saves it, against the class built from it."""
@@ -117,3 +118,31 @@ def test_paligemma_refuses_a_projection_that_does_not_fit(tmp_path):
     cfg["vision_config"]["projection_dim"] = 48
     with pytest.raises(symgpt.core.errors.SymgptError, match="projection_dim 48"):
         symgpt.load(_write(tmp_path, cfg))
+
+
+QWEN2_VL_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256,
+                 "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}}
+QWEN2_VL_VISION = {"depth": 3, "embed_dim": 32, "mlp_ratio": 2, "num_heads": 2, "hidden_size": 64,
+                   "patch_size": 7, "spatial_merge_size": 2, "temporal_patch_size": 2}
+
+
+def test_qwen2_vl_params_and_text_flops(tmp_path):
+    """Qwen2-VL (``Qwen2VLForConditionalGeneration``): its vision tower (LayerNorms, fc1/fc2 of
+    int(embed_dim·mlp_ratio)) held, the forward over token ids against FlopCounterMode."""
+    fields = {"text_config": QWEN2_VL_TEXT, "vision_config": QWEN2_VL_VISION}
+    config = transformers.Qwen2VLConfig(**fields)
+    torch.manual_seed(0)
+    model = transformers.Qwen2VLForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
+                                **fields}))
+    m = symgpt.load(str(path), B=2, T=10)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    assert sum(v for p, v in parts.items() if p.startswith("visual/")) == \
+        sum(p.numel() for p in model.model.visual.parameters())
+    ids = torch.randint(0, 200, (2, 10))
+    assert m.quantity("flops.forward") == _flops(model, input_ids=ids, attention_mask=torch.ones_like(ids))
+    with pytest.raises(symgpt.core.errors.SymgptError, match="N_img must be 0"):
+        symgpt.load(str(path), B=1, T=10, N_img=1).quantity("flops.forward")

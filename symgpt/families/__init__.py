@@ -140,7 +140,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.audio_lm"), ("qwen2_audio",)),
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
-    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl",)),
+    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
 )
 
 #: built-in family name -> its module's reference
