@@ -1,5 +1,5 @@
 """PaliGemma (``symgpt/families/vlm.py``, ``PaliGemmaForConditionalGeneration``: SigLIP, one
-linear projector, a Gemma decoder), LLaVA-NeXT (LLaVA with a held image-newline vector), Qwen2-VL
+linear projector, a Gemma decoder), LLaVA-NeXT and LLaVA-OneVision (their image-newline vector held), Qwen2-VL
 (its vision tower held) and ShieldGemma 2 (Gemma 3's class under its own model_type): parameters against transformers'
 models, and forward FLOPs against ``FlopCounterMode`` on tiny CPU models (PaliGemma: the FLOPs
 one image adds, the forward with ``pixel_values`` minus the same forward without them)."""
@@ -100,6 +100,7 @@ def test_llava_next_params_and_text_flops(tmp_path, model_type, model_class):
     ("paligemma", "PaliGemmaConfig", "PaliGemmaForConditionalGeneration"),
     ("llava_next", "LlavaNextConfig", "LlavaNextForConditionalGeneration"),
     ("qwen2_vl", "Qwen2VLConfig", "Qwen2VLForConditionalGeneration"),
+    ("llava_onevision", "LlavaOnevisionConfig", "LlavaOnevisionForConditionalGeneration"),
     ("shieldgemma2", "ShieldGemma2Config", "Gemma3ForConditionalGeneration")])
 def test_default_configs_params_on_meta(model_type, config_class, model_class):
     """The default configuration, saved as transformers saves it, against the class built from it."""
@@ -146,3 +147,30 @@ def test_qwen2_vl_params_and_text_flops(tmp_path):
     assert m.quantity("flops.forward") == _flops(model, input_ids=ids, attention_mask=torch.ones_like(ids))
     with pytest.raises(symgpt.core.errors.SymgptError, match="N_img must be 0"):
         symgpt.load(str(path), B=1, T=10, N_img=1).quantity("flops.forward")
+
+
+def test_llava_onevision_params_and_text_flops(tmp_path):
+    """LLaVA-OneVision (``LlavaOnevisionForConditionalGeneration``: SigLIP at a side the patch does
+    not divide, LLaVA's projector, a Qwen2 decoder, the image-newline vector)."""
+    cfg = {"model_type": "llava_onevision", "architectures": ["LlavaOnevisionForConditionalGeneration"],
+           "image_token_index": IMAGE_TOKEN, "image_grid_pinpoints": [[30, 30], [30, 60]],
+           "text_config": {"model_type": "qwen2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                           "max_position_embeddings": 256},
+           "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 30, "patch_size": 7,
+                             "vision_use_head": False}}
+    config = transformers.LlavaOnevisionConfig(**{k: v for k, v in cfg.items()
+                                                   if k not in ("model_type", "architectures")})
+    torch.manual_seed(0)
+    model = transformers.LlavaOnevisionForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path, B=1, T=6)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    assert sum(v for p, v in parts.items() if p.startswith("vision_tower/")) == \
+        sum(p.numel() for p in model.model.vision_tower.parameters())
+    ids = torch.tensor([[2, 9, 10, 11, 12, 13]])
+    assert m.quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(symgpt.core.errors.SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")

@@ -70,6 +70,15 @@ FAMILIES = (
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "LLaVA-NeXT's learned image-newline "
                                                 "vector (d parameters), held: N_img must be 0"}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
+    Family(name="llava_onevision", description="LLaVA-OneVision: SigLIP vision tower, LLaVA's 2-layer MLP projector, "
+           "Qwen2 text decoder, a learned image-newline vector (held: images, tiled by resolution, are not modelled)",
+           flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True),
+                          {**VISION_FLAGS, "vlm_projector": "llava", "vision_head": False, "drop_cls": False,
+                           "image_newline": True}),
+           sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_onevision"),
+           flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "the learned image-newline "
+                                                "vector (d parameters), held: N_img must be 0"}),
+           choices=Extended(CHOICES, added=VISION_CHOICES)),
 )
 
 
@@ -132,6 +141,51 @@ def read_llava_next(f: Fields):
              "spatial_pool_stride")
     flags["image_newline"] = True
     return "llava_next", flags, sizes
+
+
+def read_llava_onevision(f: Fields):
+    """transformers' LlavaOnevisionConfig: text_config (Qwen2Config), vision_config
+    (SiglipVisionConfig), LLaVA's projector fields and a learned image-newline vector of d."""
+    from .qwen2 import read as read_qwen2
+
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", "qwen2")
+    if mt != "qwen2":
+        raise SymgptError(f"{f.where}: a LLaVA-OneVision text_config of model_type {str(mt)[:40]!r} is not "
+                          "modelled (symgpt counts it with a Qwen2 decoder)")
+    _, flags, sizes = read_qwen2(text)
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", "siglip_vision_model")
+    if vt != "siglip_vision_model":
+        raise SymgptError(f"{f.where}: a LLaVA-OneVision vision_config of model_type {str(vt)[:40]!r} is not "
+                          "modelled (symgpt counts SigLIP's vision tower)")
+    read_siglip(vision, flags, sizes)
+    note_leftovers(f, vision, "vision_config")
+    side, rest = divmod(sizes["S_img"], sizes["P_patch"])
+    if rest:
+        # SiglipVisionEmbeddings: a stride-P convolution, (S // P)² patches and position rows
+        f.notes.append(f"image_size {sizes['S_img']} is not a multiple of patch_size {sizes['P_patch']}: the patch "
+                       f"convolution reads {side}×{side} patches (its last {rest} pixels a side unread), counted as "
+                       f"S_img = {side * sizes['P_patch']}")
+        sizes["S_img"] = side * sizes["P_patch"]
+    layer = f.get("vision_feature_layer", -1)[0]
+    if not isinstance(layer, int) or isinstance(layer, bool):
+        raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
+                          "is not modelled")
+    f.str("vision_feature_select_strategy", "full")
+    flags.update(vlm_projector="llava", vision_tower="siglip", drop_cls=False, image_newline=True,
+                 projector_bias=f.bool("multimodal_projector_bias", True),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    if f.bool("tie_word_embeddings", False):
+        flags["tied"] = True
+    f.notes.append("images are not modelled for LLaVA-OneVision: each is tiled by its resolution "
+                   "(image_grid_pinpoints, vision_aspect_ratio) into a varying token count; N_img must be 0. The "
+                   "image-newline vector (d parameters) is held")
+    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id", "image_grid_pinpoints",
+             "vision_aspect_ratio", "id2label", "label2id", "initializer_range")
+    sizes["N_img"] = 0
+    return "llava_onevision", flags, sizes
 
 
 def read_clip(v: Fields, flags: dict, sizes: dict, given: bool) -> None:
@@ -246,6 +300,7 @@ READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
            "llava_next": Reader(read_llava_next, ("LlavaNextForConditionalGeneration",)),
            # LLaVA-NeXT-Video: LLaVA-NeXT's parameters; its video pooling (spatial_pool_*) has none
            "llava_next_video": Reader(read_llava_next, ("LlavaNextVideoForConditionalGeneration",)),
+           "llava_onevision": Reader(read_llava_onevision, ("LlavaOnevisionForConditionalGeneration",)),
            "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
 
 PRESETS: tuple[Preset, ...] = (
