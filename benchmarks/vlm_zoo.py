@@ -21,12 +21,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 
-def render(version: str) -> str:
+def render(version: str, rows=None) -> str:
+    """VLM_ZOO.md's text (*rows*: the classification, when the caller has it already)."""
     from test_vlm_zoo import EXACT_FLOOR
     from vlm_zoo_coverage import classify, counts, coverage, markdown, read_table
 
     table = read_table(version)
-    rows = classify(table)
+    rows = classify(table) if rows is None else rows
     c = counts(rows)
     exact, built = coverage(rows)
     out = ["# Coverage of transformers' image-text-to-text and speech-seq2seq types\n",

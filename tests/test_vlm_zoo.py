@@ -86,3 +86,16 @@ def test_the_classification_catches_a_wrong_number(table, tmp_path):
     (tmp_path / "nonesuch.json").write_text(json.dumps({"model_type": "nonesuch", "hidden_size": 64}))
     row = classify_one("nonesuch", {"class": "NonesuchForConditionalGeneration", "params": 1}, config_dir=tmp_path)
     assert row.status == "refused" and "nonesuch" in row.reason and "\n" not in row.reason
+
+
+def test_the_benchmark_page_is_current(rows):
+    # benchmarks/VLM_ZOO.md is what benchmarks/vlm_zoo.py writes from today's classification
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("vlm_zoo_bench", root / "benchmarks" / "vlm_zoo.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert (root / "benchmarks" / "VLM_ZOO.md").read_text() == bench.render(VERSION, rows), \
+        "benchmarks/VLM_ZOO.md is stale: run python3 benchmarks/vlm_zoo.py"
