@@ -432,7 +432,7 @@ NOT_YET_COMPARED = frozenset({
     "mllama_text_model", "mllama",
     "qwen2_5_vl",  # its vision tower held, not yet measured
     # more vision--language models (tests/test_vlm_readers.py): towers and projectors not yet measured
-    "paligemma", "shieldgemma2", "llava_next", "llava_next_video", "llava_onevision", "qwen2_vl",
+    "paligemma", "shieldgemma2", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "qwen2_vl",
 })
 
 

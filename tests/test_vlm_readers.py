@@ -1,5 +1,5 @@
 """PaliGemma (``symgpt/families/vlm.py``, ``PaliGemmaForConditionalGeneration``: SigLIP, one
-linear projector, a Gemma decoder), LLaVA-NeXT and LLaVA-OneVision (their image-newline vector held), Qwen2-VL
+linear projector, a Gemma decoder), LLaVA-NeXT and LLaVA-OneVision (their image-newline vector held), ViP-LLaVA (its projector held), Qwen2-VL
 (its vision tower held) and ShieldGemma 2 (Gemma 3's class under its own model_type): parameters against transformers'
 models, and forward FLOPs against ``FlopCounterMode`` on tiny CPU models (PaliGemma: the FLOPs
 one image adds, the forward with ``pixel_values`` minus the same forward without them)."""
@@ -101,6 +101,7 @@ def test_llava_next_params_and_text_flops(tmp_path, model_type, model_class):
     ("llava_next", "LlavaNextConfig", "LlavaNextForConditionalGeneration"),
     ("qwen2_vl", "Qwen2VLConfig", "Qwen2VLForConditionalGeneration"),
     ("llava_onevision", "LlavaOnevisionConfig", "LlavaOnevisionForConditionalGeneration"),
+    ("vipllava", "VipLlavaConfig", "VipLlavaForConditionalGeneration"),
     ("shieldgemma2", "ShieldGemma2Config", "Gemma3ForConditionalGeneration")])
 def test_default_configs_params_on_meta(model_type, config_class, model_class):
     """The default configuration, saved as transformers saves it, against the class built from it."""
@@ -170,6 +171,31 @@ def test_llava_onevision_params_and_text_flops(tmp_path):
     parts = m.quantity("params").values()
     assert sum(v for p, v in parts.items() if p.startswith("vision_tower/")) == \
         sum(p.numel() for p in model.model.vision_tower.parameters())
+    ids = torch.tensor([[2, 9, 10, 11, 12, 13]])
+    assert m.quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(symgpt.core.errors.SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+def test_vipllava_params_and_text_flops(tmp_path):
+    """ViP-LLaVA (``VipLlavaForConditionalGeneration``: CLIP, a projector over three layers'
+    features concatenated, held, a Llama decoder)."""
+    cfg = {"model_type": "vipllava", "architectures": ["VipLlavaForConditionalGeneration"],
+           "image_token_index": IMAGE_TOKEN, "vision_feature_layer": [-2, -1, 1],
+           "text_config": {"model_type": "llama", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                           "max_position_embeddings": 256},
+           "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 3, "num_attention_heads": 2, "image_size": 28, "patch_size": 7}}
+    config = transformers.VipLlavaConfig(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    torch.manual_seed(0)
+    model = transformers.VipLlavaForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path, B=1, T=6)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    assert sum(v for p, v in parts.items() if p.startswith("multi_modal_projector/")) == \
+        sum(p.numel() for p in model.model.multi_modal_projector.parameters())
     ids = torch.tensor([[2, 9, 10, 11, 12, 13]])
     assert m.quantity("flops.forward") == _flops(model, input_ids=ids)
     with pytest.raises(symgpt.core.errors.SymgptError, match="N_img must be 0"):

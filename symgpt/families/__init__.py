@@ -130,7 +130,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- vision--language models: a vision tower and projector beside the text decoder ---
-    (Ref("symgpt.families.vlm"), ("gemma3", "llava", "paligemma", "llava_next", "llava_onevision")),
+    (Ref("symgpt.families.vlm"), ("gemma3", "llava", "paligemma", "llava_next", "vipllava", "llava_onevision")),
     # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
     (Ref("symgpt.families.rwkv"), ("rwkv",)),
     (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),

@@ -70,6 +70,15 @@ FAMILIES = (
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "LLaVA-NeXT's learned image-newline "
                                                 "vector (d parameters), held: N_img must be 0"}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
+    Family(name="vipllava", description="ViP-LLaVA: LLaVA's CLIP tower and Llama decoder, a projector over "
+           "several layers' features (held: images are not modelled)",
+           flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "llava", "vision_tower": "clip",
+                                      "vision_activation": "gelu", "feature_layers": 5}),
+           sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="vipllava"),
+           flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "feature_layers": "the vision layers whose "
+                                                "features the projector concatenates; its parameters are held: "
+                                                "N_img must be 0"}),
+           choices=Extended(CHOICES, added=VISION_CHOICES)),
     Family(name="llava_onevision", description="LLaVA-OneVision: SigLIP vision tower, LLaVA's 2-layer MLP projector, "
            "Qwen2 text decoder, a learned image-newline vector (held: images, tiled by resolution, are not modelled)",
            flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True),
@@ -141,6 +150,44 @@ def read_llava_next(f: Fields):
              "spatial_pool_stride")
     flags["image_newline"] = True
     return "llava_next", flags, sizes
+
+
+def read_vipllava(f: Fields):
+    """transformers' VipLlavaConfig: LLaVA's text_config (LlamaConfig) and vision_config
+    (CLIPVisionConfig), a projector (LayerNorm, two linear maps with biases) over the features of
+    the vision_feature_layer list concatenated."""
+    from .llama import read_llama_like
+
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", "llama")
+    if mt != "llama":
+        raise SymgptError(f"{f.where}: a ViP-LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          "(symgpt counts it with a Llama decoder)")
+    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", "clip_vision_model")
+    if vt != "clip_vision_model":
+        raise SymgptError(f"{f.where}: a ViP-LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          "(symgpt counts CLIP's vision tower)")
+    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
+    note_leftovers(f, vision, "vision_config")
+    layers = f.get("vision_feature_layer", [-2, -5, -8, -11, 6])[0]
+    if isinstance(layers, int) and not isinstance(layers, bool):
+        layers = [layers]
+    if not isinstance(layers, list) or not layers or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                             for i in layers):
+        raise SymgptError(f"{f.where}: vision_feature_layer must be an integer or a list of integers")
+    flags.update(vlm_projector="llava", vision_tower="clip", feature_layers=len(layers),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    if f.bool("tie_word_embeddings", False):
+        flags["tied"] = True
+    f.notes.append(f"images are not modelled for ViP-LLaVA (its projector reads {len(layers)} layers' features "
+                   "concatenated): N_img must be 0; the projector's parameters are held")
+    f.silent("image_token_index", "image_token_id", "image_seq_length", "projector_layernorm_eps", "id2label",
+             "label2id", "ignore_index", "initializer_range")
+    sizes["N_img"] = 0
+    return "vipllava", flags, sizes
 
 
 def read_llava_onevision(f: Fields):
@@ -300,6 +347,7 @@ READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
            "llava_next": Reader(read_llava_next, ("LlavaNextForConditionalGeneration",)),
            # LLaVA-NeXT-Video: LLaVA-NeXT's parameters; its video pooling (spatial_pool_*) has none
            "llava_next_video": Reader(read_llava_next, ("LlavaNextVideoForConditionalGeneration",)),
+           "vipllava": Reader(read_vipllava, ("VipLlavaForConditionalGeneration",)),
            "llava_onevision": Reader(read_llava_onevision, ("LlavaOnevisionForConditionalGeneration",)),
            "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
 

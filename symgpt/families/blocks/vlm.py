@@ -145,6 +145,18 @@ def projector(g, flags, x):
 
 
 def _vision(g, x, flags):
+    k = flags.get("feature_layers")
+    if k:
+        # VipLlavaMultiModalProjector over k layers' features concatenated: held, with images refused
+        vision_tower(g, flags)
+        p = "multi_modal_projector"
+        for path, op, shape in ((f"{p}/projector_layernorm", ops.LayerNorm(k * d_v), (B, k * d_v)),
+                                (f"{p}/linear_1", ops.Linear(k * d_v, d, bias=True), (B, k * d_v)),
+                                (f"{p}/linear_2", ops.Linear(d, d, bias=True), (B, d))):
+            g.op(path, ops.Held(op, shape), role=R.HELD_EMBEDDING, label=f"{path.split('/')[-1]} (not run)")
+        g.require("le", N_img, f"images are not modelled for ViP-LLaVA (its projector reads {k} layers' features "
+                  "concatenated): N_img must be 0", id="images_not_modelled")
+        return x
     if flags.get("image_newline"):
         # LlavaNextModel.image_newline: a (d,) parameter appended after each row of an image's tiles
         g.op("image_newline", ops.Held(ops.ClassToken(d), (B, T, d)), role=R.HELD_EMBEDDING,
