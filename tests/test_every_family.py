@@ -145,6 +145,8 @@ def test_every_registered_family_is_covered():
                                     "mllama_text", "mllama",
                                     # Qwen2.5-VL: tests/test_qwen_vl.py
                                     "qwen2_5_vl",
+                                    # PaliGemma, LLaVA-NeXT, -OneVision, ViP-LLaVA, Qwen2-VL: tests/test_vlm_readers.py
+                                    "paligemma", "llava_next", "llava_onevision", "vipllava", "qwen2_vl",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # linear-attention hybrids: tests/test_lightning.py, tests/test_kda.py

@@ -23,7 +23,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "whisper", "qwen2_audio",
           # Llama 3.2 Vision and Qwen2.5-VL: towers and cross-attention layers held beside the text
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
-          "mllama", "mllama_text", "qwen2_5_vl"}
+          "mllama", "mllama_text", "qwen2_5_vl",
+          # Qwen2-VL: its vision tower held beside the text decoder (tests/test_vlm_readers.py)
+          "qwen2_vl"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -130,7 +130,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.lfm"), ("lfm2", "lfm3")),
     (Ref("symgpt.families.modernbert_decoder"), ("modernbert_decoder",)),
     # --- vision--language models: a vision tower and projector beside the text decoder ---
-    (Ref("symgpt.families.vlm"), ("gemma3", "llava")),
+    (Ref("symgpt.families.vlm"), ("gemma3", "llava", "paligemma", "llava_next", "vipllava", "llava_onevision")),
     # --- recurrent layers: RWKV, RG-LRU, xLSTM ---
     (Ref("symgpt.families.rwkv"), ("rwkv",)),
     (Ref("symgpt.families.recurrent_gemma"), ("recurrent_gemma",)),
@@ -140,7 +140,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.audio_lm"), ("qwen2_audio",)),
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
-    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl",)),
+    (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),

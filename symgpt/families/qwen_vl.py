@@ -1,6 +1,6 @@
 """Qwen2.5-VL (Qwen Team 2025, the Qwen2.5-VL technical report; transformers'
-``Qwen2_5_VLForConditionalGeneration``): a Qwen2 text decoder and a vision tower
-(``blocks/qwen_vl.py``). Counted: every parameter and the forward over token ids; the cost of an
+``Qwen2_5_VLForConditionalGeneration``) and Qwen2-VL (Wang et al. 2024; ``Qwen2VLForConditionalGeneration``):
+a Qwen2 text decoder and a vision tower (``blocks/qwen_vl.py``). Counted: every parameter and the forward over token ids; the cost of an
 image (windowed attention, 2-D rotary, the 2×2 patch merger) is not modelled yet.
 """
 
@@ -26,6 +26,14 @@ FAMILIES = (Family(name="qwen2_5_vl", description="Qwen2.5-VL: a Qwen2 decoder w
                    flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), _ADDED),
                    sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"), optional=OPTIONAL,
                    build=partial(BUILD, name="qwen2_5_vl"), flag_help=Extended(FLAG_HELP, added=_HELP),
+                   choices=Extended(CHOICES)),
+            Family(name="qwen2_vl", description="Qwen2-VL: a Qwen2 decoder with a vision tower of LayerNorms and "
+                   "GELU MLPs (held: a forward over token ids runs none of it)",
+                   flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), {**_ADDED, "qwen2_vision": True}),
+                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"), optional=OPTIONAL,
+                   build=partial(BUILD, name="qwen2_vl"),
+                   flag_help=Extended(FLAG_HELP, added={**_HELP, "qwen2_vision": "Qwen2-VL's vision blocks "
+                                                        "(LayerNorms, a GELU MLP of fc1/fc2, a LayerNorm merger)"}),
                    choices=Extended(CHOICES)),)
 
 #: Qwen2_5_VLTextConfig's fields besides llama_like's
@@ -38,6 +46,68 @@ def read(f: Fields):
     """transformers' Qwen2_5_VLConfig: text_config (Qwen2_5_VLTextConfig; older config.json files
     keep its fields at the top level, as the config class reads them), vision_config
     (Qwen2_5_VLVisionConfig)."""
+    flags, sizes = _read_text(f)
+    v = _vision_fields(f)
+    sizes.update(d_v=v.int("hidden_size", 3584), L_v=v.int("depth", 32), d_ff_v=v.int("intermediate_size", 3420),
+                 P_patch=v.int("patch_size", 14), C_img=v.int("in_channels", 3))
+    flags.update(temporal_patch=v.int("temporal_patch_size", 2), merge_size=v.int("spatial_merge_size", 2),
+                 vision_out_dim=v.int("out_hidden_size", 3584))
+    act = v.str("hidden_act", "silu")
+    if act not in ("silu", "swish"):
+        f.notes.append(f"the vision tower's activation {act[:30]!r} runs in no forward counted here")
+    v.int("num_heads", 16)
+    v.silent("in_chans", "spatial_patch_size", "window_size", "fullatt_block_indexes", "tokens_per_second", "initializer_range", "rope_parameters",
+             "depth", "model_type", "id2label", "label2id", "embed_dim", "num_hidden_layers")
+    _finish(f, v)
+    sizes["N_img"] = 0
+    return "qwen2_5_vl", flags, sizes
+
+
+def read_qwen2_vl(f: Fields):
+    """transformers' Qwen2VLConfig: text_config (Qwen2VLTextConfig, or its fields at the top level),
+    vision_config (Qwen2VLVisionConfig: embed_dim wide, an MLP of embed_dim·mlp_ratio, a merger
+    out to hidden_size)."""
+    flags, sizes = _read_text(f)
+    v = _vision_fields(f)
+    dv = v.int("embed_dim", 1280)
+    ratio = v.int("mlp_ratio", 4)  # an int in Qwen2VLVisionConfig
+    sizes.update(d_v=dv, L_v=v.int("depth", 32), d_ff_v=dv * ratio,  # int(embed_dim * mlp_ratio), as VisionMlp
+                 P_patch=v.int("patch_size", 14), C_img=v.int("in_channels", 3))
+    flags.update(temporal_patch=v.int("temporal_patch_size", 2), merge_size=v.int("spatial_merge_size", 2),
+                 vision_out_dim=v.int("hidden_size", 3584), qwen2_vision=True)
+    v.str("hidden_act", "quick_gelu")
+    v.int("num_heads", 16)
+    v.silent("in_chans", "spatial_patch_size", "initializer_range", "rope_parameters", "model_type", "id2label",
+             "label2id")
+    _finish(f, v)
+    sizes["N_img"] = 0
+    return "qwen2_vl", flags, sizes
+
+
+def _vision_fields(f: Fields) -> Fields:
+    v = f.cfg.get("vision_config") or {}
+    f.used.add("vision_config")
+    if not isinstance(v, dict):
+        raise SymgptError(f"{f.where}: field 'vision_config' must be a JSON object")
+    v = Fields(v, f"{f.where} vision_config")
+    for key in ("patch_size", "temporal_patch_size", "spatial_merge_size"):
+        if isinstance(v.cfg.get(key), list):
+            raise SymgptError(f"{f.where}: vision_config {key} given as a list is not modelled")
+    return v
+
+
+def _finish(f: Fields, v: Fields) -> None:
+    f.notes.extend(v.notes)
+    for k in v.leftovers():
+        f.notes.append(f"field vision_config.{k[:60]!r} is not understood by symgpt: ignored")
+    f.notes.append("the forward counted is over token ids, without images or video: transformers does not run the "
+                   "vision tower, whose parameters are counted. The cost of an image is not modelled yet")
+    f.silent("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
+             "vision_token_id", "tie_word_embeddings", "initializer_range")
+
+
+def _read_text(f: Fields):
+    """The decoder's fields: text_config, or the top level of an older config.json."""
     nested = f.cfg.get("text_config")
     f.used.add("text_config")
     if nested is not None and not isinstance(nested, dict):
@@ -57,35 +127,10 @@ def read(f: Fields):
             f.notes.append(f"field text_config.{k[:60]!r} is not understood by symgpt: ignored")
         if f.bool("tie_word_embeddings", False):
             flags["tied"] = True
-    v = f.cfg.get("vision_config") or {}
-    f.used.add("vision_config")
-    if not isinstance(v, dict):
-        raise SymgptError(f"{f.where}: field 'vision_config' must be a JSON object")
-    v = Fields(v, f"{f.where} vision_config")
-    for key in ("patch_size", "temporal_patch_size", "spatial_merge_size"):
-        if isinstance(v.cfg.get(key), list):
-            raise SymgptError(f"{f.where}: vision_config {key} given as a list is not modelled")
-    sizes.update(d_v=v.int("hidden_size", 3584), L_v=v.int("depth", 32), d_ff_v=v.int("intermediate_size", 3420),
-                 P_patch=v.int("patch_size", 14), C_img=v.int("in_channels", 3))
-    flags.update(temporal_patch=v.int("temporal_patch_size", 2), merge_size=v.int("spatial_merge_size", 2),
-                 vision_out_dim=v.int("out_hidden_size", 3584))
-    act = v.str("hidden_act", "silu")
-    if act not in ("silu", "swish"):
-        f.notes.append(f"the vision tower's activation {act[:30]!r} runs in no forward counted here")
-    v.int("num_heads", 16)
-    v.silent("in_chans", "spatial_patch_size", "window_size", "fullatt_block_indexes", "tokens_per_second", "initializer_range", "rope_parameters",
-             "depth", "model_type", "id2label", "label2id", "embed_dim", "num_hidden_layers")
-    f.notes.extend(v.notes)
-    for k in v.leftovers():
-        f.notes.append(f"field vision_config.{k[:60]!r} is not understood by symgpt: ignored")
-    f.notes.append("the forward counted is over token ids, without images or video: transformers does not run the "
-                   "vision tower, whose parameters are counted. The cost of an image is not modelled yet")
-    f.silent("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
-             "vision_token_id", "tie_word_embeddings", "initializer_range")
-    sizes["N_img"] = 0
-    return "qwen2_5_vl", flags, sizes
+    return flags, sizes
 
 
-READERS = {"qwen2_5_vl": Reader(read, ("Qwen2_5_VLForConditionalGeneration",))}
+READERS = {"qwen2_5_vl": Reader(read, ("Qwen2_5_VLForConditionalGeneration",)),
+           "qwen2_vl": Reader(read_qwen2_vl, ("Qwen2VLForConditionalGeneration",))}
 
 PRESETS: tuple = ()

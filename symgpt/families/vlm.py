@@ -1,7 +1,9 @@
 """Vision--language models: a vision tower and a multi-modal projector beside a text decoder
 (``blocks/vlm.py`` builds them): Gemma 3 (Gemma Team 2025; ``Gemma3ForConditionalGeneration``:
 SigLIP, an average-pooled RMSNorm + linear projector, Gemma 3's text decoder) and LLaVA (Liu et
-al. 2023; ``LlavaForConditionalGeneration``: CLIP, a 2-layer MLP projector, a Llama decoder).
+al. 2023; ``LlavaForConditionalGeneration``: CLIP, a 2-layer MLP projector, a Llama decoder) and
+PaliGemma (Beyer et al. 2024; ``PaliGemmaForConditionalGeneration``: SigLIP, one linear
+projector, a Gemma decoder).
 
 Images per sequence are the size N_img: a config is read with N_img = 0 (text only, as the
 model's forward without ``pixel_values``); ``--set N_img=4`` counts four images per sequence.
@@ -27,7 +29,8 @@ VISION_FLAGS = {"vlm_projector": "gemma3", "vision_tower": "siglip", "vision_act
                 "vision_head": False, "image_pool": 1, "drop_cls": True, "projector_bias": True,
                 "projector_activation": "gelu"}
 VISION_HELP = {
-    "vlm_projector": "the multi-modal projector: gemma3 (avg pool, RMSNorm, linear) or llava (2-layer MLP)",
+    "vlm_projector": "the multi-modal projector: gemma3 (avg pool, RMSNorm, linear), llava (2-layer MLP) or "
+                     "paligemma (one linear with bias)",
     "vision_tower": "siglip (no class token, conv bias) or clip (class token, pre-LayerNorm)",
     "vision_activation": "the vision tower's MLP activation",
     "vision_head": "SigLIP's attention-pooling head is present and run (its output unused by the decoder)",
@@ -37,7 +40,7 @@ VISION_HELP = {
     "projector_activation": "the activation between the projector's two linear maps (LLaVA)",
 }
 _ACTS = ("gelu", "gelu_tanh", "relu", "silu", "gelu_new")
-VISION_CHOICES = {"vlm_projector": ("gemma3", "llava"), "vision_tower": ("siglip", "clip"),
+VISION_CHOICES = {"vlm_projector": ("gemma3", "llava", "paligemma"), "vision_tower": ("siglip", "clip"),
                   "vision_activation": _ACTS, "projector_activation": _ACTS}
 
 
@@ -56,6 +59,35 @@ FAMILIES = (
                     local_rope=True, branch_norms=True, qk_norm="head", window=True, full_every=6)),
     vlm_family("llava", "LLaVA: CLIP vision tower, 2-layer MLP projector, Llama text decoder",
                {}, vlm_projector="llava", vision_tower="clip", vision_activation="gelu"),
+    vlm_family("paligemma", "PaliGemma: SigLIP vision tower, one linear projector, Gemma text decoder",
+               dict(activation="gelu_tanh", embed_scale=True, tied=True, norm_offset=True),
+               vlm_projector="paligemma", vision_activation="gelu_tanh", vision_head=False),
+    Family(name="llava_next", description="LLaVA-NeXT: LLaVA's tower, projector and Llama decoder, and a learned "
+           "image-newline vector (held: images, tiled by resolution, are not modelled)",
+           flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "llava", "vision_tower": "clip",
+                                      "vision_activation": "gelu", "image_newline": True}),
+           sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_next"),
+           flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "LLaVA-NeXT's learned image-newline "
+                                                "vector (d parameters), held: N_img must be 0"}),
+           choices=Extended(CHOICES, added=VISION_CHOICES)),
+    Family(name="vipllava", description="ViP-LLaVA: LLaVA's CLIP tower and Llama decoder, a projector over "
+           "several layers' features (held: images are not modelled)",
+           flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "llava", "vision_tower": "clip",
+                                      "vision_activation": "gelu", "feature_layers": 5}),
+           sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="vipllava"),
+           flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "feature_layers": "the vision layers whose "
+                                                "features the projector concatenates; its parameters are held: "
+                                                "N_img must be 0"}),
+           choices=Extended(CHOICES, added=VISION_CHOICES)),
+    Family(name="llava_onevision", description="LLaVA-OneVision: SigLIP vision tower, LLaVA's 2-layer MLP projector, "
+           "Qwen2 text decoder, a learned image-newline vector (held: images, tiled by resolution, are not modelled)",
+           flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True),
+                          {**VISION_FLAGS, "vlm_projector": "llava", "vision_head": False, "drop_cls": False,
+                           "image_newline": True}),
+           sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_onevision"),
+           flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "the learned image-newline "
+                                                "vector (d parameters), held: N_img must be 0"}),
+           choices=Extended(CHOICES, added=VISION_CHOICES)),
 )
 
 
@@ -105,6 +137,102 @@ def read_gemma3(f: Fields):
 
 #: LlavaConfig's vision tower when its config.json has no vision_config (CLIP ViT-L/14 at 336)
 _LLAVA_VISION = dict(d_v=1024, L_v=24, h_v=16, d_ff_v=4096, S_img=336, P_patch=14)
+
+
+def read_llava_next(f: Fields):
+    """transformers' LlavaNextConfig (LlavaNextVideoConfig alike): LLaVA's fields, the resolutions
+    an image is tiled to (image_grid_pinpoints) and a learned image-newline vector of d."""
+    _, flags, sizes = read_llava(f)
+    f.notes[:] = [n for n in f.notes if not n.startswith("images: ")]
+    f.notes.append("images are not modelled for LLaVA-NeXT: each is tiled by its resolution (image_grid_pinpoints) "
+                   "into a varying token count; N_img must be 0. The image-newline vector (d parameters) is held")
+    f.silent("image_grid_pinpoints", "video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
+             "spatial_pool_stride")
+    flags["image_newline"] = True
+    return "llava_next", flags, sizes
+
+
+def read_vipllava(f: Fields):
+    """transformers' VipLlavaConfig: LLaVA's text_config (LlamaConfig) and vision_config
+    (CLIPVisionConfig), a projector (LayerNorm, two linear maps with biases) over the features of
+    the vision_feature_layer list concatenated."""
+    from .llama import read_llama_like
+
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", "llama")
+    if mt != "llama":
+        raise SymgptError(f"{f.where}: a ViP-LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          "(symgpt counts it with a Llama decoder)")
+    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", "clip_vision_model")
+    if vt != "clip_vision_model":
+        raise SymgptError(f"{f.where}: a ViP-LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          "(symgpt counts CLIP's vision tower)")
+    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
+    note_leftovers(f, vision, "vision_config")
+    layers = f.get("vision_feature_layer", [-2, -5, -8, -11, 6])[0]
+    if isinstance(layers, int) and not isinstance(layers, bool):
+        layers = [layers]
+    if not isinstance(layers, list) or not layers or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                             for i in layers):
+        raise SymgptError(f"{f.where}: vision_feature_layer must be an integer or a list of integers")
+    flags.update(vlm_projector="llava", vision_tower="clip", feature_layers=len(layers),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    if f.bool("tie_word_embeddings", False):
+        flags["tied"] = True
+    f.notes.append(f"images are not modelled for ViP-LLaVA (its projector reads {len(layers)} layers' features "
+                   "concatenated): N_img must be 0; the projector's parameters are held")
+    f.silent("image_token_index", "image_token_id", "image_seq_length", "projector_layernorm_eps", "id2label",
+             "label2id", "ignore_index", "initializer_range")
+    sizes["N_img"] = 0
+    return "vipllava", flags, sizes
+
+
+def read_llava_onevision(f: Fields):
+    """transformers' LlavaOnevisionConfig: text_config (Qwen2Config), vision_config
+    (SiglipVisionConfig), LLaVA's projector fields and a learned image-newline vector of d."""
+    from .qwen2 import read as read_qwen2
+
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", "qwen2")
+    if mt != "qwen2":
+        raise SymgptError(f"{f.where}: a LLaVA-OneVision text_config of model_type {str(mt)[:40]!r} is not "
+                          "modelled (symgpt counts it with a Qwen2 decoder)")
+    _, flags, sizes = read_qwen2(text)
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", "siglip_vision_model")
+    if vt != "siglip_vision_model":
+        raise SymgptError(f"{f.where}: a LLaVA-OneVision vision_config of model_type {str(vt)[:40]!r} is not "
+                          "modelled (symgpt counts SigLIP's vision tower)")
+    read_siglip(vision, flags, sizes)
+    note_leftovers(f, vision, "vision_config")
+    side, rest = divmod(sizes["S_img"], sizes["P_patch"])
+    if rest:
+        # SiglipVisionEmbeddings: a stride-P convolution, (S // P)² patches and position rows
+        f.notes.append(f"image_size {sizes['S_img']} is not a multiple of patch_size {sizes['P_patch']}: the patch "
+                       f"convolution reads {side}×{side} patches (its last {rest} pixels a side unread), counted as "
+                       f"S_img = {side * sizes['P_patch']}")
+        sizes["S_img"] = side * sizes["P_patch"]
+    layer = f.get("vision_feature_layer", -1)[0]
+    if not isinstance(layer, int) or isinstance(layer, bool):
+        raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
+                          "is not modelled")
+    f.str("vision_feature_select_strategy", "full")
+    flags.update(vlm_projector="llava", vision_tower="siglip", drop_cls=False, image_newline=True,
+                 projector_bias=f.bool("multimodal_projector_bias", True),
+                 projector_activation=f.activation("projector_hidden_act", "gelu"))
+    if f.bool("tie_word_embeddings", False):
+        flags["tied"] = True
+    f.notes.append("images are not modelled for LLaVA-OneVision: each is tiled by its resolution "
+                   "(image_grid_pinpoints, vision_aspect_ratio) into a varying token count; N_img must be 0. The "
+                   "image-newline vector (d parameters) is held")
+    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id", "image_grid_pinpoints",
+             "vision_aspect_ratio", "id2label", "label2id", "initializer_range")
+    sizes["N_img"] = 0
+    return "llava_onevision", flags, sizes
 
 
 def read_clip(v: Fields, flags: dict, sizes: dict, given: bool) -> None:
@@ -171,7 +299,56 @@ def read_llava(f: Fields):
     return "llava", flags, sizes
 
 
+def read_paligemma(f: Fields):
+    """transformers' PaliGemmaConfig: text_config (GemmaConfig), vision_config
+    (SiglipVisionConfig), the projector's output width (vision_config.projection_dim)."""
+    from .gemma import read as read_gemma
+
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", "gemma")
+    if mt != "gemma":
+        raise SymgptError(f"{f.where}: a PaliGemma text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          "(symgpt counts PaliGemma with a Gemma decoder)")
+    _, flags, sizes = read_gemma(text)
+    text.silent("num_image_tokens")
+    if text.bool("use_bidirectional_attention", False):
+        f.notes.append("the decoder attends bidirectionally over the prefix (PaliGemma's prefix-LM mask): the same "
+                       "parameters, and the default convention counts attention without a causal discount")
+    note_leftovers(f, text, "text_config")
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", "siglip_vision_model")
+    if vt != "siglip_vision_model":
+        raise SymgptError(f"{f.where}: a PaliGemma vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          "(symgpt counts SigLIP's vision tower)")
+    read_siglip(vision, flags, sizes)
+    proj = vision.int("projection_dim", 2048)
+    if proj != sizes["d"]:
+        raise SymgptError(f"{f.where}: vision_config.projection_dim {proj} differs from the decoder's hidden_size "
+                          f"{sizes['d']}: the image features would not fit the decoder")
+    vision.silent("vocab_size", "num_image_tokens")
+    note_leftovers(f, vision, "vision_config")
+    flags.update(vlm_projector="paligemma", vision_tower="siglip")
+    side = sizes["S_img"] // sizes["P_patch"]
+    f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
+                   f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
+                   f"tokens; T counts those image tokens")
+    f.silent("image_token_index", "image_token_id", "projection_dim", "hidden_size", "vocab_size", "ignore_index",
+             "id2label", "label2id", "initializer_range", "tie_word_embeddings")
+    if not f.bool("tie_word_embeddings", True):
+        flags["tied"] = False
+    sizes["N_img"] = 0
+    return "paligemma", flags, sizes
+
+
 READERS = {"gemma3": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
+           # ShieldGemma 2's config is Gemma 3's under its own model_type (the class is Gemma 3's)
+           "shieldgemma2": Reader(read_gemma3, ("Gemma3ForConditionalGeneration",)),
+           "paligemma": Reader(read_paligemma, ("PaliGemmaForConditionalGeneration",)),
+           "llava_next": Reader(read_llava_next, ("LlavaNextForConditionalGeneration",)),
+           # LLaVA-NeXT-Video: LLaVA-NeXT's parameters; its video pooling (spatial_pool_*) has none
+           "llava_next_video": Reader(read_llava_next, ("LlavaNextVideoForConditionalGeneration",)),
+           "vipllava": Reader(read_vipllava, ("VipLlavaForConditionalGeneration",)),
+           "llava_onevision": Reader(read_llava_onevision, ("LlavaOnevisionForConditionalGeneration",)),
            "llava": Reader(read_llava, ("LlavaForConditionalGeneration",))}
 
 PRESETS: tuple[Preset, ...] = (

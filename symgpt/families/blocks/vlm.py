@@ -12,6 +12,8 @@ Tokens per image the decoder sees (a closed form of the sizes and flags):
 - Gemma 3 (``Gemma3MultiModalProjector``): the n patches average-pooled in k × k windows,
   t = (S_img/P_patch)² / k² with k = (S_img/P_patch) / √mm_tokens_per_image (896/14 = 64 patches
   a side, k = 4: 256 tokens);
+- PaliGemma (``PaliGemmaMultiModalProjector``): every patch, t = (S_img/P_patch)² (224/14 = 16:
+  256 tokens);
 - LLaVA (``LlavaMultiModalProjector``, ``vision_feature_select_strategy='default'``): the class
   token dropped, t = (S_img/P_patch)² (336/14 = 24: 576 tokens).
 
@@ -47,6 +49,8 @@ def tokens_per_image(flags):
     """The image tokens the decoder sees per image (module docstring)."""
     if flags["vlm_projector"] == "gemma3":
         return PATCHES / flags["image_pool"] ** 2
+    if flags["vlm_projector"] == "paligemma":
+        return PATCHES
     return PATCHES if flags["drop_cls"] else PATCHES + 1
 
 
@@ -124,6 +128,9 @@ def projector(g, flags, x):
                  label="RMSNorm")
         return g.op("multi_modal_projector/mm_input_projection", ops.Linear(d_v, d, bias=False), x,
                     role=R.VISION_PROJECTOR, label="projection")                             # (B·N, t, d)
+    if flags["vlm_projector"] == "paligemma":  # PaliGemmaMultiModalProjector: one linear with bias
+        return g.op("multi_modal_projector/linear", ops.Linear(d_v, d, bias=True), x, role=R.VISION_PROJECTOR,
+                    label="projection")                                                       # (B·N, t, d)
     # LLaVA: the class token dropped (vision_feature_select_strategy 'default'), then a 2-layer MLP
     if flags["vision_tower"] == "clip" and flags["drop_cls"]:
         x = g.op("multi_modal_projector/select", ops.DropTokens(1), x, role=R.VISION_SELECT,
@@ -138,6 +145,24 @@ def projector(g, flags, x):
 
 
 def _vision(g, x, flags):
+    k = flags.get("feature_layers")
+    if k:
+        # VipLlavaMultiModalProjector over k layers' features concatenated: held, with images refused
+        vision_tower(g, flags)
+        p = "multi_modal_projector"
+        for path, op, shape in ((f"{p}/projector_layernorm", ops.LayerNorm(k * d_v), (B, k * d_v)),
+                                (f"{p}/linear_1", ops.Linear(k * d_v, d, bias=True), (B, k * d_v)),
+                                (f"{p}/linear_2", ops.Linear(d, d, bias=True), (B, d))):
+            g.op(path, ops.Held(op, shape), role=R.HELD_EMBEDDING, label=f"{path.split('/')[-1]} (not run)")
+        g.require("le", N_img, f"images are not modelled for ViP-LLaVA (its projector reads {k} layers' features "
+                  "concatenated): N_img must be 0", id="images_not_modelled")
+        return x
+    if flags.get("image_newline"):
+        # LlavaNextModel.image_newline: a (d,) parameter appended after each row of an image's tiles
+        g.op("image_newline", ops.Held(ops.ClassToken(d), (B, T, d)), role=R.HELD_EMBEDDING,
+             label="image newline (not run)")
+        g.require("le", N_img, "images are not modelled for LLaVA-NeXT (tiled by resolution into a varying "
+                  "token count): N_img must be 0", id="images_not_modelled")
     feats = projector(g, flags, vision_tower(g, flags))
     t = tokens_per_image(flags)
     g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
