@@ -3,7 +3,7 @@ documentation site (docs/pages/) go through the same runner (tests/test_readme.p
 tests/test_docs_site.py). tests/readme_blocks.py says how each kind of block is read.
 
 Commands run through symgpt's CLI in this process (models and derivations are shared between
-blocks), each block in its own temporary folder holding a link to ``examples/``. Python blocks
+blocks), each block in its own temporary folder holding links to ``examples/`` and ``tests/configs/``. Python blocks
 run in a fresh interpreter each, as a reader pasting one would. Exempt, and only these: the
 install and test commands that `.ci/run` itself runs (``bash scripts/setup.sh [--test]``,
 ``python3 -m pytest ...``) and the wheel build and install, which tests/test_wheel.py runs.
@@ -59,7 +59,11 @@ def symgpt_argv(words: list[str]) -> list[str] | None:
 
 
 def folder(tmp_path: Path) -> Path:
+    """A folder like a clone's root for what the blocks read: ``examples/`` and the stored
+    configurations under ``tests/configs/`` (links, so nothing there is written)."""
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "configs").symlink_to(ROOT / "tests" / "configs", target_is_directory=True)
     return tmp_path
 
 
