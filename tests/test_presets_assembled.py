@@ -124,3 +124,23 @@ def test_glm_checkpoint_is_the_model_plus_its_prediction_layer(preset, tmp_path)
     copy.write_text(json.dumps(cfg))
     c = symgpt.load(copy)
     assert p.family is c.family and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags
+
+
+def test_command_r_counts_the_published_35b_from_two_agreeing_copies(tmp_path):
+    """No exact total of CohereForAI/c4ai-command-r-v01 was found in public records: its file holds
+    the sizes two independent partial copies of its config.json agree on (and transformers'
+    CohereConfig defaults, documented as that checkpoint's), and the count rounds to the model
+    card's 35 billion."""
+    cfg = json.loads((CONFIGS / "c4ai-command-r-v01.json").read_text())
+    n = param_count(_build(cfg))
+    assert abs(n - 35 * 10**9) <= 5 * 10**8
+    defaults = transformers.CohereConfig()
+    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size", "vocab_size",
+                "logit_scale", "tie_word_embeddings"):
+        assert getattr(defaults, key) == cfg[key], key
+    p = symgpt.load("command-r")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    c = symgpt.load(path)
+    assert p.params == n and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags
+    assert f"{n:,}" in symgpt.families.presets()["command-r"].note

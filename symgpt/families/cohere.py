@@ -73,4 +73,11 @@ def read_cohere2(f: Fields):
 READERS = {"cohere": Reader(read_cohere, ("CohereForCausalLM",)),
            "cohere2": Reader(read_cohere2, ("Cohere2ForCausalLM",))}
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS: tuple[Preset, ...] = (
+    Preset("command-r", "cohere",
+           {"L": 40, "h": 64, "d": 8192, "d_ff": 22528, "V": 256000, "T_max": 8192},
+           source="Cohere 2024 (C4AI Command R model card); CohereForAI/c4ai-command-r-v01, its sizes as two public "
+                  "partial copies of its config.json agree",
+           note="34,980,831,232 parameters; published: 35B. The output head is the embedding matrix (tied), "
+                "counted once; the logits are scaled by logit_scale 0.0625 (an elementwise product)"),
+)
