@@ -35,6 +35,16 @@ def test_estimate_of_a_hand_built_graph():
     assert (c.nodes, c.virtual, c.ranks, c.widest, c.units) == (4, 6, 4, 4, 38)
 
 
+
+def test_a_source_sits_above_its_first_consumer():
+    # by hand: a -> b -> c -> d ranks 0..3; the weight w feeds only d, so dot draws it on rank 2
+    # (a short edge), not on rank 0 with its edge passing ranks 1 and 2.
+    # Widths 1, 1, 2, 1 -> 1 + 1 + 4 + 1 = 7, plus 5 nodes = 12; no passes.
+    dot = 'digraph g {\n' + "".join(f'  "{n}" [label=<{n}>];\n' for n in "abcdw") + \
+        '  "a" -> "b";\n  "b" -> "c";\n  "c" -> "d";\n  "w" -> "d";\n}\n'
+    c = layout_cost(dot)
+    assert (c.nodes, c.virtual, c.widest, c.units) == (5, 0, 2, 12)
+
 def _graph(*args, cwd):
     return subprocess.run([sys.executable, "-m", "symgpt", "graph", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300)
@@ -84,3 +94,13 @@ def test_a_slow_layout_is_announced_first(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("symgpt: Graphviz may take several seconds")
     assert "layout estimate 23,520" in lines[0]
     assert (tmp_path / "m.svg").read_text().count('class="node"') == 303
+
+
+def test_rolled_zamba2_is_not_announced():
+    # measured: dot -Tsvg lays the rolled zamba2-2.7b out in about 0.9 s; its shared block's
+    # weights feed uses far below them, which a longest-path ranking alone would put on rank 0
+    import symgpt
+    from symgpt.documents.diagrams import dot_text
+    from symgpt.external.graphviz import check_layout
+
+    assert check_layout(dot_text(symgpt.load("zamba2-2.7b"))).units <= NOTICE_LAYOUT

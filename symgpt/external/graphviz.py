@@ -45,7 +45,8 @@ _PDF_DATE = re.compile(rb"(/(?:CreationDate|ModDate) \(D:)\d{14}")
 class LayoutCost:
     """What drives ``dot``'s layout time, read from the DOT text (no ``dot`` run).
 
-    ``dot`` ranks the nodes (longest path from the sources, roughly), puts a virtual node on
+    ``dot`` ranks the nodes (roughly: longest path from the sources, each source then placed
+    just above its first consumer, as dot's edge-length minimisation does), puts a virtual node on
     every rank an edge passes through, then reorders each rank against its neighbours to reduce
     crossings, rank pair by rank pair: its work grows with the square of the ranks' widths.
     ``units`` is the sum over ranks of (real + virtual nodes)² plus the node count.
@@ -73,7 +74,8 @@ def layout_cost(dot: str) -> LayoutCost:
             succ[a].append(b)
             indeg[b] += 1
     rank = dict.fromkeys(known, 0)
-    ready = [n for n in known if indeg[n] == 0]
+    sources = [n for n in known if indeg[n] == 0]
+    ready = list(sources)
     while ready:  # longest path from the sources (Kahn's order); a cycle's nodes keep rank 0
         n = ready.pop()
         for m in succ[n]:
@@ -81,6 +83,9 @@ def layout_cost(dot: str) -> LayoutCost:
             indeg[m] -= 1
             if indeg[m] == 0:
                 ready.append(m)
+    for n in sources:  # dot shortens edges: a weight or input sits just above its first consumer
+        if succ[n]:
+            rank[n] = min(rank[m] for m in succ[n]) - 1
     depth = max(rank.values(), default=-1) + 1
     width = [0] * depth
     for n in known:
