@@ -36,10 +36,11 @@ def add_arguments(p):
     p.add_argument("--weight-bits", type=int, choices=choices.WEIGHT_BITS, help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
                    help="draw every copy of the repeated block (L must be bound, at most 64 "
-                   "copies). Layout time follows the width of the rows Graphviz lays out, not the "
-                   "box count: a diagram whose layout estimate (the sum over rows of (boxes + long "
-                   "edges passing through)^2) is above 30,000 is refused, and one above 20,000 "
-                   "is announced as taking several seconds")
+                   "copies). Layout time follows the width of the ranks (rows) Graphviz lays out, "
+                   "not the box count: a diagram whose layout estimate (the sum over its ranks of "
+                   "the squared rank width: boxes plus long edges passing through) is above 30,000 "
+                   "is refused, and one above 20,000 "
+"is announced as taking several seconds")
     p.add_argument("--fit", choices=choices.DIAGRAM_FITS, default=None,
                    help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
                    "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
