@@ -40,7 +40,7 @@ def add_arguments(p):
                    "not the box count: a diagram whose layout estimate (the sum over its ranks of "
                    "the squared rank width: boxes plus long edges passing through) is above 30,000 "
                    "is refused, and one above 20,000 "
-"is announced as taking several seconds")
+                   "is announced as taking several seconds")
     p.add_argument("--fit", choices=choices.DIAGRAM_FITS, default=None,
                    help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
                    "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
