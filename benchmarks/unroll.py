@@ -46,3 +46,44 @@ def details(res, ctx) -> list[str]:
             f"unrolled {secs(med(res['unrolled']))} ({res['nodes']} labelled boxes), derivations cached for "
             "both: the unrolled text is 64 copies of the block, so drawing it is more string work, not more "
             "derivation."]
+
+
+# --- Graphviz's layout time against the estimate that ``graph --unroll`` refuses by ---------------
+# ``python3 -m benchmarks.unroll`` times ``dot -Tsvg`` (60 s timeout, as symgpt's) on each case's
+# DOT text and prints the rows of benchmarks/UNROLL.md: the estimate's parts and the seconds.
+
+LAYOUT_CASES = (
+    ("gpt2-xl",), ("gpt2-small", "--set", "L=64"), ("mixtral-8x7b", "--set", "L=4"),
+    ("mixtral-8x7b", "--set", "L=8"), ("mixtral-8x7b", "--set", "L=10"),
+    ("mixtral-8x7b", "--set", "L=12"), ("deepseek-v3", "--set", "L=4"),
+    ("deepseek-v3", "--set", "L=8"), ("llama-3-8b",),
+)
+
+
+def layout_rows(timeout: float = 60) -> list[str]:
+    import subprocess
+    import time
+
+    from symgpt.external.graphviz import layout_cost
+
+    out = ["| case | boxes | edge passes | ranks | widest | estimate | `dot -Tsvg` |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for case in LAYOUT_CASES:
+        dot = subprocess.run([PY, "-m", "symgpt", "graph", *case, "--unroll", "--format", "dot"],
+                             capture_output=True, text=True, check=True).stdout
+        c = layout_cost(dot)
+        start = time.perf_counter()
+        try:
+            subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=timeout,
+                           check=True)
+            took = f"{time.perf_counter() - start:.1f} s"
+        except subprocess.TimeoutExpired:
+            took = f"> {timeout:.0f} s (timeout)"
+        out.append(f"| `{' '.join(case)}` | {c.nodes:,} | {c.virtual:,} | {c.ranks:,} | {c.widest} | "
+                   f"{c.units:,} | {took} |")
+        say(out[-1])
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(layout_rows()))

@@ -35,7 +35,12 @@ def add_arguments(p):
     p.add_argument("--bandwidth", metavar="BYTES/S", help="for --color-by bound: memory bandwidth")
     p.add_argument("--weight-bits", type=int, choices=choices.WEIGHT_BITS, help="for --phase: weight bits")
     p.add_argument("--unroll", action="store_true",
-                   help="draw every copy of the repeated block (L must be bound, at most 64)")
+                   help="draw every copy of the repeated block (L must be bound, at most 64 "
+                   "copies). Layout time follows the width of the ranks (rows) Graphviz lays out, "
+                   "not the box count: a diagram whose layout estimate (the sum over its ranks of "
+                   "the squared rank width: boxes plus long edges passing through) is above 30,000 "
+                   "is refused, and one above 20,000 "
+                   "is announced as taking several seconds")
     p.add_argument("--fit", choices=choices.DIAGRAM_FITS, default=None,
                    help="a compact diagram sized for a 16:9 slide (left to right, text >= 9 pt at 10 in "
                    "wide) or an A4 page (text >= 7 pt at text width): attention internals folded, "
@@ -73,6 +78,15 @@ def run(args) -> int:
         step = step_view(m, args.phase or "decode", bound=args.color_by == "bound", **inference)
     d = diagram(m, color_by=args.color_by, unroll=args.unroll, convention=args.convention, step=step,
                 fit=args.fit)
+    if fmt != "dot":
+        import sys
+
+        from ..external.graphviz import NOTICE_LAYOUT, check_layout, describe
+
+        cost = check_layout(d.dot)
+        if cost.units > NOTICE_LAYOUT:
+            print(f"symgpt: Graphviz may take several seconds to lay this diagram out: {describe(cost)}",
+                  file=sys.stderr)
     if args.output:
         d.save(args.output, fmt)
         return 0
