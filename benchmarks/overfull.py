@@ -26,7 +26,8 @@ sys.path.insert(0, str(HERE))
 
 #: the sequence lengths a report needs where a preset binds none (as tests/test_latex_equations.py)
 SEQUENCES = {"transformer-base": {"T_enc": 128, "T_dec": 128}, "transformer-big": {"T_enc": 128, "T_dec": 128},
-             **{n: {"T": 2048} for n in ("mamba-130m", "mamba-2.8b", "falcon-mamba-7b", "jamba-1.5-mini",
+             **{n: {"T": 2048} for n in ("mamba-130m", "mamba-370m", "mamba-1.4b", "mamba-2.8b", "falcon-mamba-7b",
+                                         "jamba-1.5-mini", "zamba2-2.7b",
                                          "nemotron-h-8b")}}
 BAR_PT = 1.0
 _OVERFULL = re.compile(r"Overfull \\hbox \(([0-9.]+)pt too wide\) (.*?)\n")

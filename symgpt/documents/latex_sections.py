@@ -19,7 +19,7 @@ from ..render.latex import Tex, tex_concrete_shape, tex_expr, tex_shape
 from ..render.latex_escape import NO_GLYPH_NOTE, no_glyph, tex_escape, tex_label, tex_texttt
 from ..render.latex_names import COLOURS, category, category_label, local_path, tensor_name
 from ..render.latex_numbers import tex_int, tex_percent, tex_short
-from ..render.latex_math import rows_after, signed_terms, tex_fit, tex_lines, tex_times_rows
+from ..render.latex_math import ROW_WIDTH, pack_rows, rows_after, signed_terms, tex_fit, tex_lines, tex_times_rows
 
 
 def _value(model, expr):
@@ -140,6 +140,13 @@ def count_grouped(num, counts, notation, rows: bool = False, breakable: bool = F
     return str(tex_fit(num, notation) if rows else tex_expr(num, notation))
 
 
+def _numeric_rows(items) -> Tex:
+    """``a + b + c`` for a row of the total's ``align*``, continued on further rows where it is
+    wider than one (a model of many stacks: Zamba2's six)."""
+    rows = pack_rows([str(items[0])] + [f"+ {t}" for t in items[1:]], ROW_WIDTH - 4)
+    return Tex(" \\\\\n  &\\quad ".join(rows))
+
+
 def by_count(expr, model, notation, rows: bool = False) -> Tex:
     """*expr* typeset with the model's mixed-stack count kept as a factor, ``(L - 3) \\cdot 3 E d
     d_ff + 2 V d`` rather than ``3 E L d d_ff - 9 E d d_ff + 2 V d``, where that reads without a
@@ -238,8 +245,8 @@ def total(model, notation) -> dict:
         parts = [g["all_value"] for g in b["groups"]] + [emb["total_value"]]
         times = [f"{g['repeat_value']} \\cdot {g['total_value']}" for g in b["groups"]]
         numeric = {
-            "products": Tex(" + ".join(times + [emb["total_value"]])),
-            "parts": Tex(" + ".join(parts)),
+            "products": _numeric_rows(times + [emb["total_value"]]),
+            "parts": _numeric_rows(parts),
             "value": _num(q.value), "short": Tex(tex_short(q.value)),
         }
     return {**header(model, notation), "steps": steps, "numeric": numeric,
@@ -414,7 +421,23 @@ def shapes(model, notation, **bindings) -> dict:
             "concrete": (tex_concrete_shape(c.shape) if c.shape else Tex(r"\text{scalar}")) if bound else None,
         })
     at = [(Tex(notation.symbol(k)), Tex(tex_int(m.sizes[k]))) for k in ("B", "T") if k in m.sizes]
-    return {**header(m, notation), "bands": bands, "at": at}
+    return {**header(m, notation), "bands": bands, "at": at, "size": _table_size(bands)}
+
+
+#: the widest row (in italic letters, ``tex_width``) a \small shape table holds within the margin;
+#: wider tables are set in \footnotesize (a vision tower's patch rows: Gemma 3's ran 10 pt over)
+SHAPES_SMALL_WIDTH = 56
+
+
+def _table_size(bands) -> Tex:
+    from ..render.latex_math import tex_width
+
+    def width(r):
+        return (tex_width(str(r["label"]).strip("$")) + 0.9 * len(r["op"]) + tex_width(str(r["symbolic"]))
+                + tex_width(str(r["concrete"] or "")))
+
+    widest = max((width(r) for b in bands for r in b["rows"]), default=0)
+    return Tex(r"\small" if widest <= SHAPES_SMALL_WIDTH else r"\footnotesize")
 
 
 __all__ = ["header", "blocks", "embeddings", "total", "breakdown", "shapes"]

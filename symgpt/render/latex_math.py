@@ -180,7 +180,9 @@ def tex_times_rows(factor_tex: str, per_expr, notation, width: float = ROW_WIDTH
     one = f"{factor_tex} \\left({inner}\\right)"
     if tex_width(one) <= width:
         return Tex(one)
-    rows = pack_rows(signed_terms(per_expr, notation), width - 4)
+    # every row as narrow as the first, which carries the factor (a mixed count can be wide:
+    # Llama 4 Maverick's -floor(L/4) + floor(L/2))
+    rows = pack_rows(signed_terms(per_expr, notation), width - 4 - tex_width(factor_tex))
     rows[0] = f"{factor_tex} \\bigl({rows[0]}"
     rows[-1] += "\\bigr)"
     return Tex(" \\\\\n  &\\quad\\quad ".join(rows))
