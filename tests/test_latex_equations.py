@@ -25,7 +25,8 @@ BUILTIN_PRESETS = sorted(presets())
 SEQUENCES = {"transformer-base": {"T_enc": 128, "T_dec": 128},
              "transformer-big": {"T_enc": 128, "T_dec": 128},
              # state-space presets whose readers bind no position limit: the report's length given
-             **{name: {"T": 2048} for name in ("mamba-130m", "mamba-2.8b", "falcon-mamba-7b", "jamba-1.5-mini",
+             **{name: {"T": 2048} for name in ("mamba-130m", "mamba-370m", "mamba-1.4b", "mamba-2.8b",
+                                               "falcon-mamba-7b", "jamba-1.5-mini",
                                                "nemotron-h-8b")},
              # a shared-block hybrid (Zamba2), likewise
              "zamba2-2.7b": {"T": 2048}}

@@ -47,7 +47,9 @@ STATE_SPACE = {"mamba", "mamba2", "hybrid", "hybrid1",
                # (tests/test_recurrent.py)
                "rwkv", "xlstm",
                # linear-attention hybrids (their roles and caches: tests/test_lightning.py, tests/test_kda.py)
-               "minimax", "kimi_linear", "bailing_hybrid"}
+               "minimax", "kimi_linear", "bailing_hybrid",
+               # shared transformer blocks among Mamba layers (their stacks and ties: tests/test_zamba.py)
+               "zamba", "zamba2"}
 
 
 @pytest.mark.parametrize("family,dropout", [

@@ -17,7 +17,7 @@ from functools import lru_cache
 import sympy
 
 from ..core.errors import SymgptError
-from ..core.symbols import B
+from ..core.symbols import B, as_expr
 from ..render.latex import Tex, tex_expr, tex_shape
 from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_numbers import tex_bytes, tex_int
@@ -67,7 +67,7 @@ def per_sequence(q, model, t) -> sympy.Expr:
 
     T = generated(model.arch)
     bind = {k: v for k, v in dict(q.bindings).items() if k not in (B, T)}
-    v = sympy.sympify(q.expr).xreplace({**bind, B: sympy.Integer(1), T: sympy.Integer(t)})
+    v = as_expr(q.expr).xreplace({**bind, B: sympy.Integer(1), T: sympy.Integer(t)})
     v = sympy.simplify(v) if not v.is_Number else v
     if not v.is_Integer:
         raise SymgptError(f"{model.name}: a state or KV-cache size is not a whole number of bytes: {v}")
@@ -102,7 +102,7 @@ def state(model, notation, **options) -> dict:
                 for name, shape, dt in a["op"].carried(ins)]
         rows.append({"path": Tex(tex_texttt(n)), "title": a["op"].title,
                      "held": Tex("; ".join(held)) if n in owners else Tex("the same input's state, read"),
-                     "layers": Tex(f"${tex_int(arch.multiplicity(n))}$" if sympy.sympify(arch.multiplicity(n)).is_Integer
+                     "layers": Tex(f"${tex_int(arch.multiplicity(n))}$" if as_expr(arch.multiplicity(n)).is_Integer
                                    else f"${tex_expr(arch.multiplicity(n), notation)}$"),
                      "prefill": tex_expr(prefill.get(n, sympy.Integer(0)), notation),
                      "decode": tex_expr(decode.get(n, sympy.Integer(0)), notation),

@@ -305,6 +305,9 @@ def read_paligemma(f: Fields):
     from .gemma import read as read_gemma
 
     text = sub_fields(f, "text_config")
+    if not text.cfg:  # transformers' PaliGemmaConfig then builds a decoder of its own: not read from defaults
+        raise SymgptError(f"{f.where}: a PaliGemma config without its text_config is not modelled (give the "
+                          "checkpoint's config.json, which has one)")
     mt = text.cfg.get("model_type", "gemma")
     if mt != "gemma":
         raise SymgptError(f"{f.where}: a PaliGemma text_config of model_type {str(mt)[:40]!r} is not modelled "
