@@ -152,26 +152,47 @@ def read_llava_next(f: Fields):
     return "llava_next", flags, sizes
 
 
+def _read_towers(f: Fields, what: str, decoder: tuple, tower: tuple):
+    """The decoder and the vision tower of a vision--language config: *decoder* is (its text_config
+    model_type, its name, a reader Fields -> (flags, sizes)), *tower* (its vision_config model_type,
+    its name, a reader (Fields, flags, sizes) -> None). Another model_type in either is refused in one
+    line; the fields neither reads are noted."""
+    text_type, text_name, read_text = decoder
+    text = sub_fields(f, "text_config")
+    mt = text.cfg.get("model_type", text_type)
+    if mt != text_type:
+        raise SymgptError(f"{f.where}: a {what} text_config of model_type {str(mt)[:40]!r} is not modelled "
+                          f"(symgpt counts {what} with a {text_name} decoder)")
+    flags, sizes = read_text(text)
+    note_leftovers(f, text, "text_config")
+    vision_type, vision_name, read_vision = tower
+    vision = sub_fields(f, "vision_config")
+    vt = vision.cfg.get("model_type", vision_type)
+    if vt != vision_type:
+        raise SymgptError(f"{f.where}: a {what} vision_config of model_type {str(vt)[:40]!r} is not modelled "
+                          f"(symgpt counts {vision_name}'s vision tower)")
+    read_vision(vision, flags, sizes)
+    note_leftovers(f, vision, "vision_config")
+    return flags, sizes
+
+
+def _llama(text: Fields):
+    from .llama import read_llama_like
+
+    return read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
+
+
+def _clip(f: Fields):
+    """CLIP's tower, with LlavaConfig's own defaults where *f* has no vision_config."""
+    given = "vision_config" in f.cfg
+    return lambda v, flags, sizes: read_clip(v, flags, sizes, given)
+
+
 def read_vipllava(f: Fields):
     """transformers' VipLlavaConfig: LLaVA's text_config (LlamaConfig) and vision_config
     (CLIPVisionConfig), a projector (LayerNorm, two linear maps with biases) over the features of
     the vision_feature_layer list concatenated."""
-    from .llama import read_llama_like
-
-    text = sub_fields(f, "text_config")
-    mt = text.cfg.get("model_type", "llama")
-    if mt != "llama":
-        raise SymgptError(f"{f.where}: a ViP-LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
-                          "(symgpt counts it with a Llama decoder)")
-    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
-    note_leftovers(f, text, "text_config")
-    vision = sub_fields(f, "vision_config")
-    vt = vision.cfg.get("model_type", "clip_vision_model")
-    if vt != "clip_vision_model":
-        raise SymgptError(f"{f.where}: a ViP-LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
-                          "(symgpt counts CLIP's vision tower)")
-    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
-    note_leftovers(f, vision, "vision_config")
+    flags, sizes = _read_towers(f, "ViP-LLaVA", ("llama", "Llama", _llama), ("clip_vision_model", "CLIP", _clip(f)))
     layers = f.get("vision_feature_layer", [-2, -5, -8, -11, 6])[0]
     if isinstance(layers, int) and not isinstance(layers, bool):
         layers = [layers]
@@ -195,20 +216,8 @@ def read_llava_onevision(f: Fields):
     (SiglipVisionConfig), LLaVA's projector fields and a learned image-newline vector of d."""
     from .qwen2 import read as read_qwen2
 
-    text = sub_fields(f, "text_config")
-    mt = text.cfg.get("model_type", "qwen2")
-    if mt != "qwen2":
-        raise SymgptError(f"{f.where}: a LLaVA-OneVision text_config of model_type {str(mt)[:40]!r} is not "
-                          "modelled (symgpt counts it with a Qwen2 decoder)")
-    _, flags, sizes = read_qwen2(text)
-    note_leftovers(f, text, "text_config")
-    vision = sub_fields(f, "vision_config")
-    vt = vision.cfg.get("model_type", "siglip_vision_model")
-    if vt != "siglip_vision_model":
-        raise SymgptError(f"{f.where}: a LLaVA-OneVision vision_config of model_type {str(vt)[:40]!r} is not "
-                          "modelled (symgpt counts SigLIP's vision tower)")
-    read_siglip(vision, flags, sizes)
-    note_leftovers(f, vision, "vision_config")
+    flags, sizes = _read_towers(f, "LLaVA-OneVision", ("qwen2", "Qwen2", lambda t: read_qwen2(t)[1:]),
+                                ("siglip_vision_model", "SigLIP", read_siglip))
     side, rest = divmod(sizes["S_img"], sizes["P_patch"])
     if rest:
         # SiglipVisionEmbeddings: a stride-P convolution, (S // P)² patches and position rows
@@ -256,22 +265,7 @@ def read_clip(v: Fields, flags: dict, sizes: dict, given: bool) -> None:
 def read_llava(f: Fields):
     """transformers' LlavaConfig: text_config (LlamaConfig), vision_config (CLIPVisionConfig),
     the projector's fields and which vision features it reads."""
-    from .llama import read_llama_like
-
-    text = sub_fields(f, "text_config")
-    mt = text.cfg.get("model_type", "llama")
-    if mt != "llama":
-        raise SymgptError(f"{f.where}: a LLaVA text_config of model_type {str(mt)[:40]!r} is not modelled "
-                          "(symgpt counts LLaVA with a Llama decoder)")
-    flags, sizes = read_llama_like(text, dict(V=32000, d=4096, d_ff=11008, L=32, h=32, T_max=2048))
-    note_leftovers(f, text, "text_config")
-    vision = sub_fields(f, "vision_config")
-    vt = vision.cfg.get("model_type", "clip_vision_model")
-    if vt != "clip_vision_model":
-        raise SymgptError(f"{f.where}: a LLaVA vision_config of model_type {str(vt)[:40]!r} is not modelled "
-                          "(symgpt counts CLIP's vision tower)")
-    read_clip(vision, flags, sizes, "vision_config" in f.cfg)
-    note_leftovers(f, vision, "vision_config")
+    flags, sizes = _read_towers(f, "LLaVA", ("llama", "Llama", _llama), ("clip_vision_model", "CLIP", _clip(f)))
     layer = f.get("vision_feature_layer", -2)[0]
     if not isinstance(layer, int) or isinstance(layer, bool):
         raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
