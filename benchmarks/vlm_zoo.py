@@ -12,13 +12,13 @@ classification ``tests/test_vlm_zoo.py`` asserts on). Builds no torch model. ::
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def render(version: str, rows=None) -> str:
@@ -56,18 +56,9 @@ def render(version: str, rows=None) -> str:
 
 def main(argv=None) -> int:
     from vlm_zoo_coverage import VERSION
+    from zoo import write_page
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--version", default=VERSION, help=f"transformers release of the table (default {VERSION})")
-    ap.add_argument("--check", action="store_true", help="exit 1 if VLM_ZOO.md differs from what would be written")
-    args = ap.parse_args(argv)
-    text = render(args.version)
-    path = ROOT / "benchmarks" / "VLM_ZOO.md"
-    if args.check:
-        return 0 if path.exists() and path.read_text() == text else 1
-    path.write_text(text)
-    print(f"wrote {path.relative_to(ROOT)}")
-    return 0
+    return write_page(render, "VLM_ZOO.md", VERSION, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -221,12 +221,18 @@ def render(version: str) -> str:
 def main(argv=None) -> int:
     from zoo_coverage import VERSION
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--version", default=VERSION, help=f"transformers release of the table (default {VERSION})")
-    ap.add_argument("--check", action="store_true", help="exit 1 if ZOO.md differs from what would be written")
+    return write_page(render, "ZOO.md", VERSION, __doc__, argv)
+
+
+def write_page(render_page, name: str, version: str, doc: str, argv=None) -> int:
+    """The command line of a coverage page (this one, benchmarks/vlm_zoo.py): write
+    benchmarks/*name* from *render_page(version)*, or with --check exit 1 where it differs."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--version", default=version, help=f"transformers release of the table (default {version})")
+    ap.add_argument("--check", action="store_true", help=f"exit 1 if {name} differs from what would be written")
     args = ap.parse_args(argv)
-    text = render(args.version)
-    path = ROOT / "benchmarks" / "ZOO.md"
+    text = render_page(args.version)
+    path = ROOT / "benchmarks" / name
     if args.check:
         return 0 if path.exists() and path.read_text() == text else 1
     path.write_text(text)
