@@ -68,6 +68,10 @@ def add_arguments(p):
                    help="time-per-output-token target (with --disaggregate and --ttft): the largest decode batch "
                         "whose mean step meets it")
     add_simulation_arguments(p)
+    # expert parallelism and data-parallel attention for a mixture of experts
+    from . import serve_ep
+
+    serve_ep.add_arguments(p)
 
 
 # --- discrete-event simulation ---------------------------------------------------------------
@@ -138,9 +142,6 @@ def run(args) -> int:
     from ..core.errors import SymgptError
     from ..derive import serving
     from ..derive.step import generated
-    from ..render.jsonout import dumps
-    from ..render.serving_text import serving_text
-    from .costargs import payload
 
     block = _count(args.block_size, "--block-size")
     util = _fraction(args.memory_utilization, "--memory-utilization")
@@ -155,11 +156,19 @@ def run(args) -> int:
         raise SymgptError("--disaggregate goes with --prompt P and --generate G (the request mix's mean lengths)")
     if (args.ttft is None) != (args.tpot is None) or (args.ttft is not None and not args.disaggregate):
         raise SymgptError("--ttft and --tpot go together, with --disaggregate")
+    from . import serve_ep
+
+    ep = serve_ep.wanted(args)
     m = load_model(args)
     opts = options(args)
     T = generated(m.arch)
     t = m.bindings.get(T)
     cap = {"utilization": util, "workspace_tokens": ws, "block": block}
+    extra = {"block_size": block, "memory_utilization": str(util), "workspace_tokens": ws}
+    if ep:
+        notes = []
+        qs = serve_ep.quantities(args, m, opts, cap, block, notes)
+        return _emit(args, m, opts, qs, notes, None, {**extra, **serve_ep.shown(args, opts)}, "")
     prefix = _count(args.prefix, "--prefix", low=0) if args.prefix is not None else None
     sized = "hardware" in opts or "device_memory" in opts     # the device's memory is known
     qs = [serving.block_bytes(m, block, **opts), serving.kv_per_sequence(m, block, **opts)]
@@ -180,11 +189,19 @@ def run(args) -> int:
     else:
         qs += _timed(args, m, opts, block, capacity, notes)
     sim = simulation(args, m, opts, qs, sized)
+    if prefix is not None:
+        extra["prefix"] = prefix
+    return _emit(args, m, opts, qs, notes, sim, extra, hint)
+
+
+def _emit(args, m, opts, qs, notes, sim, extra, hint) -> int:
+    from ..render.jsonout import dumps
+    from ..render.serving_text import serving_text
+    from .costargs import payload
+
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
-        shown.update({"block_size": block, "memory_utilization": str(util), "workspace_tokens": ws})
-        if prefix is not None:
-            shown["prefix"] = prefix
+        shown.update(extra)
         out = payload(m, "vllm-paged", shown, qs)
         if notes:
             out["notes"] = notes

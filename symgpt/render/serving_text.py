@@ -29,6 +29,15 @@ def _value(q) -> str:
     return f"{float(v):,.6g} {q.unit}  (exactly {v})"
 
 
+def _part(q, e) -> str:
+    v = e.xreplace(dict(q.bindings))
+    if not v.is_number:
+        return expr_text(v)
+    if q.unit == "bytes":
+        return bytes_text(v)
+    return seconds_text(v) if q.unit == "s" else f"{float(v):,.6g}"
+
+
 def _formula(q) -> str | None:
     if q.name in _RATIOS:
         return _RATIOS[q.name]
@@ -45,7 +54,10 @@ def serving_text(m, qs, notes, hint: str = "") -> str:
         f = _formula(q)
         if f is not None:
             lines.append(f"  {f}")
-        lines += [f"  = {_value(q)}", ""]
+        lines.append(f"  = {_value(q)}")
+        if q.name.startswith("serving.ep.") and len(q.breakdown) > 1:  # the parts of an expert-parallel answer
+            lines += [f"    {part}: {_part(q, e)}" for part, e in q.breakdown]
+        lines.append("")
     seen = []
     for q in qs:
         for n in q.notes:
