@@ -171,15 +171,18 @@ def run(args) -> int:
         return _emit(args, m, opts, qs, notes, None, {**extra, **serve_ep.shown(args, opts)}, "")
     prefix = _count(args.prefix, "--prefix", low=0) if args.prefix is not None else None
     sized = "hardware" in opts or "device_memory" in opts     # the device's memory is known
-    qs = [serving.block_bytes(m, block, **opts), serving.kv_per_sequence(m, block, **opts)]
+    held = _held(args, m)   # the model whose weights and cache the devices hold
+    qs = [serving.block_bytes(held, block, **opts), serving.kv_per_sequence(held, block, **opts)]
     if sized:
-        qs += [serving.kv_budget(m, **cap, **opts), serving.max_sequences(m, **cap, **opts)]
+        qs += [serving.kv_budget(held, **cap, **opts), serving.max_sequences(held, **cap, **opts)]
     if prefix is not None:
-        qs.append(serving.prefix_saved(m, prefix, block, **opts))
+        qs.append(serving.prefix_saved(held, prefix, block, **opts))
         if sized:
-            qs.append(serving.prefix_max_sequences(m, prefix, **cap, **opts))
+            qs.append(serving.prefix_max_sequences(held, prefix, **cap, **opts))
     capacity = qs[3].value if sized else None
     notes, hint = [], "" if sized else "give --hardware NAME (or --device-memory BYTES) for the sequences that fit"
+    if held is not m:
+        notes.append(_mtp_note(m, held, opts))
     needs_t = args.draft or args.price_per_hour or args.disaggregate
     if t is None:
         hint = "; ".join(h for h in (hint, f"unbound: {T.name} -- bind --set {T.name}=N for the numbers") if h)
@@ -215,6 +218,27 @@ def _emit(args, m, opts, qs, notes, sim, extra, hint) -> int:
 
         emit("\n" + command.render(sim))
     return 0
+
+
+def _held(args, m):
+    """The model the devices hold: with --draft mtp, the target with its multi-token-prediction
+    module, whose weights and KV cache take memory beside the main model's."""
+    if args.draft != "mtp":
+        return m
+    from ..derive import serving_spec
+
+    return serving_spec.mtp_model(m)
+
+
+def _mtp_note(m, held, opts) -> str:
+    from ..derive.inference import weights
+
+    extra = weights(held, **opts).expr - weights(m, **opts).expr
+    return (f"--draft mtp: the capacity counts the multi-token-prediction module (DeepSeek-V3 Sec. 2.2): its weights "
+            f"({extra.xreplace(dict(held.bindings))} bytes per device: its projection, norms and decoder layer; the "
+            "embedding and output head shared with the main model as the report describes, held once -- the "
+            "checkpoint's copies of them in its prediction layer are not counted) and its attention layer's KV "
+            "cache, one more layer in every sequence's blocks")
 
 
 def _timed(args, m, opts, block, capacity, notes) -> list:
@@ -282,7 +306,7 @@ def _speculative(args, m, opts, timer, batch, T) -> list:
     if args.draft == "mtp":
         draft = sp.StepTimer(sp.mtp_model(m), module="mtp", **opts)
         what = (f"draft: {m.name}'s multi-token-prediction module (DeepSeek-V3 Sec. 2.2), reused for each token "
-                "(its weights and its layer's cache are not added to the capacity above)")
+                "(its weights and its layer's cache are in the capacity above)")
     else:
         from ..model.model import load
 
