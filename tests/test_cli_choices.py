@@ -45,6 +45,7 @@ def _engine():
     from symgpt.core.hardware import names as hardware_names
     from symgpt.render import dot, dotfit, latex_numbers, tables
     from symgpt.simulate.engine import SCHEDULERS
+    from symgpt.derive.serving_ep import DISPATCH_CHOICES
 
     per, rec, att = tuple(PER), tuple(RECOMPUTE), tuple(ATTENTION)
     prec, opt, zero = tuple(PRECISIONS), tuple(OPTIMIZERS), tuple(ZERO_STAGES)
@@ -68,7 +69,7 @@ def _engine():
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
         # serving: the step times' options are infer's
         "serve": {"--hardware": hardware_names(), "--weight-bits": BITS, "--kv-bits": BITS, "--attention": att,
-                  "--scheduler": SCHEDULERS},
+                  "--scheduler": SCHEDULERS, "--dispatch-bits": DISPATCH_CHOICES},
     }
 
 

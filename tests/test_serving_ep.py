@@ -157,7 +157,7 @@ def test_mtp_draft_counts_its_layer_in_the_capacity():
     T = 4096
     common = ["--set", f"T={T}", "--set", "B=1", "--chips", "8", "--fp8"]
     plain = _serve(*common)
-    mtp = _serve(*common, "--draft", "mtp", "--gamma", "1", "--acceptance", "0.8")
+    mtp = _serve(*common, "--draft", "mtp", "--gamma", "1", "--acceptance", "0.8", "--gamma-max", "1")
     extra = _mtp_layer_params()
     assert symgpt.load("deepseek-v3").with_(mtp_layers=1).params.value - symgpt.load("deepseek-v3").params.value \
         == extra                                           # the engine's module is the checkpoint's layer

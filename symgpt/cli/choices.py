@@ -89,3 +89,5 @@ def listed(choices: EngineChoices) -> str:
 
 # --- the request-mix simulation (symgpt serve --scheduler)
 SIM_SCHEDULERS = EngineChoices("schedulers", Ref("symgpt.simulate.engine", "SCHEDULERS"))
+# --- expert-parallel serving (symgpt serve --dispatch-bits)
+DISPATCH_BITS = EngineChoices("all-to-all dispatch bits", Ref("symgpt.derive.serving_ep", "DISPATCH_CHOICES"))

@@ -12,6 +12,8 @@ UNPRICED = (("draft", "--draft"), ("prefix", "--prefix"), ("price_per_hour", "--
 
 
 def add_arguments(p) -> None:
+    from .choices import DISPATCH_BITS
+
     p.add_argument("--ep", metavar="N",
                    help="expert parallelism: the routed experts split over N devices, the instance's devices "
                         "(--chips x --dp-attention = N); per-device weights, KV capacity, the decode step with "
@@ -22,7 +24,7 @@ def add_arguments(p) -> None:
     p.add_argument("--redundant-experts", metavar="R", default="0",
                    help="extra expert slots holding copies of high-load experts (with --ep; default 0; "
                         "DeepSeek-V3's prefill: 32); --ep must divide E + R")
-    p.add_argument("--dispatch-bits", type=int, choices=(8, 16), default=8,
+    p.add_argument("--dispatch-bits", type=int, choices=DISPATCH_BITS, default=8,
                    help="bits of a dispatched token element (with --ep; default 8: DeepSeek-V3's FP8 dispatch "
                         "with a float32 scale per 128 elements; the combine is BF16)")
     p.add_argument("--ep-bandwidth", metavar="BYTES/S",

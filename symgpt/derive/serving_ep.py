@@ -56,6 +56,8 @@ from .tensor_parallel import place
 
 #: bits a dispatched and a combined element travel in (DeepSeek-V3 Sec. 3.3: FP8 dispatch, BF16 combine)
 DISPATCH_BITS, COMBINE_BITS = 8, 16
+#: the dispatch precisions priced: FP8 (with its tile scales) or BF16
+DISPATCH_CHOICES = (8, 16)
 #: elements per float32 scale of an FP8 activation (1x128 tiles, DeepSeek-V3 Sec. 3.3.2)
 TILE = 128
 
@@ -244,6 +246,8 @@ def all_to_all(model, d: Deployment, batch: int, dispatch_bits: int = DISPATCH_B
     """Bytes one device sends per decode step: dispatch (its ceil(b/tp) tokens x k copies x d at
     the dispatch precision, FP8 with float32 tile scales) and combine (its k·b/tp received copies
     x d in BF16), over every MoE layer."""
+    if dispatch_bits not in DISPATCH_CHOICES:
+        raise SymgptError(f"the dispatch bits are one of {', '.join(map(str, DISPATCH_CHOICES))}, got {dispatch_bits!r}")
     s = setup(model, **_options(d, options))
     arch = model.arch
     b = _batch(batch)
