@@ -285,9 +285,15 @@ def _timed(args, m, opts, block, capacity, notes) -> list:
                                            generate)
         if args.ttft is not None:
             cap = batch if m.bindings.get(B) is not None or capacity is None else int(capacity)
-            out += serving_cost.disaggregation_targets(
+            targets = serving_cost.disaggregation_targets(
                 timer, cap, _count(args.prompt, "--prompt"), generate,
                 serving_cost.positive_rational(args.ttft, "--ttft"), serving_cost.positive_rational(args.tpot, "--tpot"))
+            out += targets
+            # the percentiles of the prefill queue's TTFT at that rate (M/D/1, Erlang's distribution)
+            from ..derive.serving_queue import ttft_percentiles
+
+            prompt = _count(args.prompt, "--prompt")
+            out += ttft_percentiles(targets[0].value, timer.seconds(1, prompt, 0), prompt)
     return out
 
 
