@@ -148,15 +148,21 @@ def _options(d: Deployment, options) -> dict:
     return out
 
 
+def _shared(arch) -> bool:
+    """Whether the model has shared experts beside its routed ones."""
+    return any(a.get("role") == roles.SHARED_ADD for _, a in arch.ops())
+
+
 def _notes(d: Deployment, s, extra=()) -> tuple[str, ...]:
     out = [f"expert parallelism ({SOURCE}): {d.ep} devices; attention data-parallel over {d.dp} ranks of "
            f"{d.tp} tensor-parallel devices; {d.experts} routed experts + {d.redundant} redundant slots, "
            f"{d.slots} per device",
            "per device: attention, token table and LM head split by TP within a DP rank (an MLA latent whole), "
            "replicated over DP ranks; routed experts split by EP; dense FFN layers, shared experts and router "
-           "whole on every device (Sec. 3.4.1: 1-way TP for the dense MLPs); the report's decode deployment hosts "
-           "the shared expert on the redundant experts' devices as a ninth routed expert (Sec. 3.4.2): not modelled, "
-           "the shared experts counted on every device (an upper bound on its weights)",
+           "whole on every device (Sec. 3.4.1: 1-way TP for the dense MLPs)" + (
+               "; the report's decode deployment hosts the shared expert on the redundant experts' devices as a "
+               "ninth routed expert (Sec. 3.4.2): not modelled, the shared experts counted on every device (an "
+               "upper bound on its weights)" if _shared(s.model.arch) else ""),
            "bytes: " + ", ".join(s.labels)]
     if s.device is not None:
         out.append(f"hardware {s.device.title} [{s.device.source}]")
