@@ -34,6 +34,11 @@ def add_arguments(p) -> None:
                    f"{CHUNK_BUDGET} for chunked)")
     g.add_argument("--max-batch", metavar="N", default=str(MAX_BATCH),
                    help=f"the most sequences running at once (default {MAX_BATCH}, vLLM's max_num_seqs)")
+    # preemption by recomputation when KV blocks run out
+    g.add_argument("--preempt", action="store_true",
+                   help="allocate KV blocks as sequences grow and, when none is free, preempt the most recently "
+                        "admitted sequence and recompute it later (vLLM; prefill-first only); default: a request "
+                        "reserves its longest cache when admitted")
 
 
 def wants_simulation(args) -> bool:
@@ -108,12 +113,24 @@ def run(model, args, hardware, capacity_blocks=None, progress=None) -> dict:
     cost = step_cost(model, **options)
     if progress is None and sys.stderr.isatty():
         progress = Progress(len(trace), sys.stderr, label="simulation", unit="requests")
-    outcome = simulate(trace, cost, config, progress)
+    preempting = getattr(args, "preempt", False)
+    if preempting:
+        from .preempt import simulate as simulate_preempting
+
+        outcome = simulate_preempting(trace, cost, config)
+    else:
+        outcome = simulate(trace, cost, config, progress)
     prompt = max(1, round(sum(trace.prompt) / len(trace)))
     output = max(1, round(sum(trace.output) / len(trace)))
+    blocks_note = ("KV blocks: a request reserves ceil((prompt + output - 1) / block size) blocks at admission and "
+                   "frees them when done (no preemption)")
+    if preempting:
+        blocks_note = ("KV blocks: allocated as a sequence's cache grows; when none is free the most recently admitted "
+                       "sequence is preempted and recomputed (its prompt and generated tokens prefilled again) when "
+                       "admitted again, as vLLM's scheduler does (_schedule_running, _preempt_by_recompute); the "
+                       "steady state below still reserves the longest cache")
     notes = list(cost.notes) + [
-        "KV blocks: a request reserves ceil((prompt + output - 1) / block size) blocks at admission and frees "
-        "them when done (no preemption)",
+        blocks_note,
         "TPOT: (last token - first token) / (output - 1), requests with two output tokens or more; throughput "
         "over the makespan, from the first arrival to the last token"]
     if len(set(trace.prompt)) > 1 or len(set(trace.output)) > 1:
@@ -126,7 +143,8 @@ def run(model, args, hardware, capacity_blocks=None, progress=None) -> dict:
             "config": {"scheduler": config.scheduler, "max_batch": config.max_batch,
                        "token_budget": config.budget(), "capacity_blocks": config.capacity_blocks,
                        "block_size": config.block_size},
-            "simulation": summary(outcome), "steady": st, "notes": notes}
+            "simulation": {**summary(outcome), **({"preemptions": outcome.preemptions} if preempting else {})},
+            "steady": st, "notes": notes}
 
 
 def render(result: dict) -> str:

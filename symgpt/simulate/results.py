@@ -71,6 +71,8 @@ def render(result: dict) -> str:
              f"  {s['requests']:,} requests, {s['prompt_tokens']:,} prompt and {s['output_tokens']:,} output "
              f"tokens in {s['makespan_s']:,.3f} s ({s['steps']:,} steps, busy {100 * (s['busy_fraction'] or 0):.1f}%, "
              f"at most {s['peak_batch']} sequences at once)"]
+    if "preemptions" in s:  # KV blocks allocated as sequences grow
+        lines.append(f"  preemptions (recomputed): {s['preemptions']:,}")
     t = s["throughput"]
     if t["output_tokens_per_s"] is not None:
         lines.append(f"  throughput: {t['output_tokens_per_s']:,.1f} output tokens/s, {t['total_tokens_per_s']:,.1f} "
