@@ -109,6 +109,20 @@ def test_all_to_all_bytes_are_fp8_dispatch_and_bf16_combine(b):
     assert _value(bf16, "serving.ep.all_to_all_bytes") == layers * own * k * d * 2 + layers * Fraction(k * b, 4) * d * 2
 
 
+def test_an_imbalanced_busiest_device_returns_more_copies():
+    """--imbalance 2: the busiest device's experts receive twice the balanced share, so it returns
+    twice the combine copies; its own tokens' dispatch is unchanged; its experts' time grows."""
+    argv = ["--set", "T=1024", "--set", "B=6", "--chips", "4", "--ep", "320", "--redundant-experts", "64"]
+    even, busy = _serve(*argv), _serve(*argv, "--imbalance", "2")
+    layers, d, k = 58, _c("hidden_size"), _c("num_experts_per_tok")
+    parts = busy["serving.ep.all_to_all_bytes"]["breakdown"]
+    assert _exact(parts["combine"]) == layers * 2 * Fraction(k * 6, 4) * d * 2
+    assert _exact(parts["dispatch"]) == _exact(even["serving.ep.all_to_all_bytes"]["breakdown"]["dispatch"])
+    step = lambda out: out["serving.ep.decode_step"]["breakdown"]  # noqa: E731
+    assert _exact(step(busy)["routed experts"]) > _exact(step(even)["routed experts"])
+    assert _exact(step(busy)["attention side (TP)"]) == _exact(step(even)["attention side (TP)"])
+
+
 def test_an_instance_within_a_node_uses_the_nvlink():
     out = _serve("--set", "T=1024", "--set", "B=8", "--fp8", "--chips", "2", "--ep", "8")
     d, k, layers = _c("hidden_size"), _c("num_experts_per_tok"), 58
@@ -122,6 +136,8 @@ def test_an_instance_within_a_node_uses_the_nvlink():
     (["deepseek-v3", "--ep", "320", "--chips", "4"], "does not divide the 256 routed experts"),
     (["deepseek-v3", "--ep", "32", "--chips", "4", "--dp-attention", "4"], "4 x 4 = 16"),
     (["deepseek-v3", "--dp-attention", "8"], "--dp-attention goes with --ep"),
+    (["deepseek-v3", "--imbalance", "2"], "--imbalance goes with --ep"),
+    (["deepseek-v3", "--ep", "8", "--imbalance", "9"], "in [1, 8]"),
     (["deepseek-v3", "--ep", "8", "--prefix", "64"], "--prefix is not priced"),
     (["llama-7b", "--ep", "2"], "no routed experts"),
 ])
@@ -133,7 +149,7 @@ def test_impossible_splits_are_one_line_exit_2(argv, message):
 
 def test_help_names_the_expert_parallel_options():
     r = run(["serve", "--help"], columns=200)
-    for opt in ("--ep", "--dp-attention", "--redundant-experts", "--dispatch-bits", "--ep-bandwidth"):
+    for opt in ("--ep", "--dp-attention", "--redundant-experts", "--dispatch-bits", "--imbalance", "--ep-bandwidth"):
         assert opt in r.stdout
 
 

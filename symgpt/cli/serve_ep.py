@@ -27,6 +27,9 @@ def add_arguments(p) -> None:
     p.add_argument("--dispatch-bits", type=int, choices=DISPATCH_BITS, default=8,
                    help="bits of a dispatched token element (with --ep; default 8: DeepSeek-V3's FP8 dispatch "
                         "with a float32 scale per 128 elements; the combine is BF16)")
+    p.add_argument("--imbalance", metavar="X",
+                   help="token copies the busiest device receives over the balanced share, 1..--ep (with --ep; "
+                        "default 1: balanced routing)")
     p.add_argument("--ep-bandwidth", metavar="BYTES/S",
                    help="bytes/s per device per direction of the all-to-all (with --ep; default: the profile's "
                         "NVLink within a node, its network card beyond)")
@@ -36,6 +39,7 @@ def wanted(args) -> bool:
     from ..core.errors import SymgptError
 
     given = [f for f, v in (("--dp-attention", args.dp_attention), ("--ep-bandwidth", args.ep_bandwidth),
+                            ("--imbalance", args.imbalance),
                             ("--redundant-experts", None if args.redundant_experts == "0" else 1),
                             ("--dispatch-bits", None if args.dispatch_bits == 8 else 1)) if v is not None]
     if args.ep is None:
@@ -71,7 +75,8 @@ def quantities(args, m, opts, cap, block, notes) -> list:
     if not red.isdigit() or len(red) > 12:
         raise SymgptError(f"--redundant-experts takes a whole number >= 0, got {red[:40]!r}")
     hw = hardware(opts["hardware"]) if "hardware" in opts else None
-    d = serving_ep.deployment(m, ep, dp, tp, int(red), hw.devices_per_node if hw is not None else None)
+    x = 1 if args.imbalance is None else number(args.imbalance, "--imbalance")
+    d = serving_ep.deployment(m, ep, dp, tp, int(red), hw.devices_per_node if hw is not None else None, x)
     if "hardware" not in opts and "device_memory" not in opts:
         raise SymgptError("--ep sizes each device: give --hardware NAME or --device-memory BYTES")
     qs = [serving.block_bytes(m, block, **opts), serving.kv_per_sequence(m, block, **opts),
@@ -101,7 +106,8 @@ def shown(args, opts) -> dict:
     tp = int(opts.get("chips", 1))
     ep = int(args.ep)
     return {"ep": ep, "dp_attention": int(args.dp_attention) if args.dp_attention is not None else ep // tp,
-            "redundant_experts": int(args.redundant_experts), "dispatch_bits": args.dispatch_bits}
+            "redundant_experts": int(args.redundant_experts), "dispatch_bits": args.dispatch_bits,
+            "imbalance": "1" if args.imbalance is None else str(args.imbalance)}
 
 
 def _bandwidth(args, d, hw, opts, number):

@@ -33,7 +33,9 @@ float32 scale per 1x128 tile in DeepSeek-V3, Sec. 3.3.2--3.3.3: "we quantize the
 before MoE up-projections into FP8 and then apply dispatch components"; the combine stays in
 BF16) and returns k · b / tp expert outputs in the combine; every copy is counted, a device's own
 included (an upper bound by 1/ep of them). The step is the sum, no overlap (the report overlaps
-two micro-batches: an upper bound).
+two micro-batches: an upper bound). ``imbalance`` X prices a busiest device whose expert slots
+receive X times the balanced share (``derive.moe_load``'s X): X times their work and its
+combine, its own tokens' dispatch unchanged.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class Deployment:
     redundant: int = 0
     experts: int = 0           # the routed experts E
     link: str = ""             # "nvlink" or "network": the all-to-all's link
+    imbalance: sympy.Rational = sympy.Integer(1)   # token copies the busiest device receives / the balanced share
 
     @property
     def slots(self) -> int:
@@ -100,7 +103,8 @@ def _experts(model) -> int:
     return int(next(iter(counts)))
 
 
-def deployment(model, ep: int, dp: int, tp: int, redundant: int = 0, node_size: int | None = None) -> Deployment:
+def deployment(model, ep: int, dp: int, tp: int, redundant: int = 0, node_size: int | None = None,
+               imbalance=1) -> Deployment:
     """The instance, or one line saying why the split is impossible."""
     for name, v, low in (("--ep", ep, 1), ("--dp-attention", dp, 1), ("--chips", tp, 1),
                          ("--redundant-experts", redundant, 0)):
@@ -116,7 +120,11 @@ def deployment(model, ep: int, dp: int, tp: int, redundant: int = 0, node_size: 
                           f" of {model.name}: each device holds whole experts (--redundant-experts R makes E + R "
                           "slots)")
     link = "nvlink" if node_size is None or ep <= node_size else "network"
-    return Deployment(ep, dp, tp, redundant, E, link)
+    x = sympy.Rational(imbalance)
+    if not 1 <= x <= ep:
+        raise SymgptError(f"--imbalance is the busiest device's token copies over the balanced share, in [1, {ep}] "
+                          f"(--ep), got {imbalance}")
+    return Deployment(ep, dp, tp, redundant, E, link, x)
 
 
 def _kind(arch, node) -> str:
@@ -259,7 +267,7 @@ def all_to_all(model, d: Deployment, batch: int, dispatch_bits: int = DISPATCH_B
     b = _batch(batch)
     layers, dd, k = moe_layers(arch), _hidden(arch), k_active(arch)
     own = sympy.ceiling(sympy.Rational(b, d.tp))
-    received = sympy.Rational(b, d.tp) * k
+    received = sympy.Rational(b, d.tp) * k * d.imbalance
     parts = [("dispatch", layers * own * k * dd * sympy.Rational(dispatch_bits, 8))]
     if dispatch_bits < 16:
         parts.append(("dispatch scales", layers * own * k * sympy.ceiling(dd / TILE) * 4))
@@ -269,8 +277,10 @@ def all_to_all(model, d: Deployment, batch: int, dispatch_bits: int = DISPATCH_B
         f"all-to-all bytes one device sends per decode step, {b} sequences per DP rank: dispatch = MoE layers x "
         f"ceil(b/TP) tokens x k x d at {dispatch_bits} bits" + (f" + a float32 scale per {TILE} elements" if
                                                               dispatch_bits < 16 else "") +
-        f"; combine = MoE layers x k·b/TP received copies x d at {COMBINE_BITS} bits (DeepSeek-V3 Sec. 3.3: FP8 "
-        "dispatch, BF16 combine); every copy counted, a device's own included"]))
+        f"; combine = MoE layers x k·b/TP received copies" + (f" x {d.imbalance} (--imbalance)" if d.imbalance != 1
+                                                               else "") +
+        f" x d at {COMBINE_BITS} bits (DeepSeek-V3 Sec. 3.3: FP8 dispatch, BF16 combine); every copy counted, a "
+        "device's own included"]))
 
 
 def _batch(batch) -> int:
@@ -297,7 +307,7 @@ def decode_step(model, d: Deployment, batch: int, a2a_bandwidth, dispatch_bits: 
         raise SymgptError("tensor parallelism needs the link bandwidth: give --link-bandwidth or a profile")
     st = step(arch, "decode")
     own = sympy.ceiling(sympy.Rational(b, d.tp))        # the device's tokens under sequence parallelism
-    per_dev = sympy.Rational(b, d.tp)                   # token copies per expert slot, over k
+    per_dev = sympy.Rational(b, d.tp) * d.imbalance     # token copies the device's slots receive, over k
     sums = {k: sympy.Integer(0) for k in ("attention side (TP)", "dense FFN, shared experts and router",
                                           "routed experts", "TP all-reduce", "all-to-all")}
     for o in st.ops:
@@ -325,10 +335,14 @@ def decode_step(model, d: Deployment, batch: int, a2a_bandwidth, dispatch_bits: 
     sums["all-to-all"] = a2a.expr / a2a_bandwidth
     parts = [(k, v.xreplace(s_tp.bindings)) for k, v in sums.items() if v != 0]
     return _q(s_tp, "serving.ep.decode_step", parts, "s", _notes(d, s_tp, [
-        f"one decode step, {b} sequences per DP rank, on the busiest device under balanced routing (every expert "
-        f"slot receives k·b/TP / slots copies; every device alike but for the sequence-parallel remainder: the one "
+        f"one decode step, {b} sequences per DP rank, on the busiest device " + (
+            "under balanced routing (every expert slot receives k·b/TP / slots copies; every device alike but for "
+            if d.imbalance == 1 else
+            f"receiving {d.imbalance} times the balanced share of token copies (--imbalance; its slots equally "
+            "loaded among themselves; besides, ") + f"the sequence-parallel remainder: the one "
         f"with ceil(b/TP) = {own} tokens): each op a roofline max(FLOPs / peak, bytes / bandwidth), the attention "
         f"side at TP {d.tp} over b sequences, the dense FFN, shared experts and router whole on its {own} tokens, "
-        f"its {d.slots} expert slots on k·b/TP token copies (weights read: Min(slots, copies)); the all-to-all over "
+        f"its {d.slots} expert slots on {'' if d.imbalance == 1 else str(d.imbalance) + ' x '}k·b/TP token copies "
+        f"(weights read: Min(slots, copies)); the all-to-all over "
         f"{LINKS.get(d.link, d.link)} at "
         f"{a2a_bandwidth} bytes/s; summed, no overlap (the report overlaps two micro-batches: an upper bound)"]))
