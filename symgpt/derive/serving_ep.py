@@ -277,7 +277,7 @@ def all_to_all(model, d: Deployment, batch: int, dispatch_bits: int = DISPATCH_B
         f"all-to-all bytes one device sends per decode step, {b} sequences per DP rank: dispatch = MoE layers x "
         f"ceil(b/TP) tokens x k x d at {dispatch_bits} bits" + (f" + a float32 scale per {TILE} elements" if
                                                               dispatch_bits < 16 else "") +
-        f"; combine = MoE layers x k·b/TP received copies" + (f" x {d.imbalance} (--imbalance)" if d.imbalance != 1
+        "; combine = MoE layers x k·b/TP received copies" + (f" x {d.imbalance} (--imbalance)" if d.imbalance != 1
                                                                else "") +
         f" x d at {COMBINE_BITS} bits (DeepSeek-V3 Sec. 3.3: FP8 dispatch, BF16 combine); every copy counted, a "
         "device's own included"]))
