@@ -146,6 +146,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),
     # --- shared transformer blocks among Mamba layers (weights once, run at every use) ---
     (Ref("symgpt.families.zamba"), ("zamba", "zamba2")),
+    # --- speech LMs and speech encoder--decoders beyond Whisper ---
+    (Ref("symgpt.families.voxtral"), ("voxtral",)),
 )
 
 #: built-in family name -> its module's reference

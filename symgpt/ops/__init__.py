@@ -96,6 +96,8 @@ CATALOG = {
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
     "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
+    # speech LMs: encoder positions stacked for the projector (Voxtral)
+    "StackFrames": Ref("symgpt.ops.audio", "StackFrames"),
     # DoRA fine-tuning: the weight-norm scale and the rescaled output (peft's DoraLinearLayer)
     "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
     "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),

@@ -157,3 +157,25 @@ class AvgPoolFrames(Op):
 
     def describe(self):
         return f"AvgPool1d {self.kernel}"
+
+
+# --- a speech LM's projector input: consecutive encoder positions stacked into one row (Voxtral)
+@register
+@dataclass(frozen=True)
+class StackFrames(FreeView):
+    """(B, n, dim) -> (B, n/k, k·dim): each k consecutive positions side by side in one row,
+    transformers' Voxtral ``last_hidden_state.reshape(-1, intermediate_size)`` over a contiguous
+    tensor (a view: no arithmetic, nothing saved)."""
+
+    k: sympy.Expr
+    kind = "stack_frames"
+    title = "Stack frames"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"stacking frames expects (B, n, dim), got {tuple(x)}")
+        return (x[0], x[1] / self.k, self.k * x[2])  # (B, n, d) -> (B, n/k, k·d)
+
+    def describe(self):
+        return f"Stack {self.k} frames"
