@@ -148,6 +148,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.zamba"), ("zamba", "zamba2")),
     # --- speech LMs and speech encoder--decoders beyond Whisper ---
     (Ref("symgpt.families.voxtral"), ("voxtral",)),
+    (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
 )
 
 #: built-in family name -> its module's reference

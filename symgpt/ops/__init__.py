@@ -96,8 +96,9 @@ CATALOG = {
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
     "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
-    # speech LMs: encoder positions stacked for the projector (Voxtral)
+    # speech models: encoder positions stacked for a projector (Voxtral), a conditioning row prepended (Pop2Piano)
     "StackFrames": Ref("symgpt.ops.audio", "StackFrames"),
+    "PrependRows": Ref("symgpt.ops.audio", "PrependRows"),
     # DoRA fine-tuning: the weight-norm scale and the rescaled output (peft's DoraLinearLayer)
     "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
     "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),

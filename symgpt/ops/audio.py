@@ -179,3 +179,24 @@ class StackFrames(FreeView):
 
     def describe(self):
         return f"Stack {self.k} frames"
+
+
+# --- Pop2Piano's conditioner: a composer's embedding row in front of the features
+@register
+@dataclass(frozen=True)
+class PrependRows(FreeView):
+    """(B, k, dim), (B, n, dim) -> (B, k + n, dim): ``torch.cat([rows, x], dim=1)`` (a copy, no
+    arithmetic; nothing saved: the gradient of a concatenation is a split)."""
+
+    kind = "prepend_rows"
+    title = "Prepend rows"
+    arity = 2
+
+    def shape(self, inputs):
+        rows, x = inputs
+        if len(rows) != 3 or len(x) != 3 or sympy.expand(rows[-1] - x[-1]) != 0:
+            raise SymgptError(f"prepending rows {tuple(rows)} to {tuple(x)}: expects (B, k, dim) and (B, n, dim)")
+        return (x[0], rows[1] + x[1], x[2])
+
+    def describe(self):
+        return "Prepend rows"
