@@ -149,6 +149,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech LMs and speech encoder--decoders beyond Whisper ---
     (Ref("symgpt.families.voxtral"), ("voxtral",)),
     (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
+    (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
 )
 
 #: built-in family name -> its module's reference

@@ -96,9 +96,11 @@ CATALOG = {
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
     "AddPositionRows": Ref("symgpt.ops.audio", "AddPositionRows"),
     "AvgPoolFrames": Ref("symgpt.ops.audio", "AvgPoolFrames"),
-    # speech models: encoder positions stacked for a projector (Voxtral), a conditioning row prepended (Pop2Piano)
+    # speech models: encoder positions stacked for a projector (Voxtral), a conditioning row prepended (Pop2Piano), a
+    # gated linear unit over a convolution's channels (Speech2Text)
     "StackFrames": Ref("symgpt.ops.audio", "StackFrames"),
     "PrependRows": Ref("symgpt.ops.audio", "PrependRows"),
+    "GLU": Ref("symgpt.ops.audio", "GLU"),
     # DoRA fine-tuning: the weight-norm scale and the rescaled output (peft's DoraLinearLayer)
     "DoraNorm": Ref("symgpt.ops.dora", "DoraNorm"),
     "DoraScale": Ref("symgpt.ops.dora", "DoraScale"),

@@ -200,3 +200,42 @@ class PrependRows(FreeView):
 
     def describe(self):
         return "Prepend rows"
+
+
+# --- Speech2Text's subsampler: a gated linear unit over the channels of a convolution's output
+@register
+@dataclass(frozen=True)
+class GLU(Op):
+    """``nn.functional.glu(x, dim=1)``: (B, 2c, n) -> (B, c, n), the first half of the channels times
+    the sigmoid of the second (Dauphin et al. 2017). No multiply-adds (``torch.utils.flop_counter``
+    counts none): a sigmoid and a product per output element forward, the input's gradient
+    elementwise backward. Saved, when its input needs a gradient: the input (``glu_backward``
+    reads it)."""
+
+    kind = "glu"
+    title = "GLU"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"a GLU over channels expects (B, 2c, n), got {tuple(x)}")
+        return (x[0], x[1] / 2, x[2])  # (B, 2c, n) -> (B, c, n)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("activation", numel(out)), Work("elementwise", numel(out)))
+
+    def backward(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Work("elementwise", numel(inputs[0]), grad="input"),)
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Saved("input", tuple(inputs[0])),)
+        return ()
+
+    def describe(self):
+        return "GLU (channels)"
