@@ -150,6 +150,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.voxtral"), ("voxtral",)),
     (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
     (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
+    (Ref("symgpt.families.moonshine"), ("moonshine",)),
 )
 
 #: built-in family name -> its module's reference

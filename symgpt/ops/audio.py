@@ -239,3 +239,59 @@ class GLU(Op):
 
     def describe(self):
         return "GLU (channels)"
+
+
+# --- Moonshine's stem over raw samples: unpadded convolutions and a one-group GroupNorm
+@register
+@dataclass(frozen=True)
+class Conv1dValid(Conv1d):
+    """A 1-D convolution without padding: (B, c_in, n) -> (B, c_out, (n - kernel)/stride + 1)
+    (n - kernel a multiple of the stride); weight (c_out, c_in, kernel). Work, parameters and
+    saved tensors as :class:`Conv1d`'s (one multiply-add per weight entry per output position)."""
+
+    kind = "conv1d_valid"
+    title = "Conv1d (no padding)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3 or sympy.expand(x[1] - self.c_in) != 0:
+            raise SymgptError(f"conv1d expects (B, {self.c_in}, n), got {tuple(x)}")
+        return (x[0], self.c_out, (x[2] - self.kernel) / self.stride + 1)
+
+    def describe(self):
+        return f"Conv1d {self.c_in}->{self.c_out}, kernel {self.kernel}, stride {self.stride}, no padding"
+
+
+@register
+@dataclass(frozen=True)
+class GroupNorm1(Op):
+    """``nn.GroupNorm(1, c)`` over (B, c, n): each sample normalised over all its c·n entries, then
+    a scale and shift per channel (2·c parameters). Work as LayerNorm's (``norm``); saved: the
+    input and one mean and rstd per sample."""
+
+    channels: sympy.Expr
+    kind = "groupnorm1"
+    title = "GroupNorm (1 group)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3 or sympy.expand(x[1] - self.channels) != 0:
+            raise SymgptError(f"GroupNorm over {self.channels} channels expects (B, c, n), got {tuple(x)}")
+        return tuple(x)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (self.channels,)), ParamSpec("bias", (self.channels,)))
+
+    def forward(self, inputs, out):
+        return (Work("norm", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("norm", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        stats = (x[0], sympy.Integer(1))
+        return (Saved("input", tuple(x), shares="input0"), Saved("mean", stats, "fp32"), Saved("rstd", stats, "fp32"))
+
+    def describe(self):
+        return f"GroupNorm 1 group, {self.channels} channels"
