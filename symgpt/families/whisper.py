@@ -32,6 +32,8 @@ FAMILIES = (Family(
     description="Whisper: two-conv front-end over log-mel frames, pre-LN audio encoder, decoder with "
                 "cross-attention (WhisperForConditionalGeneration)",
     flags=FLAGS, sizes=("L", "L_dec", "d", "h", "V", "d_ff", "T_max", "N_mel", "T_src"),
+    # T_enc: a length, bound by a config read and by the presets at T_src (every input padded to 30 s)
+    optional=("T_enc",),
     build=partial(Ref("symgpt.families.blocks.whisper", "build"), name="whisper"),
     flag_help=FLAG_HELP, choices=CHOICES),)
 
