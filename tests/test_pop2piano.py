@@ -3,6 +3,7 @@ device for the configuration class's defaults; on a tiny CPU model the parameter
 FLOPs under FlopCounterMode of what ``generate`` runs: the composer row prepended to the features
 (``get_mel_conditioner_outputs``), the encoder over them and one decoder pass."""
 
+import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import GenerationConfig
@@ -20,9 +21,11 @@ def _params(model):
     return sum(p.numel() for p in model.parameters())
 
 
-def test_default_config_params_exact_on_meta():
-    hf = build({"model_type": "pop2piano"}, CLS)
-    m = from_config({"model_type": "pop2piano", "architectures": [CLS]}, "p")
+@pytest.mark.parametrize("tie", [True, False])
+def test_default_config_params_exact_on_meta(tie):
+    # tie_word_embeddings ties the stacks' token tables to shared either way; lm_head is never tied
+    hf = build({"model_type": "pop2piano", "tie_word_embeddings": tie}, CLS)
+    m = from_config({"model_type": "pop2piano", "tie_word_embeddings": tie, "architectures": [CLS]}, "p")
     assert m.family.name == "pop2piano" and not m.flags["tied"]
     assert m.params.value == _params(hf)
 

@@ -35,6 +35,7 @@ def read(f: Fields):
     """transformers' Pop2PianoConfig (T5Config's fields, composer_vocab_size, scale_decoder_outputs)."""
     f.cfg = {**DEFAULTS, **f.cfg}
     _, flags, sizes = read_t5(f)
+    f.notes[:] = [n for n in f.notes if not n.startswith("tie_word_embeddings=false")]  # T5's, not Pop2Piano's
     flags.update(tied=False, head_scale=f.bool("scale_decoder_outputs", True), head="lm",
                  composers=f.int("composer_vocab_size", 21))
     f.notes.append("Pop2Piano's lm_head is a V × d matrix of its own (transformers ties only the encoder's and "
