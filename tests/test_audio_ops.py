@@ -59,3 +59,16 @@ def test_frame_pooling_counts_no_matmul():
         y = torch.nn.AvgPool1d(2, 2)(t.permute(0, 2, 1)).permute(0, 2, 1)
     assert tuple(y.shape) == out and fc.get_total_flops() == _flops(pool.forward((x,), out)) == 0
     assert pool.forward((x,), out)[0].count == numel(x)
+
+
+def test_stack_frames_is_a_reshape_view():
+    # Voxtral: last_hidden_state.reshape(-1, intermediate_size), k = intermediate_size / d positions a row
+    op = ops.StackFrames(I(4))
+    x = (I(2), I(12), I(5))
+    h = torch.rand(2, 12, 5)
+    with FlopCounterMode(display=False) as fc:
+        y = h.reshape(2, -1, 20)
+    assert tuple(y.shape) == op.shape((x,)) == (2, 3, 20)
+    assert y.data_ptr() == h.data_ptr()  # a view of the contiguous tensor
+    assert fc.get_total_flops() == 0 and op.forward((x,), op.shape((x,))) == ()
+    assert op.params((x,)) == () and op.saved((x,), op.shape((x,)), Context(needs_grad=(True,), trainable=True)) == ()

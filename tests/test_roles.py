@@ -21,6 +21,10 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # speech: Whisper's encoder--decoder and Qwen2-Audio's audio tower beside its decoder (their
           # stacks and roles: tests/test_whisper.py, tests/test_audio_lm.py)
           "whisper", "qwen2_audio",
+          # speech models beyond Whisper: an audio encoder beside a decoder (Voxtral) or encoder--decoders
+          # over features (Pop2Piano, Speech2Text): tests/test_voxtral.py, test_pop2piano.py, test_speech_to_text.py,
+          # test_moonshine.py
+          "voxtral", "pop2piano", "speech_to_text", "moonshine",
           # Llama 3.2 Vision and Qwen2.5-VL: towers and cross-attention layers held beside the text
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
           "mllama", "mllama_text", "qwen2_5_vl",

@@ -146,6 +146,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),
     # --- shared transformer blocks among Mamba layers (weights once, run at every use) ---
     (Ref("symgpt.families.zamba"), ("zamba", "zamba2")),
+    # --- speech LMs and speech encoder--decoders beyond Whisper ---
+    (Ref("symgpt.families.voxtral"), ("voxtral",)),
+    (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
+    (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
+    (Ref("symgpt.families.moonshine"), ("moonshine",)),
 )
 
 #: built-in family name -> its module's reference

@@ -13,7 +13,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .base import Family, Preset
 from .fields import Fields, Reader
 
 FLAGS = {"activation": "gelu", "embed_scale": False, "tied": True, "head": "lm", "dropout": False, "loss": True}
@@ -32,6 +32,8 @@ FAMILIES = (Family(
     description="Whisper: two-conv front-end over log-mel frames, pre-LN audio encoder, decoder with "
                 "cross-attention (WhisperForConditionalGeneration)",
     flags=FLAGS, sizes=("L", "L_dec", "d", "h", "V", "d_ff", "T_max", "N_mel", "T_src"),
+    # T_enc: a length, bound by a config read and by the presets at T_src (every input padded to 30 s)
+    optional=("T_enc",),
     build=partial(Ref("symgpt.families.blocks.whisper", "build"), name="whisper"),
     flag_help=FLAG_HELP, choices=CHOICES),)
 
@@ -86,4 +88,29 @@ def read(f: Fields):
 
 
 READERS = {"whisper": Reader(read, (*HEADS, "WhisperForCausalLM"))}
-PRESETS: tuple = ()
+
+# Whisper checkpoints (Radford et al. 2022, Table 1; openai/whisper-* on the Hugging Face Hub):
+# WhisperForConditionalGeneration, d_ff = 4·d, the head tied to the token embedding
+_SRC = "Radford et al. 2022 (Whisper), Table 1; openai/{} config.json on the Hugging Face Hub"
+_NOTE = ("{:,} parameters (transformers' WhisperForConditionalGeneration; the checkpoint's safetensors hold as "
+         "many); published: {}. {} log-mel bins; 30 s of audio = 3,000 frames -> T_enc = 1,500 positions (every "
+         "input padded to 30 s). The encoder's position table (1,500 × d) is a frozen parameter: counted, as the "
+         "checkpoint stores it; training memory counts a gradient and optimizer state for it that PyTorch does not "
+         "allocate")
+
+
+def _whisper(name, d, L, L_dec, h, V, N_mel, count, published):
+    sizes = {"V": V, "d": d, "L": L, "L_dec": L_dec, "h": h, "d_ff": 4 * d, "T_max": 448, "N_mel": N_mel,
+             "T_src": 1500, "T_enc": 1500}
+    return Preset(name, "whisper", sizes, flags={"head": "lm"}, source=_SRC.format(name),
+                  note=_NOTE.format(count, published, N_mel))
+
+
+PRESETS = (
+    _whisper("whisper-tiny", 384, 4, 4, 6, 51865, 80, 37_760_640, "39M"),
+    _whisper("whisper-base", 512, 6, 6, 8, 51865, 80, 72_593_920, "74M"),
+    _whisper("whisper-small", 768, 12, 12, 12, 51865, 80, 241_734_912, "244M"),
+    _whisper("whisper-medium", 1024, 24, 24, 16, 51865, 80, 763_857_920, "769M"),
+    _whisper("whisper-large-v3", 1280, 32, 32, 20, 51866, 128, 1_543_490_560, "1550M"),
+    _whisper("whisper-large-v3-turbo", 1280, 32, 4, 20, 51866, 128, 808_878_080, "809M"),
+)

@@ -157,3 +157,141 @@ class AvgPoolFrames(Op):
 
     def describe(self):
         return f"AvgPool1d {self.kernel}"
+
+
+# --- a speech LM's projector input: consecutive encoder positions stacked into one row (Voxtral)
+@register
+@dataclass(frozen=True)
+class StackFrames(FreeView):
+    """(B, n, dim) -> (B, n/k, k·dim): each k consecutive positions side by side in one row,
+    transformers' Voxtral ``last_hidden_state.reshape(-1, intermediate_size)`` over a contiguous
+    tensor (a view: no arithmetic, nothing saved)."""
+
+    k: sympy.Expr
+    kind = "stack_frames"
+    title = "Stack frames"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"stacking frames expects (B, n, dim), got {tuple(x)}")
+        return (x[0], x[1] / self.k, self.k * x[2])  # (B, n, d) -> (B, n/k, k·d)
+
+    def describe(self):
+        return f"Stack {self.k} frames"
+
+
+# --- Pop2Piano's conditioner: a composer's embedding row in front of the features
+@register
+@dataclass(frozen=True)
+class PrependRows(FreeView):
+    """(B, k, dim), (B, n, dim) -> (B, k + n, dim): ``torch.cat([rows, x], dim=1)`` (a copy, no
+    arithmetic; nothing saved: the gradient of a concatenation is a split)."""
+
+    kind = "prepend_rows"
+    title = "Prepend rows"
+    arity = 2
+
+    def shape(self, inputs):
+        rows, x = inputs
+        if len(rows) != 3 or len(x) != 3 or sympy.expand(rows[-1] - x[-1]) != 0:
+            raise SymgptError(f"prepending rows {tuple(rows)} to {tuple(x)}: expects (B, k, dim) and (B, n, dim)")
+        return (x[0], rows[1] + x[1], x[2])
+
+    def describe(self):
+        return "Prepend rows"
+
+
+# --- Speech2Text's subsampler: a gated linear unit over the channels of a convolution's output
+@register
+@dataclass(frozen=True)
+class GLU(Op):
+    """``nn.functional.glu(x, dim=1)``: (B, 2c, n) -> (B, c, n), the first half of the channels times
+    the sigmoid of the second (Dauphin et al. 2017). No multiply-adds (``torch.utils.flop_counter``
+    counts none): a sigmoid and a product per output element forward, the input's gradient
+    elementwise backward. Saved, when its input needs a gradient: the input (``glu_backward``
+    reads it)."""
+
+    kind = "glu"
+    title = "GLU"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3:
+            raise SymgptError(f"a GLU over channels expects (B, 2c, n), got {tuple(x)}")
+        return (x[0], x[1] / 2, x[2])  # (B, 2c, n) -> (B, c, n)
+
+    def params(self, inputs):
+        return ()
+
+    def forward(self, inputs, out):
+        return (Work("activation", numel(out)), Work("elementwise", numel(out)))
+
+    def backward(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Work("elementwise", numel(inputs[0]), grad="input"),)
+        return ()
+
+    def saved(self, inputs, out, ctx):
+        if ctx.needs_grad and ctx.needs_grad[0]:
+            return (Saved("input", tuple(inputs[0])),)
+        return ()
+
+    def describe(self):
+        return "GLU (channels)"
+
+
+# --- Moonshine's stem over raw samples: unpadded convolutions and a one-group GroupNorm
+@register
+@dataclass(frozen=True)
+class Conv1dValid(Conv1d):
+    """A 1-D convolution without padding: (B, c_in, n) -> (B, c_out, (n - kernel)/stride + 1)
+    (n - kernel a multiple of the stride); weight (c_out, c_in, kernel). Work, parameters and
+    saved tensors as :class:`Conv1d`'s (one multiply-add per weight entry per output position)."""
+
+    kind = "conv1d_valid"
+    title = "Conv1d (no padding)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3 or sympy.expand(x[1] - self.c_in) != 0:
+            raise SymgptError(f"conv1d expects (B, {self.c_in}, n), got {tuple(x)}")
+        return (x[0], self.c_out, (x[2] - self.kernel) / self.stride + 1)
+
+    def describe(self):
+        return f"Conv1d {self.c_in}->{self.c_out}, kernel {self.kernel}, stride {self.stride}, no padding"
+
+
+@register
+@dataclass(frozen=True)
+class GroupNorm1(Op):
+    """``nn.GroupNorm(1, c)`` over (B, c, n): each sample normalised over all its c·n entries, then
+    a scale and shift per channel (2·c parameters). Work as LayerNorm's (``norm``); saved: the
+    input and one mean and rstd per sample."""
+
+    channels: sympy.Expr
+    kind = "groupnorm1"
+    title = "GroupNorm (1 group)"
+
+    def shape(self, inputs):
+        (x,) = inputs
+        if len(x) != 3 or sympy.expand(x[1] - self.channels) != 0:
+            raise SymgptError(f"GroupNorm over {self.channels} channels expects (B, c, n), got {tuple(x)}")
+        return tuple(x)
+
+    def params(self, inputs):
+        return (ParamSpec("weight", (self.channels,)), ParamSpec("bias", (self.channels,)))
+
+    def forward(self, inputs, out):
+        return (Work("norm", numel(out)),)
+
+    def backward(self, inputs, out, ctx):
+        return (Work("norm", numel(out), grad="input"),)
+
+    def saved(self, inputs, out, ctx):
+        (x,) = inputs
+        stats = (x[0], sympy.Integer(1))
+        return (Saved("input", tuple(x), shares="input0"), Saved("mean", stats, "fp32"), Saved("rstd", stats, "fp32"))
+
+    def describe(self):
+        return f"GroupNorm 1 group, {self.channels} channels"

@@ -63,16 +63,37 @@ def _sublayer(g, x, n, kind, stream, body):
     return g.op(f"layer/{n}/add", ops.Add(), x, body(a), role=residual_role, label=f"{stream} + {out}")
 
 
-def _stack_input(g, stack, ids, drop, buckets, *, owner):
+def _stack_input(g, stack, ids, drop, buckets, *, owner, encoder=None):
     """A stack's token embeddings (the encoder owns the shared table, the decoder ties to it) and
-    its relative position bias (bidirectional buckets in the encoder, causal in the decoder)."""
+    its relative position bias (bidirectional buckets in the encoder, causal in the decoder).
+    *encoder* (``None``: as *owner*) says which of the two the stack is, where the decoder owns the
+    table (Pop2Piano: the encoder reads features)."""
+    encoder = owner if encoder is None else encoder
     tie = None if owner else {"weight": g.param("shared")}
     x = g.op("shared" if owner else f"{stack}/embed_tokens", ops.Embedding(V, d), ids, tie=tie,
              role=R.TOKEN_EMBEDDING, label="tok_emb" if owner else "tok_emb (shared)")         # (B, T, d)
     if drop:
         x = g.op(f"{stack}/dropout", ops.Dropout(), x, role=R.DROPOUT)
-    bias = g.op(f"{stack}/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=owner),
+    bias = g.op(f"{stack}/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=encoder),
                 ids, role=R.RELATIVE_BIAS, label="position bias")                              # (1, h, T, T)
+    return x, bias
+
+
+def _features_input(g, flags, drop, buckets):
+    """Pop2Piano's encoder input: (B, T_enc - 1, d) features after a composer's embedding row
+    (``mel_conditioner``: an (N_composers, d) table, ``torch.cat`` in front), the relative bias
+    over the T_enc positions of the encoder's padding mask."""
+    feats = g.input("input_features", (B, T_enc - 1, d), dtype="act", label="features", role=R.AUDIO)
+    comp = g.input("composer", (B, sympy.Integer(1)), label="composer id", role=R.EXTRA_IDS)
+    c = g.op("mel_conditioner/embedding", ops.Embedding(sympy.Integer(flags["composers"]), d), comp,
+             role=R.EXTRA_EMBEDDING, label="composer row")                                     # (B, 1, d)
+    x = g.op("mel_conditioner/concat", ops.PrependRows(), c, feats, role=R.EMBEDDING_ADD,
+             label="[composer; features]")                                                     # (B, T_enc, d)
+    if drop:
+        x = g.op("encoder/dropout", ops.Dropout(), x, role=R.DROPOUT)
+    mask = g.input("attention_mask", (B, T_enc), label="encoder padding mask", role=R.EXTRA_IDS)
+    bias = g.op("encoder/relative_attention_bias", ops.RelativePositionBias(buckets, h, bidirectional=True),
+                mask, role=R.RELATIVE_BIAS, label="position bias")                             # (1, h, T_enc, T_enc)
     return x, bias
 
 
@@ -81,13 +102,17 @@ def _stack_output(g, stack, x, drop):
     return g.op(f"{stack}/dropout_out", ops.Dropout(), x, role=R.DROPOUT) if drop else x
 
 
-def build(flags, bound):
+def build(flags, bound, name="t5"):
     drop = bool(flags["dropout"])
     buckets = sympy.Integer(flags["buckets"])
-    g = Builder("t5", declared_roles=True)
+    g = Builder(name, declared_roles=True)
+    features = "composers" in flags  # Pop2Piano: the encoder reads features, the decoder owns the table
 
-    ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)                   # (B, T_enc)
-    x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)
+    if features:
+        x, bias = _features_input(g, flags, drop, buckets)
+    else:
+        ids = g.input("input_ids", (B, T_enc), label="input ids", role=R.TOKENS)               # (B, T_enc)
+        x, bias = _stack_input(g, "encoder", ids, drop, buckets, owner=True)
     with g.repeat("encoder/block", L, label="encoder block", carry=x, role=R.STACK, length=T_enc):
         x = _sublayer(g, x, 0, "attn", "X",
                       lambda a: _attention(g, a, "layer/0/SelfAttention", drop, position_bias=bias))
@@ -95,7 +120,7 @@ def build(flags, bound):
     enc = _stack_output(g, "encoder", x, drop)
 
     dids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
-    y, dbias = _stack_input(g, "decoder", dids, drop, buckets, owner=False)
+    y, dbias = _stack_input(g, "decoder", dids, drop, buckets, owner=features, encoder=False)
     with g.repeat("decoder/block", L_dec, label="decoder block", carry=y, role=R.STACK, length=T_dec):
         y = _sublayer(g, y, 0, "attn", "Y", lambda a: _attention(g, a, "layer/0/SelfAttention", drop,
                                                                  causal=True, position_bias=dbias))
