@@ -48,6 +48,9 @@ ASSEMBLED = {
     # "unique core parameters: 2,702,599,680", the tied head counted once)
     "xlstm-7b": ("xlstm-7b.json", "xlstm", 6_865_424_896, False),
     "mamba2-2.7b": ("mamba2-2.7b.json", "mamba2", 2_702_599_680, False),
+    # a public table of the mamba-*-hf checkpoints' parameters ("mamba-790m-hf"="793204224"; its
+    # 130m, 370m, 1.4b and 2.8b rows are the counts of the presets checked above)
+    "mamba-790m": ("mamba-790m-hf.json", "mamba", 793_204_224, False),
 }
 
 def _file(preset):
