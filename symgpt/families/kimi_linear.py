@@ -198,8 +198,7 @@ READERS = {"kimi_linear": Reader(read_kimi_linear, ("KimiLinearForCausalLM",)),
 PRESETS: tuple[Preset, ...] = (
     # Kimi Linear (Kimi Team 2025), the released checkpoint
     Preset("kimi-linear-48b-a3b", "kimi_linear",
-           {"V": 163840, "d": 2304, "L": 27, "h": 32, "T_max": 1048576, "d_ff": 1024, "E": 256, "k": 8, "r_kv": 512,
-            "d_nope": 128, "d_rope": 64, "d_hv": 128, "d_ff_dense": 9216, "d_ff_shared": 1024},
+           {"V": 163840, "d": 2304, "L": 27, "h": 32, "T_max": 1048576, "d_ff": 1024, "E": 256, "k": 8},
            flags={"dense_ff": 9216, "shared_ff": 1024},
            source="Kimi Team 2025 (Kimi Linear, arXiv 2510.26692); moonshotai/Kimi-Linear-48B-A3B-Instruct its "
                   "config.json on the Hugging Face Hub",
