@@ -29,7 +29,9 @@ SEQUENCES = {"transformer-base": {"T_enc": 128, "T_dec": 128},
                                                "falcon-mamba-7b", "jamba-1.5-mini",
                                                "nemotron-h-8b")},
              # a shared-block hybrid (Zamba2), likewise
-             "zamba2-2.7b": {"T": 2048}}
+             "zamba2-2.7b": {"T": 2048},
+             # the state-space presets of the issue on state-space hybrids, likewise
+             **{name: {"T": 2048} for name in ("mamba-790m", "mamba2-2.7b", "xlstm-7b", "recurrentgemma-2b")}}
 SYMBOLS = latexeq.symbols_of(notation("default"))
 
 

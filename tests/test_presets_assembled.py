@@ -43,6 +43,14 @@ ASSEMBLED = {
     # log prints them ("state-spaces/mamba-370m-hf (371,516,416 parameters)", "-1.4b-hf (1,372,178,432")
     "mamba-370m": ("mamba-370m-hf.json", "mamba", 371_516_416, False),
     "mamba-1.4b": ("mamba-1.4b-hf.json", "mamba", 1_372_178_432, False),
+    # state-space checkpoints: xLSTM 7B's count is its paper's Table 4 (Beck et al. 2025, "6,865,424,896");
+    # state-spaces/mamba2-2.7b's, a public transfer log of that checkpoint (revision 99b226cc...,
+    # "unique core parameters: 2,702,599,680", the tied head counted once)
+    "xlstm-7b": ("xlstm-7b.json", "xlstm", 6_865_424_896, False),
+    "mamba2-2.7b": ("mamba2-2.7b.json", "mamba2", 2_702_599_680, False),
+    # a public table of the mamba-*-hf checkpoints' parameters ("mamba-790m-hf"="793204224"; its
+    # 130m, 370m, 1.4b and 2.8b rows are the counts of the presets checked above)
+    "mamba-790m": ("mamba-790m-hf.json", "mamba", 793_204_224, False),
 }
 
 def _file(preset):

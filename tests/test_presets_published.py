@@ -44,6 +44,9 @@ PUBLISHED = {
     "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
     "nemotron-h-8b": ("nemotron-h-8b.json", "hybrid"),
     "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b.json", "qwen3_next"),
+    # state-space and linear-attention checkpoints of the issue on state-space hybrids
+    "recurrentgemma-2b": ("recurrentgemma-2b.json", "recurrent_gemma"),
+    "kimi-linear-48b-a3b": ("kimi-linear-48b-a3b-instruct.json", "kimi_linear"),
 }
 
 #: counts from the checkpoints' weight files, independent of any config reading
@@ -54,6 +57,8 @@ WEIGHTS = {
     "qwen2.5-72b-instruct": 72_706_203_648,
     # Qwen3-0.6B's safetensors hold 751,632,384 numbers: the tied head is stored again as lm_head
     "qwen3-0.6b": 751_632_384 - 151936 * 1024,
+    # google/recurrentgemma-2b's safetensors metadata: 2,682,862,080 parameters (a public model report)
+    "recurrentgemma-2b": 2_682_862_080,
 }
 
 

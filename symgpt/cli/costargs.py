@@ -35,8 +35,9 @@ def add_memory(p) -> None:
     p.add_argument("--attention", choices=choices.ATTENTION, help="attention implementation")
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
     p.add_argument("--implementation", choices=choices.IMPLEMENTATIONS,
-                   help="whose code the saved tensors follow: fused kernels (the ideal) or transformers' "
-                        "eager modules (default: the convention's; pytorch-cpu: hf-eager)")
+                   help="whose code the saved tensors follow: fused kernels (the ideal), transformers' "
+                        "eager modules, or mamba-ssm's autograd Functions for Mamba mixers (read from its "
+                        "source, not measured) (default: the convention's; pytorch-cpu: hf-eager)")
     add_parallel(p)
 
 

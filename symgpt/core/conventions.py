@@ -21,6 +21,8 @@ ATTENTION = ("eager", "flash")
 PER = ("batch", "sequence", "token")
 NORM_STATS = ("fp32", "act", "none")
 IMPLEMENTATIONS = ("fused", "hf-eager")  # whose code saved tensors follow (ops' Context.implementation)
+# named kernel libraries (derive.memory_kernels: their autograd Functions' saved lists)
+IMPLEMENTATIONS += ("mamba-ssm",)
 MASK_DTYPES = ("bool", "act")
 
 

@@ -12,6 +12,7 @@ from ..core.symbols import as_expr
 from ..core.conventions import check_choice
 from ..ops.base import numel
 from .quantity import Quantity
+from .memory_kernels import KERNELS, check as kernels_check, saved as kernel_saved
 from .memory_setup import PRECISIONS, Setup, memory_quantity, setup
 from .tensor_parallel import place, tp_region
 from .walk import (attention_core, checkpoints, context, has_frozen, loop_invariant, needs_grad, recomputed,
@@ -44,6 +45,8 @@ def _saved(s: Setup):
     again = recomputed(arch, conv.recompute)
     core = attention_core(arch)
     region = tp_region(arch)  # split tp ways (tp = 1: whole; tp may be a plan's symbol)
+    if conv.implementation in KERNELS:  # a named kernel library (derive.memory_kernels)
+        kernels_check(s.model)
     entries, seen = [], set()
     for node, a in arch.ops():
         if a["op"].kind == "cross_entropy" and not conv.loss_saved:
@@ -75,9 +78,11 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
     entries, seen = out
     if has_frozen(arch) and not needs_grad(arch, steady)[node]:
         return
-    ctx = context(arch, node, conv.attention, dropout or bool(a.get("dropout_active")), conv.implementation,
-                  steady=steady)
-    for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx):
+    library = conv.implementation in KERNELS  # a kernel library: its Functions' lists, fused elsewhere
+    ctx = context(arch, node, conv.attention, dropout or bool(a.get("dropout_active")),
+                  "fused" if library else conv.implementation, steady=steady)
+    items = kernel_saved(arch, node, a, arch.input_shapes(node)) if library else None
+    for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx) if items is None else items:
         per = _dtype_bytes(s, item)
         if per is None:
             continue

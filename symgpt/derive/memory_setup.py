@@ -11,6 +11,7 @@ from ..core.conventions import Convention
 from .quantity import Quantity
 from .flops import label
 from .layout import ZERO_STAGES, Layout, check_model
+from .memory_kernels import KERNELS  # a named kernel library's note: whose source its saved tensors are read from
 from .options import OPTIMIZER_SOURCES, OPTIMIZERS, PRECISIONS, Precision, Training
 from .shortcuts import expanded
 
@@ -102,6 +103,8 @@ def _notes(s: Setup, what: str) -> tuple[str, ...]:
                 f"device serves both); activations: {n['stack'] * s.lay.pp} micro-batches of L/pp layers in flight "
                 f"at this rank's peak in the run of the schedule (Table 2: pp + 1), {n['pre']} of them through "
                 f"the embedding's stage and {n['post']} through the head's",)
+    if s.conv.implementation in KERNELS:
+        out += (KERNELS[s.conv.implementation],)
     if s.optimizer in OPTIMIZER_SOURCES:  # a named optimizer with its source (paged AdamW)
         out += (OPTIMIZER_SOURCES[s.optimizer],)
     if s.bytes.source:  # a named precision recipe: its source

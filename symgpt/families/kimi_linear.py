@@ -195,4 +195,15 @@ def read_bailing_hybrid(f: Fields):
 READERS = {"kimi_linear": Reader(read_kimi_linear, ("KimiLinearForCausalLM",)),
            "bailing_hybrid": Reader(read_bailing_hybrid, ("BailingHybridForCausalLM",))}
 
-PRESETS: tuple[Preset, ...] = ()
+PRESETS: tuple[Preset, ...] = (
+    # Kimi Linear (Kimi Team 2025), the released checkpoint
+    Preset("kimi-linear-48b-a3b", "kimi_linear",
+           {"V": 163840, "d": 2304, "L": 27, "h": 32, "T_max": 1048576, "d_ff": 1024, "E": 256, "k": 8},
+           flags={"dense_ff": 9216, "shared_ff": 1024},
+           source="Kimi Team 2025 (Kimi Linear, arXiv 2510.26692); moonshotai/Kimi-Linear-48B-A3B-Instruct its "
+                  "config.json on the Hugging Face Hub",
+           note="49,122,675,072 parameters (the checkpoint's 49,122,681,728 adds the 26 MoE layers' expert-score "
+                "correction biases, 6,656 numbers transformers keeps as buffers); published: 48B in total, 3B "
+                "active. 27 layers: 20 KDA (32 heads of 128, short conv 4), 7 MLA (layers 4, 8, ..., 24, 27); "
+                "layer 1 a dense SwiGLU of 9,216, the rest 256 experts (8 active) and one shared expert"),
+)

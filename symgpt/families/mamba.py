@@ -148,4 +148,18 @@ PRESETS = (
            note="7,272,665,088 parameters; published: 7B. The mixer's width is intermediate_size 8,192 (the "
                 "config's expand 16 is not used when intermediate_size is given); parameter-free RMSNorms of "
                 "B, C and dt; untied output head"),
+    # Mamba 790M and Mamba-2 2.7B (assembled shape fields, settled by the checkpoints' counts)
+    Preset("mamba-790m", "mamba",
+           {"d": 1536, "L": 48, "d_inner": 3072, "d_state": 16, "d_conv": 4, "V": 50280, "r_dt": 96},
+           source="Gu & Dao 2023 (Mamba), the 790M row (48 layers, d 1,536); state-spaces/mamba-790m-hf",
+           note="793,204,224 parameters; published: 790M. The output head is the embedding matrix "
+                "(tied), counted once; the vocabulary is padded to 50,280"),
+    Preset("mamba2-2.7b", "mamba2",
+           {"d": 2560, "L": 64, "d_inner": 5120, "d_state": 128, "d_conv": 4, "V": 50288, "h_ssm": 80, "G_ssm": 1,
+            "Q_chunk": 256},
+           flags={"tied": True},
+           source="Dao & Gu 2024 (Transformers are SSMs); state-spaces/mamba2-2.7b (mamba_ssm's format: d_model "
+                  "2,560, 64 layers, vocabulary 50,277 padded to a multiple of 16, Mamba2 defaults)",
+           note="2,702,599,680 parameters; published: 2.7B. 80 heads of 64, one group, state 128, chunks of 256; "
+                "the output head is the embedding matrix (tied), counted once"),
 )

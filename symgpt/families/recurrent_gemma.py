@@ -17,7 +17,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, rotary_pct
 
@@ -76,4 +76,15 @@ def read(f: Fields):
 
 READERS = {"recurrent_gemma": Reader(read, ("RecurrentGemmaForCausalLM",))}
 
-PRESETS = ()
+PRESETS = (
+    # RecurrentGemma (Botev et al. 2024), the released 2B checkpoint
+    Preset("recurrentgemma-2b", "recurrent_gemma",
+           {"V": 256000, "d": 2560, "L": 26, "h": 10, "h_kv": 1, "d_head": 256, "d_ff": 7680, "d_inner": 2560,
+            "d_conv": 4, "W": 2048},
+           flags={"recurrent_layers": 18},
+           source="Botev et al. 2024 (RecurrentGemma, arXiv 2404.07839); google/recurrentgemma-2b its config.json "
+                  "on the Hugging Face Hub",
+           note="2,682,862,080 parameters, the checkpoint's safetensors total; published: 2B non-embedding "
+                "(2,027,502,080 here). 26 blocks, two RG-LRU recurrent blocks (width 2,560, conv 4) then one local "
+                "attention block (window 2,048, 10 heads of 256, one K/V head); an MLP of 7,680; tied output head"),
+)

@@ -18,7 +18,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .base import Family, Preset
 from .fields import Fields, Reader
 
 FLAGS = {"tied": False, "bias": False, "qk_pct": 50, "v_pct": 100, "gate_softcap": 15, "logit_softcap": 30,
@@ -122,4 +122,12 @@ def read(f: Fields):
 
 READERS = {"xlstm": Reader(read, ("xLSTMForCausalLM",))}
 
-PRESETS = ()
+PRESETS = (
+    # xLSTM 7B (assembled shape fields, settled by the paper's exact count)
+    Preset("xlstm-7b", "xlstm", {"V": 50304, "d": 4096, "L": 32, "h": 8, "d_ff": 10944, "Q_chunk": 64},
+           source="Beck et al. 2025 (xLSTM 7B, arXiv 2503.13427), Table 4; NX-AI/xLSTM-7b (transformers' "
+                  "xLSTMConfig defaults are its sizes)",
+           note="6,865,424,896 parameters, the count of the paper's Table 4; 32 mLSTM blocks of width 4,096, "
+                "8 heads (q, k 2,048 wide, v 4,096), a SwiGLU of 10,944 (2.667 × 4,096 rounded up to a multiple "
+                "of 64); untied output head over a vocabulary of 50,304"),
+)
