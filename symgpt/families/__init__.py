@@ -141,6 +141,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
+    # vision--language models with a pixel-shuffle connector or a Pixtral tower
+    (Ref("symgpt.families.idefics3"), ("idefics3", "smolvlm")),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),

@@ -1,0 +1,89 @@
+"""Idefics3 (Laurençon et al. 2024, "Building and better understanding vision-language models";
+transformers' ``Idefics3ForConditionalGeneration``) and SmolVLM (Marafioti et al. 2025;
+``SmolVLMForConditionalGeneration``, the same modules): a SigLIP-style vision tower
+(``Idefics3VisionTransformer``: a Conv2d with bias, learned positions, pre-LN layers, a post
+LayerNorm, no pooling head), a connector (a pixel shuffle of s × s patches into one token of
+s²·d_v features, then one linear map to d without bias) and a Llama text decoder
+(``blocks/idefics3.py`` builds them).
+
+Images: N_img per sequence, each an S_img × S_img image (or crop) the tower reads whole:
+(S_img/P_patch)² / s² tokens. The processor's splitting of a large image into crops plus a
+downscaled global image is a count of crops per image; it is not derived here (every crop is
+one of the N_img images).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Extended, Family
+from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
+from .fields import Fields, Reader
+from .vlm import VISION_CHOICES, VISION_FLAGS, VISION_HELP, VISION_SIZES, _llama, _read_towers
+
+BUILD = Ref("symgpt.families.blocks.idefics3", "build")
+
+
+def _family(name, description):
+    return Family(name=name, description=description,
+                  flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "idefics3", "vision_head": False,
+                                             "drop_cls": False, "projector_bias": False, "pixel_shuffle": 2}),
+                  sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name=name),
+                  flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "pixel_shuffle": "the side s of the "
+                                                       "connector's pixel shuffle (scale_factor): s × s patches "
+                                                       "make one token of s²·d_v features"}),
+                  choices=Extended(CHOICES, added={**VISION_CHOICES, "vlm_projector": ("idefics3",)}))
+
+
+FAMILIES = (_family("idefics3", "Idefics3: a SigLIP-style vision tower, a pixel-shuffle connector (one linear map), "
+                    "a Llama text decoder"),
+            _family("smolvlm", "SmolVLM: Idefics3's modules (SigLIP-style tower, pixel-shuffle connector, Llama "
+                    "decoder)"))
+
+
+def _tower(names: str):
+    def read(v: Fields, flags: dict, sizes: dict) -> None:
+        """transformers' Idefics3VisionConfig (SmolVLMVisionConfig alike)."""
+        for key in ("image_size", "patch_size"):
+            if isinstance(v.cfg.get(key), list):
+                raise SymgptError(f"{v.where}: {key} given as a list is not modelled for {names}")
+        sizes.update(d_v=v.int("hidden_size", 1152), L_v=v.int("num_hidden_layers", 12),
+                     h_v=v.int("num_attention_heads", 16), d_ff_v=v.int("intermediate_size", 3072),
+                     S_img=v.int("image_size", 224), P_patch=v.int("patch_size", 32), C_img=v.int("num_channels", 3))
+        flags["vision_activation"] = v.activation("hidden_act", "gelu_pytorch_tanh")
+        v.silent("attention_dropout", "layer_norm_eps", "initializer_range", "id2label", "label2id")
+    return read
+
+
+def _read(f: Fields, name: str, what: str, vision_type: str):
+    flags, sizes = _read_towers(f, what, ("llama", "Llama", _llama), (vision_type, what, _tower(what)))
+    s = f.int("scale_factor", 2)
+    if s < 1:
+        raise SymgptError(f"{f.where}: scale_factor must be at least 1")
+    flags.update(vlm_projector="idefics3", vision_tower="siglip", vision_head=False, drop_cls=False,
+                 projector_bias=False, pixel_shuffle=s, tied=f.bool("tie_word_embeddings", False))
+    side, rest = divmod(sizes["S_img"], sizes["P_patch"])
+    if rest or side % s:
+        # the positions table still has (S_img // P_patch)² rows: the parameters are counted
+        f.notes.append(f"this config cannot read an image: {sizes['S_img']}/{sizes['P_patch']} patches a side do "
+                       f"not fall into {s}×{s} blocks (the connector's pixel shuffle); counted with no images")
+    else:
+        f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each an "
+                       f"{sizes['S_img']}×{sizes['S_img']} image or crop read whole: ({sizes['S_img']}/"
+                       f"{sizes['P_patch']})² = {side * side} patches, pixel-shuffled {s}×{s} to "
+                       f"{side * side // (s * s)} tokens; T counts those image tokens. The processor's split of a "
+                       f"large image into crops and a global view is not derived: count each crop as an image")
+    f.silent("image_token_id", "_pad_token_id", "pad_token_id", "use_cache", "id2label", "label2id",
+             "initializer_range", "vocab_size")
+    sizes["N_img"] = 0
+    return name, flags, sizes
+
+
+READERS = {"idefics3": Reader(lambda f: _read(f, "idefics3", "Idefics3", "idefics3_vision"),
+                              ("Idefics3ForConditionalGeneration",)),
+           "smolvlm": Reader(lambda f: _read(f, "smolvlm", "SmolVLM", "smolvlm_vision"),
+                             ("SmolVLMForConditionalGeneration",))}
+
+PRESETS: tuple = ()

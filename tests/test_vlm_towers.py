@@ -1,0 +1,75 @@
+"""Idefics3 / SmolVLM (``symgpt/families/idefics3.py``: SigLIP-style tower, pixel-shuffle
+connector, Llama decoder): parameters against transformers' models, and forward FLOPs with
+``pixel_values`` against ``FlopCounterMode`` on tiny CPU models built from tiny configs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+from symgpt.core.errors import SymgptError
+
+IMAGE_TOKEN = 5
+TEXT = {"model_type": "llama", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256}
+
+
+def _flops(model, **inputs) -> int:
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(use_cache=False, **inputs)
+    return fcm.get_total_flops()
+
+
+def _build(cls, cfg):
+    config = cls.config_class(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    torch.manual_seed(0)
+    return cls._from_config(config, attn_implementation="eager").eval()
+
+
+def _write(tmp_path, cfg) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize("model_type, model_class, vision_type", [
+    ("idefics3", "Idefics3ForConditionalGeneration", "idefics3_vision"),
+    ("smolvlm", "SmolVLMForConditionalGeneration", "smolvlm_vision")])
+def test_idefics3_params_and_one_image(tmp_path, model_type, model_class, vision_type):
+    # 28×28 images in 7×7 patches: a 4×4 grid, pixel-shuffled 2×2 to 4 tokens of 4·32 features
+    cfg = {"model_type": model_type, "architectures": [model_class], "image_token_id": IMAGE_TOKEN,
+           "scale_factor": 2, "text_config": TEXT,
+           "vision_config": {"model_type": vision_type, "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7}}
+    model = _build(getattr(transformers, model_class), cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix, module in (("vision_tower/", model.model.vision_model), ("connector/", model.model.connector)):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix)) == sum(p.numel() for p in module.parameters())
+
+    t = 4
+    ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * t + [9, 10, 11]])
+    T = ids.shape[1]
+    pixels = torch.rand(1, 1, 3, 28, 28)  # (batch, images, C, H, W), one whole image, no splitting
+    assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+    assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
+        _flops(model, input_ids=ids, pixel_values=pixels)
+
+
+def test_idefics3_refuses_a_grid_the_shuffle_cannot_split(tmp_path):
+    # transformers' default Idefics3VisionConfig: 224/32 = 7 patches a side, not a multiple of 2
+    cfg = {"model_type": "idefics3", "architectures": ["Idefics3ForConditionalGeneration"], "text_config": TEXT,
+           "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1,
+                             "num_attention_heads": 2}}
+    model = _build(transformers.Idefics3ForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
+    with pytest.raises(SymgptError, match="multiple of the pixel shuffle's side 2"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
