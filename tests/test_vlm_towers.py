@@ -1,5 +1,6 @@
 """Idefics3 / SmolVLM (``symgpt/families/idefics3.py``: SigLIP-style tower, pixel-shuffle
-connector, Llama decoder): parameters against transformers' models, and forward FLOPs with
+connector, Llama decoder) and Mistral 3 / LightOnOCR (``symgpt/families/pixtral.py``: Pixtral's
+tower, a patch-merger projector): parameters against transformers' models, and forward FLOPs with
 ``pixel_values`` against ``FlopCounterMode`` on tiny CPU models built from tiny configs."""
 
 from __future__ import annotations
@@ -73,3 +74,35 @@ def test_idefics3_refuses_a_grid_the_shuffle_cannot_split(tmp_path):
     assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
     with pytest.raises(SymgptError, match="multiple of the pixel shuffle's side 2"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+PIXTRAL = {"model_type": "pixtral", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+           "num_attention_heads": 2, "image_size": 28, "patch_size": 7}
+
+
+@pytest.mark.parametrize("model_type, model_class, text_type, tower, projector", [
+    ("mistral3", "Mistral3ForConditionalGeneration", "mistral", "vision_tower", "multi_modal_projector"),
+    ("lighton_ocr", "LightOnOcrForConditionalGeneration", "qwen3", "vision_encoder", "vision_projection")])
+def test_pixtral_params_and_images(tmp_path, model_type, model_class, text_type, tower, projector):
+    # 28×28 images in 7×7 patches: a 4×4 grid, merged 2×2 to 4 tokens; two images share one packed
+    # sequence in the tower (a block-diagonal mask over 32 patches)
+    cfg = {"model_type": model_type, "architectures": [model_class], "image_token_id": IMAGE_TOKEN,
+           "image_token_index": IMAGE_TOKEN, "spatial_merge_size": 2,
+           "text_config": {**TEXT, "model_type": text_type, "head_dim": 16}, "vision_config": PIXTRAL}
+    model = _build(getattr(transformers, model_class), cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix, module in ((tower, getattr(model.model, tower)), (projector, getattr(model.model, projector))):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in module.parameters())
+
+    for images in (1, 2):
+        ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * 4 * images + [9, 10, 11]])
+        T = ids.shape[1]
+        pixels = torch.rand(images, 3, 28, 28)
+        sizes = torch.tensor([[28, 28]] * images)
+        assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+        assert symgpt.load(path, B=1, T=T, N_img=images).quantity("flops.forward") == \
+            _flops(model, input_ids=ids, pixel_values=pixels, image_sizes=sizes)

@@ -143,6 +143,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
     # vision--language models with a pixel-shuffle connector or a Pixtral tower
     (Ref("symgpt.families.idefics3"), ("idefics3", "smolvlm")),
+    (Ref("symgpt.families.pixtral"), ("mistral3", "lighton_ocr")),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),
