@@ -52,7 +52,7 @@ def test_idefics3_params_and_one_image(tmp_path, model_type, model_class, vision
     m = symgpt.load(path)
     assert m.params == sum(p.numel() for p in model.parameters())
     parts = m.quantity("params").values()
-    for prefix, module in (("vision_tower/", model.model.vision_model), ("connector/", model.model.connector)):
+    for prefix, module in (("vision_model/", model.model.vision_model), ("connector/", model.model.connector)):
         assert sum(v for p, v in parts.items() if p.startswith(prefix)) == sum(p.numel() for p in module.parameters())
 
     t = 4
@@ -106,3 +106,24 @@ def test_pixtral_params_and_images(tmp_path, model_type, model_class, text_type,
         assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
         assert symgpt.load(path, B=1, T=T, N_img=images).quantity("flops.forward") == \
             _flops(model, input_ids=ids, pixel_values=pixels, image_sizes=sizes)
+
+
+def test_video_llava_params_and_one_image(tmp_path):
+    # LLaVA's path for images (CLIP, class token dropped: (28/7)² = 16 tokens); the video tower held
+    cfg = {"model_type": "video_llava", "architectures": ["VideoLlavaForConditionalGeneration"],
+           "image_token_index": IMAGE_TOKEN, "video_token_index": 6, "text_config": TEXT,
+           "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 3, "num_attention_heads": 2, "image_size": 28, "patch_size": 7}}
+    model = _build(transformers.VideoLlavaForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("image_tower", "video_tower", "multi_modal_projector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * 16 + [9, 10, 11]])
+    T = ids.shape[1]
+    assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+    assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
+        _flops(model, input_ids=ids, pixel_values_images=torch.rand(1, 3, 28, 28))

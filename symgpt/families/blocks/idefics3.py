@@ -17,9 +17,9 @@ import sympy
 from ... import ops
 from ...core.symbols import N_img, P_patch, S_img, T, d, d_v
 from ...graph import roles as R
-from .vlm import PATCHES, VISION_PREFIXES, vision_tower, with_encoder
+from .vlm import PATCHES, vision_tower, with_encoder
 
-PREFIXES = VISION_PREFIXES + ("connector/",)
+PREFIXES = ("vision_model/", "connector/", "merge_image_tokens")
 
 
 def tokens_per_image(flags):
@@ -28,7 +28,7 @@ def tokens_per_image(flags):
 
 def _vision(g, x, flags):
     s = sympy.Integer(flags["pixel_shuffle"])
-    feats = vision_tower(g, flags)                                                            # (B·N, n, d_v)
+    feats = vision_tower(g, flags, "vision_model")                                                         # (B·N, n, d_v)
     feats = g.op("connector/pixel_shuffle", ops.PixelShuffle(s), feats, role=R.VISION_POOL,
                  label=f"pixel shuffle {s}×{s}")                                               # (B·N, n/s², s²·d_v)
     feats = g.op("connector/modality_projection/proj", ops.Linear(s * s * d_v, d, bias=False), feats,
