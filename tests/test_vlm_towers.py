@@ -127,3 +127,31 @@ def test_video_llava_params_and_one_image(tmp_path):
     assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
     assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
         _flops(model, input_ids=ids, pixel_values_images=torch.rand(1, 3, 28, 28))
+
+
+@pytest.mark.parametrize("use_head", [True, False])
+def test_cohere2_vision_params_and_one_image(tmp_path, use_head):
+    # SigLIP over 28×28 images in 7×7 patches, pixel-shuffled 2×2 to 4 tokens; a SwiGLU projector.
+    # The window (16) exceeds T: eager attention computes every score and masks, symgpt counts T·min(T, W)
+    text = {"model_type": "cohere2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+            "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "sliding_window": 16,
+            "max_position_embeddings": 256}
+    cfg = {"model_type": "cohere2_vision", "architectures": ["Cohere2VisionForConditionalGeneration"],
+           "image_token_id": IMAGE_TOKEN, "downsample_factor": 2, "alignment_intermediate_size": 80,
+           "text_config": text,
+           "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7,
+                             "vision_use_head": use_head}}
+    model = _build(transformers.Cohere2VisionForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_tower", "multi_modal_projector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * 4 + [9, 10, 11]])
+    T = ids.shape[1]
+    assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+    assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
+        _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))
