@@ -155,3 +155,31 @@ def test_cohere2_vision_params_and_one_image(tmp_path, use_head):
     assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
     assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
         _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))
+
+
+@pytest.mark.parametrize("model_type, model_class, text_type, vision", [
+    ("internvl", "InternVLForConditionalGeneration", "qwen2", {}),
+    ("internvl", "InternVLForConditionalGeneration", "llama",
+     {"norm_type": "rms_norm", "use_qk_norm": True, "attention_bias": True, "use_mean_pooling": False,
+      "use_mask_token": True}),
+    ("qianfan_ocr", "QianfanOCRForConditionalGeneration", "qwen3", {"attention_bias": True})])
+def test_internvl_params_and_one_image(tmp_path, model_type, model_class, text_type, vision):
+    # InternViT over 28×28 images in 7×7 patches (+ a class token, dropped), pixel-shuffled 2×2 to 4 tokens
+    cfg = {"model_type": model_type, "architectures": [model_class], "image_token_id": IMAGE_TOKEN,
+           "downsample_ratio": 0.5, "text_config": {**TEXT, "model_type": text_type},
+           "vision_config": {"model_type": f"{model_type}_vision", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": [28, 28],
+                             "patch_size": [7, 7], **vision}}
+    model = _build(getattr(transformers, model_class), cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_tower", "multi_modal_projector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * 4 + [9, 10, 11]])
+    T = ids.shape[1]
+    assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+    assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
+        _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))
