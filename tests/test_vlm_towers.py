@@ -183,3 +183,25 @@ def test_internvl_params_and_one_image(tmp_path, model_type, model_class, text_t
     assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
     assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
         _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))
+
+
+def test_idefics2_params_and_text_flops(tmp_path):
+    # the perceiver resampler is held: parameters counted, images refused
+    cfg = {"model_type": "idefics2", "architectures": ["Idefics2ForConditionalGeneration"],
+           "image_token_id": IMAGE_TOKEN, "text_config": {**TEXT, "model_type": "mistral", "sliding_window": 64},
+           "perceiver_config": {"hidden_size": 64, "resampler_n_latents": 3, "resampler_depth": 2,
+                                "resampler_n_heads": 4, "resampler_head_dim": 8, "num_key_value_heads": 2},
+           "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                             "num_attention_heads": 2, "image_size": 28, "patch_size": 7}}
+    model = _build(transformers.Idefics2ForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_model", "connector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7, 9, 10, 11]])
+    assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")

@@ -20,10 +20,20 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Extended, Family
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader
+from .fields import Fields, Reader, note_leftovers, sub_fields
 from .vlm import VISION_CHOICES, VISION_FLAGS, VISION_HELP, VISION_SIZES, _llama, _read_towers
 
 BUILD = Ref("symgpt.families.blocks.idefics3", "build")
+
+
+#: Idefics2PerceiverConfig's sizes
+_RESAMPLER = {"resampler_latents": 64, "resampler_depth": 3, "resampler_heads": 16, "resampler_head_dim": 96,
+              "resampler_kv_heads": 4}
+_RESAMPLER_HELP = {"resampler_latents": "the perceiver's learned latents (resampler_n_latents): tokens per image",
+                   "resampler_depth": "the perceiver's layers (resampler_depth)",
+                   "resampler_heads": "the perceiver's query heads (resampler_n_heads)",
+                   "resampler_head_dim": "the perceiver's head width (resampler_head_dim)",
+                   "resampler_kv_heads": "the perceiver's key/value heads (num_key_value_heads)"}
 
 
 def _family(name, description):
@@ -40,7 +50,16 @@ def _family(name, description):
 FAMILIES = (_family("idefics3", "Idefics3: a SigLIP-style vision tower, a pixel-shuffle connector (one linear map), "
                     "a Llama text decoder"),
             _family("smolvlm", "SmolVLM: Idefics3's modules (SigLIP-style tower, pixel-shuffle connector, Llama "
-                    "decoder)"))
+                    "decoder)"),
+            Family(name="idefics2", description="Idefics2: a SigLIP-style vision tower, a gated MLP and a perceiver "
+                   "resampler (held: images are not modelled), a Mistral text decoder",
+                   flags=Extended(FLAGS, dict(gqa=True), {**VISION_FLAGS, "vlm_projector": "idefics3",
+                                                         "vision_head": False, "drop_cls": False,
+                                                         **_RESAMPLER}),
+                   sizes=SIZES + VISION_SIZES, optional=OPTIONAL,
+                   build=partial(Ref("symgpt.families.blocks.idefics3", "build_idefics2"), name="idefics2"),
+                   flag_help=Extended(FLAG_HELP, added={**VISION_HELP, **_RESAMPLER_HELP}),
+                   choices=Extended(CHOICES, added={**VISION_CHOICES, "vlm_projector": ("idefics3",)})))
 
 
 def _tower(names: str):
@@ -81,7 +100,37 @@ def _read(f: Fields, name: str, what: str, vision_type: str):
     return name, flags, sizes
 
 
-READERS = {"idefics3": Reader(lambda f: _read(f, "idefics3", "Idefics3", "idefics3_vision"),
+def _read_idefics2(f: Fields):
+    """transformers' Idefics2Config: text_config (MistralConfig), vision_config
+    (Idefics2VisionConfig), perceiver_config (Idefics2PerceiverConfig; its hidden_size is the
+    decoder's)."""
+    from .mistral import read as read_mistral
+
+    def text(t):
+        _, flags, sizes = read_mistral(t)
+        return flags, sizes
+
+    flags, sizes = _read_towers(f, "Idefics2", ("mistral", "Mistral", text),
+                                ("idefics2_vision", "Idefics2", _tower("Idefics2")))
+    p = sub_fields(f, "perceiver_config")
+    flags.update(resampler_latents=p.int("resampler_n_latents", 64), resampler_depth=p.int("resampler_depth", 3),
+                 resampler_heads=p.int("resampler_n_heads", 16), resampler_head_dim=p.int("resampler_head_dim", 96),
+                 resampler_kv_heads=p.int("num_key_value_heads", 4), vlm_projector="idefics3",
+                 vision_tower="siglip", vision_head=False, drop_cls=False, tied=f.bool("tie_word_embeddings", False))
+    act = p.str("hidden_act", "silu")
+    if act not in ("silu", "swish"):
+        f.notes.append(f"the perceiver's activation {act[:30]!r} runs in no forward counted here")
+    p.silent("hidden_size", "rms_norm_eps", "attention_dropout", "initializer_range", "id2label", "label2id")
+    note_leftovers(f, p, "perceiver_config")
+    f.notes.append("images are not modelled for Idefics2: the connector (a gated MLP and a perceiver resampler of "
+                   f"{flags['resampler_latents']} latents) is held, its parameters counted; N_img must be 0")
+    f.silent("image_token_id", "use_cache", "id2label", "label2id", "initializer_range")
+    sizes["N_img"] = 0
+    return "idefics2", flags, sizes
+
+
+READERS = {"idefics2": Reader(_read_idefics2, ("Idefics2ForConditionalGeneration",)),
+           "idefics3": Reader(lambda f: _read(f, "idefics3", "Idefics3", "idefics3_vision"),
                               ("Idefics3ForConditionalGeneration",)),
            "smolvlm": Reader(lambda f: _read(f, "smolvlm", "SmolVLM", "smolvlm_vision"),
                              ("SmolVLMForConditionalGeneration",))}

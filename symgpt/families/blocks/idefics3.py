@@ -44,3 +44,43 @@ def _vision(g, x, flags):
 
 def build(flags, bound, name="idefics3", labels=None):
     return with_encoder(flags, bound, name, labels, partial(_vision, flags=flags), PREFIXES)
+
+
+def _held(g, path, op, shape, label):
+    g.op(path, ops.Held(op, shape), role=R.HELD_EMBEDDING, label=f"{label} (not run)")
+
+
+def _vision_idefics2(g, x, flags):
+    """Idefics2: the tower (Idefics3's) and ``Idefics2Connector``, held: a gated MLP d_v -> d_ff -> d
+    (``modality_projection``, no biases) and the perceiver resampler (r latents of d; per layer
+    RMSNorms of latents and context, attention with h_r heads of d_r and h_r,kv key/value heads, an
+    RMSNorm and a gated MLP of 4d; a final RMSNorm)."""
+    from ...core.symbols import B, d_ff
+
+    vision_tower(g, flags, "vision_model")
+    r, depth = sympy.Integer(flags["resampler_latents"]), sympy.Integer(flags["resampler_depth"])
+    hr, dr, hkv = (sympy.Integer(flags[k]) for k in ("resampler_heads", "resampler_head_dim", "resampler_kv_heads"))
+    p = "connector/modality_projection"
+    for n in ("gate_proj", "up_proj"):
+        _held(g, f"{p}/{n}", ops.Linear(d_v, d_ff, bias=False), (B, d_v), n)
+    _held(g, f"{p}/down_proj", ops.Linear(d_ff, d, bias=False), (B, d_ff), "down_proj")
+    p = "connector/perceiver_resampler"
+    _held(g, f"{p}/latents", ops.AddPositions(r, d), (B, r, d), "latents")
+    with g.repeat(f"{p}/layers", depth, label="perceiver layer (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("input_latents_norm", "input_context_norm", "post_attention_layernorm"):
+            _held(g, n, ops.RMSNorm(d), (B, d), n)
+        _held(g, "self_attn/q_proj", ops.Linear(d, hr * dr, bias=False), (B, d), "q_proj")
+        for n in ("k_proj", "v_proj"):
+            _held(g, f"self_attn/{n}", ops.Linear(d, hkv * dr, bias=False), (B, d), n)
+        _held(g, "self_attn/o_proj", ops.Linear(hr * dr, d, bias=False), (B, hr * dr), "o_proj")
+        for n in ("gate_proj", "up_proj"):
+            _held(g, f"mlp/{n}", ops.Linear(d, 4 * d, bias=False), (B, d), n)
+        _held(g, "mlp/down_proj", ops.Linear(4 * d, d, bias=False), (B, 4 * d), "down_proj")
+    _held(g, f"{p}/norm", ops.RMSNorm(d), (B, d), "norm")
+    g.require("le", N_img, "images are not modelled for Idefics2 (its perceiver resampler is held): N_img must be 0",
+              id="images_not_modelled")
+    return x
+
+
+def build_idefics2(flags, bound, name="idefics2", labels=None):
+    return with_encoder(flags, bound, name, labels, partial(_vision_idefics2, flags=flags), PREFIXES)
