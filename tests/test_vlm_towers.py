@@ -205,3 +205,22 @@ def test_idefics2_params_and_text_flops(tmp_path):
     assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
     with pytest.raises(SymgptError, match="N_img must be 0"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+@pytest.mark.parametrize("vision", [{}, {"window_size": 0, "qkv_bias": False, "use_abs_pos": False},
+                                    {"use_rel_pos": False}])
+def test_got_ocr2_params_and_text_flops(tmp_path, vision):
+    # a SAM-style tower of 3 layers, one global (relative positions over the 4×4 grid), two windowed (w = 2)
+    cfg = {"model_type": "got_ocr2", "architectures": ["GotOcr2ForConditionalGeneration"],
+           "image_token_index": IMAGE_TOKEN, "text_config": {**TEXT, "model_type": "qwen2"},
+           "vision_config": {"hidden_size": 32, "mlp_dim": 48, "num_hidden_layers": 3, "num_attention_heads": 2,
+                             "image_size": 64, "patch_size": 16, "window_size": 2, "global_attn_indexes": [1],
+                             "output_channels": 24, **vision}}
+    model = _build(transformers.GotOcr2ForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    ids = torch.tensor([[2, 7, 9, 10, 11]])
+    assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
