@@ -224,3 +224,25 @@ def test_got_ocr2_params_and_text_flops(tmp_path, vision):
     assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
     with pytest.raises(SymgptError, match="N_img must be 0"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+def test_deepseek_vl_params_and_one_image(tmp_path):
+    # SigLIP (its pooling head run, unused) over 28×28 images in 7×7 patches: 16 tokens each
+    cfg = {"model_type": "deepseek_vl", "architectures": ["DeepseekVLForConditionalGeneration"],
+           "image_token_id": IMAGE_TOKEN, "text_config": TEXT,
+           "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7,
+                             "vision_use_head": True}}
+    model = _build(transformers.DeepseekVLForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_model", "aligner"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7] + [IMAGE_TOKEN] * 16 + [9, 10, 11]])
+    T = ids.shape[1]
+    assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
+    assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
+        _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))

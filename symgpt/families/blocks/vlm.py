@@ -97,27 +97,27 @@ def vision_tower(g, flags, prefix="vision_tower"):
         return x
     x = g.op(f"{prefix}/post_layernorm", ops.LayerNorm(d_v), x, role=R.VISION_NORM, label="post-LN")
     if flags["vision_head"]:
-        _attention_pool(g, x, act)
+        _attention_pool(g, x, act, prefix)
     return x
 
 
-def _attention_pool(g, x, act):
+def _attention_pool(g, x, act, prefix="vision_tower"):
     """SigLIP's multi-head attention-pooling head (``SiglipMultiheadAttentionPoolingHead``): a
     learned probe attends over the patches, then a LayerNorm and an MLP on a residual. Run by
     ``SiglipVisionModel``; its output is not used by the language model."""
-    p = g.op("vision_tower/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
+    p = g.op(f"{prefix}/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
              label="no positions")                                                            # (B·N, 0, d_v)
-    p = g.op("vision_tower/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
+    p = g.op(f"{prefix}/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
     o = attention(g, p, AttentionSpec(
-        d_v, h_v, dh=d_v / h_v, module="vision_tower/head/attention", causal=False,
-        names={"q": "vision_tower/head/attention/in_proj_q", "k": "vision_tower/head/attention/in_proj_k",
-               "v": "vision_tower/head/attention/in_proj_v", "o": "vision_tower/head/attention/out_proj"},
+        d_v, h_v, dh=d_v / h_v, module=f"{prefix}/head/attention", causal=False,
+        names={"q": f"{prefix}/head/attention/in_proj_q", "k": f"{prefix}/head/attention/in_proj_k",
+               "v": f"{prefix}/head/attention/in_proj_v", "o": f"{prefix}/head/attention/out_proj"},
         projections=Projections(bias=True, out_bias=True)), memory=x)                                     # (B·N, 1, d_v)
-    f = g.op("vision_tower/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
+    f = g.op(f"{prefix}/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
     f = ffn(g, f, FFNSpec(d_v, d_ff_v, act, bias=True,
-                          names={"up": "vision_tower/head/mlp/fc1", "act": "vision_tower/head/mlp/activation_fn",
-                                 "down": "vision_tower/head/mlp/fc2"}))
-    return g.op("vision_tower/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
+                          names={"up": f"{prefix}/head/mlp/fc1", "act": f"{prefix}/head/mlp/activation_fn",
+                                 "down": f"{prefix}/head/mlp/fc2"}))
+    return g.op(f"{prefix}/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
 
 
 def projector(g, flags, x):
