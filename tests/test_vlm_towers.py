@@ -246,3 +246,30 @@ def test_deepseek_vl_params_and_one_image(tmp_path):
     assert symgpt.load(path, B=1, T=T).quantity("flops.forward") == _flops(model, input_ids=ids)
     assert symgpt.load(path, B=1, T=T, N_img=1).quantity("flops.forward") == \
         _flops(model, input_ids=ids, pixel_values=torch.rand(1, 3, 28, 28))
+
+
+@pytest.mark.parametrize("changes", [{}, {"projector_use_layernorm": False, "projector_bias": False,
+                                          "vision_config": {"vision_use_head": False}}])
+def test_lfm2_vl_params_and_text_flops(tmp_path, changes):
+    # the SigLIP2 tower and projector are held: parameters counted, images refused
+    vision = {"model_type": "siglip2_vision_model", "hidden_size": 32, "intermediate_size": 48,
+              "num_hidden_layers": 2, "num_attention_heads": 2, "num_patches": 16, "patch_size": 4,
+              **changes.get("vision_config", {})}
+    cfg = {"model_type": "lfm2_vl", "architectures": ["Lfm2VlForConditionalGeneration"],
+           "image_token_id": IMAGE_TOKEN, "projector_hidden_size": 40, "downsample_factor": 2,
+           "text_config": {"model_type": "lfm2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                           "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+                           "layer_types": ["conv", "full_attention", "conv"], "max_position_embeddings": 256},
+           "vision_config": vision, **{k: v for k, v in changes.items() if k != "vision_config"}}
+    model = _build(transformers.Lfm2VlForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_tower", "multi_modal_projector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    ids = torch.tensor([[2, 7, 9, 10, 11]])
+    assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
