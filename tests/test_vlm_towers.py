@@ -273,3 +273,22 @@ def test_lfm2_vl_params_and_text_flops(tmp_path, changes):
     assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
     with pytest.raises(SymgptError, match="N_img must be 0"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+def test_deepseek_vl_hybrid_params_and_text_flops(tmp_path):
+    # the SAM high-resolution encoder, its neck and projection and the aligner are held: images refused
+    cfg = {"model_type": "deepseek_vl_hybrid", "architectures": ["DeepseekVLHybridForConditionalGeneration"],
+           "image_token_id": IMAGE_TOKEN, "text_config": TEXT,
+           "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7},
+           "high_res_vision_config": {"model_type": "sam_vision_model", "hidden_size": 24, "mlp_dim": 40,
+                                      "num_hidden_layers": 3, "num_attention_heads": 2, "image_size": 64,
+                                      "patch_size": 16, "window_size": 2, "global_attn_indexes": [1],
+                                      "output_channels": 8}}
+    model = _build(transformers.DeepseekVLHybridForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
+    ids = torch.tensor([[2, 7, 9, 10, 11]])
+    assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
+    with pytest.raises(SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")

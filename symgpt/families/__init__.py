@@ -148,7 +148,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.cohere2_vision"), ("cohere2_vision",)),
     (Ref("symgpt.families.internvl"), ("internvl", "qianfan_ocr")),
     (Ref("symgpt.families.got_ocr2"), ("got_ocr2",)),
-    (Ref("symgpt.families.deepseek_vl"), ("deepseek_vl",)),
+    (Ref("symgpt.families.deepseek_vl"), ("deepseek_vl", "deepseek_vl_hybrid")),
     (Ref("symgpt.families.lfm2_vl"), ("lfm2_vl",)),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
