@@ -292,3 +292,24 @@ def test_deepseek_vl_hybrid_params_and_text_flops(tmp_path):
     assert symgpt.load(path, B=1, T=5).quantity("flops.forward") == _flops(model, input_ids=ids)
     with pytest.raises(SymgptError, match="N_img must be 0"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+def test_aria_params(tmp_path):
+    # Idefics3's tower and Aria's mixture-of-experts decoder; the cross-attention projector held, images refused
+    cfg = {"model_type": "aria", "architectures": ["AriaForConditionalGeneration"], "image_token_index": IMAGE_TOKEN,
+           "projector_patch_to_query_dict": {"16": 3}, "max_value_projector_patch_to_query_dict": 3,
+           "text_config": {"model_type": "aria_text", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+                           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                           "moe_num_experts": 4, "moe_topk": 2, "moe_num_shared_experts": 1},
+           "vision_config": {"model_type": "idefics3_vision", "hidden_size": 32, "intermediate_size": 48,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 28, "patch_size": 7}}
+    model = _build(transformers.AriaForConditionalGeneration, cfg)
+    path = _write(tmp_path, cfg)
+    m = symgpt.load(path)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    parts = m.quantity("params").values()
+    for prefix in ("vision_tower", "multi_modal_projector"):
+        assert sum(v for p, v in parts.items() if p.startswith(prefix + "/")) == \
+            sum(p.numel() for p in getattr(model.model, prefix).parameters())
+    with pytest.raises(SymgptError, match="N_img must be 0"):
+        symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")

@@ -142,7 +142,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
     # vision--language models with a pixel-shuffle connector or a Pixtral tower
-    (Ref("symgpt.families.idefics3"), ("idefics3", "smolvlm", "idefics2")),
+    (Ref("symgpt.families.idefics3"), ("idefics3", "smolvlm", "idefics2", "aria")),
     (Ref("symgpt.families.pixtral"), ("mistral3", "lighton_ocr")),
     (Ref("symgpt.families.video_llava"), ("video_llava",)),
     (Ref("symgpt.families.cohere2_vision"), ("cohere2_vision",)),

@@ -21,6 +21,7 @@ from ..core.lazy import Ref
 from .base import Extended, Family
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
+from .granitemoe import ROUTER
 from .vlm import VISION_CHOICES, VISION_FLAGS, VISION_HELP, VISION_SIZES, _llama, _read_towers
 
 BUILD = Ref("symgpt.families.blocks.idefics3", "build")
@@ -59,7 +60,20 @@ FAMILIES = (_family("idefics3", "Idefics3: a SigLIP-style vision tower, a pixel-
                    sizes=SIZES + VISION_SIZES, optional=OPTIONAL,
                    build=partial(Ref("symgpt.families.blocks.idefics3", "build_idefics2"), name="idefics2"),
                    flag_help=Extended(FLAG_HELP, added={**VISION_HELP, **_RESAMPLER_HELP}),
-                   choices=Extended(CHOICES, added={**VISION_CHOICES, "vlm_projector": ("idefics3",)})))
+                   choices=Extended(CHOICES, added={**VISION_CHOICES, "vlm_projector": ("idefics3",)})),
+            Family(name="aria", description="Aria: Idefics3's vision tower, a cross-attention projector (held: images "
+                   "are not modelled), Aria's mixture-of-experts text decoder",
+                   flags=Extended(FLAGS, dict(gqa=True, moe=True, shared_expert="plain", router=ROUTER["router"],
+                                             topk_norm=ROUTER["topk_norm"]),
+                                  {**VISION_FLAGS, "vlm_projector": "idefics3", "vision_head": False, "drop_cls": False,
+                                   "projector_queries": 256}),
+                   sizes=SIZES + VISION_SIZES, optional=OPTIONAL,
+                   build=partial(Ref("symgpt.families.blocks.idefics3", "build_aria"), name="aria"),
+                   flag_help=Extended(FLAG_HELP, ROUTER["help_changes"],
+                                      {**VISION_HELP, "projector_queries": "the projector's learned queries "
+                                       "(max_value_projector_patch_to_query_dict)"}),
+                   choices=Extended(CHOICES, ROUTER["choice_changes"],
+                                    {**VISION_CHOICES, "vlm_projector": ("idefics3",)})))
 
 
 def _tower(names: str):
@@ -129,7 +143,37 @@ def _read_idefics2(f: Fields):
     return "idefics2", flags, sizes
 
 
-READERS = {"idefics2": Reader(_read_idefics2, ("Idefics2ForConditionalGeneration",)),
+def _read_aria(f: Fields):
+    """transformers' AriaConfig: text_config (AriaTextConfig), vision_config (Idefics3VisionConfig),
+    the projector's queries."""
+    from .aria import read as read_aria_text
+
+    def text(t):
+        _, flags, sizes = read_aria_text(t)
+        return flags, sizes
+
+    for key in ("text_config", "vision_config"):
+        if not isinstance(f.cfg.get(key), dict):
+            raise SymgptError(f"{f.where}: an Aria config without its {key} is not modelled (give the checkpoint's "
+                              "config.json, which has one)")
+    flags, sizes = _read_towers(f, "Aria", ("aria_text", "Aria", text),
+                                ("idefics3_vision", "Idefics3", _tower("Aria")))
+    queries = f.int("max_value_projector_patch_to_query_dict", 256)
+    flags.update(projector_queries=queries, vlm_projector="idefics3", vision_tower="siglip", vision_head=False,
+                 drop_cls=False, tied=f.bool("tie_word_embeddings", False))
+    layer = f.get("vision_feature_layer", -1)[0]
+    if not isinstance(layer, int) or isinstance(layer, bool):
+        raise SymgptError(f"{f.where}: vision_feature_layer as a list is not modelled")
+    f.notes.append("images are not modelled for Aria: the cross-attention projector is held, its parameters "
+                   "counted; N_img must be 0")
+    f.silent("image_token_index", "image_token_id", "projector_patch_to_query_dict", "id2label", "label2id",
+             "initializer_range")
+    sizes["N_img"] = 0
+    return "aria", flags, sizes
+
+
+READERS = {"aria": Reader(_read_aria, ("AriaForConditionalGeneration",)),
+           "idefics2": Reader(_read_idefics2, ("Idefics2ForConditionalGeneration",)),
            "idefics3": Reader(lambda f: _read(f, "idefics3", "Idefics3", "idefics3_vision"),
                               ("Idefics3ForConditionalGeneration",)),
            "smolvlm": Reader(lambda f: _read(f, "smolvlm", "SmolVLM", "smolvlm_vision"),

@@ -84,3 +84,33 @@ def _vision_idefics2(g, x, flags):
 
 def build_idefics2(flags, bound, name="idefics2", labels=None):
     return with_encoder(flags, bound, name, labels, partial(_vision_idefics2, flags=flags), PREFIXES)
+
+
+def _vision_aria(g, x, flags):
+    """Aria (``AriaModel``): Idefics3's vision tower and ``AriaProjector``, held: Q learned queries
+    of d_v, a cross-attention (q/k/v projections without bias, ``nn.MultiheadAttention`` with its
+    in- and out-projections, a linear map, two LayerNorms), a LayerNorm and an MLP d_v -> d -> d
+    without biases."""
+    from ...core.symbols import B
+
+    vision_tower(g, flags, "vision_tower")
+    q = sympy.Integer(flags["projector_queries"])
+    p, c = "multi_modal_projector", "multi_modal_projector/cross_attn"
+    _held(g, f"{p}/query", ops.AddPositions(q, d_v), (B, q, d_v), "queries")
+    for n in ("q_proj", "k_proj", "v_proj"):
+        _held(g, f"{c}/{n}", ops.Linear(d_v, d_v, bias=False), (B, d_v), n)
+    _held(g, f"{c}/multihead_attn/in_proj", ops.Linear(d_v, 3 * d_v, bias=True), (B, d_v), "in_proj")
+    _held(g, f"{c}/multihead_attn/out_proj", ops.Linear(d_v, d_v, bias=True), (B, d_v), "out_proj")
+    _held(g, f"{c}/linear", ops.Linear(d_v, d_v, bias=True), (B, d_v), "linear")
+    for n in (f"{c}/layer_norm", f"{c}/layer_norm_kv", f"{p}/layer_norm"):
+        _held(g, n, ops.LayerNorm(d_v), (B, d_v), n.rsplit("/", 1)[-1])
+    _held(g, f"{p}/feed_forward/linear_in", ops.Linear(d_v, d, bias=False), (B, d_v), "linear_in")
+    _held(g, f"{p}/feed_forward/linear_out", ops.Linear(d, d, bias=False), (B, d), "linear_out")
+    g.require("le", N_img, "images are not modelled for Aria (its cross-attention projector is held): N_img must "
+              "be 0", id="images_not_modelled")
+    return x
+
+
+def build_aria(flags, bound, name="aria", labels=None):
+    return with_encoder(flags, bound, name, labels, partial(_vision_aria, flags=flags),
+                        ("vision_tower/", "multi_modal_projector/"))
