@@ -313,3 +313,40 @@ def test_aria_params(tmp_path):
             sum(p.numel() for p in getattr(model.model, prefix).parameters())
     with pytest.raises(SymgptError, match="N_img must be 0"):
         symgpt.load(path, B=1, T=100, N_img=1).quantity("flops.forward")
+
+
+def _idefics3_patch_counter():
+    """transformers' own Idefics3ImageProcessor.get_number_of_image_patches and the resize helpers
+    it calls, read from its source (the module itself imports torchvision and PIL, not installed)."""
+    import ast
+    import math
+    from pathlib import Path
+
+    src = Path(transformers.__file__).parent / "models" / "idefics3" / "image_processing_idefics3.py"
+    keep = []
+    for node in ast.parse(src.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("_resize_output_size"):
+            keep.append(node)
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "MAX_IMAGE_SIZE" for t in node.targets):
+            keep.append(node)
+        elif isinstance(node, ast.ClassDef) and node.name == "Idefics3ImageProcessor":
+            keep += [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "get_number_of_image_patches"]
+    assert len(keep) == 4
+    ns = {"math": math}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), str(src), "exec"), ns)
+    return ns["get_number_of_image_patches"]
+
+
+@pytest.mark.parametrize("longest, crop", [(1456, 364), (2048, 512), (364, 364)])
+def test_idefics3_split_crops_as_the_processor_splits(longest, crop):
+    # N_img of one image: the processor's crops plus its global view (0 crops from transformers: the image alone)
+    import itertools
+    import types
+
+    from symgpt.families.idefics3 import split_crops
+
+    count = _idefics3_patch_counter()
+    proc = types.SimpleNamespace(do_image_splitting=True, max_image_size={"longest_edge": crop},
+                                 size={"longest_edge": longest})
+    for h, w in itertools.product(range(20, 3000, 97), range(20, 3000, 89)):
+        assert split_crops(h, w, longest, crop) == (count(proc, h, w)[0] or 1), (h, w)

@@ -180,3 +180,25 @@ READERS = {"aria": Reader(_read_aria, ("AriaForConditionalGeneration",)),
                              ("SmolVLMForConditionalGeneration",))}
 
 PRESETS: tuple = ()
+
+
+def split_crops(height: int, width: int, longest_edge: int = 4 * 364, crop: int = 364) -> int:
+    """The images the Idefics3 processor makes of one height × width image with image splitting on
+    (``Idefics3ImageProcessor``, do_image_splitting; defaults size.longest_edge = 1456,
+    max_image_size.longest_edge = 364): the image is first resized so that its longer side is
+    *longest_edge* (the shorter side ⌊longest_edge·short/long⌋, rounded up to even), then cut into
+    ⌈H'/crop⌉ × ⌈W'/crop⌉ crops of crop × crop plus one global view; an image whose resized sides
+    both fit one crop is not split (1). Each crop is one of the N_img images, of
+    (crop/P_patch)²/s² tokens (169 at 364/14 and s = 2). Integer arithmetic throughout."""
+    if height < 1 or width < 1 or longest_edge < 1 or crop < 1:
+        raise SymgptError("image sides and sizes must be positive integers")
+    if longest_edge > 4096:  # the processor then scales below its MAX_IMAGE_SIZE as well: not derived here
+        raise SymgptError(f"a resized longest edge of {longest_edge} (over 4096) is not modelled")
+    long, short = max(height, width), min(height, width)
+    side = longest_edge * short // long
+    side += side % 2
+    side = max(side, 1)
+    rows, cols = -(-longest_edge // crop), -(-side // crop)
+    if longest_edge <= crop and side <= crop:
+        return 1
+    return rows * cols + 1
