@@ -28,9 +28,9 @@ def tokens_per_image(flags):
 
 def _vision(g, x, flags):
     s = sympy.Integer(flags["pixel_shuffle"])
-    feats = vision_tower(g, flags, "vision_model")                                                         # (B·N, n, d_v)
+    feats = vision_tower(g, flags, "vision_model")                                            # (B·N, n, d_v)
     feats = g.op("connector/pixel_shuffle", ops.PixelShuffle(s), feats, role=R.VISION_POOL,
-                 label=f"pixel shuffle {s}×{s}")                                               # (B·N, n/s², s²·d_v)
+                 label=f"pixel shuffle {s}×{s}")                                   # (B·N, n/s², s²·d_v)
     feats = g.op("connector/modality_projection/proj", ops.Linear(s * s * d_v, d, bias=False), feats,
                  role=R.VISION_PROJECTOR, label="projection")                                 # (B·N, t, d)
     # a config whose grid the shuffle cannot split still counts its parameters: refused only with images
