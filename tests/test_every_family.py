@@ -160,7 +160,12 @@ def test_every_registered_family_is_covered():
                                     # recurrent layers (their state: tests/test_recurrent_state.py): tests/test_recurrent.py
                                     "rwkv", "recurrent_gemma", "xlstm",
                                     # shared transformer blocks among Mamba layers: tests/test_zamba.py
-                                    "zamba", "zamba2"}
+                                    "zamba", "zamba2",
+                                    # vision--language models with Pixtral, Idefics3, InternViT and other
+                                    # towers (images priced or refused): tests/test_vlm_towers.py
+                                    "idefics3", "smolvlm", "idefics2", "aria", "mistral3", "lighton_ocr",
+                                    "video_llava", "cohere2_vision", "internvl", "qianfan_ocr", "got_ocr2",
+                                    "deepseek_vl", "deepseek_vl_hybrid", "lfm2_vl"}
 
 
 _MODELS: dict[str, object] = {}

@@ -136,9 +136,12 @@ def test_every_model_type_has_a_default_case():
     from symgpt.families import audio_lm, whisper  # tests/test_audio_lm.py, tests/test_whisper.py
     from symgpt.families import mllama, qwen_vl  # tests/test_mllama.py, tests/test_qwen_vl.py
     from symgpt.families import zamba  # tests/test_zamba.py (and the zoo's default configs)
+    # vision--language models with Pixtral, Idefics3, InternViT and other towers: tests/test_vlm_towers.py
+    from symgpt.families import cohere2_vision, deepseek_vl, got_ocr2, idefics3, internvl, lfm2_vl, pixtral, video_llava
 
     encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal, vlm, whisper,
-                          audio_lm, mllama, qwen_vl, zamba)
+                          audio_lm, mllama, qwen_vl, zamba, cohere2_vision, deepseek_vl, got_ocr2, idefics3,
+                          internvl, lfm2_vl, pixtral, video_llava)
               for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 

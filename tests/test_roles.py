@@ -56,6 +56,11 @@ STATE_SPACE = {"mamba", "mamba2", "hybrid", "hybrid1",
                "zamba", "zamba2"}
 
 
+#: where the vision towers' and resamplers' stacks live (the text decoder's stacks aside)
+VISION_STACKS = ("vision_tower/", "vision_model/", "image_tower/", "video_tower/", "vision_encoder/",
+                 "high_res_vision_model/", "connector/")
+
+
 @pytest.mark.parametrize("family,dropout", [
     (f, drop) for drop in (False, True) for f in sorted(set(families()) - ENCDEC - STATE_SPACE)
     if not drop or "dropout" in families()[f].flags])   # (Gemma 4 has no dropout flag)
@@ -68,7 +73,7 @@ def test_every_op_has_a_role(family, dropout):
     # one stack of L layers, or layers that differ as a sequence of stacks whose counts add to L
     # (DeepSeek's dense layers before its MoE layers, Gemma's sliding and full layers)
     # (a vision tower's stack runs over its patches, beside the text decoder: tests/test_vlm.py)
-    stacks = [g for g in arch.stacks() if not g.name.startswith("vision_tower/")]
+    stacks = [g for g in arch.stacks() if not g.name.startswith(VISION_STACKS)]
     # (CPM-Ant's layers run over its prompt positions too: T + prompt_length)
     assert "blocks" in [g.name for g in stacks] and all(g.length == T or family == "cpmant" for g in stacks)
     assert sympy.simplify(sum(g.repeat for g in stacks) - L) == 0

@@ -141,6 +141,15 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- vision--language models with cross-attention layers (Llama 3.2 Vision) ---
     (Ref("symgpt.families.mllama"), ("mllama_text", "mllama")),
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
+    # vision--language models with a pixel-shuffle connector or a Pixtral tower
+    (Ref("symgpt.families.idefics3"), ("idefics3", "smolvlm", "idefics2", "aria")),
+    (Ref("symgpt.families.pixtral"), ("mistral3", "lighton_ocr")),
+    (Ref("symgpt.families.video_llava"), ("video_llava",)),
+    (Ref("symgpt.families.cohere2_vision"), ("cohere2_vision",)),
+    (Ref("symgpt.families.internvl"), ("internvl", "qianfan_ocr")),
+    (Ref("symgpt.families.got_ocr2"), ("got_ocr2",)),
+    (Ref("symgpt.families.deepseek_vl"), ("deepseek_vl", "deepseek_vl_hybrid")),
+    (Ref("symgpt.families.lfm2_vl"), ("lfm2_vl",)),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),

@@ -91,6 +91,10 @@ CATALOG = {
     # vision--language models: pooled patch grids and image features among the tokens
     "AvgPoolPatches": Ref("symgpt.ops.vision", "AvgPoolPatches"),
     "MergeImageTokens": Ref("symgpt.ops.vision", "MergeImageTokens"),
+    # patch grids regrouped into wider tokens: Idefics3's pixel shuffle, Pixtral's patch merger
+    "PixelShuffle": Ref("symgpt.ops.pixel_shuffle", "PixelShuffle"),
+    "PackImages": Ref("symgpt.ops.pixel_shuffle", "PackImages"),
+    "AxialRotaryTable": Ref("symgpt.ops.pixel_shuffle", "AxialRotaryTable"),
     # --- speech encoders (Whisper) ---
     "Conv1d": Ref("symgpt.ops.audio", "Conv1d"),
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),

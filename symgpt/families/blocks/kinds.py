@@ -86,8 +86,9 @@ def _conv_block(g, flags, s, x):
     return g.op("ffn/residual", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")            # (B, T, d)
 
 
-def build(flags, bound, name="kinds"):
-    """The graph of a decoder whose layers are of the kinds :func:`kinds` lists."""
+def build(flags, bound, name="kinds", vision=None):
+    """The graph of a decoder whose layers are of the kinds :func:`kinds` lists; *vision*
+    (``g, x -> x``): a vision tower declared beside the token embeddings (``blocks/decoder.py``'s)."""
     s = BuildSizes(flags, bound)
     if flags["post_norm"] or flags["parallel"] or not flags["pre_norm"]:
         raise SymgptError(f"{name}: the layers are pre-norm and sequential")
@@ -106,6 +107,8 @@ def build(flags, bound, name="kinds"):
     if any(k[0] == "blocks" for k in stacks):
         g.require("le", fixed + 1 - L, "L must exceed the layers of the other kinds", id="kinds_within_layers")
     x = decoder_embeddings(g, flags, s)
+    if vision is not None:
+        x = vision(g, x)
     table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
                  role=R.ROTARY_TABLE)
     local = table

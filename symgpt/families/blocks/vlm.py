@@ -67,56 +67,57 @@ def _layer(g, x, flags, act):
     return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
 
 
-def vision_tower(g, flags):
+def vision_tower(g, flags, prefix="vision_tower"):
     """SigLIP's or CLIP's vision transformer (``SiglipVisionModel``, ``CLIPVisionModel``) over
-    B·N_img images; returns the tensor the projector reads."""
+    B·N_img images; returns the tensor the projector reads. *prefix*: the tower's module path
+    (Video-LLaVA's image_tower, Idefics3's vision_model)."""
     clip = flags["vision_tower"] == "clip"
     act = activation(flags["vision_activation"])
     n = PATCHES + 1 if clip else PATCHES
     px = g.input("pixel_values", (B * N_img, C_img, S_img, S_img), dtype="act", label="pixels",
                  role=R.PIXELS)                                                               # (B·N, C, S, S)
-    x = g.op("vision_tower/embeddings/patch_embedding", ops.Conv2d(C_img, d_v, P_patch, bias=not clip), px,
+    x = g.op(f"{prefix}/embeddings/patch_embedding", ops.Conv2d(C_img, d_v, P_patch, bias=not clip), px,
              role=R.PATCH_EMBEDDING, label="patches (conv P×P, stride P)")                   # (B·N, d_v, S/P, S/P)
-    x = g.op("vision_tower/embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN,
+    x = g.op(f"{prefix}/embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN,
              label="patch sequence")                                                          # (B·N, n, d_v)
     if clip:
-        x = g.op("vision_tower/embeddings/class_embedding", ops.ClassToken(d_v), x, role=R.CLASS_TOKEN,
+        x = g.op(f"{prefix}/embeddings/class_embedding", ops.ClassToken(d_v), x, role=R.CLASS_TOKEN,
                  label="[CLS] + patches")                                                     # (B·N, n+1, d_v)
-    x = g.op("vision_tower/embeddings/position_embedding", ops.AddPositions(n, d_v), x,
+    x = g.op(f"{prefix}/embeddings/position_embedding", ops.AddPositions(n, d_v), x,
              role=R.POSITION_EMBEDDING, label="+ positions")                                  # (B·N, n, d_v)
     if clip:
-        x = g.op("vision_tower/pre_layrnorm", ops.LayerNorm(d_v), x, role=R.EMBEDDING_NORM, label="pre-LN")
-    with g.repeat("vision_tower/encoder/layers", L_v, label="vision layer", carry=x, role=R.STACK, length=n):
+        x = g.op(f"{prefix}/pre_layrnorm", ops.LayerNorm(d_v), x, role=R.EMBEDDING_NORM, label="pre-LN")
+    with g.repeat(f"{prefix}/encoder/layers", L_v, label="vision layer", carry=x, role=R.STACK, length=n):
         x = _layer(g, x, flags, act)                                                          # (B·N, n, d_v)
     if clip:
         # CLIPVisionTransformer norms only the pooled class token: the weights are held, the
         # hidden states the projector reads are not normed
-        cls = g.op("vision_tower/first_token", ops.FirstToken(), x, role=R.POOLED_TOKEN, label="X[:, 0]")
-        g.op("vision_tower/post_layernorm", ops.LayerNorm(d_v), cls, role=R.VISION_NORM, label="post-LN (pooled)")
+        cls = g.op(f"{prefix}/first_token", ops.FirstToken(), x, role=R.POOLED_TOKEN, label="X[:, 0]")
+        g.op(f"{prefix}/post_layernorm", ops.LayerNorm(d_v), cls, role=R.VISION_NORM, label="post-LN (pooled)")
         return x
-    x = g.op("vision_tower/post_layernorm", ops.LayerNorm(d_v), x, role=R.VISION_NORM, label="post-LN")
+    x = g.op(f"{prefix}/post_layernorm", ops.LayerNorm(d_v), x, role=R.VISION_NORM, label="post-LN")
     if flags["vision_head"]:
-        _attention_pool(g, x, act)
+        _attention_pool(g, x, act, prefix)
     return x
 
 
-def _attention_pool(g, x, act):
+def _attention_pool(g, x, act, prefix="vision_tower"):
     """SigLIP's multi-head attention-pooling head (``SiglipMultiheadAttentionPoolingHead``): a
     learned probe attends over the patches, then a LayerNorm and an MLP on a residual. Run by
     ``SiglipVisionModel``; its output is not used by the language model."""
-    p = g.op("vision_tower/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
+    p = g.op(f"{prefix}/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
              label="no positions")                                                            # (B·N, 0, d_v)
-    p = g.op("vision_tower/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
+    p = g.op(f"{prefix}/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
     o = attention(g, p, AttentionSpec(
-        d_v, h_v, dh=d_v / h_v, module="vision_tower/head/attention", causal=False,
-        names={"q": "vision_tower/head/attention/in_proj_q", "k": "vision_tower/head/attention/in_proj_k",
-               "v": "vision_tower/head/attention/in_proj_v", "o": "vision_tower/head/attention/out_proj"},
+        d_v, h_v, dh=d_v / h_v, module=f"{prefix}/head/attention", causal=False,
+        names={"q": f"{prefix}/head/attention/in_proj_q", "k": f"{prefix}/head/attention/in_proj_k",
+               "v": f"{prefix}/head/attention/in_proj_v", "o": f"{prefix}/head/attention/out_proj"},
         projections=Projections(bias=True, out_bias=True)), memory=x)                                     # (B·N, 1, d_v)
-    f = g.op("vision_tower/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
+    f = g.op(f"{prefix}/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
     f = ffn(g, f, FFNSpec(d_v, d_ff_v, act, bias=True,
-                          names={"up": "vision_tower/head/mlp/fc1", "act": "vision_tower/head/mlp/activation_fn",
-                                 "down": "vision_tower/head/mlp/fc2"}))
-    return g.op("vision_tower/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
+                          names={"up": f"{prefix}/head/mlp/fc1", "act": f"{prefix}/head/mlp/activation_fn",
+                                 "down": f"{prefix}/head/mlp/fc2"}))
+    return g.op(f"{prefix}/head/add", ops.Add(), o, f, role=R.FFN_RESIDUAL, label="probe + mlp")
 
 
 def projector(g, flags, x):
