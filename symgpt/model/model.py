@@ -309,8 +309,8 @@ _PERIODS = {"full_every": "full-attention", "moe_every": "mixture-of-experts", "
 def _not_a_count(m: "Model", name: str) -> str:
     """Why the layer-kind count *name* cannot be set on *m* (one line)."""
     what = f"{m.name}: {name} ({MEANING[name]}) is not a count of this model"
-    periods = [f"{flag}={m.flags[flag]}: every {m.flags[flag]}th layer is {kind}" for flag, kind in _PERIODS.items()
-               if m.flags.get(flag)]
+    periods = [f"{flag}={m.flags[flag]}: one layer in every {m.flags[flag]} is {kind}"
+               for flag, kind in _PERIODS.items() if m.flags.get(flag)]
     if periods:
         return (f"{what}: its layer kinds follow a fixed interleave ({'; '.join(periods)}), so each kind's count "
                 "is a floor of L over the period; set L")
