@@ -43,8 +43,8 @@ def uses(flags) -> list[int]:
 def stacks(flags) -> list[tuple[str, sympy.Expr, int, str | None]]:
     """(stack name, layers, shared block, owner stack or None) of the hybrid layers, in order:
     per shared block, the first use (owns the block's weights) and the later uses (tie to it).
-    The counts are in ``L_hyb`` (bound to hybrid_layers): block b of m runs
-    floor((L_hyb - b + m - 1)/m) of them (use i runs block i mod m)."""
+    With one shared block the later uses are counted in ``L_hyb`` (bound to hybrid_layers); with m
+    blocks, block b runs every m-th use from b (a fixed interleave), its count an integer."""
     out = []
     m = flags["mem_blocks"]
     for b, n in enumerate(uses(flags)):
@@ -53,7 +53,7 @@ def stacks(flags) -> list[tuple[str, sympy.Expr, int, str | None]]:
         sfx = "" if m == 1 else f"_block{b}"
         out.append((f"hybrid_first{sfx}", sympy.Integer(1), b, None))
         if n > 1:
-            runs = L_hyb if m == 1 else sympy.floor((L_hyb - b + m - 1) / m)
+            runs = L_hyb if m == 1 else sympy.Integer(n)
             out.append((f"hybrid_rest{sfx}", runs - 1, b, f"hybrid_first{sfx}"))
     return out
 
