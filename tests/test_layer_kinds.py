@@ -245,3 +245,33 @@ def test_pipeline_stages_hold_whole_layers_of_each_kind():
         m.quantity("memory.total", pp=8)
     one, four = m.quantity("memory.weights").value, m.quantity("memory.weights", pp=4).value
     assert one > four > 0
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "symgpt", *args], capture_output=True, text=True)
+
+
+def test_a_sweep_over_a_kinds_count_adds_whole_layers():
+    """One more attention layer of Jamba-1.5-Mini, by hand from JambaAttention and JambaMLP: Q and
+    O d x h·d_head, K and V d x h_kv·d_head, gate, up and down d x d_ff, two RMSNorms of d."""
+    d, h, h_kv, dh, ff = 4096, 32, 8, 128, 14336
+    layer = 2 * d * h * dh + 2 * d * h_kv * dh + 3 * d * ff + 2 * d
+    r = _cli("sweep", "jamba-1.5-mini", "--grid", "L_attn_mlp=4:6:1", "--columns", "params", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split(",") for line in r.stdout.splitlines()[1:]]
+    assert [(int(n), int(p)) for n, p in rows] == [(4, 51_570_323_328), (5, 51_570_323_328 + layer),
+                                                   (6, 51_570_323_328 + 2 * layer)]
+
+
+@pytest.mark.parametrize("args", [
+    ("sweep", "zamba2-2.7b", "--grid", "L_hyb=8:10:1", "--columns", "params"),
+    ("rule", "zamba2-2.7b", "params", "--as", "L_hyb"),
+    ("sweep", "gpt2-small", "--grid", "L_attn=3:5:1", "--columns", "params"),
+    ("dominance", "gpt2-small", "params", "--as", "d,L_ssm"),
+])
+def test_growing_a_count_no_stack_is_counted_in_refuses(args):
+    """Zamba2's hybrid layers dealt round two shared blocks keep integer counts per block, and
+    GPT-2 has no attention-layer count: a grid or a growth over them would change nothing."""
+    r = _cli(*args)
+    assert r.returncode == 2 and r.stderr.startswith("symgpt: error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert ("counts no stack of the formula" in r.stderr) or ("is not a count of this model" in r.stderr)

@@ -193,7 +193,9 @@ class Model:
         # a layer kind's count set on a model whose layers are not counted that way: refused
         kinds = {name for flag, name in FLAG_SYMBOLS.items() if flag in merged}
         for name in sorted(LAYER_KINDS & set(self.sizes) - kinds):
-            raise SymgptError(_not_a_count(self, name))
+            from .layer_kinds import not_a_count
+
+            raise SymgptError(not_a_count(self, name))
         self._check_constraints(waive=preset.waive if preset else ())
 
     # --- construction -----------------------------------------------------------------------
@@ -300,26 +302,6 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<Model {self.describe()}>"
-
-
-#: the flags whose period makes each layer's kind a function of its index (a fixed interleave)
-_PERIODS = {"full_every": "full-attention", "moe_every": "mixture-of-experts", "nope_every": "position-free"}
-
-
-def _not_a_count(m: "Model", name: str) -> str:
-    """Why the layer-kind count *name* cannot be set on *m* (one line)."""
-    what = f"{m.name}: {name} ({MEANING[name]}) is not a count of this model"
-    periods = [f"{flag}={m.flags[flag]}: one layer in every {m.flags[flag]} is {kind}"
-               for flag, kind in _PERIODS.items() if m.flags.get(flag)]
-    if periods:
-        return (f"{what}: its layer kinds follow a fixed interleave ({'; '.join(periods)}), so each kind's count "
-                "is a floor of L over the period; set L")
-    m.sizes.pop(name, None)
-    stacks = m.arch.stacks()
-    if len(stacks) == 1:
-        return f"{what}: its layers are all of one kind, {stacks[0].repeat} of them"
-    shown = ", ".join(f"{g.name} × {g.repeat}" for g in stacks)
-    return f"{what}: its stacks are {shown}"
 
 
 def _split(fam: Family, overrides: Mapping[str, object]):
