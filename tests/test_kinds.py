@@ -89,4 +89,5 @@ def test_short_conv_layers_are_their_own_stack(tmp_path):
     assert m.flags["conv_layers"] == 4
     from symgpt.core.symbols import L
     from symgpt.families.blocks.kinds import kinds
-    assert [(n, int(c.subs(L, 6))) for n, c, _, _ in kinds(m.flags)] == [("conv_blocks", 4), ("blocks", 2)]
+    assert [(n, int(c.subs(L, 6).xreplace(m.bindings))) for n, c, _, _ in kinds(m.flags)] == \
+        [("conv_blocks", 4), ("blocks", 2)]

@@ -78,7 +78,7 @@ def test_stacks_follow_the_layer_pattern_and_the_shared_blocks(case, tmp_path):
     hybrid use i runs block i mod num_mem_blocks, as Zamba2Model ties them."""
     config, model = hybrid._model(*CASES[case])
     m = symgpt.load(str(_write(config, tmp_path)))
-    stacks = {g.name: int(g.repeat) for g in m.arch.stacks()}
+    stacks = {g.name: int(g.repeat.xreplace(m.bindings)) for g in m.arch.stacks()}
     kinds = config.layers_block_type
     hybrids = [i for i, k in enumerate(kinds) if k == "hybrid"]
     blocks = getattr(config, "num_mem_blocks", 1)

@@ -112,6 +112,11 @@ def quantity(args, model):
     """The Quantity the command runs on."""
     from ..query import select
 
+    if getattr(args, "regime", None):  # a layer kind's count grown: it must count a stack of the model
+        from ..model.layer_kinds import check_free
+        from ..query.regime import parse_regime
+
+        check_free(model, model.arch, [s.name for s in parse_regime(args.regime).symbols])
     return select(model, args.quantity, args.part, args.per_block, **options(args))
 
 

@@ -25,6 +25,12 @@ PROFILES = {
             "d_rope": r"d_h^{\mathrm{rope}}", "d_hv": r"d_h^{\mathrm{v}}",
             "d_ff_dense": r"d_{\mathrm{ff}}^{\mathrm{dense}}", "d_ff_shared": r"d_{\mathrm{ff}}^{\mathrm{sh}}",
             "d_ff_expert": r"d_{\mathrm{ff}}^{\mathrm{exp}}",
+            # layers of several kinds: each kind's count
+            "L_ssm": r"L_{\mathrm{ssm}}", "L_ssm_mlp": r"L_{\mathrm{ssm,mlp}}", "L_ssm_moe": r"L_{\mathrm{ssm,moe}}",
+            "L_attn": r"L_{\mathrm{attn}}", "L_attn_mlp": r"L_{\mathrm{attn,mlp}}",
+            "L_attn_moe": r"L_{\mathrm{attn,moe}}", "L_mlp": r"L_{\mathrm{mlp}}", "L_moe": r"L_{\mathrm{moe}}",
+            "L_par_mlp": r"L_{\mathrm{par,mlp}}", "L_lin": r"L_{\mathrm{lin}}", "L_conv": r"L_{\mathrm{conv}}",
+            "L_rec": r"L_{\mathrm{rec}}", "L_hyb": r"L_{\mathrm{hyb}}",
         },
         "quantities": {"params": r"\#\theta", "flops": r"C", "memory": "M"},
     },

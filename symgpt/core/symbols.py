@@ -69,13 +69,29 @@ d_hv = _sym("d_hv")          # each value head's dimensions (v_head_dim)
 d_ff_dense = _sym("d_ff_dense")    # feed-forward width of the dense layers of a mixture
 d_ff_shared = _sym("d_ff_shared")  # feed-forward width of the shared expert
 d_ff_expert = _sym("d_ff_expert")  # feed-forward width of each routed expert (where it is not d_ff)
+# layers of several kinds (hybrids): the count of each kind's stack, bound to its flag (FLAG_SYMBOLS)
+L_ssm = _sym("L_ssm")            # Mamba layers, the mixer alone (Nemotron-H's M; Zamba's Mamba layers)
+L_ssm_mlp = _sym("L_ssm_mlp")    # Mamba layers with a dense FFN (Bamba, Jamba)
+L_ssm_moe = _sym("L_ssm_moe")    # Mamba layers with a mixture of experts (Jamba, Granite 4.0-H)
+L_attn = _sym("L_attn")          # attention layers, attention alone (Nemotron-H's *)
+L_attn_mlp = _sym("L_attn_mlp")  # attention layers with a dense FFN (Bamba, Jamba)
+L_attn_moe = _sym("L_attn_moe")  # attention layers with a mixture of experts (Granite 4.0-H)
+L_mlp = _sym("L_mlp")            # dense FFN layers, the FFN alone (Nemotron-H's -)
+L_moe = _sym("L_moe")            # mixture-of-experts layers, the mixture alone (Nemotron-H's E)
+L_par_mlp = _sym("L_par_mlp")    # attention and Mamba in parallel, then a dense FFN (Falcon-H1)
+L_lin = _sym("L_lin")            # linear-attention layers among attention ones (Qwen3-Next, Kimi Linear)
+L_conv = _sym("L_conv")          # short-convolution layers among attention ones (LFM2)
+L_rec = _sym("L_rec")            # recurrent (RG-LRU) layers among attention ones (RecurrentGemma)
+L_hyb = _sym("L_hyb")            # Zamba's hybrid layers (the shared transformer block, then Mamba)
 
 #: name -> symbol, in the order they are documented.
 CANONICAL: dict[str, sympy.Symbol] = {
     s.name: s for s in (B, T, T_max, d, h, h_kv, d_head, L, V, d_ff, E, k, W, T_enc, T_dec, L_dec, S_img,
                          P_patch, C_img, N_cls, d_inner, d_state, d_conv, r_dt, h_ssm, G_ssm, Q_chunk,
                          N_img, d_v, h_v, L_v, d_ff_v, N_mel, T_src, N_aud, d_a, h_a, L_a, d_ff_a,
-                         r_q, r_kv, d_nope, d_rope, d_hv, d_ff_dense, d_ff_shared, d_ff_expert)
+                         r_q, r_kv, d_nope, d_rope, d_hv, d_ff_dense, d_ff_shared, d_ff_expert,
+                         L_ssm, L_ssm_mlp, L_ssm_moe, L_attn, L_attn_mlp, L_attn_moe, L_mlp, L_moe, L_par_mlp,
+                         L_lin, L_conv, L_rec, L_hyb)
 }
 
 #: one-line meaning of each symbol (for --help, tables and notation profiles).
@@ -127,6 +143,19 @@ MEANING: dict[str, str] = {
     "d_ff_dense": "feed-forward width of the dense layers",
     "d_ff_shared": "feed-forward width of the shared expert",
     "d_ff_expert": "feed-forward width of each routed expert",
+    "L_ssm": "Mamba layers (the mixer alone)",
+    "L_ssm_mlp": "Mamba layers with a dense FFN",
+    "L_ssm_moe": "Mamba layers with a mixture of experts",
+    "L_attn": "attention layers (attention alone)",
+    "L_attn_mlp": "attention layers with a dense FFN",
+    "L_attn_moe": "attention layers with a mixture of experts",
+    "L_mlp": "dense FFN layers (the FFN alone)",
+    "L_moe": "mixture-of-experts layers (the mixture alone)",
+    "L_par_mlp": "layers of attention and Mamba in parallel, with a dense FFN",
+    "L_lin": "linear-attention layers (the others attention layers)",
+    "L_conv": "short-convolution layers (the others attention layers)",
+    "L_rec": "recurrent layers (the others attention layers)",
+    "L_hyb": "hybrid layers (the shared transformer block, then Mamba)",
 }
 
 

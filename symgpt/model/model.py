@@ -24,6 +24,7 @@ from ..derive.params import params as count_params
 from ..core.lazy import Ref
 from ..derive.quantity import Quantity, evaluate
 from ..core.symbols import CANONICAL, FLAG_SYMBOLS, LENGTHS, MEANING, ZERO_ALLOWED
+from ..core.flag_symbols import LAYER_KINDS
 
 #: the parallel dimensions ``comm.DIMS`` prices (``tests/test_lazy.py`` checks they agree)
 COMM_DIMS = ("dp", "tp", "pp", "ep", "cp")
@@ -189,6 +190,12 @@ class Model:
                 self.sizes.pop(name, None)
                 if isinstance(merged[flag], int) and not isinstance(merged[flag], bool):
                     self.sizes[name] = sympy.Integer(merged[flag])
+        # a layer kind's count set on a model whose layers are not counted that way: refused
+        kinds = {name for flag, name in FLAG_SYMBOLS.items() if flag in merged}
+        for name in sorted(LAYER_KINDS & set(self.sizes) - kinds):
+            from .layer_kinds import not_a_count
+
+            raise SymgptError(not_a_count(self, name))
         self._check_constraints(waive=preset.waive if preset else ())
 
     # --- construction -----------------------------------------------------------------------

@@ -313,10 +313,13 @@ class _Plan:
 
     def _kernels(self) -> list[Kernel]:
         """Each flag setting derived and compiled (every check runs here, before any row)."""
+        from ..model.layer_kinds import check_free
+
         grid, options, used, columns = self.grid, self.options, self.used, self.columns
         kernels = []
         for i, setting in enumerate(grid.flag_settings()):
             m = self.base.with_(**setting) if setting else self.base
+            check_free(m, m.arch, [a.name for a in grid.axes])  # a layer kind's count must count a stack
             m = m.free(*(a.name for a in grid.axes))
             exprs = {c: _quantity_expr(m, c, options, used) for c in columns}
             cols = {c: Compiled(_fixed(e, m), grid.axes, c) for c, e in exprs.items()}

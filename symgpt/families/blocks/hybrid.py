@@ -13,7 +13,8 @@ every sublayer a pre-norm branch ``x + f(RMSNorm(x))``:
 
 So Bamba's layers are ``M-`` and ``*-``, Jamba's ``M-``, ``ME``, ``*-`` and ``*E``, Nemotron-H's
 one sublayer each (its own pattern letters ``M``, ``*``, ``-``, ``E``). Layers of one word are one
-stack, counted × the number of layers of that kind (stacks in the order their kind first
+stack, counted × the number of layers of that kind (a symbol of its own: ``L_ssm_mlp`` for ``M-``,
+``L_attn`` for ``*``, bound to the count flag) (stacks in the order their kind first
 a reader finds in the config's pattern, declared as one count flag per kind, ``mamba_mlp_layers``
 for ``M-``; stacks in the order of :data:`WORDS`: the order of layers changes no count).
 """
@@ -24,7 +25,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import B, E, T, V, d, d_ff, d_ff_expert, d_ff_shared, d_head, h, h_kv, k
+from ...core.symbols import CANONICAL, FLAG_SYMBOLS, B, E, T, V, d, d_ff, d_ff_expert, d_ff_shared, d_head, h, h_kv, k
 from ...graph import roles as R
 from ...graph.arch import Builder
 from .attention import AttentionSpec, Projections, attention
@@ -45,6 +46,12 @@ WORDS = ("M", "M-", "ME", "*", "*-", "*E", "-", "E", "P-")
 def count_flag(word: str) -> str:
     """The flag holding how many layers of kind *word* the pattern has (``mamba_mlp_layers``)."""
     return "_".join(STEMS[c] for c in word) + "_layers"
+
+
+def count_symbol(word: str) -> sympy.Symbol:
+    """The symbol counting the layers of kind *word* (``L_ssm_mlp`` for ``M-``), bound to its
+    count flag's value (``symgpt.core.flag_symbols.FLAG_SYMBOLS``)."""
+    return CANONICAL[FLAG_SYMBOLS[count_flag(word)]]
 
 
 def kinds(flags) -> list[tuple[str, int]]:
@@ -118,7 +125,7 @@ def build(flags, bound, name="hybrid"):
         frac = sympy.Rational(flags["rotary_pct"], 100)
         table = g.op("rotary", ops.RotaryTable(dh, frac), "input_ids", label="cos, sin", role=R.ROTARY_TABLE)
     for word, count in found:
-        with g.repeat(count_flag(word), sympy.Integer(count), label=_label(flags, word), carry=x, role=R.STACK):
+        with g.repeat(count_flag(word), count_symbol(word), label=_label(flags, word), carry=x, role=R.STACK):
             x = _layer(g, flags, word, x, table, dh, kv)
     x = g.op("final_norm", ops.RMSNorm(d), x, role=R.FINAL_NORM, label="final norm")
     tie = {"weight": g.param("embed_tokens")} if flags["tied"] else None

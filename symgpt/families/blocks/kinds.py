@@ -18,7 +18,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import L, d, d_conv, d_head, h, h_kv
+from ...core.symbols import L, L_conv, d, d_conv, d_head, h, h_kv
 from ...graph import roles as R
 from ...graph.arch import Builder
 from .decoder import decoder_block, decoder_embeddings
@@ -40,7 +40,7 @@ def _count(flags, key) -> int:
 
 def kinds(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     """The stacks of layers, one per kind: (name, count, flag changes, label). ``conv_layers = n``:
-    n short-convolution layers (``conv_blocks``); ``first_bare``: the first layer is full attention
+    n short-convolution layers (``conv_blocks``, counted in the symbol ``L_conv`` bound to n); ``first_bare``: the first layer is full attention
     with no norm before it (``first_blocks`` of one); with ``window``, ``full_layers = m`` of the
     attention layers (the first included) are full attention (``full_blocks``), the others
     sliding-window (``blocks``); without it every attention layer is full (``blocks``). A kind no
@@ -51,14 +51,15 @@ def kinds(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("first_bare with window needs full_layers of at least 1 (the first layer is full)")
     if n_full and not flags["window"]:
         raise SymgptError("full_layers needs window=true (full-attention layers among sliding ones)")
+    conv = L_conv if n_conv else sympy.Integer(0)  # the symbol bound to conv_layers (FLAG_SYMBOLS)
     out = [("first_blocks", sympy.Integer(first), {"window": False, "bare_attention": True},
             "first layer (no attention norm)"),
-           ("conv_blocks", sympy.Integer(n_conv), {"mixer": "conv"}, "short-convolution layer")]
+           ("conv_blocks", conv, {"mixer": "conv"}, "short-convolution layer")]
     if flags["window"]:
-        out += [("blocks", L - n_conv - n_full, {}, "sliding-window layer"),
+        out += [("blocks", L - conv - n_full, {}, "sliding-window layer"),
                 ("full_blocks", sympy.Integer(n_full - first), {"window": False}, "full-attention layer")]
     else:
-        out += [("blocks", L - n_conv - first, {}, "attention layer")]
+        out += [("blocks", L - conv - first, {}, "attention layer")]
     return [k for k in out if k[1] != 0]
 
 

@@ -13,7 +13,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import L, d, d_conv, d_inner, h
+from ...core.symbols import L, L_rec, d, d_conv, d_inner, h
 from ...graph import roles as R
 from ...graph.arch import Builder
 from .decoder import decoder_block, decoder_embeddings
@@ -51,10 +51,10 @@ def build(flags, bound, name="recurrent_gemma"):
     g = Builder(name, declared_roles=True)
     g.require("integer", d_inner / h, "d_inner must be divisible by h (the RG-LRU's gate blocks)",
               id="heads_divide_lru")
-    g.require("le", n_rec - L, "L must be at least recurrent_layers", id="recurrent_within_layers")
+    g.require("le", (L_rec if n_rec else 0) - L, "L must be at least recurrent_layers", id="recurrent_within_layers")
     x = decoder_embeddings(g, flags, s)
-    stacks = [("blocks", L - n_rec, "local-attention block"), ("recurrent_blocks", sympy.Integer(n_rec),
-                                                               "recurrent block")]
+    rec = L_rec if n_rec else sympy.Integer(0)  # the symbol bound to recurrent_layers (FLAG_SYMBOLS)
+    stacks = [("blocks", L - rec, "local-attention block"), ("recurrent_blocks", rec, "recurrent block")]
     table = None
     for stack, count, label in stacks:
         if count == 0:

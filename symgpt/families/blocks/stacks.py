@@ -16,7 +16,7 @@ import sympy
 
 from ...graph import roles
 from ...core.errors import SymgptError
-from ...core.symbols import L
+from ...core.symbols import L, L_lin
 
 
 def stacks(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
@@ -124,8 +124,8 @@ def _periodic(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
 
 def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     """Linear-attention layers among attention ones (family flag ``linear_layers = n``, Qwen3-Next's
-    ``layer_types``): a stack ``linear_blocks`` of n layers whose mixer is the family's ``linear_mixer``
-    before a stack ``blocks`` of L - n attention layers; the order of the layers changes no count.
+    ``layer_types``): a stack ``linear_blocks`` of n layers (the symbol ``L_lin``, bound to n) whose
+    mixer is the family's ``linear_mixer`` before a stack ``blocks`` of L - n attention layers; the order of the layers changes no count.
     With ``dense_layers`` (experts off in some layers) it is refused: no family declares both."""
     n = flags["linear_layers"]
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -140,9 +140,10 @@ def _linear(flags) -> list[tuple[str, sympy.Expr, dict, str]]:
     if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1 or not flags["window"]):
         raise SymgptError(f"full_layers must be a whole number of at least 1, with window=true, got {m!r}")
     changes = {"mixer": flags["linear_mixer"]}
+    n = L_lin  # the linear-attention layers' count, bound to linear_layers (FLAG_SYMBOLS)
     if flags.get("linear_pre_norm"):  # OLMo-Hybrid: pre-norm linear layers among post-branch-norm attention ones
         changes.update(pre_norm=True, branch_norms=False)
-    out = [("linear_blocks", sympy.Integer(n), changes, "linear-attention layer"),
+    out = [("linear_blocks", n, changes, "linear-attention layer"),
            ("blocks", L - n, {}, "attention layer")]
     if m:  # Lara-Mini: sliding-window and full-attention layers among the linear ones
         out[1:] = [("blocks", L - n - m, {}, "sliding-window attention layer"),
@@ -165,10 +166,11 @@ def _linear_dense(flags, n: int) -> list[tuple[str, sympy.Expr, dict, str]]:
         raise SymgptError("dense_linear needs moe=true and no full_every, full_layers, moe_every, nope_every or "
                           "last_proj_bias")
     mixer = {"mixer": flags["linear_mixer"]}
+    # the linear-attention layers' count is the symbol L_lin, bound to linear_layers = n (FLAG_SYMBOLS)
     out = [("dense_linear_blocks", sympy.Integer(m), {**mixer, "moe": False}, "dense linear-attention layer"),
            ("dense_blocks", sympy.Integer(n_dense - m), {"moe": False}, "dense attention layer"),
-           ("linear_blocks", sympy.Integer(n - m), mixer, "linear-attention layer"),
-           ("blocks", L - n - n_dense + m, {}, "attention layer")]
+           ("linear_blocks", L_lin - m if n != m else sympy.Integer(0), mixer, "linear-attention layer"),
+           ("blocks", L - L_lin - n_dense + m, {}, "attention layer")]
     return [st for st in out if st[1] != 0]
 
 
@@ -179,7 +181,7 @@ def layers(g, flags, s, x, block):
                   "L must count the full-attention and the dense sliding-window layers",
                   id="full_layers_within_layers")
     if flags.get("linear_layers"):
-        g.require("le", flags["linear_layers"] + (flags.get("full_layers") or 0)
+        g.require("le", L_lin + (flags.get("full_layers") or 0)
                   + ((flags["dense_layers"] or 0) - flags["dense_linear"] if flags.get("dense_linear") is not None
                      else 0) - L,
                   "L must count the linear-attention (and full-attention) layers", id="linear_layers_within_layers")

@@ -25,7 +25,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import B, T, V, d, d_ff, d_head, h, h_kv
+from ...core.symbols import B, L_hyb, L_ssm, T, V, d, d_ff, d_head, h, h_kv
 from ...graph import roles as R
 from ...graph.arch import Builder
 from .attention import AttentionSpec, Projections, Scores, attention
@@ -40,17 +40,21 @@ def uses(flags) -> list[int]:
     return [len(range(b, n, m)) for b in range(m)]
 
 
-def stacks(flags) -> list[tuple[str, int, int, str | None]]:
+def stacks(flags) -> list[tuple[str, sympy.Expr, int, str | None]]:
     """(stack name, layers, shared block, owner stack or None) of the hybrid layers, in order:
-    per shared block, the first use (owns the block's weights) and the later uses (tie to it)."""
+    per shared block, the first use (owns the block's weights) and the later uses (tie to it).
+    With one shared block the later uses are counted in ``L_hyb`` (bound to hybrid_layers); with m
+    blocks, block b runs every m-th use from b (a fixed interleave), its count an integer."""
     out = []
+    m = flags["mem_blocks"]
     for b, n in enumerate(uses(flags)):
         if not n:
             continue
-        sfx = "" if flags["mem_blocks"] == 1 else f"_block{b}"
-        out.append((f"hybrid_first{sfx}", 1, b, None))
+        sfx = "" if m == 1 else f"_block{b}"
+        out.append((f"hybrid_first{sfx}", sympy.Integer(1), b, None))
         if n > 1:
-            out.append((f"hybrid_rest{sfx}", n - 1, b, f"hybrid_first{sfx}"))
+            runs = L_hyb if m == 1 else sympy.Integer(n)
+            out.append((f"hybrid_rest{sfx}", runs - 1, b, f"hybrid_first{sfx}"))
     return out
 
 
@@ -139,14 +143,14 @@ def build(flags, bound, name="zamba"):
         table = g.op("rotary", ops.RotaryTable(dh), "input_ids", label="cos, sin", role=R.ROTARY_TABLE)
     mamba = "Mamba-2" if two else "Mamba"
     if flags["mamba_layers"]:
-        with g.repeat("mamba_layers", sympy.Integer(flags["mamba_layers"]), label=f"{mamba} layer", carry=x,
+        with g.repeat("mamba_layers", L_ssm, label=f"{mamba} layer", carry=x,
                       role=R.STACK):
             x = _mamba_layer(g, flags, x)
     owners: dict[int, str] = {}  # shared block -> the path of the stack owning its weights
     for stack, count, block, owner in stacks(flags):
         label = (f"hybrid layer (shared block {block}" + (", its weights' owner)" if owner is None else
                                                           f", weights of {owner})"))
-        with g.repeat(stack, sympy.Integer(count), label=label, carry=x, role=R.STACK) as path:
+        with g.repeat(stack, count, label=label, carry=x, role=R.STACK) as path:
             owners.setdefault(block, path)
             with g.shares(owners[block]) if owner is not None else nullcontext():
                 t = _shared_block(g, flags, x, emb, table, dh, kv)
