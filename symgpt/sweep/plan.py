@@ -27,7 +27,7 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, dualpipe_span, exact_values,
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, dualpipe_spans, exact_values,
                          frozen_degrees, interval, mul, vp_class, weight_factor)
 from .plan_space import Points, _keep, axes_of, strategies
 
@@ -214,28 +214,54 @@ def eligible(cols, schedules, kind) -> np.ndarray:
     return ok
 
 
-def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, recomputes=None):
-    """The interval of DualPipe's step length (compute and bubble) at every strategy of *chunk* it runs
-    (NaN elsewhere), grouped by (pp, m): the longest path through its run on the stages' T_F, T_B, T_W
-    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once (*memo*), for
-    every recompute policy of *recomputes* together (one pass over each graph)."""
-    if recompute in memo:
-        return memo[recompute]
+def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, wanted, recomputes=None):
+    """The interval of DualPipe's step length (compute and bubble) at the strategies of *chunk* it
+    runs (NaN where not run yet): the longest path through its run on the stages' T_F, T_B, T_W
+    (``plan_price.dualpipe_span``), run for each (pp, m) among the positions *wanted* (indices into
+    *chunk*) not run before, at every strategy of the chunk with that (pp, m) and every recompute
+    policy of *recomputes* at once (*memo* keeps them: the same for every SP and ZeRO choice)."""
     policies = tuple(recomputes or (recompute,))
-    times = {rc: {(kind, k): interval(forms.compiled[forms.time_key(kind, rc, k)], whole)
-                  for kind in ("first", "middle", "last") for k in range(3)} for rc in policies}
-    out = {rc: (np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)) for rc in policies}
-    runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
-    pairs = np.stack([cols["pp"][chunk][runs], cols["microbatches"][chunk][runs]], axis=1)
-    for p, m in sorted({tuple(int(x) for x in row) for row in pairs}):
-        idx = runs[(pairs[:, 0] == p) & (pairs[:, 1] == m)]
-        keys = times[policies[0]].keys()
-        v, e = dualpipe_span(p, m, {k: (np.concatenate([times[rc][k][0][idx] for rc in policies]),
-                                        np.concatenate([times[rc][k][1][idx] for rc in policies])) for k in keys})
-        for j, rc in enumerate(policies):
-            out[rc][0][idx], out[rc][1][idx] = v[j * len(idx):(j + 1) * len(idx)], e[j * len(idx):(j + 1) * len(idx)]
-    memo.update(out)
-    return memo[recompute]
+    if "pairs" not in memo:
+        memo["pairs"] = set()
+        for rc in policies:
+            memo["span", rc] = (np.full(len(chunk), np.nan), np.full(len(chunk), np.nan))
+    pp, mb = cols["pp"][chunk], cols["microbatches"][chunk]
+    todo = sorted({(int(pp[i]), int(mb[i])) for i in wanted} - memo["pairs"])
+    if todo:
+        runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
+        times = {rc: {(kind, k): interval(forms.compiled[forms.time_key(kind, rc, k)], whole)
+                      for kind in ("first", "middle", "last") for k in range(3)} for rc in policies}
+        jobs = []
+        for p, m in todo:
+            idx = runs[(pp[runs] == p) & (mb[runs] == m)]
+            keys = times[policies[0]].keys()
+            jobs.append((p, m, idx, {k: (np.concatenate([times[rc][k][0][idx] for rc in policies]),
+                                         np.concatenate([times[rc][k][1][idx] for rc in policies])) for k in keys}))
+        for (p, m, idx, _), (v, e) in zip(jobs, dualpipe_spans([(p, m, t) for p, m, _, t in jobs])):
+            for j, rc in enumerate(policies):
+                cut = slice(j * len(idx), (j + 1) * len(idx))
+                memo["span", rc][0][idx], memo["span", rc][1][idx] = v[cut], e[cut]
+        memo["pairs"].update(todo)
+    return memo["span", recompute]
+
+
+def _dualpipe_floor(forms, cols, chunk, whole, recompute, memo):
+    """A lower bound of DualPipe's step length at every strategy of *chunk*: the busiest device's own
+    work, (m/2)·(T_F + T_B + T_W summed over its two stages): the first and the last at the end
+    ranks, two middle ones elsewhere (pp > 2); in floats at most the exact value (*memo* keeps it)."""
+    if ("floor", recompute) not in memo:
+        total = {}
+        for kind in ("first", "middle", "last"):
+            t = (np.zeros(len(chunk)), np.zeros(len(chunk)))
+            for k in range(3):
+                t = add(t, interval(forms.compiled[forms.time_key(kind, recompute, k)], whole))
+            total[kind] = t
+        half = ((cols["microbatches"][chunk] // 2).astype(np.float64), np.zeros(len(chunk)))
+        ends = mul(add(total["first"], total["last"]), half)
+        middle = mul(add(total["middle"], total["middle"]), half)
+        lo = np.where(cols["pp"][chunk] > 2, np.maximum(ends[0] - ends[1], middle[0] - middle[1]), ends[0] - ends[1])
+        memo["floor", recompute] = np.maximum(lo, 0) * (1 - 2 ** -50)
+    return memo["floor", recompute]
 
 
 def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
@@ -297,28 +323,37 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
         for rc in recompute:
             for z in zeros(zero, sch):
                 choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
-                mem, time = [], []
-                for stage in ("first", "last"):
-                    def part(name):
-                        return at(forms.key(name, stage, choice), group, pts, local)
+                def part(name, stage):
+                    return at(forms.key(name, stage, choice), group, pts, local)
 
-                    mem.append(_bounds(add(part("states"), part("activations"))))
-                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
-                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, recompute)
-                        t = (v[local], e[local])
-                    else:
-                        t = mul(part("compute"), bub)
-                    if cut is not None:
-                        t = add(t, mul(part("weight"), cut))
-                    for d in DIMS:
-                        t = add(t, mul(part(d), inv[d]))
-                    time.append(_bounds(t))
+                mem = [_bounds(add(part("states", st), part("activations", st))) for st in ("first", "last")]
                 lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
                 fits = hi <= lim_lo
                 unsure = np.flatnonzero(~fits & ~(lo > lim_hi))
                 if len(unsure):
                     fits[unsure] = [m <= limit for m in _exact_memory(forms, axes, cols, choice, pos[unsure])]
                 fitting += int(fits.sum())
+                time = []
+                for stage in ("first", "last"):
+                    comm = (np.zeros(len(local)), np.zeros(len(local)))
+                    for d in DIMS:
+                        comm = add(comm, mul(part(d, stage), inv[d]))
+                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
+                        floor = _dualpipe_floor(forms, cols, chunk, whole, rc, spans)[local]
+                        floor = _bounds(add((floor, np.zeros(len(local))), comm))[0]
+                        # run only where the strategy fits and could be among the fastest (the floor, the
+                        # busiest device's own work, at most the threshold); elsewhere [floor, inf)
+                        wanted = fits & (floor <= top_k.threshold())
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, local[wanted],
+                                              recompute)
+                        t = _bounds(add((v[local], e[local]), comm))
+                        t = (np.where(wanted, t[0], floor), np.where(wanted, t[1], np.inf))
+                    else:
+                        t = mul(part("compute", stage), bub)
+                        if cut is not None:
+                            t = add(t, mul(part("weight", stage), cut))
+                        t = _bounds(add(t, comm))
+                    time.append(t)
                 tlo, thi = np.maximum(time[0][0], time[1][0]), np.maximum(time[0][1], time[1][1])
                 top_k.offer((rc, z, s, vc, sch), pos[fits], tlo[fits], thi[fits])
     return fitting
