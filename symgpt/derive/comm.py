@@ -213,8 +213,10 @@ def _dualpipe_copies(s):
 
 DUALPIPE_NOTE = ("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1): rank r holds stage r and stage "
                  "pp − 1 − r; an end rank sends m/2 micro-batches' activations forward (its first stage) and m/2 "
-                 "gradients backward (its last stage), a middle rank m of each (not priced here: the end ranks "
-                 "carry the embedding and head); each stage's gradient is summed over its two copies by an "
+                 "gradients backward (its last stage); a middle rank (0 < r < pp − 1) sends m of each, twice the "
+                 "end rank's activations and gradients sent, with its two middle stages' own collectives: not "
+                 "priced (this answer and the step time are an end rank's, which holds the embedding and head; a "
+                 "middle rank's step may be the longer); each stage's gradient is summed over its two copies by an "
                  "all-reduce between ranks r and pp − 1 − r (as DeepSeek's public example sums them), after the "
                  "data-parallel reduction (ZeRO-1/2: on this rank's shard); DualPipe's overlap of computation with "
                  "its all-to-all and point-to-point communication is not modelled: every byte is counted")
