@@ -87,9 +87,11 @@ def dp_parts(s):
     lay, b, m = s.lay, s.bytes, s.lay.microbatches
     _frozen_base(s, "dp")
     dense, expert = _params(s)
+    gathered = _stored(s) if s.zero >= 3 and has_frozen(s.model.arch) else (0, 0)  # ZeRO-3 of a frozen base
     out = []
-    for what, n, group in (("", dense, lay.dp_group), ("experts ", expert, lay.expert_dp_group)):
-        if n == 0 or group == 1:
+    for what, n, group, w in (("", dense, lay.dp_group, gathered[0]), ("experts ", expert, lay.expert_dp_group,
+                                                                       gathered[1])):
+        if (n == 0 and w == 0) or group == 1:
             continue
         r = ring(group)
         if s.zero == 0:
@@ -97,11 +99,29 @@ def dp_parts(s):
         elif s.zero < 3:
             out.append((f"dp/{what}gradient reduce-scatter", r * n * b.grad))
             out.append((f"dp/{what}weight all-gather", r * n * b.weight))
+        elif has_frozen(s.model.arch):  # ZeRO-3 of a fine-tuned graph: every weight gathered, as stored
+            out.append((f"dp/{what}weight all-gather (forward, frozen and trainable)", m * r * w))
+            out.append((f"dp/{what}weight all-gather (backward, frozen and trainable)", m * r * w))
+            if n != 0:
+                out.append((f"dp/{what}gradient reduce-scatter (trainable)", m * r * n * b.grad))
         else:
             out.append((f"dp/{what}weight all-gather (forward)", m * r * n * b.weight))
             out.append((f"dp/{what}weight all-gather (backward)", m * r * n * b.weight))
             out.append((f"dp/{what}gradient reduce-scatter", m * r * n * b.grad))
     return out
+
+
+def _stored(s):
+    """(dense, expert) bytes of every weight on this device before ZeRO sharding, frozen ones included,
+    each at the bytes it is stored in (QLoRA's base: its quantized bits): what ZeRO-3 gathers."""
+    arch = s.model.arch
+    dense = expert = sympy.Integer(0)
+    for owner, n in param_bytes(s, s.bytes.weight, 4, stored=True):
+        if owner in arch.graph and place(arch, owner)[1]:
+            expert += n
+        else:
+            dense += n
+    return dense, expert
 
 
 def tp_parts(s):
@@ -257,20 +277,34 @@ def cp_parts(s):
 
 # --- fine-tuning (derive.finetune): what a frozen base changes in the collectives ------------------
 def _frozen_base(s, dim: str) -> None:
-    """One line where a frozen base's collectives are not modelled: ZeRO-3 (whether a framework
-    partitions and gathers the frozen weights varies), expert and context parallelism (which
-    backward exchanges a frozen layer still needs depends on where the adapters sit)."""
+    """One line where a frozen base's collectives are not modelled: expert and context parallelism
+    (which backward exchanges a frozen layer still needs depends on where the adapters sit). ZeRO-3
+    is priced as PyTorch FSDP and DeepSpeed ZeRO-3 shard a frozen base: every weight sharded and
+    gathered for forward and again for backward, the trainable gradients alone reduce-scattered."""
     if not has_frozen(s.model.arch):
         return
     from ..core.errors import SymgptError
 
-    if dim == "dp" and s.zero >= 3 and s.lay.dp_group != 1:
-        raise SymgptError("ZeRO-3 with a frozen base is not modelled (whether the frozen weights are partitioned "
-                          "and gathered varies by framework); use --zero 0, 1 or 2")
+    if dim == "dp":
+        zero3_quantized(s)
+
     if dim in ("ep", "cp"):
         raise SymgptError(f"{'expert' if dim == 'ep' else 'context'} parallelism with a frozen base is not modelled "
                           f"(which backward exchanges a frozen layer still needs depends on where the adapters "
                           f"sit); use --{dim} 1")
+
+
+def zero3_quantized(s) -> None:
+    """One line where ZeRO-3 would shard a quantized base (QLoRA): PyTorch FSDP and DeepSpeed shard
+    and gather the packed 4-bit (or 8-bit) data, but the quantization constants sit outside the
+    sharded parameters, on every rank; not modelled."""
+    if s.zero < 3 or s.lay.dp_group == 1:
+        return
+    if any("storage_bits" in a for _, a in s.model.arch.graph.nodes.data() if a["kind"] == "param"):
+        from ..core.errors import SymgptError
+
+        raise SymgptError("ZeRO-3 with a quantized base (QLoRA) is not modelled (the quantization constants are "
+                          "not sharded with the packed weights); use --zero 0, 1 or 2")
 
 
 PARTS = {"dp": dp_parts, "tp": tp_parts, "pp": pp_parts, "ep": ep_parts, "cp": cp_parts}

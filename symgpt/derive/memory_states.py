@@ -57,6 +57,10 @@ def _param_bytes(arch, lay, per_param, sharded: bool, trainable_only: bool = Fal
 
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
+    if has_frozen(s.model.arch):  # ZeRO-3 of a quantized base: refused (derive.comm.zero3_quantized)
+        from .comm import zero3_quantized
+
+        zero3_quantized(s)
     return memory_quantity(s, "memory.weights", param_bytes(s, s.bytes.weight, 3, stored=True), "model weights")
 
 

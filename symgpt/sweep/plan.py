@@ -140,9 +140,6 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     if fixed:
         search = replace(search, sp=(False,))  # sequence parallelism needs tp > 1
     recompute, zero, sp = search.recompute, search.zero, search.sp
-    if fixed and any(z >= 3 for z in zero):
-        raise SymgptError("plan of a frozen base with ZeRO-3 is not modelled (whether the frozen weights are "
-                          "partitioned and gathered varies by framework); give --zero from 0, 1 and 2")
     cols = strategies(model, devices, global_batch, search.microbatch_sizes, search.vps, search.max_cp)
     if fixed:
         cols = _keep(cols, (cols["tp"] == 1) & (cols["cp"] == 1) & (cols["ep"] == 1))
@@ -179,7 +176,9 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     if fixed:  # fine-tuning: what a frozen base changes in the plan
         notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
                      "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
-                     "gradients (and, under ZeRO-1/2, their updated weights) only")
+                     "gradients (and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen "
+                     "ones included, is sharded and gathered for forward and for backward (PyTorch FSDP, DeepSpeed), "
+                     "the trainable gradients alone reduce-scattered")
     if "dualpipe" in search.schedules:
         notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
                      "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
