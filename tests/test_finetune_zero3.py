@@ -1,9 +1,9 @@
-"""ZeRO-3 of a frozen base (LoRA, DoRA: a full-precision base), as PyTorch FSDP and DeepSpeed ZeRO-3 shard
-it: every weight, frozen or trained, is partitioned over the data-parallel ranks and all-gathered for
-forward and again for backward each micro-batch; only the trainable parameters have gradients to
-reduce-scatter and optimizer state to shard. Oracles: hand-worked ring formulas (an all-gather or
-reduce-scatter of S bytes over n ranks sends (n − 1)/n · S from each rank) and, for the full case, the
-ZeRO paper's volume (Rajbhandari et al. 2019, Sec. 7.2.2: 3Ψ per step against data parallelism's 2Ψ)."""
+"""ZeRO-3 of a frozen base (LoRA, DoRA: a full-precision base) under the ZeRO paper's stage 3 (Rajbhandari
+et al. 2019, Sec. 7.2.2): every weight, frozen or trained, partitioned over the data-parallel ranks and
+all-gathered for forward and again for backward each micro-batch; only the trainable parameters have
+gradients to reduce-scatter and optimizer state to shard. Oracles: hand-worked ring formulas (an
+all-gather or reduce-scatter of S bytes over n ranks sends (n − 1)/n · S from each rank) and, for the full
+case, the paper's volume (3Ψ per step against data parallelism's 2Ψ)."""
 
 import pytest
 import sympy
@@ -34,9 +34,12 @@ def test_lora_zero3_collectives_by_hand():
     2·(7/8)·4·A bytes of fp32 gradients reduce-scattered."""
     parts = _lora().quantity("comm.dp", **OPT).values()
     gather = 2 * sympy.Rational(7, 8) * 2 * (PSI + ADAPTERS)
+    q = _lora().quantity("comm.dp", **OPT)
     assert parts == {"dp/weight all-gather (forward, frozen and trainable)": gather,
                      "dp/weight all-gather (backward, frozen and trainable)": gather,
                      "dp/gradient reduce-scatter (trainable)": 2 * sympy.Rational(7, 8) * 4 * ADAPTERS}
+    note = next(n for n in q.notes if n.startswith("ZeRO-3 of a frozen base"))
+    assert "Not modelled: PyTorch FSDP keeps its root unit" in note
 
 
 def test_lora_zero3_memory_per_device_by_hand():

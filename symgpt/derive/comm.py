@@ -60,6 +60,8 @@ def _q(s, name, parts, what) -> Quantity:
     routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
     notes += (routing,) if routing else ()
     notes += (DUALPIPE_NOTE,) if dualpipe(s.lay) else ()
+    frozen3 = s.zero >= 3 and s.lay.dp_group != 1 and has_frozen(s.model.arch) and name in ("comm.dp", "comm.total")
+    notes += (ZERO3_FROZEN_NOTE,) if frozen3 else ()
     return Quantity(name, tuple(parts), s.model.bindings, "bytes", label(s.conv, s.conv.name), notes)
 
 
@@ -109,6 +111,15 @@ def dp_parts(s):
             out.append((f"dp/{what}weight all-gather (backward)", m * r * n * b.weight))
             out.append((f"dp/{what}gradient reduce-scatter", m * r * n * b.grad))
     return out
+
+
+ZERO3_FROZEN_NOTE = ("ZeRO-3 of a frozen base: every weight, frozen ones included, sharded over the data-parallel "
+                     "ranks and all-gathered for forward and again for backward each micro-batch, as the ZeRO paper's "
+                     "stage 3 gathers every parameter (Rajbhandari et al. 2019, Sec. 7.2.2); the trainable gradients "
+                     "alone reduce-scattered. Not modelled: PyTorch FSDP keeps its root unit (embeddings, final norm, "
+                     "head) gathered from forward through backward, and DeepSpeed gathers no weight in backward for a "
+                     "module whose output needs no gradient (a frozen embedding): those weights are counted in the "
+                     "backward all-gather here")
 
 
 def _stored(s):
@@ -279,8 +290,7 @@ def cp_parts(s):
 def _frozen_base(s, dim: str) -> None:
     """One line where a frozen base's collectives are not modelled: expert and context parallelism
     (which backward exchanges a frozen layer still needs depends on where the adapters sit). ZeRO-3
-    is priced as PyTorch FSDP and DeepSpeed ZeRO-3 shard a frozen base: every weight sharded and
-    gathered for forward and again for backward, the trainable gradients alone reduce-scattered."""
+    of a frozen base is priced (``ZERO3_FROZEN_NOTE``), a quantized one refused (``zero3_quantized``)."""
     if not has_frozen(s.model.arch):
         return
     from ..core.errors import SymgptError

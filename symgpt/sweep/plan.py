@@ -177,7 +177,7 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
         notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
                      "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
                      "gradients (and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen "
-                     "ones included, is sharded and gathered for forward and for backward (PyTorch FSDP, DeepSpeed), "
+                     "ones included, is sharded and gathered for forward and for backward (the ZeRO paper's stage 3), "
                      "the trainable gradients alone reduce-scattered")
     if "dualpipe" in search.schedules:
         notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
