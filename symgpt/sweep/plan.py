@@ -178,7 +178,8 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
                      "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
                      "gradients (and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen "
                      "ones included, is sharded and gathered for forward and for backward (the ZeRO paper's stage 3), "
-                     "the trainable gradients alone reduce-scattered")
+                     "the trainable gradients alone reduce-scattered (the backward gathers that FSDP's root unit and "
+                     "DeepSpeed's modules without a gradient to pass back skip: not modelled, counted)")
     if "dualpipe" in search.schedules:
         notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
                      "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
