@@ -40,6 +40,7 @@ from .quantity import Quantity
 from .flops import label
 from .layout import several
 from .memory import param_bytes, setup
+from .memory_states import zero3_quantized
 from .tensor_parallel import linear_roles, place, replicated, tp_region
 from .walk import has_frozen
 
@@ -302,19 +303,6 @@ def _frozen_base(s, dim: str) -> None:
         raise SymgptError(f"{'expert' if dim == 'ep' else 'context'} parallelism with a frozen base is not modelled "
                           f"(which backward exchanges a frozen layer still needs depends on where the adapters "
                           f"sit); use --{dim} 1")
-
-
-def zero3_quantized(s) -> None:
-    """One line where ZeRO-3 would shard a quantized base (QLoRA): PyTorch FSDP and DeepSpeed shard
-    and gather the packed 4-bit (or 8-bit) data, but the quantization constants sit outside the
-    sharded parameters, on every rank; not modelled."""
-    if s.zero < 3 or s.lay.dp_group == 1:
-        return
-    if any("storage_bits" in a for _, a in s.model.arch.graph.nodes.data() if a["kind"] == "param"):
-        from ..core.errors import SymgptError
-
-        raise SymgptError("ZeRO-3 with a quantized base (QLoRA) is not modelled (the quantization constants are "
-                          "not sharded with the packed weights); use --zero 0, 1 or 2")
 
 
 PARTS = {"dp": dp_parts, "tp": tp_parts, "pp": pp_parts, "ep": ep_parts, "cp": cp_parts}

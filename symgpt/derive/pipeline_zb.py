@@ -339,13 +339,13 @@ def dualpipe_span(p: int, m: int, times):
 
 def dualpipe_span_many(p: int, m: int, times):
     """``dualpipe_span`` for many steps at once, in floats: *times* an array of nine rows (T_F, T_B,
-    T_W of the first stage, of every middle stage and of the last stage), one column per step; the
-    ops of one depth evaluated together (``dualpipe_run``, the same graph built with NumPy).
-    Rounding: n sums along a path of n ops, each within a relative 2⁻⁵³ (the durations are sums of
-    at most three times)."""
-    from .dualpipe_run import span_many
+    T_W of the first stage, of every middle stage and of the last stage), one column per step (the
+    fast path ``plan`` takes is ``dualpipe_run.span_many``, the same graph built with NumPy)."""
+    import numpy as np
 
-    return span_many(p, m, times)
+    t = np.asarray(times, dtype=np.float64)
+    kinds = [list(t[0:3]), list(t[3:6]), list(t[6:9])]
+    return dualpipe_span(p, m, [kinds[0]] + [kinds[1]] * (p - 2) + [kinds[2]])
 
 
 def dualpipe_held(p: int, m: int, r: int) -> tuple[int, tuple[int, int], tuple[int, int]]:
@@ -367,8 +367,16 @@ def dualpipe_held(p: int, m: int, r: int) -> tuple[int, tuple[int, int], tuple[i
 
 def dualpipe_span_exact(p: int, m: int, times) -> "Fraction":
     """``dualpipe_span`` exactly on nine rational times (T_F, T_B, T_W of the first stage, of every
-    middle stage and of the last stage): in integers over their common denominator, on the graph
-    ``dualpipe_run`` builds with NumPy."""
-    from .dualpipe_run import span_exact
+    middle stage and of the last stage): in integers over their common denominator."""
+    from fractions import Fraction
+    from math import lcm
 
-    return span_exact(p, m, times)
+    times = [Fraction(t) for t in times]
+    den = lcm(*(t.denominator for t in times))
+    t = [int(x * den) for x in times]
+    kind = [0] + [3] * (p - 2) + [6]
+    ends: list = []
+    for r, terms, waits in dualpipe_graph(p, m):
+        start = max([ends[w] for w in waits]) if waits else 0
+        ends.append(start + sum(t[kind[s] + k] for s, k in terms))
+    return Fraction(max(ends), den)

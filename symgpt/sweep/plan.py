@@ -267,14 +267,15 @@ def _dualpipe_floor(forms, cols, chunk, whole, recompute, memo):
 def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
     """DualPipe's exact step length (compute and bubble) on the stages' exact times, its run's
     micro-batches in flight checked against the activations the plan priced (Table 2's pp + 1)."""
-    from ..derive.pipeline_zb import dualpipe_held, dualpipe_span_exact
+    from ..derive.dualpipe_run import span_exact
+    from ..derive.pipeline_zb import dualpipe_held
 
     for r, embedding in ((0, 0), (p - 1, 1)):  # the direction whose stage 0 (the embedding) the rank holds
         best, at, tops = dualpipe_held(p, m, r)
         if best != p + 1 or at != tops or at[embedding] != p:
             raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: rank {r} holds {best} micro-batches at its "
                               "peak, not the pp + 1 the plan priced")
-    return dualpipe_span_exact(p, m, [times[kind, k] for kind in ("first", "middle", "last") for k in range(3)])
+    return span_exact(p, m, [times[kind, k] for kind in ("first", "middle", "last") for k in range(3)])
 
 
 def _bounds(iv):
