@@ -71,6 +71,7 @@ def test_plan_pruned_equals_plan_run_everywhere(monkeypatch):
     from symgpt.derive.options import Machine, Training
     from symgpt.derive.steptime import Cluster
     from symgpt.sweep import plan as plan_module
+    from symgpt.sweep import plan_schedules
 
     m = symgpt.load("gpt2-small", T=1024)
     cluster = Cluster(Machine(peak=312 * 10**12, device_memory=80 * 10**9, link_bandwidth=300 * 10**9,
@@ -78,13 +79,13 @@ def test_plan_pruned_equals_plan_run_everywhere(monkeypatch):
     search = plan_module.Search(zero=(0, 1), vps=(1,), microbatch_sizes=(1, 2), recompute=("none", "full"),
                                 schedules=("1f1b", "dualpipe"))
     ran = []
-    spans = plan_module.dualpipe_spans
+    spans = plan_schedules.dualpipe_spans
 
     def spy(jobs):
         ran.extend((p, m) for p, m, _ in jobs)
         return spans(jobs)
 
-    monkeypatch.setattr(plan_module, "dualpipe_spans", spy)
+    monkeypatch.setattr(plan_schedules, "dualpipe_spans", spy)
     pruned = plan_module.plan(m, 8, 64, cluster, search, top=3)
     pruned_runs = len(ran)
     every = plan_module.plan(m, 8, 64, cluster, search, top=10**6)
