@@ -123,53 +123,43 @@ def _depths(waits: np.ndarray, first: np.ndarray, n: int) -> np.ndarray:
     raise AssertionError("the schedule deadlocked")
 
 
+@lru_cache(maxsize=64)
+def _ring(p: int, m: int):
+    """Where each op's end is kept while it is still waited for: a ring of S slots, S the most ops in
+    any G + 1 consecutive depths, G the largest difference in depth between an op and what it waits
+    for (about 1.5·p): an op's slot is its number mod S, slot S the zero of an op with no wait.
+    (slots of the waits, slots of the ops, S)."""
+    counts, waits, cuts = run_arrays(p, m)
+    n = len(counts)
+    depth = np.repeat(np.arange(len(cuts) - 1), np.diff(cuts))
+    real = waits < n
+    gap = int((np.repeat(depth[:, None], 3, axis=1)[real] - depth[waits[real]]).max(initial=0))
+    window = cuts[np.minimum(np.arange(1, len(cuts)), len(cuts) - 1)] - cuts[np.maximum(np.arange(len(cuts) - 1) - gap, 0)]
+    size = int(window.max())
+    return np.where(real, waits % size, size), np.arange(n) % size, size
+
+
 def span_many(p: int, m: int, times) -> np.ndarray:
     """The step's length (first op to last) for many steps at once, in floats: *times* nine rows
     (T_F, T_B, T_W of the first stage, of every middle stage and of the last stage), one column per
     step; the ops of one depth evaluated together, each op's start the latest end among its waits
-    and its end that start plus its duration, as ``pipeline_zb.dualpipe_span``."""
-    counts, waits, cuts = run_arrays(p, m)
-    dur = counts @ np.asarray(times, dtype=np.float64)
-    ends = np.zeros((len(counts) + 1, dur.shape[1]))
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        np.add(ends[waits[a:b]].max(axis=1), dur[a:b], out=ends[a:b])
-    return ends[:-1].max(axis=0)
+    and its end that start plus its duration, as ``pipeline_zb.dualpipe_span``. Only the ends still
+    waited for are kept (``_ring``): the memory touched stays small whatever m."""
+    counts, _, cuts = run_arrays(p, m)
+    waits, slots, size = _ring(p, m)
+    t = np.asarray(times, dtype=np.float64)
+    ring = np.zeros((size + 1, t.shape[1]))
+    out = np.zeros(t.shape[1])
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        ends = ring[waits[a:b]].max(axis=1) + counts[a:b] @ t
+        ring[slots[a:b]] = ends
+        np.maximum(out, ends.max(axis=0), out=out)
+    return out
 
 
 def span_batch(jobs) -> list:
-    """``span_many`` for many (p, m, times) at once: the runs of one m (about as deep) are joined into
-    one graph, its columns the most any of them has (the rest zeros), and evaluated depth by depth
-    together. The same sums and maxima as ``span_many`` on each run: the same floats."""
-    out: list = [None] * len(jobs)
-    by_m: dict = {}
-    for j, (p, m, _) in enumerate(jobs):
-        by_m.setdefault(m, []).append(j)
-    for js in by_m.values():
-        runs = [run_arrays(jobs[j][0], jobs[j][1]) for j in js]
-        cols = [np.asarray(jobs[j][2], dtype=np.float64) for j in js]
-        width = max(c.shape[1] for c in cols)
-        sizes = [len(r[0]) for r in runs]
-        base = np.cumsum([0] + sizes)
-        total = int(base[-1])
-        dur = np.zeros((total, width))
-        waits = np.empty((total, 3), dtype=np.int64)
-        depth = np.empty(total, dtype=np.int64)
-        for (counts, w, cuts), c, b, n in zip(runs, cols, base, sizes):
-            dur[b:b + n, :c.shape[1]] = counts @ c
-            waits[b:b + n] = np.where(w == n, total, w + b)
-            depth[b:b + n] = np.repeat(np.arange(len(cuts) - 1), np.diff(cuts))
-        order = np.argsort(depth, kind="stable")
-        new = np.empty(total + 1, dtype=np.int64)
-        new[order], new[total] = np.arange(total), total
-        waits, dur = new[waits[order]], dur[order]
-        cuts = np.r_[0, np.flatnonzero(np.diff(depth[order])) + 1, total]
-        ends = np.zeros((total + 1, width))
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            np.add(ends[waits[a:b]].max(axis=1), dur[a:b], out=ends[a:b])
-        ends = ends[new[:total]]
-        for j, c, b, n in zip(js, cols, base, sizes):
-            out[j] = ends[b:b + n, :c.shape[1]].max(axis=0)
-    return out
+    """``span_many`` for each (p, m, times) of *jobs*."""
+    return [span_many(p, m, t) for p, m, t in jobs]
 
 
 def span_exact(p: int, m: int, times) -> Fraction:
