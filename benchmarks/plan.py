@@ -31,11 +31,33 @@ million    1,042,080   603,851   not run (576     2.4-3.7 s            280,000-4
 
 Re-run on 2026-12-02 (same shared machine, load average 10-14) after plan took a ``Cluster`` and
 a ``Search``: ``small`` priced 20,280 strategies, 11,348 fit, in 5.4 s; with ``--schedules
-1f1b,dualpipe`` 25,050 strategies, 13,270 fit, in 32.1 s. DualPipe's step is the longest path
-through its run's graph, built in Python for every (pp, m): about 6x the time of the same space
-without it (the goal is 2x; building that graph with NumPy is the way left to try). The fit count
-is lower than the table's 14,360: the memory answers changed since that table was measured and
-the table was not re-run in full.
+1f1b,dualpipe`` 25,050 strategies, 13,270 fit, in 32.1 s. The fit count is lower than the table's
+14,360: the memory answers changed since that table was measured and the table was not re-run in
+full.
+
+DualPipe, 2026-12-02 (load average 5-11; each space in its own process, "before" and "after"
+alternated). "before": DualPipe's run built op by op in Python for every (pp, m) and run at every
+strategy. "after": the run built with NumPy (``derive/dualpipe_run.py``), evaluated depth by depth
+keeping only the ends still waited for (about 1.5·pp depths: touching fresh memory is slow on this
+machine), and run only where a strategy fits and its floor -- the busiest device's own work,
+(m/2)·(T_F + T_B + T_W) over its two stages, plus its communication -- could be among the fastest
+(elsewhere it is offered as [floor, ∞), which the top rows never keep); exact spans in 64-bit
+integers where they fit. Same strategies, fit counts and best rows, byte for byte (small and realistic;
+million's "before" did not finish):
+
+=========  ==============  ==================  ==================  ====================
+space      schedules       before              after               with DualPipe / without
+=========  ==============  ==================  ==================  ====================
+small      1f1b            3.5-4.8 s           3.7-4.0 s
+small      1f1b,dualpipe   18.1-21.7 s         4.9-6.8 s           1.2-1.8x (was 5x)
+realistic  1f1b            2.5-3.0 s           3.1-3.4 s
+realistic  1f1b,dualpipe   16.3-19.0 s         4.2-4.7 s           1.2-1.5x (was 6x)
+million    1f1b            4.1 s               5.4 s
+million    1f1b,dualpipe   > 300 s (stopped)   8.5 s               1.6x
+=========  ==============  ==================  ==================  ====================
+
+What is left of the extra time is mostly deriving DualPipe's own closed forms (its stage times
+and the parts it changes), once per run.
 
 Most of a run is a fixed cost: deriving and compiling the 78 closed forms, each part of memory
 and step time once per setting of the structural options it reads. In the million run that

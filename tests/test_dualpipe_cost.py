@@ -376,3 +376,32 @@ def test_plan_graph_is_the_run():
             n = dualpipe_in_flight(p, m, r)
             best, at, tops = dualpipe_held(p, m, r)
             assert (best, at[embedding], at[1 - embedding]) == (n["stack"] * p, n["pre"], n["post"]) and at == tops
+
+
+@pytest.mark.parametrize("p", [4, 8])
+def test_point_to_point_hand_count_per_rank(p):
+    """A hand count over DualPipe's run (arXiv 2412.19437, Sec. 3.2.1; rank r holds stage r of the forward
+    direction and stage p − 1 − r of the reverse one): a forward on any stage but the last sends an
+    activation on, an input gradient on any stage but the first sends a gradient back. End ranks send
+    m/2 of each -- what comm.pp prices, B·T·d bf16 each -- and middle ranks m of each, which the answer
+    names as not priced."""
+    from symgpt.derive.pipeline_zb import schedule
+
+    m_ = 2 * p + 4
+    sent = {r: [0, 0] for r in range(p)}
+    for s in schedule(p, m_, "dualpipe"):
+        stage = s.device if s.chunk == 0 else p - 1 - s.device
+        if s.kind == "F" and stage < p - 1:
+            sent[s.device][0] += 1
+        if s.kind in ("B", "BW") and stage > 0:
+            sent[s.device][1] += 1
+    assert sent[0] == sent[p - 1] == [m_ // 2, m_ // 2]
+    assert all(sent[r] == [m_, m_] for r in range(1, p - 1))
+    args = [a if a not in ("4", "8") else {"4": str(p), "8": str(m_)}[a] for a in COMM] + ["--set", "L=24"]
+    out = json.loads(_cli("comm", *args).stdout)
+    act = 1 * 1024 * 768 * 2
+    parts = _parts(out, "comm.pp")
+    assert (parts["pp/blocks activations sent forward"], parts["pp/blocks gradients sent backward"]) == \
+        (sent[0][0] * act, sent[0][1] * act)
+    note = next(n for n in out["comm.pp"]["notes"] if n.startswith("DualPipe"))
+    assert "a middle rank (0 < r < pp − 1) sends m of each" in note and "not priced" in note

@@ -85,7 +85,7 @@ def test_time_on_data_parallel_ranks():
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--dp", "8", "--zero", "3"], "ZeRO-3 with a frozen base is not modelled"),
+    (["--dp", "8", "--zero", "3", "--finetune", "qlora"], "ZeRO-3 with a quantized base (QLoRA) is not modelled"),
     (["--dp", "4", "--tp", "2"], "tensor parallelism of LoRA adapters is not modelled"),
     (["--dp", "2", "--cp", "4"], "context parallelism with a frozen base is not modelled"),
 ])
@@ -128,10 +128,20 @@ def test_plan_lora_prices_the_adapters_on_data_parallel_ranks():
     assert Fraction(json.loads(one.stdout)["time.step"]["exact_value"]) == Fraction(best["time"])
 
 
-def test_plan_of_a_frozen_base_refuses_zero_3():
-    r = run([*PLAN, "--finetune", "lora", "--zero", "1,3"])
-    assert r.returncode == 2 and r.stderr.count("\n") == 1
-    assert r.stderr.startswith("symgpt: error: plan of a frozen base with ZeRO-3 is not modelled")
+def test_plan_of_a_frozen_base_prices_zero_3():
+    """plan --finetune lora --zero 3: every weight (the frozen base's 124,439,808 and the adapters) gathered
+    in bf16 for forward and again for backward each micro-batch, the adapters' bf16 gradients
+    reduce-scattered: m·(n − 1)/n·(2·2·(Ψ + A) + 2·A) bytes on one pipeline stage."""
+    r = run([*PLAN, "--finetune", "lora", "--lora-targets", "q,k,v,o", "--zero", "3", "--json"])
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["strategies"]
+    base = 12 * 12 * 768 ** 2 + 13 * 12 * 768 + 50257 * 768 + 1024 * 768 + 2 * 768
+    assert base == 124_439_808 and rows and all(s["zero"] == 3 for s in rows)
+    for s in rows:
+        if s["pp"] == 1:
+            n, m = s["dp"], s["microbatches"]
+            assert Fraction(s["comm_bytes"]) == m * Fraction(n - 1, n) * (2 * 2 * (base + GPT2_ADAPTERS)
+                                                                          + 2 * GPT2_ADAPTERS)
 
 
 def test_dora_all_reduces_its_magnitudes_too():

@@ -40,7 +40,8 @@ def add_arguments(p):
     # pipeline schedules beyond 1F1B: searched only when listed
     p.add_argument("--schedule", type=comma_list(str, ("1f1b", "gpipe", "zb-h1", "zb-h2", "dualpipe")),
                    default=("1f1b",), metavar="LIST",
-                   help="pipeline schedules to try, of 1f1b, gpipe, zb-h1, zb-h2 (default 1f1b; --vp interleaves 1f1b)")
+                   help="pipeline schedules to try, of 1f1b, gpipe, zb-h1, zb-h2, dualpipe (default 1f1b; "
+                        "--vp interleaves 1f1b)")
     p.add_argument("--microbatch", type=comma_list(int), default=(1, 2, 4, 8), metavar="LIST",
                    help="micro-batch sizes to try (default 1,2,4,8)")
     p.add_argument("--max-cp", type=positive_int, default=8, metavar="N",

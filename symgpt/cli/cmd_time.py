@@ -190,7 +190,10 @@ def _on_cluster(args, m, o: dict, on, mach) -> int:
     ft = m.arch.flags.get("finetune")
     if ft is not None:  # fine-tuning: the data-parallel collectives carry the trainable parameters only
         emit(f"note: {ft.describe()}; the data-parallel collectives carry the trainable parameters' gradients "
-             "(and, under ZeRO-1/2, their updated weights) only", fit=True)
+             "(and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen ones included, is "
+             "sharded and gathered for forward and for backward (the ZeRO paper's stage 3), the trainable gradients "
+             "alone reduce-scattered (the backward gathers that FSDP's root unit and DeepSpeed's modules without a "
+             "gradient to pass back skip: not modelled, counted)", fit=True)
     _machine_lines(mach, memory)
     return 0
 

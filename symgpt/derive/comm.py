@@ -40,6 +40,7 @@ from .quantity import Quantity
 from .flops import label
 from .layout import several
 from .memory import param_bytes, setup
+from .memory_states import zero3_quantized
 from .tensor_parallel import linear_roles, place, replicated, tp_region
 from .walk import has_frozen
 
@@ -60,6 +61,8 @@ def _q(s, name, parts, what) -> Quantity:
     routing = s.lay.routing_note(s.model.arch)  # MoE load imbalance: the routing priced
     notes += (routing,) if routing else ()
     notes += (DUALPIPE_NOTE,) if dualpipe(s.lay) else ()
+    frozen3 = s.zero >= 3 and s.lay.dp_group != 1 and has_frozen(s.model.arch) and name in ("comm.dp", "comm.total")
+    notes += (ZERO3_FROZEN_NOTE,) if frozen3 else ()
     return Quantity(name, tuple(parts), s.model.bindings, "bytes", label(s.conv, s.conv.name), notes)
 
 
@@ -87,9 +90,11 @@ def dp_parts(s):
     lay, b, m = s.lay, s.bytes, s.lay.microbatches
     _frozen_base(s, "dp")
     dense, expert = _params(s)
+    gathered = _stored(s) if s.zero >= 3 and has_frozen(s.model.arch) else (0, 0)  # ZeRO-3 of a frozen base
     out = []
-    for what, n, group in (("", dense, lay.dp_group), ("experts ", expert, lay.expert_dp_group)):
-        if n == 0 or group == 1:
+    for what, n, group, w in (("", dense, lay.dp_group, gathered[0]), ("experts ", expert, lay.expert_dp_group,
+                                                                       gathered[1])):
+        if (n == 0 and w == 0) or group == 1:
             continue
         r = ring(group)
         if s.zero == 0:
@@ -97,11 +102,38 @@ def dp_parts(s):
         elif s.zero < 3:
             out.append((f"dp/{what}gradient reduce-scatter", r * n * b.grad))
             out.append((f"dp/{what}weight all-gather", r * n * b.weight))
+        elif has_frozen(s.model.arch):  # ZeRO-3 of a fine-tuned graph: every weight gathered, as stored
+            out.append((f"dp/{what}weight all-gather (forward, frozen and trainable)", m * r * w))
+            out.append((f"dp/{what}weight all-gather (backward, frozen and trainable)", m * r * w))
+            if n != 0:
+                out.append((f"dp/{what}gradient reduce-scatter (trainable)", m * r * n * b.grad))
         else:
             out.append((f"dp/{what}weight all-gather (forward)", m * r * n * b.weight))
             out.append((f"dp/{what}weight all-gather (backward)", m * r * n * b.weight))
             out.append((f"dp/{what}gradient reduce-scatter", m * r * n * b.grad))
     return out
+
+
+ZERO3_FROZEN_NOTE = ("ZeRO-3 of a frozen base: every weight, frozen ones included, sharded over the data-parallel "
+                     "ranks and all-gathered for forward and again for backward each micro-batch, as the ZeRO paper's "
+                     "stage 3 gathers every parameter (Rajbhandari et al. 2019, Sec. 7.2.2); the trainable gradients "
+                     "alone reduce-scattered. Not modelled: PyTorch FSDP keeps its root unit (embeddings, final norm, "
+                     "head) gathered from forward through backward, and DeepSpeed gathers no weight in backward for a "
+                     "module whose output needs no gradient (a frozen embedding): those weights are counted in the "
+                     "backward all-gather here")
+
+
+def _stored(s):
+    """(dense, expert) bytes of every weight on this device before ZeRO sharding, frozen ones included,
+    each at the bytes it is stored in (QLoRA's base: its quantized bits): what ZeRO-3 gathers."""
+    arch = s.model.arch
+    dense = expert = sympy.Integer(0)
+    for owner, n in param_bytes(s, s.bytes.weight, 4, stored=True):
+        if owner in arch.graph and place(arch, owner)[1]:
+            expert += n
+        else:
+            dense += n
+    return dense, expert
 
 
 def tp_parts(s):
@@ -213,8 +245,10 @@ def _dualpipe_copies(s):
 
 DUALPIPE_NOTE = ("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1): rank r holds stage r and stage "
                  "pp − 1 − r; an end rank sends m/2 micro-batches' activations forward (its first stage) and m/2 "
-                 "gradients backward (its last stage), a middle rank m of each (not priced here: the end ranks "
-                 "carry the embedding and head); each stage's gradient is summed over its two copies by an "
+                 "gradients backward (its last stage); a middle rank (0 < r < pp − 1) sends m of each, twice the "
+                 "end rank's activations and gradients sent, with its two middle stages' own collectives: not "
+                 "priced (this answer and the step time are an end rank's, which holds the embedding and head; a "
+                 "middle rank's step may be the longer); each stage's gradient is summed over its two copies by an "
                  "all-reduce between ranks r and pp − 1 − r (as DeepSeek's public example sums them), after the "
                  "data-parallel reduction (ZeRO-1/2: on this rank's shard); DualPipe's overlap of computation with "
                  "its all-to-all and point-to-point communication is not modelled: every byte is counted")
@@ -255,16 +289,16 @@ def cp_parts(s):
 
 # --- fine-tuning (derive.finetune): what a frozen base changes in the collectives ------------------
 def _frozen_base(s, dim: str) -> None:
-    """One line where a frozen base's collectives are not modelled: ZeRO-3 (whether a framework
-    partitions and gathers the frozen weights varies), expert and context parallelism (which
-    backward exchanges a frozen layer still needs depends on where the adapters sit)."""
+    """One line where a frozen base's collectives are not modelled: expert and context parallelism
+    (which backward exchanges a frozen layer still needs depends on where the adapters sit). ZeRO-3
+    of a frozen base is priced (``ZERO3_FROZEN_NOTE``), a quantized one refused (``zero3_quantized``)."""
     if not has_frozen(s.model.arch):
         return
     from ..core.errors import SymgptError
 
-    if dim == "dp" and s.zero >= 3 and s.lay.dp_group != 1:
-        raise SymgptError("ZeRO-3 with a frozen base is not modelled (whether the frozen weights are partitioned "
-                          "and gathered varies by framework); use --zero 0, 1 or 2")
+    if dim == "dp":
+        zero3_quantized(s)
+
     if dim in ("ep", "cp"):
         raise SymgptError(f"{'expert' if dim == 'ep' else 'context'} parallelism with a frozen base is not modelled "
                           f"(which backward exchanges a frozen layer still needs depends on where the adapters "

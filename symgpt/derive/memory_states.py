@@ -55,8 +55,23 @@ def _param_bytes(arch, lay, per_param, sharded: bool, trainable_only: bool = Fal
     return tuple(out.items())
 
 
+def zero3_quantized(s) -> None:
+    """One line where ZeRO-3 would shard a quantized base (QLoRA): PyTorch FSDP and DeepSpeed shard
+    and gather the packed 4-bit (or 8-bit) data, but the quantization constants sit outside the
+    sharded parameters, on every rank; not modelled."""
+    if s.zero < 3 or s.lay.dp_group == 1:
+        return
+    if any("storage_bits" in a for _, a in s.model.arch.graph.nodes.data() if a["kind"] == "param"):
+        from ..core.errors import SymgptError
+
+        raise SymgptError("ZeRO-3 with a quantized base (QLoRA) is not modelled (the quantization constants are "
+                          "not sharded with the packed weights); use --zero 0, 1 or 2")
+
+
 def weights(model, **options) -> Quantity:
     s = setup(model, **options)
+    if has_frozen(s.model.arch):  # ZeRO-3 of a quantized base: refused
+        zero3_quantized(s)
     return memory_quantity(s, "memory.weights", param_bytes(s, s.bytes.weight, 3, stored=True), "model weights")
 
 

@@ -92,9 +92,9 @@ def _dualpipe_order(p: int, m: int, r: int) -> list[tuple]:
     out += [("F", d(0))] * ((half - hr - 1) * 2)                        # 1: nF0
     out += [("F", d(0)), ("F", d(1))] * (hr + 1)                         # 2: nF0F1
     out += [("B", d(1), True), ("W",), ("F", d(1))] * (half - hr - 1)    # 3: nB1W1F1
-    for i in range(m // 2 - p + hr + 1):                                 # 4: nF0B1F1B0
-        out += [("F", d(0)), ("B", d(1), False)] if i == 0 and middle else [("FB", d(0), d(1))]
-        out.append(("FB", d(1), d(0)))
+    steady, pair = m // 2 - p + hr + 1, [("FB", d(0), d(1)), ("FB", d(1), d(0))]
+    if steady > 0:                                                       # 4: nF0B1F1B0
+        out += ([("F", d(0)), ("B", d(1), False)] if middle else pair[:1]) + pair[1:] + pair * (steady - 1)
     out += [("B", d(1), False), ("FB", d(1), d(0))] * (half - hr - 1)   # 5: nB1F1B0
     zb, steps = False, hr + 1                                            # 6: nB1B0
     for i in range(steps):
@@ -337,45 +337,15 @@ def dualpipe_span(p: int, m: int, times):
 
 
 
-@lru_cache(maxsize=64)
-def _levels(p: int, m: int):
-    """``dualpipe_graph`` as arrays: each op's counts of the nine times (T_F, T_B, T_W of the first, a
-    middle and the last stage), the ops it waits for (padded with n: an op that ends at 0), and the ops
-    grouped by depth (an op's waits all lie in earlier groups)."""
-    import numpy as np
-
-    g = dualpipe_graph(p, m)
-    n = len(g)
-    kind = [0] + [3] * (p - 2) + [6]
-    rows, cols, wait_rows, depth = [], [], [], [0] * n
-    for i, (r, terms, ws) in enumerate(g):
-        for s, k in terms:
-            rows.append(i)
-            cols.append(kind[s] + k)
-        wait_rows.append(ws + (n,) * (3 - len(ws)))
-        depth[i] = 1 + max([depth[w] for w in ws]) if ws else 0
-    counts = np.zeros((n, 9))
-    np.add.at(counts, (np.asarray(rows), np.asarray(cols)), 1)
-    waits = np.asarray(wait_rows, dtype=np.int64).reshape(n, 3)
-    depth = np.asarray(depth)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    return counts, waits, np.split(order, cuts)
-
-
 def dualpipe_span_many(p: int, m: int, times):
     """``dualpipe_span`` for many steps at once, in floats: *times* an array of nine rows (T_F, T_B,
-    T_W of the first stage, of every middle stage and of the last stage), one column per step; the
-    ops of one depth evaluated together. Rounding: n sums along a path of n ops, each within a
-    relative 2⁻⁵³ (the durations are sums of at most three times)."""
+    T_W of the first stage, of every middle stage and of the last stage), one column per step (the
+    fast path ``plan`` takes is ``dualpipe_run.span_many``, the same graph built with NumPy)."""
     import numpy as np
 
-    counts, waits, groups = _levels(p, m)
-    dur = counts @ np.asarray(times, dtype=np.float64)
-    ends = np.zeros((len(counts) + 1, dur.shape[1]))
-    for idx in groups:
-        ends[idx] = ends[waits[idx]].max(axis=1) + dur[idx]
-    return ends[:-1].max(axis=0)
+    t = np.asarray(times, dtype=np.float64)
+    kinds = [list(t[0:3]), list(t[3:6]), list(t[6:9])]
+    return dualpipe_span(p, m, [kinds[0]] + [kinds[1]] * (p - 2) + [kinds[2]])
 
 
 def dualpipe_held(p: int, m: int, r: int) -> tuple[int, tuple[int, int], tuple[int, int]]:

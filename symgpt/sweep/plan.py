@@ -27,8 +27,9 @@ from ..core.errors import SymgptError
 from ..core.symbols import CANONICAL
 from ..derive.options import DEFAULT_NODE_SIZE
 from ..derive.steptime import Cluster
-from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, dualpipe_span, exact_values,
+from .plan_price import (DIMS, SYMBOLS, WEIGHT_PASSES, Forms, add, bubble_factor, exact_values,
                          frozen_degrees, interval, mul, vp_class, weight_factor)
+from .plan_schedules import _dualpipe_exact, _dualpipe_floor, _dualpipe_span, eligible, zeros
 from .plan_space import Points, _keep, axes_of, strategies
 
 MAX_STRATEGIES = 20_000_000
@@ -140,9 +141,6 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     if fixed:
         search = replace(search, sp=(False,))  # sequence parallelism needs tp > 1
     recompute, zero, sp = search.recompute, search.zero, search.sp
-    if fixed and any(z >= 3 for z in zero):
-        raise SymgptError("plan of a frozen base with ZeRO-3 is not modelled (whether the frozen weights are "
-                          "partitioned and gathered varies by framework); give --zero from 0, 1 and 2")
     cols = strategies(model, devices, global_batch, search.microbatch_sizes, search.vps, search.max_cp)
     if fixed:
         cols = _keep(cols, (cols["tp"] == 1) & (cols["cp"] == 1) & (cols["ep"] == 1))
@@ -179,7 +177,10 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
     if fixed:  # fine-tuning: what a frozen base changes in the plan
         notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
                      "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
-                     "gradients (and, under ZeRO-1/2, their updated weights) only")
+                     "gradients (and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen "
+                     "ones included, is sharded and gathered for forward and for backward (the ZeRO paper's stage 3), "
+                     "the trainable gradients alone reduce-scattered (the backward gathers that FSDP's root unit and "
+                     "DeepSpeed's modules without a gradient to pass back skip: not modelled, counted)")
     if "dualpipe" in search.schedules:
         notes.append("DualPipe (DeepSeek-V3 report, arXiv 2412.19437, Sec. 3.2.1 and Table 2): even pp, m even and at "
                      "least 2·pp; two stages' weights per device, pp + 1 micro-batches of activations; step time the "
@@ -192,63 +193,6 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
                      "graph (Qi et al. 2023, Table 1); a pipeline of one stage is priced once, under the first")
     return PlanResult(devices, global_batch, int(model.sizes["T"]), mach.device_memory, considered, fitting, rows,
                       notes, search.schedules)
-
-
-def zeros(zero: tuple, kind: str) -> tuple:
-    """The ZeRO stages *kind* is searched at: DualPipe's communication is not priced under ZeRO-3
-    (``derive.comm``), so not there."""
-    return tuple(z for z in zero if z != 3) if kind == "dualpipe" else zero
-
-
-def eligible(cols, schedules, kind) -> np.ndarray:
-    """The strategies *kind* runs: interleaving only under 1F1B; a one-stage pipeline only under the
-    first schedule listed (they are all the same there); ZB-H2 with m >= 2·pp − 1 micro-batches."""
-    pp, vp, m = cols["pp"], cols["vp"], cols["microbatches"]
-    ok = np.ones(len(pp), dtype=bool) if kind == "1f1b" else vp == 1
-    if kind != schedules[0]:
-        ok &= pp > 1
-    if kind == "zb-h2":
-        ok &= m >= 2 * pp - 1
-    if kind == "dualpipe":  # DualPipe's own checks (derive.pipeline_zb.check): even pp > 1, m even, m >= 2·pp
-        ok &= (pp > 1) & (pp % 2 == 0) & (m % 2 == 0) & (m >= 2 * pp)
-    return ok
-
-
-def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, recomputes=None):
-    """The interval of DualPipe's step length (compute and bubble) at every strategy of *chunk* it runs
-    (NaN elsewhere), grouped by (pp, m): the longest path through its run on the stages' T_F, T_B, T_W
-    (``plan_price.dualpipe_span``); the same for every SP and ZeRO choice, so made once (*memo*), for
-    every recompute policy of *recomputes* together (one pass over each graph)."""
-    if recompute in memo:
-        return memo[recompute]
-    policies = tuple(recomputes or (recompute,))
-    times = {rc: {(kind, k): interval(forms.compiled[forms.time_key(kind, rc, k)], whole)
-                  for kind in ("first", "middle", "last") for k in range(3)} for rc in policies}
-    out = {rc: (np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)) for rc in policies}
-    runs = np.flatnonzero(eligible({n: c[chunk] for n, c in cols.items()}, schedules, "dualpipe"))
-    pairs = np.stack([cols["pp"][chunk][runs], cols["microbatches"][chunk][runs]], axis=1)
-    for p, m in sorted({tuple(int(x) for x in row) for row in pairs}):
-        idx = runs[(pairs[:, 0] == p) & (pairs[:, 1] == m)]
-        keys = times[policies[0]].keys()
-        v, e = dualpipe_span(p, m, {k: (np.concatenate([times[rc][k][0][idx] for rc in policies]),
-                                        np.concatenate([times[rc][k][1][idx] for rc in policies])) for k in keys})
-        for j, rc in enumerate(policies):
-            out[rc][0][idx], out[rc][1][idx] = v[j * len(idx):(j + 1) * len(idx)], e[j * len(idx):(j + 1) * len(idx)]
-    memo.update(out)
-    return memo[recompute]
-
-
-def _dualpipe_exact(p: int, m: int, times: dict) -> Fraction:
-    """DualPipe's exact step length (compute and bubble) on the stages' exact times, its run's
-    micro-batches in flight checked against the activations the plan priced (Table 2's pp + 1)."""
-    from ..derive.pipeline_zb import dualpipe_held, dualpipe_span_exact
-
-    for r, embedding in ((0, 0), (p - 1, 1)):  # the direction whose stage 0 (the embedding) the rank holds
-        best, at, tops = dualpipe_held(p, m, r)
-        if best != p + 1 or at != tops or at[embedding] != p:
-            raise SymgptError(f"dualpipe on pp={p}, {m} micro-batches: rank {r} holds {best} micro-batches at its "
-                              "peak, not the pp + 1 the plan priced")
-    return dualpipe_span_exact(p, m, [times[kind, k] for kind in ("first", "middle", "last") for k in range(3)])
 
 
 def _bounds(iv):
@@ -297,28 +241,37 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
         for rc in recompute:
             for z in zeros(zero, sch):
                 choice = {"recompute": rc, "zero": z, "sp": s, "vp": vc, "schedule": sch}
-                mem, time = [], []
-                for stage in ("first", "last"):
-                    def part(name):
-                        return at(forms.key(name, stage, choice), group, pts, local)
+                def part(name, stage):
+                    return at(forms.key(name, stage, choice), group, pts, local)
 
-                    mem.append(_bounds(add(part("states"), part("activations"))))
-                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
-                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, recompute)
-                        t = (v[local], e[local])
-                    else:
-                        t = mul(part("compute"), bub)
-                    if cut is not None:
-                        t = add(t, mul(part("weight"), cut))
-                    for d in DIMS:
-                        t = add(t, mul(part(d), inv[d]))
-                    time.append(_bounds(t))
+                mem = [_bounds(add(part("states", st), part("activations", st))) for st in ("first", "last")]
                 lo, hi = np.maximum(mem[0][0], mem[1][0]), np.maximum(mem[0][1], mem[1][1])
                 fits = hi <= lim_lo
                 unsure = np.flatnonzero(~fits & ~(lo > lim_hi))
                 if len(unsure):
                     fits[unsure] = [m <= limit for m in _exact_memory(forms, axes, cols, choice, pos[unsure])]
                 fitting += int(fits.sum())
+                time = []
+                for stage in ("first", "last"):
+                    comm = (np.zeros(len(local)), np.zeros(len(local)))
+                    for d in DIMS:
+                        comm = add(comm, mul(part(d, stage), inv[d]))
+                    if sch == "dualpipe":  # the run's length (compute and bubble) on the stages' times
+                        floor = _dualpipe_floor(forms, cols, chunk, whole, rc, spans)[local]
+                        floor = _bounds(add((floor, np.zeros(len(local))), comm))[0]
+                        # run only where the strategy fits and could be among the fastest (the floor, the
+                        # busiest device's own work, at most the threshold); elsewhere [floor, inf)
+                        wanted = fits & (floor <= top_k.threshold())
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, local[wanted],
+                                              recompute)
+                        t = _bounds(add((v[local], e[local]), comm))
+                        t = (np.where(wanted, t[0], floor), np.where(wanted, t[1], np.inf))
+                    else:
+                        t = mul(part("compute", stage), bub)
+                        if cut is not None:
+                            t = add(t, mul(part("weight", stage), cut))
+                        t = _bounds(add(t, comm))
+                    time.append(t)
                 tlo, thi = np.maximum(time[0][0], time[1][0]), np.maximum(time[0][1], time[1][1])
                 top_k.offer((rc, z, s, vc, sch), pos[fits], tlo[fits], thi[fits])
     return fitting

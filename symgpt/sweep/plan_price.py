@@ -173,24 +173,31 @@ class Forms:
         return ("dptime", kind, (recompute,), k)
 
 
-def dualpipe_span(p: int, m: int, times: dict):
-    """The interval of DualPipe's step length over strategies of *p* stages and *m* micro-batches:
-    *times* maps (kind, k) to the interval of T_F, T_B or T_W (k = 0, 1, 2) through a stage of that
-    kind (first, middle, last). The longest path is monotone in the times: its value on the lower
-    and upper ends bounds the exact one, each widened by the rounding of a path of n ops."""
-    from ..derive.pipeline_zb import _levels, dualpipe_span_many
+def dualpipe_spans(jobs) -> list:
+    """The interval of DualPipe's step length for each (p, m, times) of *jobs*: *times* maps (kind,
+    k) to the interval of T_F, T_B or T_W (k = 0, 1, 2) through a stage of that kind (first, middle,
+    last) over strategies of *p* stages and *m* micro-batches. The longest path is monotone in the
+    times: its value on the lower and upper ends bounds the exact one, each widened by the rounding
+    of a path of n ops (``derive.dualpipe_run.span_batch``: runs of one m evaluated together)."""
+    from ..derive.dualpipe_run import run_arrays, span_batch
 
     keys = [(kind, k) for kind in ("first", "middle", "last") for k in range(3)]
-    n = len(times[keys[0]][0])
-    lo_hi = np.empty((9, 2 * n))
-    for j, key in enumerate(keys):
-        v, e = times[key]
-        lo_hi[j, :n], lo_hi[j, n:] = v - e, v + e
-    both = dualpipe_span_many(p, m, lo_hi)
-    lo, hi = both[:n], both[n:]
-    slack = 4 * (len(_levels(p, m)[0]) + 9) * U
-    lo, hi = lo - np.abs(lo) * slack, hi + np.abs(hi) * slack
-    return (lo + hi) / 2, (hi - lo) / 2 * (1 + 4 * U)
+    lo_his = []
+    for p, m, times in jobs:
+        n = len(times[keys[0]][0])
+        lo_hi = np.empty((9, 2 * n))
+        for j, key in enumerate(keys):
+            v, e = times[key]
+            lo_hi[j, :n], lo_hi[j, n:] = v - e, v + e
+        lo_his.append(lo_hi)
+    out = []
+    for (p, m, _), both in zip(jobs, span_batch([(p, m, x) for (p, m, _), x in zip(jobs, lo_his)])):
+        n = len(both) // 2
+        lo, hi = both[:n], both[n:]
+        slack = 4 * (len(run_arrays(p, m)[0]) + 9) * U
+        lo, hi = lo - np.abs(lo) * slack, hi + np.abs(hi) * slack
+        out.append(((lo + hi) / 2, (hi - lo) / 2 * (1 + 4 * U)))
+    return out
 
 
 def interval(c: Compiled, pts) -> tuple[np.ndarray, np.ndarray]:
