@@ -1,0 +1,106 @@
+"""A text decoder of another family with a vision tower beside it whose parameters are held
+(``ops.Held``: counted, not run), for ``families/vlm_towers.py``.
+
+The decoder is built by its own family's builder, then the tower's parameters are declared under
+``visual/`` (transformers' ``model.visual``):
+
+- ``qwen3_vl`` (``Qwen3VLVisionModel``): Conv3d patches with bias (C_img·t_p·P²·d_v + d_v), a
+  position table (n_pos·d_v), L_v blocks (LayerNorms norm1, norm2 with biases; qkv and proj with
+  biases; an MLP linear_fc1 d_v -> d_ff_v -> d_v with biases), the merger (LayerNorm of d_v,
+  Linear(m²·d_v, m²·d_v), Linear(m²·d_v, d_out), biases) and n_deep DeepStack mergers (each a
+  LayerNorm of m²·d_v and the same two linears).
+- ``glm4v`` (``Glm4vVisionModel``): a position table ((image_size/P)²·d_v), Conv3d patches with
+  bias, L_v blocks (RMSNorms norm1, norm2; qkv with attention_bias, proj without; a SwiGLU MLP
+  of width d_ff_v = out_hidden_size without biases), post_conv_layernorm and post_layernorm
+  (RMSNorms of d_v), the downsample Conv2d(d_v, d_out, m, stride m) with bias, and the merger
+  (proj d_out × d_out, a LayerNorm of d_out, a SwiGLU of width f_m, no biases).
+- ``glm_ocr`` (``GlmOcrVisionModel``): as glm4v without the position table and post_conv_layernorm;
+  the block's qkv, proj and MLP take attention_bias; RMSNorms q_norm, k_norm of d_v/h_v per block.
+
+The image count N_img must be 0: the cost of an image through these towers is not modelled.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ... import ops
+from ...core.symbols import B, C_img, L_v, N_img, P_patch, d_ff_v, d_v
+from ...graph import roles as R
+from ...graph.arch import Builder
+
+
+def _held(g, path, op, width, label):
+    g.op(path, ops.Held(op, (B, width)), role=R.HELD_EMBEDDING, label=f"{label} (not run)")
+
+
+def _linear(g, path, n_in, n_out, bias, label=None):
+    _held(g, path, ops.Linear(n_in, n_out, bias=bias), n_in, label or path.rsplit("/", 1)[-1])
+
+
+def _qwen3_vl(g, flags, m, out):
+    tp = sympy.Integer(flags["tower_temporal_patch"])
+    _linear(g, "visual/patch_embed/proj", C_img * tp * P_patch ** 2, d_v, True, "patches (Conv3d t_p×P×P)")
+    if flags["tower_positions"]:
+        _held(g, "visual/pos_embed", ops.Embedding(sympy.Integer(flags["tower_positions"]), d_v), d_v, "positions")
+    with g.repeat("visual/blocks", L_v, label="vision block (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("norm1", "norm2"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        _linear(g, "attn/qkv", d_v, 3 * d_v, True)
+        _linear(g, "attn/proj", d_v, d_v, True)
+        _linear(g, "mlp/linear_fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/linear_fc2", d_ff_v, d_v, True)
+    merged = m * m * d_v
+    for i in range(-1, int(flags["tower_deepstack"] or 0)):
+        # the merger (-1), then DeepStack's, whose LayerNorm is over the merged width
+        path = "visual/merger" if i < 0 else f"visual/deepstack_merger_list/{i}"
+        _held(g, f"{path}/norm", ops.LayerNorm(d_v if i < 0 else merged), d_v if i < 0 else merged, "merger norm")
+        _linear(g, f"{path}/linear_fc1", merged, merged, True)
+        _linear(g, f"{path}/linear_fc2", merged, out, True)
+
+
+def _glm(g, flags, m, out):
+    ocr = flags["tower"] == "glm_ocr"
+    tp, bias = sympy.Integer(flags["tower_temporal_patch"]), bool(flags["tower_bias"])
+    if flags["tower_positions"]:
+        _held(g, "visual/embeddings/position_embedding",
+              ops.Embedding(sympy.Integer(flags["tower_positions"]), d_v), d_v, "positions")
+    _linear(g, "visual/patch_embed/proj", C_img * tp * P_patch ** 2, d_v, True, "patches (Conv3d t_p×P×P)")
+    with g.repeat("visual/blocks", L_v, label="vision block (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("norm1", "norm2"):
+            _held(g, n, ops.RMSNorm(d_v), d_v, n)
+        _linear(g, "attn/qkv", d_v, 3 * d_v, bias)
+        _linear(g, "attn/proj", d_v, d_v, bias and ocr)
+        if ocr:
+            head = d_v / sympy.Integer(flags["tower_heads"])
+            for n in ("q_norm", "k_norm"):
+                _held(g, f"attn/{n}", ops.RMSNorm(head), head, n)
+        for n in ("gate_proj", "up_proj"):
+            _linear(g, f"mlp/{n}", d_v, d_ff_v, bias and ocr)
+        _linear(g, "mlp/down_proj", d_ff_v, d_v, bias and ocr)
+    if not ocr:
+        _held(g, "visual/post_conv_layernorm", ops.RMSNorm(d_v), d_v, "post-conv RMSNorm")
+    _linear(g, "visual/downsample", d_v * m * m, out, True, "downsample (Conv2d m×m, stride m)")
+    _held(g, "visual/post_layernorm", ops.RMSNorm(d_v), d_v, "post RMSNorm")
+    ff = sympy.Integer(flags["tower_merger_ff"])
+    _linear(g, "visual/merger/proj", out, out, False)
+    _held(g, "visual/merger/post_projection_norm", ops.LayerNorm(out), out, "merger LayerNorm")
+    for n in ("gate_proj", "up_proj"):
+        _linear(g, f"visual/merger/{n}", out, ff, False)
+    _linear(g, "visual/merger/down_proj", ff, out, False)
+
+
+_TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm}
+
+
+def build(flags, bound, name, text):
+    """The decoder of the family *text* (its own builder), with the held tower of ``flags["tower"]``."""
+    from .. import family
+
+    arch = family(text).build(flags, bound, name=name)
+    g = Builder(arch.name, declared_roles=True)
+    g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
+    _TOWERS[flags["tower"]](g, flags, sympy.Integer(flags["tower_merge"]), sympy.Integer(flags["tower_out"]))
+    g.require("le", N_img, "the cost of an image is not modelled for this vision tower: N_img must be 0 (the forward "
+              "over token ids)", id="images_not_modelled")
+    return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

@@ -1,0 +1,213 @@
+"""Vision--language models read as a text decoder of a family symgpt already builds and a vision
+tower beside it whose parameters are held (``blocks/vlm_towers.py``): counted, not run, as the
+model's forward over token ids runs none of them.
+
+- Qwen3-VL (Qwen Team 2025; transformers' ``Qwen3VLForConditionalGeneration``,
+  ``Qwen3VLMoeForConditionalGeneration``) and Qwen3.5 (``Qwen3_5ForConditionalGeneration``,
+  ``Qwen3_5MoeForConditionalGeneration``): a Qwen3 / Qwen3-MoE / Qwen3.5 text decoder and the
+  tower ``Qwen3VLVisionModel`` (Conv3d patches with bias, a learned position table of
+  ``num_position_embeddings`` rows, LayerNorm blocks with a GELU MLP, the 2×2 patch merger, and
+  Qwen3-VL's DeepStack mergers, one per ``deepstack_visual_indexes`` entry).
+- GLM-4.1V / GLM-4.5V / GLM-4.6V (GLM-V Team 2025; ``Glm4vForConditionalGeneration``,
+  ``Glm46VForConditionalGeneration``, ``Glm4vMoeForConditionalGeneration``) and GLM-OCR
+  (``GlmOcrForConditionalGeneration``): a GLM-4 / GLM-4-MoE text decoder and the tower
+  ``Glm4vVisionModel`` (a learned position table of (image_size/P)² rows, RMSNorm blocks with a
+  SwiGLU MLP of out_hidden_size, a 2×2 strided-conv downsample, and a SwiGLU patch merger of
+  intermediate_size) or ``GlmOcrVisionModel`` (no position table, biases, per-head Q/K RMSNorms,
+  a merger of out_hidden_size·in_channels).
+
+Images per sequence are the size N_img, read as 0: the cost of an image through these towers is
+not modelled (N_img > 0 is refused in one line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+
+from ..core.errors import SymgptError
+from ..core.lazy import Ref
+from .base import Family
+from .decoders import OPTIONAL, SIZES
+from .fields import Fields, Reader, note_leftovers, sub_fields
+
+BUILD = Ref("symgpt.families.blocks.vlm_towers", "build")
+
+TOWER_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
+TOWER_FLAGS = {"tower": "qwen3_vl", "tower_temporal_patch": 2, "tower_merge": 2, "tower_out": 3584,
+               "tower_positions": None, "tower_deepstack": None, "tower_bias": False, "tower_heads": 16,
+               "tower_merger_ff": None}
+TOWER_HELP = {
+    "tower": "the held vision tower: qwen3_vl (Qwen3VLVisionModel), glm4v (Glm4vVisionModel) or glm_ocr "
+             "(GlmOcrVisionModel)",
+    "tower_temporal_patch": "frames per patch of the tower's Conv3d (temporal_patch_size)",
+    "tower_merge": "the side m of the patch merger's m × m merge (spatial_merge_size)",
+    "tower_out": "the tower's output width (out_hidden_size)",
+    "tower_positions": "rows of the tower's learned position table (none: no table)",
+    "tower_deepstack": "Qwen3-VL's DeepStack mergers (one per deepstack_visual_indexes entry)",
+    "tower_bias": "the tower's attention projections have biases (glm towers: attention_bias)",
+    "tower_heads": "the tower's attention heads (num_heads: the width of GLM-OCR's Q/K norms)",
+    "tower_merger_ff": "the width of the glm towers' SwiGLU patch merger",
+}
+TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr")}
+
+
+class _Joined(Mapping):
+    """A text family's mapping (its flags, help or choices) with the tower's keys after it, read
+    on first use; a tower key the text family already has raises."""
+
+    def __init__(self, text: str, part: str, added: Mapping):
+        self.text, self.part, self.added = text, part, dict(added)
+        self._data: dict | None = None
+
+    def _resolved(self) -> dict:
+        if self._data is None:
+            from . import family
+
+            base = dict(getattr(family(self.text), self.part))
+            clash = sorted(set(base) & set(self.added))
+            if clash:
+                raise SymgptError(f"family {self.text!r} already has the {self.part} {clash}")
+            self._data = {**base, **self.added}
+        return self._data
+
+    def __getitem__(self, key):
+        return self._resolved()[key]
+
+    def __iter__(self):
+        return iter(self._resolved())
+
+    def __len__(self):
+        return len(self._resolved())
+
+
+def _family(name: str, description: str, text: str, tower: str) -> Family:
+    return Family(name=name, description=description,
+                  flags=_Joined(text, "flags", {**TOWER_FLAGS, "tower": tower}),
+                  sizes=SIZES + TOWER_SIZES, optional=OPTIONAL,
+                  build=partial(BUILD, name=name, text=text),
+                  flag_help=_Joined(text, "flag_help", TOWER_HELP),
+                  choices=_Joined(text, "choices", TOWER_CHOICES))
+
+
+_HELD = " (held: a forward over token ids runs none of it)"
+FAMILIES = (
+    _family("qwen3_vl", "Qwen3-VL: a Qwen3 decoder with a vision tower and DeepStack mergers" + _HELD, "qwen3", "qwen3_vl"),
+    _family("qwen3_vl_moe", "Qwen3-VL-MoE: a Qwen3-MoE decoder with Qwen3-VL's vision tower" + _HELD, "qwen3_moe",
+            "qwen3_vl"),
+    _family("qwen3_5_vl", "Qwen3.5: a Gated DeltaNet hybrid decoder with Qwen3-VL's vision tower" + _HELD, "qwen3_5",
+            "qwen3_vl"),
+    _family("qwen3_5_moe_vl", "Qwen3.5-MoE: a Gated DeltaNet hybrid MoE decoder with Qwen3-VL's vision tower" + _HELD,
+            "qwen3_5_moe", "qwen3_vl"),
+    _family("glm4v", "GLM-4.1V / GLM-4.6V: a GLM-4 decoder with a vision tower" + _HELD, "glm4", "glm4v"),
+    _family("glm4v_moe", "GLM-4.5V: a GLM-4-MoE decoder with GLM-4.1V's vision tower" + _HELD, "glm4_moe", "glm4v"),
+    _family("glm_ocr", "GLM-OCR: a GLM-4 decoder with a vision tower with Q/K norms" + _HELD, "glm4", "glm_ocr"),
+)
+
+_NOT_RUN = ("the forward counted is over token ids, without images or video: transformers does not run the vision "
+            "tower, whose parameters are counted. The cost of an image is not modelled for this model")
+_TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id", "image_start_token_id",
+           "image_end_token_id", "video_start_token_id", "video_end_token_id")
+
+
+def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, text_type=None):
+    """A text_config read by *text_family*'s reader (the top level's tie_word_embeddings decides the
+    head's tying, as transformers' composite config does), a vision_config read by *tower*."""
+    from . import reader
+
+    nested = sub_fields(f, "text_config")
+    cfg = {k: v for k, v in nested.cfg.items() if k != "tie_word_embeddings"}
+    cfg.update(text_changes(cfg) if text_changes else {})
+    text = Fields(cfg, nested.where)
+    got, flags, sizes = reader(text_type or text_family).read(text)
+    if got != text_family:
+        raise SymgptError(f"{f.where}: its text_config reads as a {got!r} decoder; {family} is modelled with a "
+                          f"{text_family!r} one")
+    note_leftovers(f, text, "text_config")
+    flags["tied"] = f.bool("tie_word_embeddings", False)
+    v = sub_fields(f, "vision_config")
+    for key in ("patch_size", "temporal_patch_size", "spatial_merge_size"):
+        if isinstance(v.cfg.get(key), list):
+            raise SymgptError(f"{f.where}: vision_config {key} given as a list is not modelled")
+    tower(v, flags, sizes)
+    v.silent("hidden_act", "initializer_range", "rope_parameters", "model_type", "attention_dropout", "rms_norm_eps",
+             "id2label", "label2id")
+    note_leftovers(f, v, "vision_config")
+    f.silent(*_TOKENS)
+    f.notes.append(_NOT_RUN)
+    sizes["N_img"] = 0
+    return family, flags, sizes
+
+
+def _vision_common(v: Fields, sizes: dict, flags: dict, D: dict) -> None:
+    sizes.update(d_v=v.int("hidden_size", D["d_v"]), L_v=v.int("depth", D["L_v"]), P_patch=v.int("patch_size", D["P"]),
+                 C_img=v.int("in_channels", 3))
+    flags.update(tower_temporal_patch=v.int("temporal_patch_size", 2), tower_merge=v.int("spatial_merge_size", 2),
+                 tower_out=v.int("out_hidden_size", D["out"]), tower_heads=v.int("num_heads", D["heads"]))
+
+
+def _qwen3_tower(deepstack_default):
+    def read(v: Fields, flags: dict, sizes: dict) -> None:
+        """Qwen3VLVisionConfig (Qwen3_5VisionConfig has no deepstack_visual_indexes)."""
+        _vision_common(v, sizes, flags, dict(d_v=1152, L_v=27, P=16, out=3584, heads=16))
+        sizes["d_ff_v"] = v.int("intermediate_size", 4304)
+        flags["tower_positions"] = v.int("num_position_embeddings", 2304)
+        deep, _ = v.get("deepstack_visual_indexes", deepstack_default)
+        if not isinstance(deep, list):
+            raise SymgptError(f"{v.where}: field 'deepstack_visual_indexes' must be a list")
+        flags["tower_deepstack"] = len(deep) or None
+    return read
+
+
+def _glm_tower(ocr: bool):
+    def read(v: Fields, flags: dict, sizes: dict) -> None:
+        """Glm4vVisionConfig (the block MLP is out_hidden_size wide, the merger intermediate_size) or
+        GlmOcrVisionConfig (the block MLP intermediate_size, the merger out_hidden_size·in_channels)."""
+        D = dict(d_v=1024, L_v=24, P=14, out=1536, heads=16) if ocr else dict(d_v=1536, L_v=24, P=14, out=4096, heads=12)
+        _vision_common(v, sizes, flags, D)
+        ff = v.int("intermediate_size", 4096 if ocr else 13696)
+        side = v.int("image_size", 336) // sizes["P_patch"]
+        flags["tower_bias"] = v.bool("attention_bias", ocr)
+        if ocr:
+            sizes["d_ff_v"], flags["tower_merger_ff"], flags["tower_positions"] = ff, flags["tower_out"] * sizes["C_img"], None
+            if sizes["d_v"] % flags["tower_heads"]:
+                raise SymgptError(f"{v.where}: hidden_size must be a multiple of num_heads")
+        else:
+            sizes["d_ff_v"], flags["tower_merger_ff"], flags["tower_positions"] = flags["tower_out"], ff, side * side
+    return read
+
+
+def _qwen3_vl_moe_text(cfg: dict) -> dict:
+    # Qwen3VLMoeTextConfig keeps the expert count as num_experts (num_local_experts in its JSON)
+    return {"num_experts": cfg["num_local_experts"]} if "num_local_experts" in cfg else {}
+
+
+def _glm_ocr_text(cfg: dict) -> dict:
+    # GlmOcrTextAttention: head_dim hidden_size / num_attention_heads, no Q/K/V biases
+    d, h = cfg.get("hidden_size", 1024), cfg.get("num_attention_heads", 16)
+    if not isinstance(d, int) or not isinstance(h, int) or h < 1 or d % h:
+        raise SymgptError("text_config: hidden_size must be a multiple of num_attention_heads")
+    return {"head_dim": d // h, "attention_bias": False}
+
+
+def _reader(family, text_family, tower, architecture, text_changes=None, text_type=None) -> Reader:
+    return Reader(partial(_read, family=family, text_family=text_family, tower=tower, text_changes=text_changes,
+                          text_type=text_type), (architecture,))
+
+
+READERS = {
+    "qwen3_vl": _reader("qwen3_vl", "qwen3", _qwen3_tower([8, 16, 24]), "Qwen3VLForConditionalGeneration"),
+    "qwen3_vl_moe": _reader("qwen3_vl_moe", "qwen3_moe", _qwen3_tower([8, 16, 24]),
+                            "Qwen3VLMoeForConditionalGeneration", _qwen3_vl_moe_text),
+    "qwen3_5": _reader("qwen3_5_vl", "qwen3_5", _qwen3_tower([]), "Qwen3_5ForConditionalGeneration",
+                       text_type="qwen3_5_text"),
+    "qwen3_5_moe": _reader("qwen3_5_moe_vl", "qwen3_5_moe", _qwen3_tower([]), "Qwen3_5MoeForConditionalGeneration",
+                           text_type="qwen3_5_moe_text"),
+    "glm4v": _reader("glm4v", "glm4", _glm_tower(False), "Glm4vForConditionalGeneration"),
+    "glm46v": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration"),
+    "glmga": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration"),
+    "glm4v_moe": _reader("glm4v_moe", "glm4_moe", _glm_tower(False), "Glm4vMoeForConditionalGeneration"),
+    "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_ocr_text),
+}
+
+PRESETS: tuple = ()
