@@ -22,12 +22,16 @@ not modelled (N_img > 0 is refused in one line).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Family
+from .glm4_moe import FAMILIES as _GLM4_MOE, READERS as _GLM4_MOE_READERS
+from .qwen3 import FAMILIES as _QWEN3_FAMILIES, READERS as _QWEN3_READERS
+from .qwen3_next import FAMILIES as _QWEN3_NEXT, READERS as _QWEN3_NEXT_READERS
+from .qwen_moe import FAMILIES as _QWEN_MOE, READERS as _QWEN_MOE_READERS
+from .stablelm import FAMILIES as _STABLELM, READERS as _STABLELM_READERS
+from .base import Extended, Family
 from .decoders import OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
 
@@ -52,57 +56,45 @@ TOWER_HELP = {
 TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr")}
 
 
-class _Joined(Mapping):
-    """A text family's mapping (its flags, help or choices) with the tower's keys after it, read
-    on first use; a tower key the text family already has raises."""
-
-    def __init__(self, text: str, part: str, added: Mapping):
-        self.text, self.part, self.added = text, part, dict(added)
-        self._data: dict | None = None
-
-    def _resolved(self) -> dict:
-        if self._data is None:
-            from . import family
-
-            base = dict(getattr(family(self.text), self.part))
-            clash = sorted(set(base) & set(self.added))
-            if clash:
-                raise SymgptError(f"family {self.text!r} already has the {self.part} {clash}")
-            self._data = {**base, **self.added}
-        return self._data
-
-    def __getitem__(self, key):
-        return self._resolved()[key]
-
-    def __iter__(self):
-        return iter(self._resolved())
-
-    def __len__(self):
-        return len(self._resolved())
+def _extend(table: Extended, added: dict) -> Extended:
+    """A text family's table (flags, help or choices) with the tower's keys added after it."""
+    return Extended(table.base, table.changes, {**table.added, **added})
 
 
-def _family(name: str, description: str, text: str, tower: str) -> Family:
+def _family(name: str, description: str, text: Family, tower: str, **defaults) -> Family:
     return Family(name=name, description=description,
-                  flags=_Joined(text, "flags", {**TOWER_FLAGS, "tower": tower}),
+                  flags=_extend(text.flags, {**TOWER_FLAGS, "tower": tower, **defaults}),
                   sizes=SIZES + TOWER_SIZES, optional=OPTIONAL,
-                  build=partial(BUILD, name=name, text=text),
-                  flag_help=_Joined(text, "flag_help", TOWER_HELP),
-                  choices=_Joined(text, "choices", TOWER_CHOICES))
+                  build=partial(BUILD, name=name, text=text.build),
+                  flag_help=_extend(text.flag_help, TOWER_HELP), choices=_extend(text.choices, TOWER_CHOICES))
+
+
+def _text(families: tuple, name: str) -> Family:
+    return next(f for f in families if f.name == name)
 
 
 _HELD = " (held: a forward over token ids runs none of it)"
+_QWEN3 = dict(tower_positions=2304, tower_out=3584, tower_heads=16)
+_GLM4V = dict(tower_positions=576, tower_out=4096, tower_heads=12, tower_merger_ff=13696)
 FAMILIES = (
-    _family("qwen3_vl", "Qwen3-VL: a Qwen3 decoder with a vision tower and DeepStack mergers" + _HELD, "qwen3", "qwen3_vl"),
-    _family("qwen3_vl_moe", "Qwen3-VL-MoE: a Qwen3-MoE decoder with Qwen3-VL's vision tower" + _HELD, "qwen3_moe",
-            "qwen3_vl"),
-    _family("qwen3_5_vl", "Qwen3.5: a Gated DeltaNet hybrid decoder with Qwen3-VL's vision tower" + _HELD, "qwen3_5",
-            "qwen3_vl"),
+    _family("qwen3_vl", "Qwen3-VL: a Qwen3 decoder with a vision tower and DeepStack mergers" + _HELD,
+            _text(_QWEN3_FAMILIES, "qwen3"), "qwen3_vl", tower_deepstack=3, **_QWEN3),
+    _family("qwen3_vl_moe", "Qwen3-VL-MoE: a Qwen3-MoE decoder with Qwen3-VL's vision tower" + _HELD,
+            _text(_QWEN_MOE, "qwen3_moe"), "qwen3_vl", tower_deepstack=3, **_QWEN3),
+    _family("qwen3_5_vl", "Qwen3.5: a Gated DeltaNet hybrid decoder with Qwen3-VL's vision tower" + _HELD,
+            _text(_QWEN3_NEXT, "qwen3_5"), "qwen3_vl", **_QWEN3),
     _family("qwen3_5_moe_vl", "Qwen3.5-MoE: a Gated DeltaNet hybrid MoE decoder with Qwen3-VL's vision tower" + _HELD,
-            "qwen3_5_moe", "qwen3_vl"),
-    _family("glm4v", "GLM-4.1V / GLM-4.6V: a GLM-4 decoder with a vision tower" + _HELD, "glm4", "glm4v"),
-    _family("glm4v_moe", "GLM-4.5V: a GLM-4-MoE decoder with GLM-4.1V's vision tower" + _HELD, "glm4_moe", "glm4v"),
-    _family("glm_ocr", "GLM-OCR: a GLM-4 decoder with a vision tower with Q/K norms" + _HELD, "glm4", "glm_ocr"),
+            _text(_QWEN3_NEXT, "qwen3_5_moe"), "qwen3_vl", **_QWEN3),
+    _family("glm4v", "GLM-4.1V / GLM-4.6V: a GLM-4 decoder with a vision tower" + _HELD, _text(_STABLELM, "glm4"),
+            "glm4v", **_GLM4V),
+    _family("glm4v_moe", "GLM-4.5V: a GLM-4-MoE decoder with GLM-4.1V's vision tower" + _HELD,
+            _text(_GLM4_MOE, "glm4_moe"), "glm4v", **_GLM4V),
+    _family("glm_ocr", "GLM-OCR: a GLM-4 decoder with a vision tower with Q/K norms" + _HELD, _text(_STABLELM, "glm4"),
+            "glm_ocr", tower_out=1536, tower_heads=16, tower_merger_ff=4608, tower_bias=True),
 )
+#: the text decoders' readers, model_type -> Reader
+_TEXT_READERS = {**_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
+                 **_GLM4_MOE_READERS}
 
 _NOT_RUN = ("the forward counted is over token ids, without images or video: transformers does not run the vision "
             "tower, whose parameters are counted. The cost of an image is not modelled for this model")
@@ -113,13 +105,11 @@ _TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_
 def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, text_type=None):
     """A text_config read by *text_family*'s reader (the top level's tie_word_embeddings decides the
     head's tying, as transformers' composite config does), a vision_config read by *tower*."""
-    from . import reader
-
     nested = sub_fields(f, "text_config")
     cfg = {k: v for k, v in nested.cfg.items() if k != "tie_word_embeddings"}
     cfg.update(text_changes(cfg) if text_changes else {})
     text = Fields(cfg, nested.where)
-    got, flags, sizes = reader(text_type or text_family).read(text)
+    got, flags, sizes = _TEXT_READERS[text_type or text_family].read(text)
     if got != text_family:
         raise SymgptError(f"{f.where}: its text_config reads as a {got!r} decoder; {family} is modelled with a "
                           f"{text_family!r} one")
@@ -182,12 +172,15 @@ def _qwen3_vl_moe_text(cfg: dict) -> dict:
     return {"num_experts": cfg["num_local_experts"]} if "num_local_experts" in cfg else {}
 
 
-def _glm_ocr_text(cfg: dict) -> dict:
-    # GlmOcrTextAttention: head_dim hidden_size / num_attention_heads, no Q/K/V biases
-    d, h = cfg.get("hidden_size", 1024), cfg.get("num_attention_heads", 16)
-    if not isinstance(d, int) or not isinstance(h, int) or h < 1 or d % h:
-        raise SymgptError("text_config: hidden_size must be a multiple of num_attention_heads")
-    return {"head_dim": d // h, "attention_bias": False}
+def _glm_text(bias: bool):
+    def changes(cfg: dict) -> dict:
+        """Glm4vTextAttention / GlmOcrTextAttention: head_dim hidden_size / num_attention_heads (the
+        text config has no head_dim), Q/K/V biases fixed by the class (GLM-4V: on, GLM-OCR: off)."""
+        d, h = cfg.get("hidden_size", 4096 if bias else 1024), cfg.get("num_attention_heads", 32 if bias else 16)
+        if not isinstance(d, int) or not isinstance(h, int) or h < 1 or d % h:
+            raise SymgptError("text_config: hidden_size must be a multiple of num_attention_heads")
+        return {"head_dim": d // h, "attention_bias": bias}
+    return changes
 
 
 def _reader(family, text_family, tower, architecture, text_changes=None, text_type=None) -> Reader:
@@ -203,11 +196,11 @@ READERS = {
                        text_type="qwen3_5_text"),
     "qwen3_5_moe": _reader("qwen3_5_moe_vl", "qwen3_5_moe", _qwen3_tower([]), "Qwen3_5MoeForConditionalGeneration",
                            text_type="qwen3_5_moe_text"),
-    "glm4v": _reader("glm4v", "glm4", _glm_tower(False), "Glm4vForConditionalGeneration"),
-    "glm46v": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration"),
-    "glmga": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration"),
+    "glm4v": _reader("glm4v", "glm4", _glm_tower(False), "Glm4vForConditionalGeneration", _glm_text(True)),
+    "glm46v": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration", _glm_text(True)),
+    "glmga": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration", _glm_text(True)),
     "glm4v_moe": _reader("glm4v_moe", "glm4_moe", _glm_tower(False), "Glm4vMoeForConditionalGeneration"),
-    "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_ocr_text),
+    "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_text(False)),
 }
 
 PRESETS: tuple = ()

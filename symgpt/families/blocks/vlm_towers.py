@@ -25,6 +25,7 @@ from __future__ import annotations
 import sympy
 
 from ... import ops
+from ...core.errors import SymgptError
 from ...core.symbols import B, C_img, L_v, N_img, P_patch, d_ff_v, d_v
 from ...graph import roles as R
 from ...graph.arch import Builder
@@ -82,6 +83,8 @@ def _glm(g, flags, m, out):
         _held(g, "visual/post_conv_layernorm", ops.RMSNorm(d_v), d_v, "post-conv RMSNorm")
     _linear(g, "visual/downsample", d_v * m * m, out, True, "downsample (Conv2d m×m, stride m)")
     _held(g, "visual/post_layernorm", ops.RMSNorm(d_v), d_v, "post RMSNorm")
+    if not flags["tower_merger_ff"]:
+        raise SymgptError(f"the {flags['tower']} tower's patch merger needs its width: set tower_merger_ff")
     ff = sympy.Integer(flags["tower_merger_ff"])
     _linear(g, "visual/merger/proj", out, out, False)
     _held(g, "visual/merger/post_projection_norm", ops.LayerNorm(out), out, "merger LayerNorm")
@@ -94,10 +97,8 @@ _TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm}
 
 
 def build(flags, bound, name, text):
-    """The decoder of the family *text* (its own builder), with the held tower of ``flags["tower"]``."""
-    from .. import family
-
-    arch = family(text).build(flags, bound, name=name)
+    """The decoder built by *text* (its family's builder), with the held tower of ``flags["tower"]``."""
+    arch = text(flags, bound, name=name)
     g = Builder(arch.name, declared_roles=True)
     g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
     _TOWERS[flags["tower"]](g, flags, sympy.Integer(flags["tower_merge"]), sympy.Integer(flags["tower_out"]))

@@ -1,0 +1,72 @@
+"""Vision--language models read as a text decoder and a held vision tower
+(``symgpt/families/vlm_towers.py``): on tiny non-default configurations (a tied head, one DeepStack
+merger, biases on, a small position table), the parameter count against transformers' own model
+and the forward over token ids against ``FlopCounterMode`` on CPU; an image is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+
+_QWEN3_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 256,
+               "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                   "mrope_interleaved": True}}
+_QWEN3_VISION = {"depth": 3, "hidden_size": 32, "intermediate_size": 48, "num_heads": 2, "out_hidden_size": 64,
+                 "patch_size": 4, "num_position_embeddings": 16, "deepstack_visual_indexes": [1]}
+_GLM_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256,
+             "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 2, 4]}}
+_GLM_VISION = {"depth": 2, "hidden_size": 32, "intermediate_size": 80, "num_heads": 4, "out_hidden_size": 48,
+               "patch_size": 7, "image_size": 28, "attention_bias": True}
+
+CASES = {
+    "qwen3_vl": ("Qwen3VLConfig", "Qwen3VLForConditionalGeneration",
+                 {"text_config": _QWEN3_TEXT, "vision_config": _QWEN3_VISION, "tie_word_embeddings": True}),
+    "qwen3_vl_moe": ("Qwen3VLMoeConfig", "Qwen3VLMoeForConditionalGeneration",
+                     {"text_config": {**_QWEN3_TEXT, "moe_intermediate_size": 32, "num_experts": 4,
+                                      "num_experts_per_tok": 2},
+                      "vision_config": _QWEN3_VISION}),
+    "glm4v": ("Glm4vConfig", "Glm4vForConditionalGeneration",
+              {"text_config": _GLM_TEXT, "vision_config": _GLM_VISION}),
+    "glm_ocr": ("GlmOcrConfig", "GlmOcrForConditionalGeneration",
+                {"text_config": _GLM_TEXT, "vision_config": {**_GLM_VISION, "intermediate_size": 40}}),
+}
+
+
+def _write(tmp_path, model_type: str, cls: str, config) -> str:
+    path = tmp_path / "config.json"
+    cfg = json.loads(config.to_json_string(use_diff=False))
+    path.write_text(json.dumps({**cfg, "architectures": [cls]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("model_type", sorted(CASES))
+def test_params_and_text_flops_on_cpu(tmp_path, model_type):
+    config_cls, cls, fields = CASES[model_type]
+    config = getattr(transformers, config_cls)(**fields)
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)._from_config(config, attn_implementation="eager",
+                                                    experts_implementation="eager").eval()
+    m = symgpt.load(_write(tmp_path, model_type, cls, config), B=2, T=10)
+    assert m.params == sum(p.numel() for p in model.parameters())
+    visual = sum(v for p, v in m.quantity("params").values().items() if p.startswith("visual/"))
+    assert visual == sum(p.numel() for p in model.model.visual.parameters())
+    ids = torch.randint(0, 200, (2, 10))
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    assert m.quantity("flops.forward") == fcm.get_total_flops()
+
+
+def test_an_image_is_refused(tmp_path):
+    config_cls, cls, fields = CASES["glm4v"]
+    path = _write(tmp_path, "glm4v", cls, getattr(transformers, config_cls)(**fields))
+    with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
+        symgpt.load(path, N_img=1).params
