@@ -129,3 +129,14 @@ def test_an_image_off_the_window_grid_is_refused(tmp_path):
     path.write_text(json.dumps({"model_type": "qwen2_5_vl", **fields}))
     with pytest.raises(symgpt.SymgptError, match="multiple of the attention window"):
         symgpt.load(str(path), B=1, T=100, N_img=1, S_img=84, vision_run=True).quantity("flops.forward")
+
+
+def test_qwen2_5_vl_7b_preset_is_its_config_and_the_checkpoint_total():
+    # the checkpoint's model.safetensors.index.json: total_size 16,584,333,312 bytes of bfloat16
+    path = Path(__file__).parent / "configs" / "vlm" / "qwen2.5-vl-7b-instruct.json"
+    cfg = json.loads(path.read_text())
+    p, c = symgpt.load("qwen2.5-vl-7b"), symgpt.load(str(path))
+    assert p.family is c.family and dict(p.sizes) == dict(c.sizes) and p.flags == c.flags
+    n = _meta_params({k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    assert p.params == n == 16_584_333_312 // 2
+    assert f"{n:,}" in symgpt.families.presets()["qwen2.5-vl-7b"].note

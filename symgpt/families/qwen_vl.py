@@ -10,7 +10,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, llama_like
 
@@ -154,4 +154,12 @@ def _read_text(f: Fields):
 READERS = {"qwen2_5_vl": Reader(read, ("Qwen2_5_VLForConditionalGeneration",)),
            "qwen2_vl": Reader(read_qwen2_vl, ("Qwen2VLForConditionalGeneration",))}
 
-PRESETS: tuple = ()
+PRESETS: tuple = (
+    Preset("qwen2.5-vl-7b", "qwen2_5_vl",
+           {"V": 152064, "d": 3584, "d_ff": 18944, "L": 28, "h": 28, "h_kv": 4, "T_max": 128000, "d_v": 1280,
+            "L_v": 32, "d_ff_v": 3420, "h_v": 16, "P_patch": 14, "C_img": 3, "N_img": 0},
+           source="Qwen Team 2025 (Qwen2.5-VL Technical Report); Qwen/Qwen2.5-VL-7B-Instruct config.json "
+                  "(tests/configs/vlm/qwen2.5-vl-7b-instruct.json)",
+           note="8,292,166,656 parameters, the checkpoint's total (16,584,333,312 bytes of bfloat16 safetensors); "
+                "published: 7B. Images: --set vision_run=true --set N_img=1 --set S_img=448 (256 tokens each)"),
+)
