@@ -98,6 +98,9 @@ _TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm}
 
 def build(flags, bound, name, text):
     """The decoder built by *text* (its family's builder), with the held tower of ``flags["tower"]``."""
+    for key in ("tower_temporal_patch", "tower_merge", "tower_out", "tower_heads"):
+        if not isinstance(flags[key], int) or isinstance(flags[key], bool) or flags[key] < 1:
+            raise SymgptError(f"flag {key} must be a positive integer, got {flags[key]!r}")
     arch = text(flags, bound, name=name)
     g = Builder(arch.name, declared_roles=True)
     g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
