@@ -26,13 +26,15 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
+from .deepseek import FAMILIES as _DEEPSEEK, READERS as _DEEPSEEK_READERS
+from .ernie4_5 import FAMILIES as _ERNIE4_5, READERS as _ERNIE4_5_READERS
 from .glm4_moe import FAMILIES as _GLM4_MOE, READERS as _GLM4_MOE_READERS
+from .qwen2 import FAMILIES as _QWEN2, READERS as _QWEN2_READERS
 from .qwen3 import FAMILIES as _QWEN3_FAMILIES, READERS as _QWEN3_READERS
 from .qwen3_next import FAMILIES as _QWEN3_NEXT, READERS as _QWEN3_NEXT_READERS
 from .qwen_moe import FAMILIES as _QWEN_MOE, READERS as _QWEN_MOE_READERS
 from .stablelm import FAMILIES as _STABLELM, READERS as _STABLELM_READERS
 from .base import Extended, Family
-from .decoders import OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
 
 BUILD = Ref("symgpt.families.blocks.vlm_towers", "build")
@@ -40,7 +42,7 @@ BUILD = Ref("symgpt.families.blocks.vlm_towers", "build")
 TOWER_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
 TOWER_FLAGS = {"tower": "qwen3_vl", "tower_temporal_patch": 2, "tower_merge": 2, "tower_out": 3584,
                "tower_positions": None, "tower_deepstack": None, "tower_bias": False, "tower_heads": 16,
-               "tower_merger_ff": None}
+               "tower_merger_ff": None, "tower_projector": "merge"}
 TOWER_HELP = {
     "tower": "the held vision tower: qwen3_vl (Qwen3VLVisionModel), glm4v (Glm4vVisionModel) or glm_ocr "
              "(GlmOcrVisionModel)",
@@ -52,8 +54,10 @@ TOWER_HELP = {
     "tower_bias": "the tower's attention projections have biases (glm towers: attention_bias)",
     "tower_heads": "the tower's attention heads (num_heads: the width of GLM-OCR's Q/K norms)",
     "tower_merger_ff": "the width of the glm towers' SwiGLU patch merger",
+    "tower_projector": "the siglip tower's projector: merge (LayerNorm, m²·d_v -> m²·d_v -> d) or mlp2 "
+                       "(d_v -> d -> d, VideoLLaMA 3)",
 }
-TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr")}
+TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr", "siglip"), "tower_projector": ("merge", "mlp2")}
 
 
 def _extend(table: Extended, added: dict) -> Extended:
@@ -64,7 +68,7 @@ def _extend(table: Extended, added: dict) -> Extended:
 def _family(name: str, description: str, text: Family, tower: str, **defaults) -> Family:
     return Family(name=name, description=description,
                   flags=_extend(text.flags, {**TOWER_FLAGS, "tower": tower, **defaults}),
-                  sizes=SIZES + TOWER_SIZES, optional=OPTIONAL,
+                  sizes=tuple(text.sizes) + TOWER_SIZES, optional=tuple(text.optional),
                   build=partial(BUILD, name=name, text=text.build),
                   flag_help=_extend(text.flag_help, TOWER_HELP), choices=_extend(text.choices, TOWER_CHOICES))
 
@@ -91,9 +95,15 @@ FAMILIES = (
             _text(_GLM4_MOE, "glm4_moe"), "glm4v", **_GLM4V),
     _family("glm_ocr", "GLM-OCR: a GLM-4 decoder with a vision tower with Q/K norms" + _HELD, _text(_STABLELM, "glm4"),
             "glm_ocr", tower_out=1536, tower_heads=16, tower_merger_ff=4608, tower_bias=True),
+    _family("video_llama_3", "VideoLLaMA 3: a Qwen2 decoder with a SigLIP-style tower and a 2-layer projector"
+            + _HELD, _text(_QWEN2, "qwen2"), "siglip", tower_temporal_patch=1, tower_projector="mlp2"),
+    _family("paddleocr_vl", "PaddleOCR-VL: an ERNIE 4.5 decoder with a SigLIP-style tower and a 2×2 merging "
+            "projector" + _HELD, _text(_ERNIE4_5, "ernie4_5"), "siglip", tower_temporal_patch=1, tower_positions=729),
+    _family("kimi_k25", "Kimi K2.5: a DeepSeek-V3 decoder with the MoonViT tower and a 2×2 merging projector"
+            + _HELD, _text(_DEEPSEEK, "deepseek_v3"), "siglip", tower_temporal_patch=1, tower_positions=4096),
 )
 #: the text decoders' readers, model_type -> Reader
-_TEXT_READERS = {**_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
+_TEXT_READERS = {**_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
                  **_GLM4_MOE_READERS}
 
 _NOT_RUN = ("the forward counted is over token ids, without images or video: transformers does not run the vision "
@@ -102,10 +112,13 @@ _TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_
            "image_end_token_id", "video_start_token_id", "video_end_token_id")
 
 
-def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, text_type=None):
-    """A text_config read by *text_family*'s reader (the top level's tie_word_embeddings decides the
-    head's tying, as transformers' composite config does), a vision_config read by *tower*."""
+def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, text_type=None, top=None,
+          tie=(False, False)):
+    """A text_config read by *text_family*'s reader, a vision_config read by *tower*. The head's
+    tying is the top level's tie_word_embeddings (default ``tie[0]``, the composite config class's),
+    or, where the class forwards an older save's text_config value (``tie[1]``), either of them."""
     nested = sub_fields(f, "text_config")
+    text_tie = nested.cfg.get("tie_word_embeddings", False)
     cfg = {k: v for k, v in nested.cfg.items() if k != "tie_word_embeddings"}
     cfg.update(text_changes(cfg) if text_changes else {})
     text = Fields(cfg, nested.where)
@@ -114,7 +127,7 @@ def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, te
         raise SymgptError(f"{f.where}: its text_config reads as a {got!r} decoder; {family} is modelled with a "
                           f"{text_family!r} one")
     note_leftovers(f, text, "text_config")
-    flags["tied"] = f.bool("tie_word_embeddings", False)
+    flags["tied"] = f.bool("tie_word_embeddings", tie[0]) or (tie[1] and text_tie is True)
     v = sub_fields(f, "vision_config")
     for key in ("patch_size", "temporal_patch_size", "spatial_merge_size"):
         if isinstance(v.cfg.get(key), list):
@@ -123,6 +136,8 @@ def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, te
     v.silent("hidden_act", "initializer_range", "rope_parameters", "model_type", "attention_dropout", "rms_norm_eps",
              "id2label", "label2id")
     note_leftovers(f, v, "vision_config")
+    if top is not None:
+        top(f)
     f.silent(*_TOKENS)
     f.notes.append(_NOT_RUN)
     sizes["N_img"] = 0
@@ -167,6 +182,40 @@ def _glm_tower(ocr: bool):
     return read
 
 
+def _siglip_tower(kind: str):
+    def read(v: Fields, flags: dict, sizes: dict) -> None:
+        """A SigLIP-style tower (LayerNorm blocks, separate Q/K/V, a GELU MLP, a final LayerNorm):
+        VideoLlama3VisionConfig (no position table), PaddleOCRVisionConfig ((image_size/P)² rows),
+        Kimi_K25VisionConfig (pos_emb_height × pos_emb_width rows)."""
+        sizes.update(d_v=v.int("hidden_size", 1152), L_v=v.int("num_hidden_layers", 27),
+                     d_ff_v=v.int("intermediate_size", 4304), P_patch=v.int("patch_size", 14),
+                     C_img=v.int("num_channels", 3) if kind != "kimi" else 3)
+        flags.update(tower_temporal_patch=1, tower_heads=v.int("num_attention_heads", 16))
+        v.silent("layer_norm_eps")
+        if kind == "video_llama_3":
+            flags.update(tower_positions=None, tower_projector="mlp2")
+        elif kind == "paddleocr":
+            side = v.int("image_size", 384) // sizes["P_patch"]
+            flags.update(tower_positions=side * side, tower_merge=v.int("spatial_merge_size", 2), tower_projector="merge")
+        else:
+            flags.update(tower_positions=v.int("pos_emb_height", 64) * v.int("pos_emb_width", 64), tower_projector="merge")
+            v.int("pos_emb_time", 4)  # a fixed sinusoidal table over frames: no parameters
+            merge, _ = v.get("merge_kernel_size", [2, 2])
+            if not (isinstance(merge, list) and len(merge) == 2 and merge[0] == merge[1] and isinstance(merge[0], int)
+                    and merge[0] >= 1):
+                raise SymgptError(f"{v.where}: merge_kernel_size other than a square [m, m] is not modelled")
+            flags["tower_merge"] = merge[0]
+    return read
+
+
+def _kimi_top(f: Fields) -> None:
+    width = f.int("projection_hidden_size", 1152)
+    f.silent("projection_layer_norm_eps")
+    d_v = f.cfg.get("vision_config", {}).get("hidden_size", 1152) if isinstance(f.cfg.get("vision_config"), dict) else 1152
+    if width != d_v:
+        raise SymgptError(f"{f.where}: projection_hidden_size other than the vision hidden_size is not modelled")
+
+
 def _qwen3_vl_moe_text(cfg: dict) -> dict:
     # Qwen3VLMoeTextConfig keeps the expert count as num_experts (num_local_experts in its JSON)
     return {"num_experts": cfg["num_local_experts"]} if "num_local_experts" in cfg else {}
@@ -183,9 +232,13 @@ def _glm_text(bias: bool):
     return changes
 
 
-def _reader(family, text_family, tower, architecture, text_changes=None, text_type=None) -> Reader:
+def _reader(family, text_family, tower, architecture, text_changes=None, text_type=None, top=None,
+            tie=(False, False)) -> Reader:
     return Reader(partial(_read, family=family, text_family=text_family, tower=tower, text_changes=text_changes,
-                          text_type=text_type), (architecture,))
+                          text_type=text_type, top=top, tie=tie), (architecture,))
+
+
+_FORWARDS = (False, True)  # the class forwards text_config's tie_word_embeddings (GLM-4V, GLM-OCR, ...)
 
 
 READERS = {
@@ -196,11 +249,20 @@ READERS = {
                        text_type="qwen3_5_text"),
     "qwen3_5_moe": _reader("qwen3_5_moe_vl", "qwen3_5_moe", _qwen3_tower([]), "Qwen3_5MoeForConditionalGeneration",
                            text_type="qwen3_5_moe_text"),
-    "glm4v": _reader("glm4v", "glm4", _glm_tower(False), "Glm4vForConditionalGeneration", _glm_text(True)),
+    "glm4v": _reader("glm4v", "glm4", _glm_tower(False), "Glm4vForConditionalGeneration", _glm_text(True),
+                     tie=_FORWARDS),
     "glm46v": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration", _glm_text(True)),
     "glmga": _reader("glm4v", "glm4", _glm_tower(False), "Glm46VForConditionalGeneration", _glm_text(True)),
-    "glm4v_moe": _reader("glm4v_moe", "glm4_moe", _glm_tower(False), "Glm4vMoeForConditionalGeneration"),
-    "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_text(False)),
+    "glm4v_moe": _reader("glm4v_moe", "glm4_moe", _glm_tower(False), "Glm4vMoeForConditionalGeneration",
+                         tie=_FORWARDS),
+    "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_text(False),
+                       tie=_FORWARDS),
+    "video_llama_3": _reader("video_llama_3", "qwen2", _siglip_tower("video_llama_3"),
+                             "VideoLlama3ForConditionalGeneration", tie=_FORWARDS),
+    "paddleocr_vl": _reader("paddleocr_vl", "ernie4_5", _siglip_tower("paddleocr"), "PaddleOCRVLForConditionalGeneration",
+                            tie=(True, True)),
+    "kimi_k25": _reader("kimi_k25", "deepseek_v3", _siglip_tower("kimi"), "Kimi_K25ForConditionalGeneration",
+                        top=_kimi_top, tie=(True, False)),
 }
 
 PRESETS: tuple = ()

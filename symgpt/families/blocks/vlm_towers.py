@@ -26,7 +26,7 @@ import sympy
 
 from ... import ops
 from ...core.errors import SymgptError
-from ...core.symbols import B, C_img, L_v, N_img, P_patch, d_ff_v, d_v
+from ...core.symbols import B, C_img, L_v, N_img, P_patch, d, d_ff_v, d_v
 from ...graph import roles as R
 from ...graph.arch import Builder
 
@@ -93,7 +93,32 @@ def _glm(g, flags, m, out):
     _linear(g, "visual/merger/down_proj", ff, out, False)
 
 
-_TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm}
+def _siglip(g, flags, m, out):
+    tp = sympy.Integer(flags["tower_temporal_patch"])
+    _linear(g, "visual/patch_embedding", C_img * tp * P_patch ** 2, d_v, True, "patches (conv P×P)")
+    if flags["tower_positions"]:
+        _held(g, "visual/position_embedding", ops.Embedding(sympy.Integer(flags["tower_positions"]), d_v), d_v,
+              "positions")
+    with g.repeat("visual/layers", L_v, label="vision layer (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("layer_norm1", "layer_norm2"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            _linear(g, f"self_attn/{n}", d_v, d_v, True)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+    _held(g, "visual/post_layernorm", ops.LayerNorm(d_v), d_v, "post LayerNorm")
+    if flags["tower_projector"] == "mlp2":  # VideoLlama3Projector: Linear(d_v, d), GELU, Linear(d, d)
+        _linear(g, "projector/readout/0", d_v, d, True)
+        _linear(g, "projector/readout/2", d, d, True)
+        return
+    # PaddleOCR-VL's Projector, Kimi K2.5's mm_projector: a LayerNorm, then m×m patches merged
+    merged = m * m * d_v
+    _held(g, "projector/pre_norm", ops.LayerNorm(d_v), d_v, "projector LayerNorm")
+    _linear(g, "projector/linear_1", merged, merged, True)
+    _linear(g, "projector/linear_2", merged, d, True)
+
+
+_TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm, "siglip": _siglip}
 
 
 def build(flags, bound, name, text):
