@@ -27,6 +27,9 @@ _GLM_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num
 _GLM_VISION = {"depth": 2, "hidden_size": 32, "intermediate_size": 80, "num_heads": 4, "out_hidden_size": 48,
                "patch_size": 7, "image_size": 28, "attention_bias": True}
 
+_SMALL = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256}
+
 CASES = {
     "qwen3_vl": ("Qwen3VLConfig", "Qwen3VLForConditionalGeneration",
                  {"text_config": _QWEN3_TEXT, "vision_config": _QWEN3_VISION, "tie_word_embeddings": True}),
@@ -38,6 +41,16 @@ CASES = {
               {"text_config": _GLM_TEXT, "vision_config": _GLM_VISION}),
     "glm_ocr": ("GlmOcrConfig", "GlmOcrForConditionalGeneration",
                 {"text_config": _GLM_TEXT, "vision_config": {**_GLM_VISION, "intermediate_size": 40}}),
+    "video_llama_3": ("VideoLlama3Config", "VideoLlama3ForConditionalGeneration",
+                      {"text_config": {**_SMALL, "model_type": "qwen2"}, "tie_word_embeddings": True,
+                       "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                                         "num_attention_heads": 2, "patch_size": 4}}),
+    "paddleocr_vl": ("PaddleOCRVLConfig", "PaddleOCRVLForConditionalGeneration",
+                     {"text_config": {**_SMALL, "head_dim": 16, "rope_parameters": {
+                         "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}},
+                      "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                                        "num_attention_heads": 2, "patch_size": 7, "image_size": 28,
+                                        "spatial_merge_size": 2}}),
 }
 
 
@@ -57,8 +70,10 @@ def test_params_and_text_flops_on_cpu(tmp_path, model_type):
                                                     experts_implementation="eager").eval()
     m = symgpt.load(_write(tmp_path, model_type, cls, config), B=2, T=10)
     assert m.params == sum(p.numel() for p in model.parameters())
-    visual = sum(v for p, v in m.quantity("params").values().items() if p.startswith("visual/"))
-    assert visual == sum(p.numel() for p in model.model.visual.parameters())
+    # the tower and projector: every parameter outside the text model and its head
+    visual = sum(v for p, v in m.quantity("params").values().items() if p.startswith(("visual/", "projector/")))
+    assert visual == sum(p.numel() for n, p in model.named_parameters()
+                         if not n.startswith(("model.language_model.", "lm_head.")))
     ids = torch.randint(0, 200, (2, 10))
     with FlopCounterMode(display=False) as fcm, torch.no_grad():
         model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
