@@ -29,6 +29,7 @@ from ..core.lazy import Ref
 from .deepseek import FAMILIES as _DEEPSEEK, READERS as _DEEPSEEK_READERS
 from .ernie4_5 import FAMILIES as _ERNIE4_5, READERS as _ERNIE4_5_READERS
 from .glm4_moe import FAMILIES as _GLM4_MOE, READERS as _GLM4_MOE_READERS
+from .olmo import FAMILIES as _OLMO, READERS as _OLMO_READERS
 from .qwen2 import FAMILIES as _QWEN2, READERS as _QWEN2_READERS
 from .qwen3 import FAMILIES as _QWEN3_FAMILIES, READERS as _QWEN3_READERS
 from .qwen3_next import FAMILIES as _QWEN3_NEXT, READERS as _QWEN3_NEXT_READERS
@@ -42,7 +43,8 @@ BUILD = Ref("symgpt.families.blocks.vlm_towers", "build")
 TOWER_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
 TOWER_FLAGS = {"tower": "qwen3_vl", "tower_temporal_patch": 2, "tower_merge": 2, "tower_out": 3584,
                "tower_positions": None, "tower_deepstack": None, "tower_bias": False, "tower_heads": 16,
-               "tower_merger_ff": None, "tower_projector": "merge"}
+               "tower_merger_ff": None, "tower_projector": "merge",
+               "tower_kv_heads": None}
 TOWER_HELP = {
     "tower": "the held vision tower: qwen3_vl (Qwen3VLVisionModel), glm4v (Glm4vVisionModel) or glm_ocr "
              "(GlmOcrVisionModel)",
@@ -56,8 +58,9 @@ TOWER_HELP = {
     "tower_merger_ff": "the width of the glm towers' SwiGLU patch merger",
     "tower_projector": "the siglip tower's projector: merge (LayerNorm, m²·d_v -> m²·d_v -> d) or mlp2 "
                        "(d_v -> d -> d, VideoLLaMA 3)",
+    "tower_kv_heads": "the qwen2_5_vl tower's key/value heads (num_key_value_heads; none: tower_heads)",
 }
-TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr", "siglip"), "tower_projector": ("merge", "mlp2")}
+TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr", "siglip", "qwen2_5_vl"), "tower_projector": ("merge", "mlp2")}
 
 
 def _extend(table: Extended, added: dict) -> Extended:
@@ -95,6 +98,8 @@ FAMILIES = (
             _text(_GLM4_MOE, "glm4_moe"), "glm4v", **_GLM4V),
     _family("glm_ocr", "GLM-OCR: a GLM-4 decoder with a vision tower with Q/K norms" + _HELD, _text(_STABLELM, "glm4"),
             "glm_ocr", tower_out=1536, tower_heads=16, tower_merger_ff=4608, tower_bias=True),
+    _family("exaone4_5", "EXAONE 4.5: an EXAONE 4.0 decoder with a Qwen2.5-VL-style tower (grouped-query "
+            "attention)" + _HELD, _text(_OLMO, "exaone4"), "qwen2_5_vl", tower_out=3584, tower_kv_heads=8),
     _family("video_llama_3", "VideoLLaMA 3: a Qwen2 decoder with a SigLIP-style tower and a 2-layer projector"
             + _HELD, _text(_QWEN2, "qwen2"), "siglip", tower_temporal_patch=1, tower_projector="mlp2"),
     _family("paddleocr_vl", "PaddleOCR-VL: an ERNIE 4.5 decoder with a SigLIP-style tower and a 2×2 merging "
@@ -103,7 +108,7 @@ FAMILIES = (
             + _HELD, _text(_DEEPSEEK, "deepseek_v3"), "siglip", tower_temporal_patch=1, tower_positions=4096),
 )
 #: the text decoders' readers, model_type -> Reader
-_TEXT_READERS = {**_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
+_TEXT_READERS = {**_OLMO_READERS, **_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
                  **_GLM4_MOE_READERS}
 
 _NOT_RUN = ("the forward counted is over token ids, without images or video: transformers does not run the vision "
@@ -208,6 +213,17 @@ def _siglip_tower(kind: str):
     return read
 
 
+def _qwen2_5_tower(v: Fields, flags: dict, sizes: dict) -> None:
+    """Exaone4_5_VisionConfig: Qwen2.5-VL's tower with num_key_value_heads (window_size and
+    fullatt_block_indexes change no count)."""
+    _vision_common(v, sizes, flags, dict(d_v=3584, L_v=32, P=14, out=3584, heads=16))
+    sizes["d_ff_v"] = v.int("intermediate_size", 3420)
+    flags["tower_kv_heads"] = v.int("num_key_value_heads", 8)
+    if sizes["d_v"] % flags["tower_heads"] or flags["tower_heads"] % flags["tower_kv_heads"]:
+        raise SymgptError(f"{v.where}: hidden_size must be a multiple of num_heads, num_heads of num_key_value_heads")
+    v.silent("in_chans", "spatial_patch_size", "tokens_per_second", "window_size", "fullatt_block_indexes")
+
+
 def _kimi_top(f: Fields) -> None:
     width = f.int("projection_hidden_size", 1152)
     f.silent("projection_layer_norm_eps")
@@ -257,6 +273,7 @@ READERS = {
                          tie=_FORWARDS),
     "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_text(False),
                        tie=_FORWARDS),
+    "exaone4_5": _reader("exaone4_5", "exaone4", _qwen2_5_tower, "Exaone4_5_ForConditionalGeneration"),
     "video_llama_3": _reader("video_llama_3", "qwen2", _siglip_tower("video_llama_3"),
                              "VideoLlama3ForConditionalGeneration", tie=_FORWARDS),
     "paddleocr_vl": _reader("paddleocr_vl", "ernie4_5", _siglip_tower("paddleocr"), "PaddleOCRVLForConditionalGeneration",

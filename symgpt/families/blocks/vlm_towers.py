@@ -118,7 +118,25 @@ def _siglip(g, flags, m, out):
     _linear(g, "projector/linear_2", merged, d, True)
 
 
-_TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm, "siglip": _siglip}
+def _qwen2_5_vl(g, flags, m, out):
+    """Qwen2.5-VL's tower (``blocks/qwen_vl.py``) with grouped-query attention: EXAONE 4.5's."""
+    tp, heads = sympy.Integer(flags["tower_temporal_patch"]), sympy.Integer(flags["tower_heads"])
+    kv = sympy.Integer(flags["tower_kv_heads"] or flags["tower_heads"])
+    _linear(g, "visual/patch_embed/proj", C_img * tp * P_patch ** 2, d_v, False, "patches (Conv3d t_p×P×P, no bias)")
+    with g.repeat("visual/blocks", L_v, label="vision block (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("norm1", "norm2"):
+            _held(g, n, ops.RMSNorm(d_v), d_v, n)
+        _linear(g, "attn/qkv", d_v, d_v + 2 * kv * d_v / heads, True)
+        _linear(g, "attn/proj", d_v, d_v, True)
+        for n in ("gate_proj", "up_proj"):
+            _linear(g, f"mlp/{n}", d_v, d_ff_v, True)
+        _linear(g, "mlp/down_proj", d_ff_v, d_v, True)
+    _held(g, "visual/merger/ln_q", ops.RMSNorm(d_v), d_v, "merger RMSNorm")
+    _linear(g, "visual/merger/mlp/0", m * m * d_v, m * m * d_v, True)
+    _linear(g, "visual/merger/mlp/2", m * m * d_v, out, True)
+
+
+_TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm, "siglip": _siglip, "qwen2_5_vl": _qwen2_5_vl}
 
 
 def build(flags, bound, name, text):
