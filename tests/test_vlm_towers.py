@@ -85,3 +85,32 @@ def test_an_image_is_refused(tmp_path):
     path = _write(tmp_path, "glm4v", cls, getattr(transformers, config_cls)(**fields))
     with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
         symgpt.load(path, N_img=1).params
+
+
+META = {
+    "exaone4_5": ("Exaone4_5_Config", "Exaone4_5_ForConditionalGeneration",
+                  {"text_config": {**_SMALL, "model_type": "exaone4"},
+                   "vision_config": {"depth": 2, "hidden_size": 32, "intermediate_size": 48, "num_heads": 4,
+                                     "num_key_value_heads": 2, "out_hidden_size": 64, "patch_size": 7}}),
+    "kimi_k25": ("Kimi_K25Config", "Kimi_K25ForConditionalGeneration",
+                 {"text_config": {"model_type": "deepseek_v3", "vocab_size": 300, "hidden_size": 64,
+                                  "intermediate_size": 96, "moe_intermediate_size": 32, "num_hidden_layers": 2,
+                                  "first_k_dense_replace": 1, "num_attention_heads": 4, "num_key_value_heads": 4,
+                                  "n_routed_experts": 4, "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1,
+                                  "q_lora_rank": 32, "kv_lora_rank": 16, "qk_nope_head_dim": 16,
+                                  "qk_rope_head_dim": 8, "v_head_dim": 16},
+                  "projection_hidden_size": 32, "tie_word_embeddings": False,
+                  "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                                    "num_attention_heads": 2, "patch_size": 7, "pos_emb_height": 4,
+                                    "pos_emb_width": 3}}),
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(META))
+def test_params_on_meta(tmp_path, model_type):
+    config_cls, cls, fields = META[model_type]
+    config = getattr(transformers, config_cls)(**fields)
+    with torch.device("meta"):
+        model = getattr(transformers, cls)._from_config(config)
+    m = symgpt.load(_write(tmp_path, model_type, cls, config))
+    assert m.params == sum(p.numel() for p in model.parameters())
