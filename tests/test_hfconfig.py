@@ -136,9 +136,10 @@ def test_every_model_type_has_a_default_case():
     from symgpt.families import audio_lm, whisper  # tests/test_audio_lm.py, tests/test_whisper.py
     from symgpt.families import mllama, qwen_vl  # tests/test_mllama.py, tests/test_qwen_vl.py
     from symgpt.families import zamba  # tests/test_zamba.py (and the zoo's default configs)
+    from symgpt.families import vlm_towers  # tests/test_vlm_zoo.py (default configs), tests/test_vlm_towers.py
 
     encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal, vlm, whisper,
-                          audio_lm, mllama, qwen_vl, zamba)
+                          audio_lm, mllama, qwen_vl, zamba, vlm_towers)
               for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 
