@@ -44,7 +44,9 @@ TOWER_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
 TOWER_FLAGS = {"tower": "qwen3_vl", "tower_temporal_patch": 2, "tower_merge": 2, "tower_out": 3584,
                "tower_positions": None, "tower_deepstack": None, "tower_bias": False, "tower_heads": 16,
                "tower_merger_ff": None, "tower_projector": "merge",
-               "tower_kv_heads": None}
+               "tower_kv_heads": None,
+               # a held audio encoder beside the tower (Qwen2.5-Omni's thinker)
+               "audio_layers": None, "audio_d": None, "audio_ff": None, "audio_mels": None}
 TOWER_HELP = {
     "tower": "the held vision tower: qwen3_vl (Qwen3VLVisionModel), glm4v (Glm4vVisionModel) or glm_ocr "
              "(GlmOcrVisionModel)",
@@ -59,6 +61,10 @@ TOWER_HELP = {
     "tower_projector": "the siglip tower's projector: merge (LayerNorm, m²·d_v -> m²·d_v -> d) or mlp2 "
                        "(d_v -> d -> d, VideoLLaMA 3)",
     "tower_kv_heads": "the qwen2_5_vl tower's key/value heads (num_key_value_heads; none: tower_heads)",
+    "audio_layers": "layers of a held Whisper-style audio encoder (encoder_layers; none: no audio encoder)",
+    "audio_d": "the audio encoder's width (d_model)",
+    "audio_ff": "the audio encoder's MLP width (encoder_ffn_dim)",
+    "audio_mels": "the audio encoder's mel bins (num_mel_bins)",
 }
 TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr", "siglip", "qwen2_5_vl"), "tower_projector": ("merge", "mlp2")}
 
@@ -100,6 +106,9 @@ FAMILIES = (
             "glm_ocr", tower_out=1536, tower_heads=16, tower_merger_ff=4608, tower_bias=True),
     _family("exaone4_5", "EXAONE 4.5: an EXAONE 4.0 decoder with a Qwen2.5-VL-style tower (grouped-query "
             "attention)" + _HELD, _text(_OLMO, "exaone4"), "qwen2_5_vl", tower_out=3584, tower_kv_heads=8),
+    _family("qwen2_5_omni_thinker", "Qwen2.5-Omni thinker: a Qwen2 decoder with Qwen2.5-VL's tower and a "
+            "Whisper-style audio encoder" + _HELD, _text(_QWEN2, "qwen2"), "qwen2_5_vl", tower_out=3584,
+            audio_layers=32, audio_d=1280, audio_ff=5120, audio_mels=128),
     _family("video_llama_3", "VideoLLaMA 3: a Qwen2 decoder with a SigLIP-style tower and a 2-layer projector"
             + _HELD, _text(_QWEN2, "qwen2"), "siglip", tower_temporal_patch=1, tower_projector="mlp2"),
     _family("paddleocr_vl", "PaddleOCR-VL: an ERNIE 4.5 decoder with a SigLIP-style tower and a 2×2 merging "
@@ -111,8 +120,9 @@ FAMILIES = (
 _TEXT_READERS = {**_OLMO_READERS, **_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
                  **_GLM4_MOE_READERS}
 
-_NOT_RUN = ("the forward counted is over token ids, without images or video: transformers does not run the vision "
-            "tower, whose parameters are counted. The cost of an image is not modelled for this model")
+_NOT_RUN = ("the forward counted is over token ids, without images, video or audio: transformers does not run the "
+            "vision tower (nor an audio encoder), whose parameters are counted. The cost of an image is not "
+            "modelled for this model")
 _TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id", "image_start_token_id",
            "image_end_token_id", "video_start_token_id", "video_end_token_id")
 
@@ -141,8 +151,11 @@ def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, te
     v.silent("hidden_act", "initializer_range", "rope_parameters", "model_type", "attention_dropout", "rms_norm_eps",
              "id2label", "label2id")
     note_leftovers(f, v, "vision_config")
-    if top is not None:
-        top(f)
+    audio = top(f) if top is not None else None  # the audio encoder's flags, where there is one
+    if audio is not None:
+        if audio.pop("out") != flags["tower_out"]:
+            raise SymgptError(f"{f.where}: an audio output_dim other than the vision out_hidden_size is not modelled")
+        flags.update(audio)
     f.silent(*_TOKENS)
     f.notes.append(_NOT_RUN)
     sizes["N_img"] = 0
@@ -224,6 +237,32 @@ def _qwen2_5_tower(v: Fields, flags: dict, sizes: dict) -> None:
     v.silent("in_chans", "spatial_patch_size", "tokens_per_second", "window_size", "fullatt_block_indexes")
 
 
+def _omni_vision(v: Fields, flags: dict, sizes: dict) -> None:
+    """Qwen2_5OmniVisionEncoderConfig: Qwen2.5-VL's tower (separate q, k, v: the counts of a fused
+    qkv)."""
+    _vision_common(v, sizes, flags, dict(d_v=3584, L_v=32, P=14, out=3584, heads=16))
+    sizes["d_ff_v"] = v.int("intermediate_size", 3420)
+    flags["tower_kv_heads"] = None
+    v.silent("window_size", "fullatt_block_indexes")
+
+
+def _omni_audio(f: Fields) -> dict:
+    """Qwen2_5OmniAudioEncoderConfig: two Conv1d of kernel 3, encoder_layers Whisper layers (no key
+    bias), ln_post, a projection to output_dim and two learned audio begin/end vectors of it."""
+    a = sub_fields(f, "audio_config")
+    audio = dict(audio_layers=a.int("encoder_layers", 32), audio_d=a.int("d_model", 1280),
+                 audio_ff=a.int("encoder_ffn_dim", 5120), audio_mels=a.int("num_mel_bins", 128),
+                 out=a.int("output_dim", 3584))
+    a.int("encoder_attention_heads", 20)
+    a.silent("activation_function", "activation_dropout", "attention_dropout", "dropout", "max_source_positions",
+             "n_window", "scale_embedding", "initializer_range", "model_type", "id2label", "label2id")
+    note_leftovers(f, a, "audio_config")
+    f.silent("audio_token_index", "image_token_index", "video_token_index", "audio_start_token_id",
+             "audio_end_token_id", "user_token_id", "position_id_per_seconds", "seconds_per_chunk",
+             "initializer_range")
+    return audio
+
+
 def _kimi_top(f: Fields) -> None:
     width = f.int("projection_hidden_size", 1152)
     f.silent("projection_layer_norm_eps")
@@ -274,6 +313,8 @@ READERS = {
     "glm_ocr": _reader("glm_ocr", "glm4", _glm_tower(True), "GlmOcrForConditionalGeneration", _glm_text(False),
                        tie=_FORWARDS),
     "exaone4_5": _reader("exaone4_5", "exaone4", _qwen2_5_tower, "Exaone4_5_ForConditionalGeneration"),
+    "qwen2_5_omni_thinker": _reader("qwen2_5_omni_thinker", "qwen2", _omni_vision,
+                                    "Qwen2_5OmniThinkerForConditionalGeneration", top=_omni_audio),
     "video_llama_3": _reader("video_llama_3", "qwen2", _siglip_tower("video_llama_3"),
                              "VideoLlama3ForConditionalGeneration", tie=_FORWARDS),
     "paddleocr_vl": _reader("paddleocr_vl", "ernie4_5", _siglip_tower("paddleocr"), "PaddleOCRVLForConditionalGeneration",

@@ -136,6 +136,29 @@ def _qwen2_5_vl(g, flags, m, out):
     _linear(g, "visual/merger/mlp/2", m * m * d_v, out, True)
 
 
+def _audio(g, flags, out):
+    """Qwen2.5-Omni's audio encoder (``Qwen2_5OmniAudioEncoder``), held: Conv1d(mels, d_a, 3) and
+    Conv1d(d_a, d_a, 3) with biases, the begin/end vectors (2 × d_out), layers of a Whisper encoder
+    (q, v, out with biases, k without; two LayerNorms; fc1, fc2 with biases), ln_post and proj."""
+    for key in ("audio_layers", "audio_d", "audio_ff", "audio_mels"):
+        if not isinstance(flags[key], int) or isinstance(flags[key], bool) or flags[key] < 1:
+            raise SymgptError(f"flag {key} must be a positive integer, got {flags[key]!r}")
+    da, ff, mels = (sympy.Integer(flags[k]) for k in ("audio_d", "audio_ff", "audio_mels"))
+    _linear(g, "audio_tower/conv1", 3 * mels, da, True, "Conv1d k=3")
+    _linear(g, "audio_tower/conv2", 3 * da, da, True, "Conv1d k=3")
+    _held(g, "audio_tower/audio_bos_eos_token", ops.Embedding(sympy.Integer(2), out), out, "begin/end vectors")
+    with g.repeat("audio_tower/layers", sympy.Integer(flags["audio_layers"]), label="audio layer (held)",
+                  role=R.STACK, length=sympy.Integer(1)):
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            _linear(g, f"self_attn/{n}", da, da, n != "k_proj")
+        for n in ("self_attn_layer_norm", "final_layer_norm"):
+            _held(g, n, ops.LayerNorm(da), da, n)
+        _linear(g, "fc1", da, ff, True)
+        _linear(g, "fc2", ff, da, True)
+    _held(g, "audio_tower/ln_post", ops.LayerNorm(da), da, "ln_post")
+    _linear(g, "audio_tower/proj", da, out, True)
+
+
 _TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm, "siglip": _siglip, "qwen2_5_vl": _qwen2_5_vl}
 
 
@@ -148,6 +171,8 @@ def build(flags, bound, name, text):
     g = Builder(arch.name, declared_roles=True)
     g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
     _TOWERS[flags["tower"]](g, flags, sympy.Integer(flags["tower_merge"]), sympy.Integer(flags["tower_out"]))
+    if flags.get("audio_layers"):
+        _audio(g, flags, sympy.Integer(flags["tower_out"]))
     g.require("le", N_img, "the cost of an image is not modelled for this vision tower: N_img must be 0 (the forward "
               "over token ids)", id="images_not_modelled")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)
