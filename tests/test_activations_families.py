@@ -440,7 +440,7 @@ NOT_YET_COMPARED = frozenset({
     "paligemma", "shieldgemma2", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "qwen2_vl",
     # decoders of other families with held vision towers (tests/test_vlm_towers.py): not yet measured
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr",
-    "exaone4_5", "qwen2_5_omni_thinker", "video_llama_3", "paddleocr_vl", "kimi_k25",
+    "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl", "kimi_k25",
 })
 
 

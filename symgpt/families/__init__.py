@@ -143,7 +143,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.qwen_vl"), ("qwen2_5_vl", "qwen2_vl")),
     # --- vision--language models: a decoder of another family and a held vision tower (Qwen3-VL, GLM-4V) ---
     (Ref("symgpt.families.vlm_towers"), ("qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v",
-                                         "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker", "video_llama_3",
+                                         "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
+                                         "qwen3_omni_moe_thinker", "video_llama_3",
                                          "paddleocr_vl", "kimi_k25")),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),

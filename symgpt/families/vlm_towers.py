@@ -46,7 +46,7 @@ TOWER_FLAGS = {"tower": "qwen3_vl", "tower_temporal_patch": 2, "tower_merge": 2,
                "tower_merger_ff": None, "tower_projector": "merge",
                "tower_kv_heads": None,
                # a held audio encoder beside the tower (Qwen2.5-Omni's thinker)
-               "audio_layers": None, "audio_d": None, "audio_ff": None, "audio_mels": None}
+               "audio_layers": None, "audio_d": None, "audio_ff": None, "audio_mels": None, "audio_conv": None}
 TOWER_HELP = {
     "tower": "the held vision tower: qwen3_vl (Qwen3VLVisionModel), glm4v (Glm4vVisionModel) or glm_ocr "
              "(GlmOcrVisionModel)",
@@ -65,6 +65,8 @@ TOWER_HELP = {
     "audio_d": "the audio encoder's width (d_model)",
     "audio_ff": "the audio encoder's MLP width (encoder_ffn_dim)",
     "audio_mels": "the audio encoder's mel bins (num_mel_bins)",
+    "audio_conv": "Qwen3-Omni's audio encoder: the channels of its three strided Conv2d (downsample_hidden_size; "
+                  "none: Qwen2.5-Omni's two Conv1d)",
 }
 TOWER_CHOICES = {"tower": ("qwen3_vl", "glm4v", "glm_ocr", "siglip", "qwen2_5_vl"), "tower_projector": ("merge", "mlp2")}
 
@@ -109,6 +111,10 @@ FAMILIES = (
     _family("qwen2_5_omni_thinker", "Qwen2.5-Omni thinker: a Qwen2 decoder with Qwen2.5-VL's tower and a "
             "Whisper-style audio encoder" + _HELD, _text(_QWEN2, "qwen2"), "qwen2_5_vl", tower_out=3584,
             audio_layers=32, audio_d=1280, audio_ff=5120, audio_mels=128),
+    _family("qwen3_omni_moe_thinker", "Qwen3-Omni-MoE thinker: a Qwen3-MoE decoder with Qwen3-VL's tower and a "
+            "Whisper-style audio encoder behind strided convolutions" + _HELD, _text(_QWEN_MOE, "qwen3_moe"),
+            "qwen3_vl", tower_deepstack=3, audio_layers=32, audio_d=1280, audio_ff=5120, audio_mels=128,
+            audio_conv=480, **_QWEN3),
     _family("video_llama_3", "VideoLLaMA 3: a Qwen2 decoder with a SigLIP-style tower and a 2-layer projector"
             + _HELD, _text(_QWEN2, "qwen2"), "siglip", tower_temporal_patch=1, tower_projector="mlp2"),
     _family("paddleocr_vl", "PaddleOCR-VL: an ERNIE 4.5 decoder with a SigLIP-style tower and a 2×2 merging "
@@ -246,21 +252,34 @@ def _omni_vision(v: Fields, flags: dict, sizes: dict) -> None:
     v.silent("window_size", "fullatt_block_indexes")
 
 
-def _omni_audio(f: Fields) -> dict:
+def _omni_audio(f: Fields, v3: bool = False) -> dict:
     """Qwen2_5OmniAudioEncoderConfig: two Conv1d of kernel 3, encoder_layers Whisper layers (no key
-    bias), ln_post, a projection to output_dim and two learned audio begin/end vectors of it."""
+    bias), ln_post, a projection to output_dim and two learned audio begin/end vectors of it.
+    Qwen3OmniMoeAudioEncoderConfig (*v3*): three strided Conv2d of downsample_hidden_size channels and
+    conv_out, Whisper layers with a key bias, ln_post, proj1 and proj2."""
     a = sub_fields(f, "audio_config")
     audio = dict(audio_layers=a.int("encoder_layers", 32), audio_d=a.int("d_model", 1280),
                  audio_ff=a.int("encoder_ffn_dim", 5120), audio_mels=a.int("num_mel_bins", 128),
-                 out=a.int("output_dim", 3584))
+                 out=a.int("output_dim", 3584), audio_conv=a.int("downsample_hidden_size", 480) if v3 else None)
+    a.silent("conv_chunksize", "n_window_infer")
     a.int("encoder_attention_heads", 20)
     a.silent("activation_function", "activation_dropout", "attention_dropout", "dropout", "max_source_positions",
              "n_window", "scale_embedding", "initializer_range", "model_type", "id2label", "label2id")
     note_leftovers(f, a, "audio_config")
-    f.silent("audio_token_index", "image_token_index", "video_token_index", "audio_start_token_id",
+    f.silent("audio_token_index", "image_token_index", "video_token_index", "audio_start_token_id", "audio_token_id",
              "audio_end_token_id", "user_token_id", "position_id_per_seconds", "seconds_per_chunk",
              "initializer_range")
     return audio
+
+
+def _qwen3_omni_text(cfg: dict) -> dict:
+    # Qwen3OmniMoeThinkerTextAttention: head_dim hidden_size // num_attention_heads where absent
+    d, h = cfg.get("hidden_size", 2048), cfg.get("num_attention_heads", 28)
+    if "head_dim" in cfg:
+        return {}
+    if not isinstance(d, int) or not isinstance(h, int) or h < 1:
+        raise SymgptError("text_config: hidden_size and num_attention_heads must be integers")
+    return {"head_dim": d // h}
 
 
 def _kimi_top(f: Fields) -> None:
@@ -315,6 +334,9 @@ READERS = {
     "exaone4_5": _reader("exaone4_5", "exaone4", _qwen2_5_tower, "Exaone4_5_ForConditionalGeneration"),
     "qwen2_5_omni_thinker": _reader("qwen2_5_omni_thinker", "qwen2", _omni_vision,
                                     "Qwen2_5OmniThinkerForConditionalGeneration", top=_omni_audio),
+    "qwen3_omni_moe_thinker": _reader("qwen3_omni_moe_thinker", "qwen3_moe", _qwen3_tower([8, 16, 24]),
+                                      "Qwen3OmniMoeThinkerForConditionalGeneration", _qwen3_omni_text,
+                                      top=partial(_omni_audio, v3=True)),
     "video_llama_3": _reader("video_llama_3", "qwen2", _siglip_tower("video_llama_3"),
                              "VideoLlama3ForConditionalGeneration", tie=_FORWARDS),
     "paddleocr_vl": _reader("paddleocr_vl", "ernie4_5", _siglip_tower("paddleocr"), "PaddleOCRVLForConditionalGeneration",

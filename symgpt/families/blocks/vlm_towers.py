@@ -144,19 +144,32 @@ def _audio(g, flags, out):
         if not isinstance(flags[key], int) or isinstance(flags[key], bool) or flags[key] < 1:
             raise SymgptError(f"flag {key} must be a positive integer, got {flags[key]!r}")
     da, ff, mels = (sympy.Integer(flags[k]) for k in ("audio_d", "audio_ff", "audio_mels"))
-    _linear(g, "audio_tower/conv1", 3 * mels, da, True, "Conv1d k=3")
-    _linear(g, "audio_tower/conv2", 3 * da, da, True, "Conv1d k=3")
-    _held(g, "audio_tower/audio_bos_eos_token", ops.Embedding(sympy.Integer(2), out), out, "begin/end vectors")
+    conv = flags.get("audio_conv")
+    if conv:  # Qwen3-Omni: Conv2d(1, c, 3, stride 2) and two Conv2d(c, c, 3, stride 2), conv_out without bias
+        c, rows = sympy.Integer(conv), ((int(flags["audio_mels"]) + 1) // 2 + 1) // 2
+        rows = (rows + 1) // 2
+        _linear(g, "audio_tower/conv2d1", sympy.Integer(9), c, True, "Conv2d 3×3, stride 2")
+        _linear(g, "audio_tower/conv2d2", 9 * c, c, True, "Conv2d 3×3, stride 2")
+        _linear(g, "audio_tower/conv2d3", 9 * c, c, True, "Conv2d 3×3, stride 2")
+        _linear(g, "audio_tower/conv_out", c * rows, da, False)
+    else:
+        _linear(g, "audio_tower/conv1", 3 * mels, da, True, "Conv1d k=3")
+        _linear(g, "audio_tower/conv2", 3 * da, da, True, "Conv1d k=3")
+        _held(g, "audio_tower/audio_bos_eos_token", ops.Embedding(sympy.Integer(2), out), out, "begin/end vectors")
     with g.repeat("audio_tower/layers", sympy.Integer(flags["audio_layers"]), label="audio layer (held)",
                   role=R.STACK, length=sympy.Integer(1)):
         for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            _linear(g, f"self_attn/{n}", da, da, n != "k_proj")
+            _linear(g, f"self_attn/{n}", da, da, n != "k_proj" or bool(conv))
         for n in ("self_attn_layer_norm", "final_layer_norm"):
             _held(g, n, ops.LayerNorm(da), da, n)
         _linear(g, "fc1", da, ff, True)
         _linear(g, "fc2", ff, da, True)
     _held(g, "audio_tower/ln_post", ops.LayerNorm(da), da, "ln_post")
-    _linear(g, "audio_tower/proj", da, out, True)
+    if conv:
+        _linear(g, "audio_tower/proj1", da, da, True)
+        _linear(g, "audio_tower/proj2", da, out, True)
+    else:
+        _linear(g, "audio_tower/proj", da, out, True)
 
 
 _TOWERS = {"qwen3_vl": _qwen3_vl, "glm4v": _glm, "glm_ocr": _glm, "siglip": _siglip, "qwen2_5_vl": _qwen2_5_vl}
