@@ -150,6 +150,11 @@ def test_every_registered_family_is_covered():
                                     "qwen2_5_vl",
                                     # PaliGemma, LLaVA-NeXT, -OneVision, ViP-LLaVA, Qwen2-VL: tests/test_vlm_readers.py
                                     "paligemma", "llava_next", "llava_onevision", "vipllava", "qwen2_vl",
+                                    # a decoder of another family with a held vision tower: tests/test_vlm_towers_text.py
+                                    "qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v",
+                                    "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
+                                    "qwen3_omni_moe_thinker", "video_llama_3",
+                                    "paddleocr_vl", "kimi_k25",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # linear-attention hybrids: tests/test_lightning.py, tests/test_kda.py

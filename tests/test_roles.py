@@ -29,7 +29,11 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
           "mllama", "mllama_text", "qwen2_5_vl",
           # Qwen2-VL: its vision tower held beside the text decoder (tests/test_vlm_readers.py)
-          "qwen2_vl"}
+          "qwen2_vl",
+          # a decoder of another family with a held vision tower (tests/test_vlm_towers_text.py)
+          "qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v", "glm4v_moe", "glm_ocr",
+          "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl",
+          "kimi_k25"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

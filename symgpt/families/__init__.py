@@ -150,6 +150,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.got_ocr2"), ("got_ocr2",)),
     (Ref("symgpt.families.deepseek_vl"), ("deepseek_vl", "deepseek_vl_hybrid")),
     (Ref("symgpt.families.lfm2_vl"), ("lfm2_vl",)),
+    # --- vision--language models: a decoder of another family and a held vision tower (Qwen3-VL, GLM-4V) ---
+    (Ref("symgpt.families.vlm_towers"), ("qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v",
+                                         "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
+                                         "qwen3_omni_moe_thinker", "video_llama_3",
+                                         "paddleocr_vl", "kimi_k25")),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),

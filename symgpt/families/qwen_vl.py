@@ -10,7 +10,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, llama_like
 
@@ -21,11 +21,19 @@ _HELP = {"temporal_patch": "frames per patch of the vision tower's Conv3d (tempo
          "merge_size": "the side m of the patch merger's m × m merge (spatial_merge_size)",
          "vision_out_dim": "the patch merger's output width (out_hidden_size)"}
 
-FAMILIES = (Family(name="qwen2_5_vl", description="Qwen2.5-VL: a Qwen2 decoder with a vision tower (held: a "
-                   "forward over token ids runs none of it)",
-                   flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), _ADDED),
-                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"), optional=OPTIONAL,
-                   build=partial(BUILD, name="qwen2_5_vl"), flag_help=Extended(FLAG_HELP, added=_HELP),
+# the image path of Qwen2.5-VL (vision_run): square images of S_img pixels, windowed attention
+_RUN = {"vision_run": False, "window_size": 112, "full_layers_v": 4}
+_RUN_HELP = {"vision_run": "run the vision tower over N_img images of S_img × S_img pixels per sequence (false: "
+                           "its parameters held, N_img = 0)",
+             "window_size": "the side in pixels of the vision tower's attention windows (window_size)",
+             "full_layers_v": "the vision blocks with full attention over the image (len(fullatt_block_indexes))"}
+
+FAMILIES = (Family(name="qwen2_5_vl", description="Qwen2.5-VL: a Qwen2 decoder with a vision tower (held unless "
+                   "vision_run: a forward over token ids runs none of it)",
+                   flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True), {**_ADDED, **_RUN}),
+                   sizes=SIZES + ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img"),
+                   optional=OPTIONAL + ("h_v", "S_img"),
+                   build=partial(BUILD, name="qwen2_5_vl"), flag_help=Extended(FLAG_HELP, added={**_HELP, **_RUN_HELP}),
                    choices=Extended(CHOICES)),
             Family(name="qwen2_vl", description="Qwen2-VL: a Qwen2 decoder with a vision tower of LayerNorms and "
                    "GELU MLPs (held: a forward over token ids runs none of it)",
@@ -55,10 +63,16 @@ def read(f: Fields):
     act = v.str("hidden_act", "silu")
     if act not in ("silu", "swish"):
         f.notes.append(f"the vision tower's activation {act[:30]!r} runs in no forward counted here")
-    v.int("num_heads", 16)
-    v.silent("in_chans", "spatial_patch_size", "window_size", "fullatt_block_indexes", "tokens_per_second", "initializer_range", "rope_parameters",
+    sizes["h_v"] = v.int("num_heads", 16)
+    flags["window_size"] = v.int("window_size", 112)
+    full, _ = v.get("fullatt_block_indexes", [7, 15, 23, 31])
+    if not isinstance(full, list) or len(set(full)) != len(full) or not all(
+            isinstance(i, int) and 0 <= i < sizes["L_v"] for i in full):
+        raise SymgptError(f"{f.where}: vision_config fullatt_block_indexes must list distinct blocks of the depth")
+    flags["full_layers_v"] = len(full) or None
+    v.silent("in_chans", "spatial_patch_size", "tokens_per_second", "initializer_range", "rope_parameters",
              "depth", "model_type", "id2label", "label2id", "embed_dim", "num_hidden_layers")
-    _finish(f, v)
+    _finish(f, v, _RUN_NOTE)
     sizes["N_img"] = 0
     return "qwen2_5_vl", flags, sizes
 
@@ -96,12 +110,19 @@ def _vision_fields(f: Fields) -> Fields:
     return v
 
 
-def _finish(f: Fields, v: Fields) -> None:
+_RUN_NOTE = ("the forward counted is over token ids unless vision_run is set: then over N_img square images of S_img "
+             "pixels a side per sequence (resized by the processor to a multiple of patch_size·spatial_merge_size, "
+             "here also of window_size), each (S_img/P_patch)²/merge_size² tokens of T, through windowed and "
+             "full-attention blocks and the patch merger; the 2-D rotary tables and the window permutation's "
+             "copies are not in the graph (no matmul); video is not modelled")
+
+
+def _finish(f: Fields, v: Fields, note: str | None = None) -> None:
     f.notes.extend(v.notes)
     for k in v.leftovers():
         f.notes.append(f"field vision_config.{k[:60]!r} is not understood by symgpt: ignored")
-    f.notes.append("the forward counted is over token ids, without images or video: transformers does not run the "
-                   "vision tower, whose parameters are counted. The cost of an image is not modelled yet")
+    f.notes.append(note or "the forward counted is over token ids, without images or video: transformers does not "
+                   "run the vision tower, whose parameters are counted. The cost of an image is not modelled yet")
     f.silent("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
              "vision_token_id", "tie_word_embeddings", "initializer_range")
 
@@ -133,4 +154,12 @@ def _read_text(f: Fields):
 READERS = {"qwen2_5_vl": Reader(read, ("Qwen2_5_VLForConditionalGeneration",)),
            "qwen2_vl": Reader(read_qwen2_vl, ("Qwen2VLForConditionalGeneration",))}
 
-PRESETS: tuple = ()
+PRESETS: tuple = (
+    Preset("qwen2.5-vl-7b", "qwen2_5_vl",
+           {"V": 152064, "d": 3584, "d_ff": 18944, "L": 28, "h": 28, "h_kv": 4, "T_max": 128000, "d_v": 1280,
+            "L_v": 32, "d_ff_v": 3420, "h_v": 16, "P_patch": 14, "C_img": 3, "N_img": 0},
+           source="Qwen Team 2025 (Qwen2.5-VL Technical Report); Qwen/Qwen2.5-VL-7B-Instruct config.json "
+                  "(tests/configs/vlm/qwen2.5-vl-7b-instruct.json)",
+           note="8,292,166,656 parameters, the checkpoint's total (16,584,333,312 bytes of bfloat16 safetensors); "
+                "published: 7B. Images: --set vision_run=true --set N_img=1 --set S_img=448 (256 tokens each)"),
+)

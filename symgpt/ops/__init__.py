@@ -63,6 +63,8 @@ CATALOG = {
     "Conv2d": Ref("symgpt.ops.vision", "Conv2d"),
     "FlattenPatches": Ref("symgpt.ops.vision", "FlattenPatches"),
     "Held": Ref("symgpt.ops.held", "Held"),
+    # a token sequence regrouped into other batches (Qwen2.5-VL's window attention)
+    "Regroup": Ref("symgpt.ops.regroup", "Regroup"),
     # state-space layers
     "CausalConv1d": Ref("symgpt.ops.ssm", "CausalConv1d"),
     "SelectiveScan": Ref("symgpt.ops.ssm", "SelectiveScan"),

@@ -21,9 +21,11 @@ from functools import partial
 import sympy
 
 from ... import ops
-from ...core.symbols import B, C_img, L_v, N_img, P_patch, d_ff_v, d_v
+from ...core.symbols import B, C_img, L_v, N_img, P_patch, S_img, T, d, d_ff_v, d_v, h_v
 from ...graph import roles as R
+from .attention import AttentionSpec, Projections, attention
 from .decoder import build as decoder_build
+from .ffn import FFNSpec, ffn
 
 
 def _held(g, path, op, shape, label):
@@ -31,6 +33,8 @@ def _held(g, path, op, shape, label):
 
 
 def _tower(g, x, flags):
+    if flags.get("vision_run"):
+        return _run(g, x, flags)
     tp, m = sympy.Integer(flags["temporal_patch"]), sympy.Integer(flags["merge_size"])
     out = sympy.Integer(flags["vision_out_dim"])
     v = "visual"
@@ -57,6 +61,65 @@ def _tower(g, x, flags):
     g.require("le", N_img, f"the cost of an image is not modelled yet for {'Qwen2-VL' if v1 else 'Qwen2.5-VL'}: N_img must be 0 (the forward "
               "over token ids)", id="images_not_modelled")
     return x
+
+
+def tokens_per_image(flags):
+    """Qwen2.5-VL's image tokens: (S_img/P_patch)² patches merged m × m."""
+    return (S_img / P_patch) ** 2 / sympy.Integer(flags["merge_size"]) ** 2
+
+
+def _block(g, x):
+    a = g.op("norm1", ops.RMSNorm(d_v), x, role=R.ATTENTION_NORM, label="RMSNorm 1")
+    o = attention(g, a, AttentionSpec(d_v, h_v, dh=d_v / h_v, module="attn", causal=False,
+                                      projections=Projections(fused=True, bias=True, out_bias=True)))
+    x = g.op("attention_add", ops.Add(), x, o, role=R.ATTENTION_RESIDUAL, label="X + attn")
+    f = g.op("norm2", ops.RMSNorm(d_v), x, role=R.FFN_NORM, label="RMSNorm 2")
+    f = ffn(g, f, FFNSpec(d_v, d_ff_v, ops.SiLU(), bias=True, gated=True,
+                          names={"gate": "mlp/gate_proj", "up": "mlp/up_proj", "act": "mlp/act_fn",
+                                 "down": "mlp/down_proj"}))
+    return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + mlp")
+
+
+def _run(g, x, flags):
+    """Qwen2.5-VL's tower over N_img square images of S_img × S_img pixels per sequence (module
+    docstring): windowed blocks, then the full-attention blocks, then the 2×2 merger."""
+    tp, m = sympy.Integer(flags["temporal_patch"]), sympy.Integer(flags["merge_size"])
+    win, full = sympy.Integer(flags["window_size"]), sympy.Integer(flags["full_layers_v"] or 0)
+    side = S_img / P_patch                     # patches a side
+    n, n_win = side ** 2, (win / P_patch) ** 2  # patches per image, per window
+    imgs = B * N_img
+    g.require("integer", S_img / (P_patch * m), "the image side S_img must be a multiple of P_patch·merge_size "
+              "(the processor resizes to one)", id="patches_divide_image")
+    g.require("integer", S_img / win, f"the image side S_img must be a multiple of the attention window "
+              f"({win} pixels: window_size) for every window to be full", id="windows_divide_image")
+    g.require("integer", win / (P_patch * m), "window_size must be a multiple of P_patch·merge_size",
+              id="patches_divide_window")
+    g.require("le", (sympy.Integer(flags["vision_out_dim"]) - d) ** 2, "the merger's output width "
+              "(out_hidden_size) must be the decoder's width d", id="merger_width_is_d")
+    g.require("le", N_img * tokens_per_image(flags) - T, "T must count the N_img images' tokens "
+              "((S_img/P_patch)²/merge_size² positions each)", id="image_tokens_within_sequence")
+    px = g.input("pixel_values", (imgs * n, C_img * tp * P_patch ** 2), dtype="act", label="patches",
+                 role=R.PIXELS)                                                   # (B·N·n, C·t_p·P²)
+    v = g.op("visual/patch_embed/proj", ops.Linear(C_img * tp * P_patch ** 2, d_v, bias=False), px,
+             role=R.PATCH_EMBEDDING, label="patches (Conv3d t_p×P×P)")            # (B·N·n, d_v)
+    v = g.op("visual/windows", ops.Regroup(imgs * n / n_win, d_v), v, role=R.PATCH_FLATTEN,
+             label="windows of patches")                                          # (B·N·n/n_w, n_w, d_v)
+    with g.repeat("visual/blocks", L_v - full, label="vision block (window)", carry=v, role=R.STACK,
+                  length=n_win):
+        v = _block(g, v)
+    v = g.op("visual/images", ops.Regroup(imgs, d_v), v, role=R.PATCH_FLATTEN, label="whole images")
+    with g.repeat("visual/full_blocks", full, label="vision block (full)", carry=v, role=R.STACK, length=n):
+        v = _block(g, v)                                                       # (B·N, n, d_v)
+    v = g.op("visual/merger/ln_q", ops.RMSNorm(d_v), v, role=R.VISION_NORM, label="merger RMSNorm")
+    v = g.op("visual/merger/group", ops.Regroup(imgs, m * m * d_v), v, role=R.VISION_SELECT,
+             label="m×m patches")                                                 # (B·N, n/m², m²·d_v)
+    v = g.op("visual/merger/mlp/0", ops.Linear(m * m * d_v, m * m * d_v), v, role=R.VISION_PROJECTOR,
+             label="merger linear 1")
+    v = g.op("visual/merger/mlp/1", ops.GELU(approximate="none"), v, role=R.VISION_ACT, label="GELU")
+    v = g.op("visual/merger/mlp/2", ops.Linear(m * m * d_v, d), v, role=R.VISION_PROJECTOR,
+             label="merger linear 2")                                             # (B·N, t, d)
+    return g.op("merge_image_tokens", ops.MergeImageTokens(), x, v, role=R.IMAGE_MERGE,
+                label="merge image features")                                     # (B, T, d)
 
 
 def build(flags, bound, name="qwen2_5_vl", labels=None):
