@@ -107,6 +107,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
     (Ref("symgpt.families.axk1"), ("axk1",)),
     (Ref("symgpt.families.llama4"), ("llama4_text",)),
+    # Llama 4 with its vision encoder (2-D rotary ViT, pixel shuffle, adapter, projector)
+    (Ref("symgpt.families.llama4_vlm"), ("llama4",)),
     # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
     (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
     # --- differential attention, dynamic masks, mixtures of attention heads ---

@@ -91,6 +91,9 @@ CATALOG = {
     # vision--language models: pooled patch grids and image features among the tokens
     "AvgPoolPatches": Ref("symgpt.ops.vision", "AvgPoolPatches"),
     "MergeImageTokens": Ref("symgpt.ops.vision", "MergeImageTokens"),
+    # Llama 4's vision encoder: the pixel shuffle and the patch positions of its 2-D rotary
+    "PixelShuffle": Ref("symgpt.ops.llama4_vision", "PixelShuffle"),
+    "PatchPositions": Ref("symgpt.ops.llama4_vision", "PatchPositions"),
     # --- speech encoders (Whisper) ---
     "Conv1d": Ref("symgpt.ops.audio", "Conv1d"),
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
