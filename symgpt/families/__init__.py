@@ -121,6 +121,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
     # Gemma 4 (text): per-layer embeddings, KV sharing
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
+    # Gemma 4's multimodal classes read without towers (their text decoders)
+    (Ref("symgpt.families.gemma4_mm"), ()),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
