@@ -123,6 +123,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
     # Gemma 4's multimodal classes read without towers (their text decoders)
     (Ref("symgpt.families.gemma4_mm"), ()),
+    # Fuyu: image patches as tokens through one linear layer
+    (Ref("symgpt.families.fuyu"), ("fuyu",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
