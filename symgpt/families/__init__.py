@@ -121,8 +121,6 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
     # Gemma 4 (text): per-layer embeddings, KV sharing
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
-    # Gemma 4's multimodal classes read without towers (their text decoders)
-    (Ref("symgpt.families.gemma4_mm"), ()),
     # Fuyu: image patches as tokens through one linear layer
     (Ref("symgpt.families.fuyu"), ("fuyu",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters

@@ -1,4 +1,4 @@
-"""Gemma 4's multimodal classes without towers (``symgpt/families/gemma4_mm.py``): with
+"""Gemma 4's multimodal classes without towers (``symgpt/families/gemma4.py``): with
 vision_config and audio_config null, transformers' Gemma4ForConditionalGeneration builds its text
 model alone (oracle: the class on the meta device); a config with a tower is refused in one line."""
 
