@@ -101,3 +101,15 @@ def test_llama4_default_config_holds_what_cannot_chain(tmp_path):
     assert symgpt.load(path).params == sum(p.numel() for p in model.parameters())
     with pytest.raises(SymgptError, match="cannot read an image"):
         symgpt.load(path, N_img=1).params
+
+
+@pytest.mark.parametrize("name", ["llama-4-scout", "llama-4-maverick"])
+def test_llama4_checkpoint_files_read_whole(name):
+    # the assembled config.json files of Scout and Maverick (tests/configs/assembled/), read as the whole
+    # Llama4ForConditionalGeneration: the checkpoints' safetensors totals (test_presets_assembled.py
+    # checks the files against them through transformers)
+    from test_presets_assembled import ASSEMBLED, CONFIGS
+
+    file, _, total, _ = ASSEMBLED[name]
+    m = symgpt.load(str(CONFIGS / file))
+    assert m.family.name == "llama4" and m.params == total
