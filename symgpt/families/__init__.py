@@ -123,6 +123,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
     # Fuyu: image patches as tokens through one linear layer
     (Ref("symgpt.families.fuyu"), ("fuyu",)),
+    # MiniCPM-V 4.6/4.7 and MiniCPM-OCR: Qwen3.5 decoder, a tower and mergers held
+    (Ref("symgpt.families.minicpmv"), ("minicpmv",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
