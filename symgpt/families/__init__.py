@@ -125,6 +125,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.fuyu"), ("fuyu",)),
     # MiniCPM-V 4.6/4.7 and MiniCPM-OCR: Qwen3.5 decoder, a tower and mergers held
     (Ref("symgpt.families.minicpmv"), ("minicpmv",)),
+    # HyperCLOVA X Vision v2: a HyperCLOVA X decoder with Qwen2.5-VL's tower held
+    (Ref("symgpt.families.hyperclovax_vision"), ("hyperclovax_vision",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),
