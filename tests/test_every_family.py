@@ -147,6 +147,10 @@ def test_every_registered_family_is_covered():
                                     "qwen2_5_vl",
                                     # PaliGemma, LLaVA-NeXT, -OneVision, ViP-LLaVA, Qwen2-VL: tests/test_vlm_readers.py
                                     "paligemma", "llava_next", "llava_onevision", "vipllava", "qwen2_vl",
+                                    # Llama 4 with its vision encoder, Fuyu, MiniCPM-V, HyperCLOVA X Vision:
+                                    # tests/test_llama4_vision.py, tests/test_fuyu.py, tests/test_minicpmv.py,
+                                    # tests/test_hyperclovax_vision.py
+                                    "llama4", "fuyu", "minicpmv", "hyperclovax_vision",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # linear-attention hybrids: tests/test_lightning.py, tests/test_kda.py

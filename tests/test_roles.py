@@ -25,7 +25,11 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
           "mllama", "mllama_text", "qwen2_5_vl",
           # Qwen2-VL: its vision tower held beside the text decoder (tests/test_vlm_readers.py)
-          "qwen2_vl"}
+          "qwen2_vl",
+          # Llama 4's vision encoder, MiniCPM-V's and HyperCLOVA X Vision's held towers beside
+          # the text decoder (tests/test_llama4_vision.py, tests/test_minicpmv.py,
+          # tests/test_hyperclovax_vision.py)
+          "llama4", "minicpmv", "hyperclovax_vision"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it
