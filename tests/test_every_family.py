@@ -155,6 +155,10 @@ def test_every_registered_family_is_covered():
                                     "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
                                     "qwen3_omni_moe_thinker", "video_llama_3",
                                     "paddleocr_vl", "kimi_k25",
+                                    # Llama 4 with its vision encoder, Fuyu, MiniCPM-V, HyperCLOVA X Vision:
+                                    # tests/test_llama4_vision.py, tests/test_fuyu.py, tests/test_minicpmv.py,
+                                    # tests/test_hyperclovax_vision.py
+                                    "llama4", "fuyu", "minicpmv", "hyperclovax_vision",
                                     # Gated DeltaNet hybrids (the same): tests/test_gated_delta.py
                                     "qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
                                     # linear-attention hybrids: tests/test_lightning.py, tests/test_kda.py

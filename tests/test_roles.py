@@ -33,7 +33,11 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # a decoder of another family with a held vision tower (tests/test_vlm_towers_text.py)
           "qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v", "glm4v_moe", "glm_ocr",
           "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl",
-          "kimi_k25"}
+          "kimi_k25",
+          # Llama 4's vision encoder, MiniCPM-V's and HyperCLOVA X Vision's held towers beside
+          # the text decoder (tests/test_llama4_vision.py, tests/test_minicpmv.py,
+          # tests/test_hyperclovax_vision.py)
+          "llama4", "minicpmv", "hyperclovax_vision"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

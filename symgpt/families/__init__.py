@@ -107,6 +107,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.bitnet"), ("bitnet",)),
     (Ref("symgpt.families.axk1"), ("axk1",)),
     (Ref("symgpt.families.llama4"), ("llama4_text",)),
+    # Llama 4 with its vision encoder (2-D rotary ViT, pixel shuffle, adapter, projector)
+    (Ref("symgpt.families.llama4_vlm"), ("llama4",)),
     # DeepSeek Sparse Attention (multi-latent attention with a lightning indexer)
     (Ref("symgpt.families.dsa"), ("deepseek_v32", "glm_moe_dsa", "axk2")),
     # --- differential attention, dynamic masks, mixtures of attention heads ---
@@ -119,6 +121,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_swa"), ("granite_swa", "granitemoe_swa")),
     # Gemma 4 (text): per-layer embeddings, KV sharing
     (Ref("symgpt.families.gemma4"), ("gemma4",)),
+    # Fuyu: image patches as tokens through one linear layer
+    (Ref("symgpt.families.fuyu"), ("fuyu",)),
+    # MiniCPM-V 4.6/4.7 and MiniCPM-OCR: Qwen3.5 decoder, a tower and mergers held
+    (Ref("symgpt.families.minicpmv"), ("minicpmv",)),
+    # HyperCLOVA X Vision v2: a HyperCLOVA X decoder with Qwen2.5-VL's tower held
+    (Ref("symgpt.families.hyperclovax_vision"), ("hyperclovax_vision",)),
     # encoders run as causal LMs with more parts: rotary, decoupled widths, extra embeddings, adapters
     (Ref("symgpt.families.encoder_causal"), ("roformer", "rembert", "roc_bert", "xmod", "big_bird",
                                             "xlm")),

@@ -141,8 +141,22 @@ def read_v3(f: Fields):
                                         groups=(8, 4), grouped=True))
 
 
+def read_mistral4(f: Fields):
+    """transformers' Mistral4Config (Mistral4ForCausalLM): DeepSeek-V3's layers (multi-latent
+    attention, routed and shared experts) with a softmax router. Its queries' Llama 4 position
+    scaling (rope_parameters.llama_4_scaling_beta) is an elementwise product: no parameters, no matmuls."""
+    name, flags, sizes = read_mla(f, "deepseek_v3", dict(V=131072, d=4096, L=36, h=32, T_max=1048576, moe_ff=2048,
+                                                       E=128, k=4, ff=12288, dense=0, shared=1, scoring="softmax",
+                                                       norm=True, groups=(1, 1), grouped=True))
+    f.notes.append("Mistral 4: DeepSeek-V3's layers with a softmax router; the queries' Llama 4 position scaling "
+                   "(llama_4_scaling_beta) is an elementwise product, not counted")
+    return name, flags, sizes
+
+
 READERS = {"deepseek_v2": Reader(read_v2, ("DeepseekV2ForCausalLM",)),
-           "deepseek_v3": Reader(read_v3, ("DeepseekV3ForCausalLM",))}
+           "deepseek_v3": Reader(read_v3, ("DeepseekV3ForCausalLM",)),
+           # Mistral 4: DeepSeek-V3's layers, a softmax router
+           "mistral4": Reader(read_mistral4, ("Mistral4ForCausalLM",))}
 
 _HF = "its config.json on the Hugging Face Hub"
 

@@ -97,6 +97,8 @@ CATALOG = {
     "PixelShuffle": Ref("symgpt.ops.pixel_shuffle", "PixelShuffle"),
     "PackImages": Ref("symgpt.ops.pixel_shuffle", "PackImages"),
     "AxialRotaryTable": Ref("symgpt.ops.pixel_shuffle", "AxialRotaryTable"),
+    # Llama 4's vision encoder: the patch positions of its 2-D rotary
+    "PatchPositions": Ref("symgpt.ops.llama4_vision", "PatchPositions"),
     # --- speech encoders (Whisper) ---
     "Conv1d": Ref("symgpt.ops.audio", "Conv1d"),
     "ChannelsLast": Ref("symgpt.ops.audio", "ChannelsLast"),
