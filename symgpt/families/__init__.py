@@ -151,6 +151,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
     (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
     (Ref("symgpt.families.moonshine"), ("moonshine",)),
+    # --- image and speech encoder--decoders beyond those: Pix2Struct ---
+    (Ref("symgpt.families.pix2struct"), ("pix2struct",)),
 )
 
 #: built-in family name -> its module's reference
