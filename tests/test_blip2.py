@@ -59,3 +59,33 @@ def test_what_is_not_modelled_is_refused_in_one_line(change):
     with pytest.raises(SymgptError) as e:
         from_config({**TINY, **change, "architectures": [CLS]}, "x")
     assert "not modelled" in str(e.value) and "\n" not in str(e.value)
+
+
+# InstructBLIP: the Q-Former's instruction parts are counted and held; images refused
+IB = {"model_type": "instructblip", **{k: v for k, v in TINY.items() if k != "model_type"}}
+
+
+@pytest.mark.parametrize("model_type, cls", [("instructblip", "InstructBlipForConditionalGeneration"),
+                                             ("instructblipvideo", "InstructBlipVideoForConditionalGeneration")])
+def test_instructblip_default_config_params_exact_on_meta(model_type, cls):
+    cfg = json.loads((CFG.parent / f"{model_type}.json").read_text())
+    hf = build({k: v for k, v in cfg.items() if k not in ("architectures", "transformers_version")}, cls)
+    m = from_config(cfg, "p")
+    assert m.family.name == model_type
+    assert m.params.value == _params(hf)
+
+
+def test_instructblip_tiny_params_text_flops_and_images_refused():
+    cls = "InstructBlipForConditionalGeneration"
+    qf = {**TINY["qformer_config"], "vocab_size": 30, "max_position_embeddings": 10}
+    hf = build({**IB, "qformer_config": qf}, cls, device="cpu").eval()
+    m = from_config({**IB, "qformer_config": qf, "architectures": [cls]}, "tiny")
+    assert m.params.value == _params(hf)
+    Bn, T = 2, 7
+    ids = torch.randint(3, 40, (Bn, T))
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        hf.language_model(input_ids=ids, use_cache=False)  # what N_img = 0 costs: the OPT decoder alone
+    assert m.with_(B=Bn, T=T).quantity("flops.forward").value == fc.get_total_flops()
+    with pytest.raises(SymgptError) as e:
+        m.with_(B=Bn, T=T, N_img=1).quantity("flops.forward")
+    assert "not modelled" in str(e.value) and "\n" not in str(e.value)

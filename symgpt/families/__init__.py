@@ -154,7 +154,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- image and speech models beyond those: Pix2Struct, ViT + BERT, BLIP-2 ---
     (Ref("symgpt.families.pix2struct"), ("pix2struct",)),
     (Ref("symgpt.families.vision_encoder_decoder"), ("vision-encoder-decoder",)),
-    (Ref("symgpt.families.blip2"), ("blip-2",)),
+    (Ref("symgpt.families.blip2"), ("blip-2", "instructblip", "instructblipvideo")),
 )
 
 #: built-in family name -> its module's reference

@@ -11,6 +11,12 @@ values from width d_v) in every ``cross_every``-th layer from the first, and the
 (``intermediate_query``, ``output_query``); its width, heads, layers and FFN width are integer
 flags. ``language_projection`` maps the n_q outputs to d; they take the places of the n_q image
 tokens of each image in the OPT decoder's input (``masked_scatter``): T counts N_img·n_q.
+
+InstructBLIP (``InstructBlipForConditionalGeneration``, Dai et al. 2023) and its video variant:
+the Q-Former also embeds the instruction's tokens (word and position tables, its LayerNorm taking
+the place of the Q-Former's) and runs them through an FFN of their own (``intermediate``,
+``output``) beside the queries; those are held (counted, not run) and images are refused
+(N_img must be 0): the text decoder alone is costed.
 """
 
 from __future__ import annotations
@@ -81,7 +87,13 @@ def qformer(g, flags, img):
     act = activation(flags["qformer_activation"])
     q = g.input("query_positions", (B * N_img, nq), label="query slots", role=R.EXTRA_IDS)
     x = g.op("query_tokens", ops.Embedding(nq, dq), q, role=R.EXTRA_EMBEDDING, label="query tokens")  # (B·N, n_q, d_q)
-    x = g.op("qformer/layernorm", ops.LayerNorm(dq), x, role=R.EMBEDDING_NORM, label="LayerNorm_emb")
+    text = bool(flags["qformer_text"])
+    x = g.op("qformer/embeddings/layernorm" if text else "qformer/layernorm", ops.LayerNorm(dq), x,
+             role=R.EMBEDDING_NORM, label="LayerNorm_emb")
+    if text:  # InstructBLIP: the instruction's embeddings, held (the instruction text is not modelled)
+        for path, num in (("word_embeddings", flags["qformer_vocab"]), ("position_embeddings", flags["qformer_positions"])):
+            g.op(f"qformer/embeddings/{path}", ops.Held(ops.Embedding(I(num), dq), (B * N_img, nq)),
+                 role=R.HELD_EMBEDDING, label=f"{path} (not run)")
     mlp = FFNSpec(dq, ffq, act, bias=True, dropout=drop,
                   names={"up": "intermediate_query/dense", "act": "intermediate_query/intermediate_act_fn",
                          "down": "output_query/dense", "dropout": "output_query/dense_dropout"})
@@ -102,6 +114,11 @@ def qformer(g, flags, img):
                 x = g.op(f"{p}/crossattention/output/add", ops.Add(), x, o, role=R.CROSS_RESIDUAL, label="Q + cross_out")
                 x = g.op(f"{p}/crossattention/output/LayerNorm", ops.LayerNorm(dq), x, role=R.CROSS_NORM,
                          label="LayerNorm_cross")
+            if text:  # the instruction tokens' FFN (intermediate, output), held
+                for path, op, w in (("intermediate/dense", ops.Linear(dq, ffq), dq), ("output/dense", ops.Linear(ffq, dq), ffq),
+                                    ("output/LayerNorm", ops.LayerNorm(dq), dq)):
+                    g.op(f"{p}/{path}", ops.Held(op, (B * N_img, nq, w)), role=R.HELD_EMBEDDING,
+                         label=f"{path} (instruction tokens, not run)")
             f = ffn(g, x, replace(mlp, names={k: f"{p}/{v}" for k, v in mlp.names.items()}))
             x = g.op(f"{p}/output_query/add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="Q + ffn_out")
             x = g.op(f"{p}/output_query/LayerNorm", ops.LayerNorm(dq), x, role=R.FFN_NORM, label="LayerNorm_ffn")
@@ -117,6 +134,9 @@ def _vision(g, x, flags):
               id="patches_divide_image")
     g.require("le", N_img * nq - T, "T must count the N_img images' query tokens (N_img·n_q positions)",
               id="image_tokens_within_sequence")
+    if flags["qformer_text"]:
+        g.require("le", N_img, "images are not modelled for InstructBLIP (its Q-Former reads the instruction's "
+                  "tokens beside the queries): N_img must be 0", id="images_not_modelled")
     return g.op("merge_image_tokens", ops.MergeImageTokens(), x, p, role=R.IMAGE_MERGE, label="merge image features")
 
 
