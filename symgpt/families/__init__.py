@@ -151,10 +151,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
     (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
     (Ref("symgpt.families.moonshine"), ("moonshine",)),
-    # --- image and speech models beyond those: Pix2Struct, ViT + BERT, BLIP-2 ---
+    # --- image and speech models beyond those: Pix2Struct, ViT + BERT, BLIP-2, BLIP ---
     (Ref("symgpt.families.pix2struct"), ("pix2struct",)),
     (Ref("symgpt.families.vision_encoder_decoder"), ("vision-encoder-decoder",)),
     (Ref("symgpt.families.blip2"), ("blip-2", "instructblip", "instructblipvideo")),
+    (Ref("symgpt.families.blip"), ("blip",)),
 )
 
 #: built-in family name -> its module's reference

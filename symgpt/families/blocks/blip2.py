@@ -38,10 +38,11 @@ PREFIXES = ("vision_model/", "qformer/", "query_tokens", "language_projection", 
 PATCHES = (S_img / P_patch) ** 2
 
 
-def vision_model(g, flags):
+def vision_model(g, flags, batch=B * N_img):
+    """BLIP's and BLIP-2's vision model over *batch* images: the features (batch, n, d_v)."""
     act = activation(flags["vision_activation"])
     n = PATCHES + 1
-    px = g.input("pixel_values", (B * N_img, C_img, S_img, S_img), dtype="act", label="pixels", role=R.PIXELS)
+    px = g.input("pixel_values", (batch, C_img, S_img, S_img), dtype="act", label="pixels", role=R.PIXELS)
     x = g.op("vision_model/embeddings/patch_embedding", ops.Conv2d(C_img, d_v, P_patch, bias=True), px,
              role=R.PATCH_EMBEDDING, label="patches (conv P×P, stride P)")                   # (B·N, d_v, S/P, S/P)
     x = g.op("vision_model/embeddings/flatten", ops.FlattenPatches(), x, role=R.PATCH_FLATTEN, label="patch sequence")
