@@ -148,6 +148,7 @@ def test_every_registered_family_is_covered():
                                     # tests/test_vision_encoder_decoder.py, tests/test_blip2.py
                                     "pix2struct", "vision-encoder-decoder", "blip-2",
                                     "instructblip", "instructblipvideo", "blip",  # tests/test_blip.py
+                                    "kosmos-2",  # tests/test_kosmos2.py
                                     # Llama 3.2 Vision: tests/test_mllama.py
                                     "mllama_text", "mllama",
                                     # Qwen2.5-VL: tests/test_qwen_vl.py
