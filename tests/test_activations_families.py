@@ -389,6 +389,10 @@ def test_known_differences_are_as_recorded(case, tmp_path):
 #: parameters and FLOPs are exact against transformers in tests/test_zoo.py and their own tests):
 #: listed by name, so a type is never left out silently and the list only shrinks
 NOT_YET_COMPARED = frozenset({
+    # image-text-to-text encoder--decoders and vision-language models: their saved tensors not yet
+    # measured (parameters and forward FLOPs: tests/test_pix2struct.py, test_vision_encoder_decoder.py,
+    # test_blip.py, test_blip2.py, test_kosmos2.py)
+    "pix2struct", "vision-encoder-decoder", "blip", "blip-2", "instructblip", "instructblipvideo", "kosmos-2",
     # state-space mixers: the saved rules of symgpt.ops.ssm are read from transformers' torch path
     # (the sequential scan's per-step states; the chunked scan's states), not yet measured
     "mamba", "falcon_mamba", "mamba2",
@@ -445,6 +449,14 @@ NOT_YET_COMPARED = frozenset({
     # decoders of other families with held vision towers (tests/test_vlm_towers_text.py): not yet measured
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr",
     "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl", "kimi_k25",
+    # Llama 4 with its vision encoder, Fuyu, Gemma 4 read whole, Mistral 4, MiniCPM-V, HyperCLOVA X Vision
+    # (parameters and FLOPs: tests/test_llama4_vision.py, test_fuyu.py, test_gemma4_conditional.py,
+    # test_mistral4.py, test_minicpmv.py, test_hyperclovax_vision.py): saved tensors not yet measured
+    "llama4", "fuyu", "gemma4", "gemma4_unified", "mistral4", "minicpm_ocr", "minicpmv4_6", "minicpmv4_7",
+    "hyperclovax_vision_v2",
+    # speech encoder--decoders and an audio tower beside a decoder (tests/test_voxtral.py, test_pop2piano.py,
+    # test_speech_to_text.py, test_moonshine.py): saved tensors not yet measured
+    "voxtral", "pop2piano", "speech_to_text", "moonshine",
 })
 
 

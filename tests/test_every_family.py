@@ -144,6 +144,11 @@ def test_every_registered_family_is_covered():
                                     # speech models beyond Whisper: tests/test_voxtral.py, tests/test_pop2piano.py,
                                     # tests/test_speech_to_text.py, tests/test_moonshine.py
                                     "voxtral", "pop2piano", "speech_to_text", "moonshine",
+                                    # image and speech encoder--decoders: tests/test_pix2struct.py,
+                                    # tests/test_vision_encoder_decoder.py, tests/test_blip2.py
+                                    "pix2struct", "vision-encoder-decoder", "blip-2",
+                                    "instructblip", "instructblipvideo", "blip",  # tests/test_blip.py
+                                    "kosmos-2",  # tests/test_kosmos2.py
                                     # Llama 3.2 Vision: tests/test_mllama.py
                                     "mllama_text", "mllama",
                                     # Qwen2.5-VL: tests/test_qwen_vl.py

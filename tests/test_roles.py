@@ -25,6 +25,11 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # over features (Pop2Piano, Speech2Text): tests/test_voxtral.py, test_pop2piano.py, test_speech_to_text.py,
           # test_moonshine.py
           "voxtral", "pop2piano", "speech_to_text", "moonshine",
+          # image and speech models (Pix2Struct, ViT + BERT, BLIP-2): tests/test_pix2struct.py,
+          # tests/test_vision_encoder_decoder.py, tests/test_blip2.py
+          "pix2struct", "vision-encoder-decoder", "blip-2", "instructblip", "instructblipvideo",
+          "blip",  # tests/test_blip.py
+          "kosmos-2",  # tests/test_kosmos2.py
           # Llama 3.2 Vision and Qwen2.5-VL: towers and cross-attention layers held beside the text
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
           "mllama", "mllama_text", "qwen2_5_vl",

@@ -173,6 +173,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.pop2piano"), ("pop2piano",)),
     (Ref("symgpt.families.speech_to_text"), ("speech_to_text",)),
     (Ref("symgpt.families.moonshine"), ("moonshine",)),
+    # --- image and speech models beyond those: Pix2Struct, ViT + BERT, BLIP-2, BLIP, Kosmos-2 ---
+    (Ref("symgpt.families.pix2struct"), ("pix2struct",)),
+    (Ref("symgpt.families.vision_encoder_decoder"), ("vision-encoder-decoder",)),
+    (Ref("symgpt.families.blip2"), ("blip-2", "instructblip", "instructblipvideo")),
+    (Ref("symgpt.families.blip"), ("blip",)),
+    (Ref("symgpt.families.kosmos2"), ("kosmos-2",)),
 )
 
 #: built-in family name -> its module's reference

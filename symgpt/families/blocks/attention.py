@@ -198,6 +198,9 @@ class AttentionSpec:
     #: the Q/K/V projections' input width where it is not ``d_model`` (None: ``d_model``; the
     #: output projection still maps back to ``d_model``)
     d_in: object = None
+    # --- cross-attention over a memory of another width (BLIP-2's Q-Former reads the vision features)
+    #: the K/V projections' input width over *memory* where it is not the queries' (None: the same)
+    d_memory: object = None
 
 
 def attention(g, x, spec: AttentionSpec, *, rotary: str | None = None, memory: str | None = None,
@@ -366,7 +369,8 @@ def _projections(g, x, spec: AttentionSpec, step, memory, rotary, shared_kv):
     else:
         for n in "qkv":
             b = k_bias if n == "k" and k_bias is not None else bias
-            proj[n] = g.op(step(n), ops.Linear(d_in, widths[n], bias=b), x if n == "q" else kv_in,
+            w_in = spec.d_memory if n != "q" and memory is not None and spec.d_memory is not None else d_in
+            proj[n] = g.op(step(n), ops.Linear(w_in, widths[n], bias=b), x if n == "q" else kv_in,
                            role=proj_roles[n], label=n.upper())                               # (B, T, heads·dh)
             if pj.adapter is not None:
                 proj[n] = pj.adapter(g, x if n == "q" else kv_in, n, proj[n])                 # (B, T, heads·dh)
