@@ -94,12 +94,13 @@ def test_unroll_keeps_nested_groups_rolled_inside_each_copy():
 @pytest.mark.parametrize("name", sorted(families()))
 def test_every_family_draws_from_its_graph(name):
     m = symgpt.load(name)
-    nodes, edges = parse(dot_text(m))
+    dot = dot_text(m)
+    nodes, edges = parse(dot)
     assert set(m.arch.order) <= set(nodes)
     drawn = {(s, t) for s, t, _, _ in edges}
     assert {(u, v) for u, v, a in m.graph.edges(data=True) if a["kind"] == "data"} <= drawn
     for g in m.arch.groups:
-        assert f'subgraph "cluster_{g}"' in dot_text(m)
+        assert f'subgraph "cluster_{g}"' in dot
 
 
 @pytest.mark.parametrize("name", ["llama", "mixtral", "falcon", "gemma"])

@@ -120,7 +120,7 @@ SUBSET = (sympy.Symbol, sympy.Rational, sympy.Add, sympy.Mul, sympy.Pow, sympy.M
 expressions = st.recursive(polynomials() | symbols | integers | rationals, combine, max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(polynomials())
 def test_random_polynomials_print_as_sympy_prints_them(e):
     expected = ORACLE(e)
@@ -131,7 +131,7 @@ def test_random_polynomials_print_as_sympy_prints_them(e):
     assert not calls, "a polynomial over symgpt's symbols is printed without SymPy's printer"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions)
 def test_random_expressions_print_as_sympy_prints_them(e):
     expected = ORACLE(e)

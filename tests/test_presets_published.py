@@ -44,7 +44,7 @@ PUBLISHED = {
     "jamba-1.5-mini": ("jamba-1.5-mini.json", "hybrid1"),
     "nemotron-h-8b": ("nemotron-h-8b.json", "hybrid"),
     "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b.json", "qwen3_next"),
-    # state-space and linear-attention checkpoints of the issue on state-space hybrids
+    # state-space and linear-attention checkpoints
     "recurrentgemma-2b": ("recurrentgemma-2b.json", "recurrent_gemma"),
     "kimi-linear-48b-a3b": ("kimi-linear-48b-a3b-instruct.json", "kimi_linear"),
 }
