@@ -48,6 +48,8 @@ def _tower(g, x, flags):
         "projector_dim"))
     head = d_v / h_v
     g.require("integer", head, "d_v must be divisible by h_v", id="vision_heads_divide_width")
+    g.require("le", conv - L_v, "the vision conv layers (vision_conv_layers) must not exceed L_v",
+              id="vision_conv_within_layers")
     _linear(g, f"{v}/patch_embed", C_img * tp * P_patch ** 2, d_v)
     _held(g, f"{v}/embedding_norm", ops.RMSNorm(d_v), d_v, "embedding_norm")
     if conv:
