@@ -179,7 +179,9 @@ def test_every_registered_family_is_covered():
                                     # towers (images priced or refused): tests/test_vlm_towers.py
                                     "idefics3", "smolvlm", "idefics2", "aria", "mistral3", "lighton_ocr",
                                     "video_llava", "cohere2_vision", "internvl", "qianfan_ocr", "got_ocr2",
-                                    "deepseek_vl", "deepseek_vl_hybrid", "lfm2_vl"}
+                                    "deepseek_vl", "deepseek_vl_hybrid", "lfm2_vl",
+                                    # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
+                                    "lfm3_vl", "granite_docling", "git", "florence2", "udop"}
 
 
 _MODELS: dict[str, object] = {}

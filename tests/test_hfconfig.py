@@ -139,11 +139,17 @@ def test_every_model_type_has_a_default_case():
     # vision--language models with Pixtral, Idefics3, InternViT and other towers: tests/test_vlm_towers.py
     from symgpt.families import cohere2_vision, deepseek_vl, got_ocr2, idefics3, internvl, lfm2_vl, pixtral, video_llava
     from symgpt.families import vlm_towers  # tests/test_vlm_zoo.py (default configs), tests/test_vlm_towers_text.py
+    from symgpt.families import florence2, git, granite_docling, lfm3_vl, udop  # vision--language models, second wave: tests/test_vlm_zoo.py
 
     encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal, vlm, whisper,
                           audio_lm, mllama, qwen_vl, zamba, cohere2_vision, deepseek_vl, got_ocr2, idefics3,
-                          internvl, lfm2_vl, pixtral, video_llava, vlm_towers)
+                          internvl, lfm2_vl, pixtral, video_llava, vlm_towers, lfm3_vl, granite_docling, git, florence2, udop)
               for t in m.READERS}
+    # every other type of transformers' image-text-to-text and speech-seq2seq mappings is read from its
+    # default configuration by tests/test_vlm_zoo.py (tests/configs/vlm_zoo/, the oracle table)
+    from vlm_zoo_coverage import read_table
+
+    encdec |= set(read_table()["types"]) & set(readers())
     assert set(SMALL) | encdec == set(readers())
 
 

@@ -42,7 +42,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # Llama 4's vision encoder, MiniCPM-V's and HyperCLOVA X Vision's held towers beside
           # the text decoder (tests/test_llama4_vision.py, tests/test_minicpmv.py,
           # tests/test_hyperclovax_vision.py)
-          "llama4", "minicpmv", "hyperclovax_vision"}
+          "llama4", "minicpmv", "hyperclovax_vision",
+          # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
+          "lfm3_vl", "granite_docling", "git", "florence2", "udop"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -179,6 +179,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.blip2"), ("blip-2", "instructblip", "instructblipvideo")),
     (Ref("symgpt.families.blip"), ("blip",)),
     (Ref("symgpt.families.kosmos2"), ("kosmos-2",)),
+    # --- vision--language models, second wave: LFM3-VL, Granite-Docling, GIT, Florence-2, UDOP ---
+    (Ref("symgpt.families.lfm3_vl"), ("lfm3_vl",)),
+    (Ref("symgpt.families.granite_docling"), ("granite_docling",)),
+    (Ref("symgpt.families.git"), ("git",)),
+    (Ref("symgpt.families.florence2"), ("florence2",)),
+    (Ref("symgpt.families.udop"), ("udop",)),
 )
 
 #: built-in family name -> its module's reference

@@ -27,7 +27,6 @@ NOT_MODELLED: dict[str, str] = {
     "inkling_text": "message gates, short convolutions and a relative position bias",
     "inkling2_text": "message gates, short convolutions and a relative position bias",
     "inkling2_loop_text": "message gates, short convolutions, a relative position bias and looped layers",
-    "git": _TOWER,
     "phi4_multimodal": _TOWER, "moss_transcribe_diarize": _TOWER,
     "moshi": "an audio language model's depth decoder over audio codebooks",
     "blt": "byte-level local encoder and decoder and a patcher around the global transformer",
