@@ -343,6 +343,8 @@ READERS = {
                             tie=(True, True)),
     "kimi_k25": _reader("kimi_k25", "deepseek_v3", _siglip_tower("kimi"), "Kimi_K25ForConditionalGeneration",
                         top=_kimi_top, tie=(True, False)),
+    # Cosmos3 (NVIDIA; Cosmos3OmniForConditionalGeneration subclasses Qwen3-VL's class unchanged)
+    "cosmos3_omni": _reader("qwen3_vl", "qwen3", _qwen3_tower([8, 16, 24]), "Cosmos3OmniForConditionalGeneration"),
 }
 
 PRESETS: tuple = ()
