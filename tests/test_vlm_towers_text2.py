@@ -20,10 +20,20 @@ _QWEN3_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "n
 _QWEN3_VISION = {"depth": 3, "hidden_size": 32, "intermediate_size": 48, "num_heads": 2, "out_hidden_size": 64,
                  "patch_size": 4, "num_position_embeddings": 16, "deepstack_visual_indexes": [1]}
 
+_SMALL = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256}
+
 META = {
     # Cosmos3OmniForConditionalGeneration: Qwen3-VL's class under another model_type
     "cosmos3_omni": ("Cosmos3OmniConfig", "Cosmos3OmniForConditionalGeneration",
                      {"text_config": _QWEN3_TEXT, "vision_config": _QWEN3_VISION, "tie_word_embeddings": True}),
+    # a squared-ReLU LLaMA decoder, a SigLIP2-style tower of 9 positions, a merger of width 40
+    "cosmos3_edge": ("Cosmos3EdgeConfig", "Cosmos3EdgeForConditionalGeneration",
+                     {"text_config": {**_SMALL, "head_dim": 16, "rope_parameters": {
+                         "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}},
+                      "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                                        "num_attention_heads": 2, "patch_size": 4, "num_patches": 9},
+                      "projector_hidden_size": 40}),
 }
 
 
