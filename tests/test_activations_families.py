@@ -451,6 +451,7 @@ NOT_YET_COMPARED = frozenset({
     # decoders of other families with held vision towers (tests/test_vlm_towers_text.py): not yet measured
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr",
     "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl", "kimi_k25",
+    "cosmos3_omni", "cosmos3_edge",  # the same (tests/test_vlm_towers_text2.py)
     # Llama 4 with its vision encoder, Fuyu, Gemma 4 read whole, Mistral 4, MiniCPM-V, HyperCLOVA X Vision
     # (parameters and FLOPs: tests/test_llama4_vision.py, test_fuyu.py, test_gemma4_conditional.py,
     # test_mistral4.py, test_minicpmv.py, test_hyperclovax_vision.py): saved tensors not yet measured

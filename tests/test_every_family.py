@@ -160,6 +160,7 @@ def test_every_registered_family_is_covered():
                                     "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
                                     "qwen3_omni_moe_thinker", "video_llama_3",
                                     "paddleocr_vl", "kimi_k25",
+                                    "cosmos3_edge",  # the same: tests/test_vlm_towers_text2.py
                                     # Llama 4 with its vision encoder, Fuyu, MiniCPM-V, HyperCLOVA X Vision:
                                     # tests/test_llama4_vision.py, tests/test_fuyu.py, tests/test_minicpmv.py,
                                     # tests/test_hyperclovax_vision.py

@@ -39,6 +39,7 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "qwen3_vl", "qwen3_vl_moe", "qwen3_5_vl", "qwen3_5_moe_vl", "glm4v", "glm4v_moe", "glm_ocr",
           "exaone4_5", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "video_llama_3", "paddleocr_vl",
           "kimi_k25",
+          "cosmos3_edge",  # the same (tests/test_vlm_towers_text2.py)
           # Llama 4's vision encoder, MiniCPM-V's and HyperCLOVA X Vision's held towers beside
           # the text decoder (tests/test_llama4_vision.py, tests/test_minicpmv.py,
           # tests/test_hyperclovax_vision.py)

@@ -163,6 +163,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
                                          "glm4v_moe", "glm_ocr", "exaone4_5", "qwen2_5_omni_thinker",
                                          "qwen3_omni_moe_thinker", "video_llama_3",
                                          "paddleocr_vl", "kimi_k25")),
+    # --- more of them: Cosmos3 Edge (vlm_towers_more.py also reads Cosmos3 as qwen3_vl) ---
+    (Ref("symgpt.families.vlm_towers_more"), ("cosmos3_edge",)),
     # --- linear-attention hybrids: lightning attention (MiniMax-Text-01), Kimi Delta Attention among MLA ---
     (Ref("symgpt.families.lightning"), ("minimax",)),
     (Ref("symgpt.families.kimi_linear"), ("kimi_linear", "bailing_hybrid")),

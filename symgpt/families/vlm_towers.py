@@ -30,6 +30,7 @@ from .deepseek import FAMILIES as _DEEPSEEK, READERS as _DEEPSEEK_READERS
 from .ernie4_5 import FAMILIES as _ERNIE4_5, READERS as _ERNIE4_5_READERS
 from .glm4_moe import FAMILIES as _GLM4_MOE, READERS as _GLM4_MOE_READERS
 from .olmo import FAMILIES as _OLMO, READERS as _OLMO_READERS
+from .persimmon import READERS as _PERSIMMON_READERS
 from .qwen2 import FAMILIES as _QWEN2, READERS as _QWEN2_READERS
 from .qwen3 import FAMILIES as _QWEN3_FAMILIES, READERS as _QWEN3_READERS
 from .qwen3_next import FAMILIES as _QWEN3_NEXT, READERS as _QWEN3_NEXT_READERS
@@ -124,7 +125,7 @@ FAMILIES = (
 )
 #: the text decoders' readers, model_type -> Reader
 _TEXT_READERS = {**_OLMO_READERS, **_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
-                 **_GLM4_MOE_READERS}
+                 **_GLM4_MOE_READERS, **_PERSIMMON_READERS}
 
 _NOT_RUN = ("the forward counted is over token ids, without images, video or audio: transformers does not run the "
             "vision tower (nor an audio encoder), whose parameters are counted. The cost of an image is not "
@@ -159,7 +160,7 @@ def _read(f: Fields, family: str, text_family: str, tower, text_changes=None, te
     note_leftovers(f, v, "vision_config")
     audio = top(f) if top is not None else None  # the audio encoder's flags, where there is one
     if audio is not None:
-        if audio.pop("out") != flags["tower_out"]:
+        if "out" in audio and audio.pop("out") != flags["tower_out"]:
             raise SymgptError(f"{f.where}: an audio output_dim other than the vision out_hidden_size is not modelled")
         flags.update(audio)
     f.silent(*_TOKENS)
@@ -218,6 +219,9 @@ def _siglip_tower(kind: str):
         v.silent("layer_norm_eps")
         if kind == "video_llama_3":
             flags.update(tower_positions=None, tower_projector="mlp2")
+        elif kind == "cosmos3_edge":  # Cosmos3EdgeVisionConfig: a table of num_patches rows
+            flags.update(tower_positions=v.int("num_patches", 256), tower_merge=v.int("spatial_merge_size", 2),
+                         tower_projector="merge")
         elif kind == "paddleocr":
             side = v.int("image_size", 384) // sizes["P_patch"]
             flags.update(tower_positions=side * side, tower_merge=v.int("spatial_merge_size", 2), tower_projector="merge")

@@ -112,10 +112,12 @@ def _siglip(g, flags, m, out):
         _linear(g, "projector/readout/2", d, d, True)
         return
     # PaddleOCR-VL's Projector, Kimi K2.5's mm_projector: a LayerNorm, then m×m patches merged
+    # (Cosmos3 Edge's: of width tower_projector_ff, a flag of its family only)
     merged = m * m * d_v
+    ff = sympy.Integer(flags["tower_projector_ff"]) if flags.get("tower_projector_ff") else merged
     _held(g, "projector/pre_norm", ops.LayerNorm(d_v), d_v, "projector LayerNorm")
-    _linear(g, "projector/linear_1", merged, merged, True)
-    _linear(g, "projector/linear_2", merged, d, True)
+    _linear(g, "projector/linear_1", merged, ff, True)
+    _linear(g, "projector/linear_2", ff, d, True)
 
 
 def _qwen2_5_vl(g, flags, m, out):
