@@ -99,7 +99,9 @@ _NOTE = ("{:,} parameters (transformers' WhisperForConditionalGeneration; the ch
          "allocate")
 
 
-def _whisper(name, d, L, L_dec, h, V, N_mel, count, published):
+def _whisper(name, dims, count, published):
+    """A Whisper checkpoint's preset; *dims* = (d, L, L_dec, h, V, N_mel)."""
+    d, L, L_dec, h, V, N_mel = dims
     sizes = {"V": V, "d": d, "L": L, "L_dec": L_dec, "h": h, "d_ff": 4 * d, "T_max": 448, "N_mel": N_mel,
              "T_src": 1500, "T_enc": 1500}
     return Preset(name, "whisper", sizes, flags={"head": "lm"}, source=_SRC.format(name),
@@ -107,10 +109,10 @@ def _whisper(name, d, L, L_dec, h, V, N_mel, count, published):
 
 
 PRESETS = (
-    _whisper("whisper-tiny", 384, 4, 4, 6, 51865, 80, 37_760_640, "39M"),
-    _whisper("whisper-base", 512, 6, 6, 8, 51865, 80, 72_593_920, "74M"),
-    _whisper("whisper-small", 768, 12, 12, 12, 51865, 80, 241_734_912, "244M"),
-    _whisper("whisper-medium", 1024, 24, 24, 16, 51865, 80, 763_857_920, "769M"),
-    _whisper("whisper-large-v3", 1280, 32, 32, 20, 51866, 128, 1_543_490_560, "1550M"),
-    _whisper("whisper-large-v3-turbo", 1280, 32, 4, 20, 51866, 128, 808_878_080, "809M"),
+    _whisper("whisper-tiny", (384, 4, 4, 6, 51865, 80), 37_760_640, "39M"),
+    _whisper("whisper-base", (512, 6, 6, 8, 51865, 80), 72_593_920, "74M"),
+    _whisper("whisper-small", (768, 12, 12, 12, 51865, 80), 241_734_912, "244M"),
+    _whisper("whisper-medium", (1024, 24, 24, 16, 51865, 80), 763_857_920, "769M"),
+    _whisper("whisper-large-v3", (1280, 32, 32, 20, 51866, 128), 1_543_490_560, "1550M"),
+    _whisper("whisper-large-v3-turbo", (1280, 32, 4, 20, 51866, 128), 808_878_080, "809M"),
 )

@@ -262,8 +262,8 @@ def _price_chunk(forms, axes, cols, chunk, limit, search: Search, classes, top_k
                         # run only where the strategy fits and could be among the fastest (the floor, the
                         # busiest device's own work, at most the threshold); elsewhere [floor, inf)
                         wanted = fits & (floor <= top_k.threshold())
-                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, rc, spans, local[wanted],
-                                              recompute)
+                        v, e = _dualpipe_span(forms, cols, chunk, whole, search.schedules, spans, local[wanted],
+                                              (rc, recompute))
                         t = _bounds(add((v[local], e[local]), comm))
                         t = (np.where(wanted, t[0], floor), np.where(wanted, t[1], np.inf))
                     else:

@@ -32,12 +32,14 @@ def eligible(cols, schedules, kind) -> np.ndarray:
     return ok
 
 
-def _dualpipe_span(forms, cols, chunk, whole, schedules, recompute, memo, wanted, recomputes=None):
+def _dualpipe_span(forms, cols, chunk, whole, schedules, memo, wanted, policy):
     """The interval of DualPipe's step length (compute and bubble) at the strategies of *chunk* it
     runs (NaN where not run yet): the longest path through its run on the stages' T_F, T_B, T_W
     (``plan_price.dualpipe_span``), run for each (pp, m) among the positions *wanted* (indices into
     *chunk*) not run before, at every strategy of the chunk with that (pp, m) and every recompute
-    policy of *recomputes* at once (*memo* keeps them: the same for every SP and ZeRO choice)."""
+    policy of *recomputes* at once (*memo* keeps them: the same for every SP and ZeRO choice);
+    *policy* is (recompute, recomputes)."""
+    recompute, recomputes = policy
     policies = tuple(recomputes or (recompute,))
     if "pairs" not in memo:
         memo["pairs"] = set()
