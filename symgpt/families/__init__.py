@@ -179,6 +179,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.blip2"), ("blip-2", "instructblip", "instructblipvideo")),
     (Ref("symgpt.families.blip"), ("blip",)),
     (Ref("symgpt.families.kosmos2"), ("kosmos-2",)),
+    # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
+    (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
 )
 
 #: built-in family name -> its module's reference
