@@ -181,6 +181,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.kosmos2"), ("kosmos-2",)),
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
+    (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
 )
 
 #: built-in family name -> its module's reference
