@@ -139,13 +139,10 @@ def test_every_model_type_has_a_default_case():
     # vision--language models with Pixtral, Idefics3, InternViT and other towers: tests/test_vlm_towers.py
     from symgpt.families import cohere2_vision, deepseek_vl, got_ocr2, idefics3, internvl, lfm2_vl, pixtral, video_llava
     from symgpt.families import vlm_towers  # tests/test_vlm_zoo.py (default configs), tests/test_vlm_towers_text.py
-    # speech models with a held audio tower: tests/test_qwen3_asr.py, tests/test_granite_speech.py
-    from symgpt.families import granite_speech, qwen3_asr
 
     encdec = {t for m in (bert, t5, bart, vit, seq2seq_decoder, bert_causal, gemma4, encoder_causal, vlm, whisper,
                           audio_lm, mllama, qwen_vl, zamba, cohere2_vision, deepseek_vl, got_ocr2, idefics3,
-                          internvl, lfm2_vl, pixtral, video_llava, vlm_towers, qwen3_asr,
-                          granite_speech)
+                          internvl, lfm2_vl, pixtral, video_llava, vlm_towers)
               for t in m.READERS}
     assert set(SMALL) | encdec == set(readers())
 
