@@ -22,7 +22,9 @@ from vlm_zoo_coverage import CONFIG_DIR, MAPPINGS, VERSION, classify, classify_o
     read_table, table_path
 
 #: types whose exact parameter count symgpt reaches today; raise it as readers land, never lower it
-EXACT_FLOOR = 65  # speech models with a held audio tower: +3
+EXACT_FLOOR = 62
+# speech models with a held audio tower: Qwen3-ASR, Granite Speech, Granite Speech Plus
+EXACT_FLOOR += 3
 
 
 @pytest.fixture(scope="module")
