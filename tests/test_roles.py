@@ -30,6 +30,8 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "pix2struct", "vision-encoder-decoder", "blip-2", "instructblip", "instructblipvideo",
           "blip",  # tests/test_blip.py
           "kosmos-2",  # tests/test_kosmos2.py
+          # speech models with a held audio tower: tests/test_qwen3_asr.py, test_granite_speech.py
+          "qwen3_asr", "granite_speech", "granite_speech_plus",
           # Llama 3.2 Vision and Qwen2.5-VL: towers and cross-attention layers held beside the text
           # decoder (their stacks and roles: tests/test_mllama.py, tests/test_qwen_vl.py)
           "mllama", "mllama_text", "qwen2_5_vl",

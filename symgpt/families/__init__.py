@@ -187,6 +187,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.git"), ("git",)),
     (Ref("symgpt.families.florence2"), ("florence2",)),
     (Ref("symgpt.families.udop"), ("udop",)),
+    # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
+    (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
+    (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
 )
 
 #: built-in family name -> its module's reference
