@@ -179,13 +179,15 @@ def tp_parts(s):
 
 
 def _boundary(arch, g):
-    """The tensor one copy of stack *g* hands to the next (its carry, else its first input)."""
+    """The tensor one copy of stack *g* hands to the next (its carry, else its first input); None
+    for a stack held and not run (a vision or audio tower counted in parameters only: no op of it
+    reads a tensor, so nothing crosses a stage boundary)."""
     if g.carry:
         return arch.shape(g.carry[0])
     for n, a in arch.ops():
-        if arch.stack_of(n) == g.name:
+        if arch.stack_of(n) == g.name and a["inputs"]:
             return arch.shape(a["inputs"][0])
-    raise AssertionError(g.name)
+    return None
 
 
 def pp_parts(s):
@@ -200,7 +202,10 @@ def pp_parts(s):
         fwd = bwd = sympy.Rational(1, 2)
     out = []
     for g in arch.stacks():
-        size = numel(_boundary(arch, g)) * act / lay.cp / (lay.tp if s.sp else 1)
+        boundary = _boundary(arch, g)
+        if boundary is None:
+            continue
+        size = numel(boundary) * act / lay.cp / (lay.tp if s.sp else 1)
         out.append((f"pp/{g.name} activations sent forward", multi * fwd * m * size))
         out.append((f"pp/{g.name} gradients sent backward", multi * bwd * m * size))
     if dualpipe(lay):

@@ -252,7 +252,9 @@ def _name_outputs(c: _Ctx, order: list[str]) -> None:
     """Math names: the residual stream x_0, x_1, ... (x_0 enters the first block), normalised
     copies with a hat, Q, K, V and their heads, the branch outputs."""
     arch, index = c.arch, 0
-    first = next((n for n in order if arch.graph.nodes[n]["group"] is not None), None)
+    # the first grouped op that reads an input (a held tower's parameters read none)
+    first = next((n for n in order if arch.graph.nodes[n]["group"] is not None and arch.graph.nodes[n]["inputs"]),
+                 None)
     if first is not None:
         src = arch.graph.nodes[first]["inputs"][0]
         c.names[src] = "x_0"
