@@ -219,7 +219,12 @@ def family(name: str) -> Family:
         return next(f for f in _module(ref, names).FAMILIES if f.name == name)
     found = base.registered().get(name)
     if found is None:
-        raise SymgptError(f"unknown family {name!r}; known: {', '.join(sorted(families()))}")
+        import difflib
+
+        known = sorted(families())
+        close = difflib.get_close_matches(name, known, n=5)
+        raise SymgptError(f"unknown family {name!r}; " + (f"did you mean {', '.join(close)}? " if close else "")
+                          + f"{len(known)} families are built in (symgpt.families.families() lists them)")
     return found
 
 
