@@ -82,6 +82,11 @@ class Setup:
                "bytes: " + ", ".join(self.labels)]
         if self.device is not None:
             out.append(f"hardware {self.device.title}: {self.dtype} peak, HBM bandwidth [{self.device.source}]")
+        if any(self.model.arch.role(n) == roles.KV_UP for n in self.model.arch.order):
+            out.append("multi-latent attention decoded as transformers' DeepseekV3Attention runs it: the cached "
+                       "latent of every position re-expanded through kv_b_proj at each step; the absorbed form "
+                       "of DeepSeek's own inference (W_UK folded into the query, W_UV into the output, attention "
+                       "over the latent) is not modelled, so its decode FLOPs and time are an upper bound")
         if self.chips > 1:
             out.append(f"tensor parallel over {self.chips} devices: attention heads, FFN, LM head and token "
                        "table split; norms, residuals and position tables replicated; values per device (with "
