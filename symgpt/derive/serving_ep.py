@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..core.errors import SymgptError
-from ..core.symbols import B, BW_link, BW_mem, F_peak
+from ..core.symbols import B, BW_link, BW_mem, F_peak, as_expr
 from ..graph import roles
 from ..ops.base import numel
 from .inference import op_bytes, op_flops, param_bytes, split, weight_copies
@@ -97,7 +97,7 @@ def _experts(model) -> int:
     groups = arch.groups_with(roles.EXPERTS)
     if not groups:
         raise SymgptError(f"{model.name} has no routed experts: expert parallelism needs a mixture of experts")
-    counts = {sympy.sympify(g.repeat).xreplace(model.bindings) for g in groups}
+    counts = {as_expr(g.repeat).xreplace(model.bindings) for g in groups}
     if len(counts) != 1 or not next(iter(counts)).is_Integer:
         raise SymgptError(f"{model.name}: the routed experts are not one bound number: bind E")
     return int(next(iter(counts)))
