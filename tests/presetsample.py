@@ -16,12 +16,17 @@ def structure(preset) -> tuple:
     return preset.family, tuple(sorted((k, str(v)) for k, v in (preset.flags or {}).items()))
 
 
-def sample() -> list[str]:
-    """Every preset's name under SYMGPT_ALL_PRESETS=1, else one name for each structure."""
+def sample(by=structure) -> list[str]:
+    """Every preset's name under SYMGPT_ALL_PRESETS=1, else one name for each structure (or for
+    each value of *by*: ``family_of`` takes one a family)."""
     every = presets()
     if os.environ.get("SYMGPT_ALL_PRESETS") == "1":
         return sorted(every)
     first: dict[tuple, str] = {}
     for name in sorted(every):
-        first.setdefault(structure(every[name]), name)
+        first.setdefault(by(every[name]), name)
     return sorted(first.values())
+
+
+def family_of(preset) -> str:
+    return preset.family

@@ -102,8 +102,8 @@ def test_cli_generation_of_an_encoder_is_one_line():
 INFERENCE = [n for n in quantity_names() if n.startswith("inference.")]
 
 
-#: one preset for each structure (SYMGPT_ALL_PRESETS=1: every preset; tests/presetsample.py)
-@pytest.mark.parametrize("preset", presetsample.sample())
+#: one preset a family (SYMGPT_ALL_PRESETS=1: every preset; tests/presetsample.py)
+@pytest.mark.parametrize("preset", presetsample.sample(presetsample.family_of))
 def test_every_preset_gives_every_inference_quantity_or_one_error(preset):
     m = symgpt.load(preset, B=2)
     lengths = {g.length.name: 16 for g in m.arch.stacks() if isinstance(g.length, sympy.Symbol)}
