@@ -312,7 +312,7 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
     parts, out = [], []
     for local, pnode in a["params"].items():
         p = arch.graph.nodes[pnode]
-        shape = matrix_text(tuple(x.xreplace(b) for x in p["shape"]))
+        shape = matrix_text(tuple(x.xreplace(b) if isinstance(x, sympy.Basic) else sympy.Integer(x) for x in p["shape"]))
         if p["owner"] != n.path:
             owner = arch.graph.nodes[p["owner"]].get("label") or p["owner"]
             out.append(esc(f"{local} {shape}: tied to {owner}, no new params"))
