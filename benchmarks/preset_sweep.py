@@ -1,6 +1,8 @@
 """The sweeps over every built-in preset that the suite runs on one preset per structure
-(tests/presetsample.py): every typeset equation of every report true (tests/test_latex_equations.py)
-and every inference quantity answered or refused in one line (tests/test_inference_generation.py).
+(tests/presetsample.py): every typeset equation of every report true (tests/test_latex_equations.py),
+every inference quantity answered or refused in one line (tests/test_inference_generation.py),
+and every graph case's digest unchanged (tests/test_graph_blocks.py: the suite checks each flag
+value with the optional sizes bound, this sweep with them free too).
 Runs them with SYMGPT_ALL_PRESETS=1 and writes benchmarks/PRESET_SWEEP.md: each file's passed and
 failed tests and its wall time. A failure exits 1.
 
@@ -17,7 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("tests/test_latex_equations.py", "tests/test_inference_generation.py")
+FILES = ("tests/test_latex_equations.py", "tests/test_inference_generation.py",
+         "tests/test_graph_blocks.py")
 
 
 def run(path: str) -> tuple[int, int, float, str]:

@@ -255,14 +255,18 @@ def weights(model, **options) -> Quantity:
     return inference_quantity(s, "inference.weights", parts, "bytes", "weights held on each device")
 
 
-def largest_activation(s: Setup, model) -> sympy.Expr:
-    """The largest tensor a prefill of B prompts of T tokens makes (per device)."""
+def largest_activation(s: Setup, model, at: dict | None = None) -> sympy.Expr:
+    """The largest tensor a prefill of B prompts of T tokens makes (per device); *at* binds sizes
+    in each tensor first (the same value as binding them in the Max, without SymPy comparing the
+    symbolic sizes pairwise)."""
     arch = model.arch
     sizes = []
     for o in step(arch, "prefill").ops:
         if o.op.kind in VIEWS or o.node in _fused(s, arch):
             continue
         e = sympy.expand(_per_device(s, arch, o.node, numel(o.output) * s.act))
+        if at is not None:
+            e = e.xreplace(at)
         if e not in sizes:
             sizes.append(e)
     return sympy.Max(*sizes) if sizes else sympy.Integer(0)

@@ -180,7 +180,8 @@ def budget_parts(model, utilization=UTILIZATION, workspace_tokens: int = WORKSPA
     if isinstance(workspace_tokens, bool) or not isinstance(workspace_tokens, int) or workspace_tokens < 1:
         raise SymgptError(f"the workspace tokens are a positive integer, got {workspace_tokens!r}")
     T = generated(model.arch)
-    ws = largest_activation(s, model).xreplace({B: 1, T: workspace_tokens}).xreplace(s.bindings)
+    at = {**s.bindings, B: sympy.Integer(1), T: sympy.Integer(workspace_tokens)}
+    ws = largest_activation(s, model, at).xreplace(at)
     w = weights(model, **options).expr
     return [("memory·utilization", cap * u), ("weights", -w), ("workspace", -ws)]
 

@@ -74,7 +74,9 @@ class StepTimer:
         if key not in self._exprs:
             s, arch = self.s, self.model.arch
             st = self._step(query, prefill)
-            parts = [roofline_max(expanded(f / F_peak), _expand(b / BW_mem)) for _, f, b in priced_ops(s, arch, st)]
+            bind = self.bind  # the sizes and the device bound first: each Max then compares in B, T alone
+            parts = [roofline_max(expanded(f / F_peak).xreplace(bind), _expand(b / BW_mem).xreplace(bind))
+                     for _, f, b in priced_ops(s, arch, st)]
             if s.chips > 1:
                 for o in st.ops:
                     if arch.role(o.node) in ALL_REDUCE:

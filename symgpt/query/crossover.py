@@ -152,11 +152,26 @@ def _two_groups(terms) -> list | None:
                   key=lambda x: (x.name not in HARDWARE_SYMBOLS, x.name))
     for i, a in enumerate(syms):
         for b in syms[i + 1:]:
-            ga = [t for t in terms if not t.has(b) and sympy.degree(t, a) == 1]
-            gb = [t for t in terms if not t.has(a) and sympy.degree(t, b) == 1]
+            ga = [t for t in terms if not t.has(b) and _power_of(t, a) == 1]
+            gb = [t for t in terms if not t.has(a) and _power_of(t, b) == 1]
             if ga and gb and len(ga) + len(gb) == len(terms):
                 return [(a, ga), (b, gb)]
     return None
+
+
+def _power_of(term: sympy.Expr, x: sympy.Symbol) -> int | None:
+    """The power of *x* in the monomial *term* (``3·x·y² -> 1``), None where *x* appears other
+    than as an integer power of a factor (inside a sum, a Max, a radical): what
+    ``sympy.degree(term, x)`` gives for a monomial, without building a polynomial."""
+    power = 0
+    for f in sympy.Mul.make_args(term):
+        if f == x:
+            power += 1
+        elif f.is_Pow and f.base == x and f.exp.is_Integer and f.exp > 0:
+            power += int(f.exp)
+        elif f.has(x):
+            return None
+    return power
 
 
 def _linear_root(num: sympy.Expr, t: sympy.Dummy) -> sympy.Expr | None:
