@@ -166,9 +166,13 @@ class InferenceOptions:
 def setup(model, **options) -> Setup:
     """The pricing of every ``inference.*`` quantity from its keyword options (the edge: they
     become an :class:`InferenceOptions` here, once)."""
+    from ..families.fields import NO_GENERATION
     from .recurrent import unruled_refusal
 
     unruled_refusal(model.arch)  # before any part is derived: no partial answer for such a layer
+    if any(NO_GENERATION in n for n in getattr(model, "notes", ())):
+        raise SymgptError(f"inference is not modelled for {model.name}: {NO_GENERATION} for it "
+                          "(its parameters and FLOPs are)")
     return build(model, InferenceOptions.from_options(**options))
 
 

@@ -10,7 +10,7 @@ from functools import partial
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family, Preset
-from .fields import Fields, Reader
+from .fields import NO_GENERATION, Fields, Reader
 
 HEADS = ("mlm", "pooler", "none")
 
@@ -106,7 +106,7 @@ def read_bert(f: Fields):
 def _causal_note(f: Fields) -> None:
     if f.architecture in CAUSAL_HEADS:
         f.notes.append(f"{f.architecture} runs this encoder under a causal mask: parameters and "
-                       "FLOPs are counted; a KV cache and generation are not modelled for it")
+                       f"FLOPs are counted; {NO_GENERATION} for it")
 
 
 def read_ernie(f: Fields):

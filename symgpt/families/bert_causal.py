@@ -20,7 +20,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family
 from .bert import CHOICES as _BERT_CHOICES, FLAG_HELP as _BERT_HELP, FLAGS as _BERT_FLAGS
-from .fields import Fields, Reader
+from .fields import NO_GENERATION, Fields, Reader
 
 FLAGS = {**_BERT_FLAGS, "norm": "post", "embed_norm": True, "embed_dim": None}
 CHOICES = {**_BERT_CHOICES, "head": ("mlm", "lm", "none"), "norm": ("post", "pre")}
@@ -58,7 +58,7 @@ FAMILIES = (
 
 def _note(f: Fields, cls: str) -> None:
     f.notes.append(f"{cls} runs this encoder as a causal LM (under a causal mask when is_decoder is set): "
-                   "parameters and FLOPs are counted; a KV cache and generation are not modelled for it")
+                   f"parameters and FLOPs are counted; {NO_GENERATION} for it")
 
 
 def _encoder(f: Fields, cls: str, D: dict) -> tuple[dict, dict]:

@@ -29,7 +29,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family
 from .bert_causal import CHOICES as _CHOICES, FLAG_HELP as _HELP, FLAGS as _FLAGS
-from .fields import Fields, Reader
+from .fields import NO_GENERATION, Fields, Reader
 
 CHOICES = {**_CHOICES, "activation": (*_CHOICES["activation"], "gelu_new"),
            "head_activation": (*_CHOICES["head_activation"], "gelu_new"),
@@ -87,7 +87,7 @@ FAMILIES = (
 
 def _note(f: Fields, cls: str) -> None:
     f.notes.append(f"{cls} runs this encoder as a causal LM (under a causal mask when is_decoder is set): "
-                   "parameters and FLOPs are counted; a KV cache and generation are not modelled for it")
+                   f"parameters and FLOPs are counted; {NO_GENERATION} for it")
 
 
 def _encoder(f: Fields, cls: str, D: dict, tied_only: bool = True) -> tuple[dict, dict]:
@@ -214,7 +214,7 @@ def read_xlm(f: Fields):
              "mask_token_id", "lang_id", "lang2id", "id2lang", "asm_cutoffs", "asm_div_value", "gradient_checkpointing",
              "n_langs")
     f.notes.append("XLMWithLMHeadModel runs this encoder as a causal LM (under a causal mask when causal is set): "
-                   "parameters and FLOPs are counted; a KV cache and generation are not modelled for it")
+                   f"parameters and FLOPs are counted; {NO_GENERATION} for it")
     if flags["held_langs"]:
         f.notes.append(f"XLM: the language embedding ({langs} rows) is counted; it runs only when langs are passed "
                        "(not modelled: an added lookup, no FLOPs)")

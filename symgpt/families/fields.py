@@ -160,6 +160,11 @@ class Reader:
     architectures: tuple[str, ...]
 
 
+#: the words a reader's note uses for a model run in a way transformers does not cache or generate
+#: with (an encoder under a causal mask, GIT's mixed mask): ``inference.*`` refuses such a model
+NO_GENERATION = "a KV cache and generation are not modelled"
+
+
 class ConfigModel(NamedTuple):
     """What a config.json says: the family, its flags and sizes, and notes on what was not
     understood. ``symgpt.model.model.from_config`` turns it into a Model."""

@@ -13,7 +13,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family
 from .bert_causal import CHOICES, FLAG_HELP, FLAGS
-from .fields import Fields, Reader, note_leftovers, sub_fields
+from .fields import NO_GENERATION, Fields, Reader, note_leftovers, sub_fields
 
 _ADDED = {"tied": False, "vision_positions": 197, "image_embeddings": None}
 _ADDED_HELP = {"tied": "the output layer's weight is the word embeddings' (tie_word_embeddings)",
@@ -53,7 +53,7 @@ def read(f: Fields):
              "model_type", "projection_dim")
     note_leftovers(f, v, "vision_config")
     f.notes.append("GitForCausalLM runs its BERT-style layers under a causal mask over the text (bidirectional over "
-                   "image tokens): the same parameters and matmuls; a KV cache and generation are not modelled")
+                   f"image tokens): the same parameters and matmuls; {NO_GENERATION}")
     f.notes.append("the forward counted is over token ids, without images: the vision tower and projection are "
                    "held, their parameters counted. The cost of an image is not modelled for GIT")
     f.silent("layer_norm_eps", "hidden_dropout_prob", "attention_probs_dropout_prob", "pad_token_id", "use_cache",
