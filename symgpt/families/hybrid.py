@@ -19,6 +19,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family, Preset
 from .fields import Fields, Reader, rotary_pct
+from .hybrid_presets import PRESETS as _MORE_PRESETS
 
 FLAGS = {
     "version": 2, "tied": False, "proj_bias": False, "conv_bias": True, "bcdt_norm": False,
@@ -258,8 +259,8 @@ def read_granitemoehybrid(f: Fields):
     _mamba2(f, sizes, keys=_BAMBA_KEYS,
             defaults=dict(heads=128, head_dim="auto", groups=1, state=256, chunk=256))
     position = f.str("position_embedding_type", None, optional=True)
-    if position not in (None, "rope"):
-        raise SymgptError(f"{f.where}: position_embedding_type {position!r} is not modelled (rope or null)")
+    if position not in (None, "rope", "nope"):  # the Granite 4.0-H files say "nope": no rotary, as null
+        raise SymgptError(f"{f.where}: position_embedding_type {position!r} is not modelled (rope, nope or null)")
     bias = f.bool("attention_bias", False)
     ffn = "E" if experts else "-"
     flags = {**_counts([m + ffn for m in mixers]), "tied": f.bool("tie_word_embeddings", False),
@@ -390,3 +391,6 @@ PRESETS = (
                 "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-: 24 Mamba-2, 4 attention, 24 squared-ReLU "
                 "MLP; no mixture of experts (E and k are the configuration class's defaults, used by no layer)"),
 )
+
+# Mamba-2 hybrids with assembled shape fields (their own module: symgpt.families.hybrid_presets)
+PRESETS += _MORE_PRESETS
