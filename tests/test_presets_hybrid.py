@@ -1,4 +1,4 @@
-"""The presets bamba-9b and granite-4.0-h-tiny (symgpt.families.hybrid_presets) against their
+"""The presets bamba-9b and granite-4.0-h-tiny (symgpt.families.hybrid) against their
 assembled files (tests/configs/assembled/, sources in tests/configs/README.md).
 
 Oracles: transformers' class named in the file's ``architectures``, built from it on the meta
