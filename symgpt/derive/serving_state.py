@@ -188,7 +188,8 @@ def max_sequences(model, utilization, workspace_tokens: int, block: int, **optio
     per = p.blocks() * p.block_bytes()
     q = _q(p, "serving.max_sequences", [("sequences", sympy.floor(budget / per))], "sequences", [
         "concurrent sequences of T tokens that fit: floor(KV budget / bytes per sequence), vLLM's "
-        "num_blocks // blocks per sequence"])
+        "num_blocks // blocks per sequence (vLLM's scheduler also caps running sequences at max_num_seqs, "
+        "not applied here)"])
     _check_fits(q, budget)
     return q
 
