@@ -33,7 +33,9 @@ SEQUENCES = {"transformer-base": {"T_enc": 128, "T_dec": 128},
              # a shared-block hybrid (Zamba2), likewise
              "zamba2-2.7b": {"T": 2048},
              # the recurrent and hybrid presets without a position limit, likewise
-             **{name: {"T": 2048} for name in ("mamba-790m", "mamba2-2.7b", "xlstm-7b", "recurrentgemma-2b")}}
+             **{name: {"T": 2048} for name in ("mamba-790m", "mamba2-2.7b", "xlstm-7b", "recurrentgemma-2b")},
+             # the Mamba-2 hybrids with assembled files, likewise
+             **{name: {"T": 2048} for name in ("bamba-9b", "granite-4.0-h-tiny")}}
 SYMBOLS = latexeq.symbols_of(notation("default"))
 
 

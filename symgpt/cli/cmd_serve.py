@@ -165,6 +165,12 @@ def run(args) -> int:
     t = m.bindings.get(T)
     cap = {"utilization": util, "workspace_tokens": ws, "block": block}
     extra = {"block_size": block, "memory_utilization": str(util), "workspace_tokens": ws}
+    from ..derive.recurrent import recurrent_ops
+
+    if recurrent_ops(m.arch):   # state slots beside the KV blocks: symgpt.cli.serve_state
+        from . import serve_state
+
+        return serve_state.run(args, m, opts, cap, block, extra, ep)
     if ep:
         notes = []
         qs = serve_ep.quantities(args, m, opts, cap, block, notes)

@@ -113,10 +113,15 @@ def _refuse_recurrent(arch) -> None:
 
 def paged(model, block: int = BLOCK, **options) -> Paged:
     """The cached tensors of a decoder-only model, per token, per layer, per device."""
-    arch = model.arch
-    _refuse_recurrent(arch)
+    _refuse_recurrent(model.arch)
     _check_block(block)
     s = setup(model, **options)
+    return Paged(s, block, cached_layers(model, s), generated(model.arch))
+
+
+def cached_layers(model, s) -> tuple[Layer, ...]:
+    """Each cached tensor of the model's attention layers: its bytes per token per layer per device."""
+    arch = model.arch
     T = generated(arch)
     cached = cache_tensors(arch)
     if not cached:
@@ -130,7 +135,7 @@ def paged(model, block: int = BLOCK, **options) -> Paged:
                               f"{c.node} is not cached per generated token")
         per = per * s.kv / (s.chips if c.split else 1)
         layers.append(Layer(c.node, arch.multiplicity(c.node), per, cache_window(attention_readers(arch, c.node))))
-    return Paged(s, block, tuple(layers), T)
+    return tuple(layers)
 
 
 def _q(s, name, parts, unit, notes):
