@@ -29,6 +29,8 @@ from .fields import Fields, Reader, llama_like, rotary_pct
 ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
          "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
          "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False, "full_layers": None}
+# β doubled after its sigmoid (OLMo-Hybrid's linear_allow_neg_eigval): a tensor the fla kernels' list keeps
+ADDED["gdn_beta_doubled"] = False
 ADDED_HELP = {
     "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
     "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
@@ -44,6 +46,8 @@ ADDED_HELP = {
     "full_layers": "with window: how many of the attention layers are full-attention (the others sliding-window)",
     "linear_pre_norm": "the linear-attention layers are pre-norm (a norm before each branch) whatever the "
                        "attention layers' norms (OLMo-Hybrid: norms after each attention-layer branch)",
+    "gdn_beta_doubled": "Gated DeltaNet: β = 2·sigmoid(b) (OLMo-Hybrid's linear_allow_neg_eigval); no count changes, "
+                        "only the tensors a fused kernel library keeps (derive.memory_kernels_fla)",
 }
 _CHOICES = {"attn_gate": ("none", "sigmoid"), "mixer": ("attention", "gated_delta"), "linear_mixer": ("gated_delta",)}
 
@@ -71,7 +75,7 @@ FAMILIES = (
     _family("olmo_hybrid", "OLMo-Hybrid: pre-norm Gated DeltaNet layers among OLMo 3 attention layers (3:1; "
             "RMSNorms of the whole query and key, norms after each branch), a SwiGLU MLP",
             qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True,
-            linear_layers=24, gdn_k_heads=30, gdn_v_heads=30, gdn_k_dim=96, gdn_v_dim=192),
+            linear_layers=24, gdn_k_heads=30, gdn_v_heads=30, gdn_k_dim=96, gdn_v_dim=192, gdn_beta_doubled=True),
     _family("lara_mini", "Lara-Mini: Gated DeltaNet layers among sliding-window RoPE and full NoPE attention layers "
             "(GQA with per-head Q/K norms), routed experts plus an ungated shared expert",
             gqa=True, qk_norm="head", attn_gate="none", tied=True, window=True, nope_full=True, moe=True,
@@ -193,8 +197,8 @@ def read_olmo_hybrid(f: Fields):
     dk = f.int("linear_key_head_dim", int(0.75 * d / hk), optional=True) or int(0.75 * d / hk)
     _gated_delta(f, flags, sizes, dict(hk=hk, hv=h, dk=dk, dv=2 * dk), default_types=default)
     # initialisation of A_log and dt_bias, and β's range (elementwise): no count
-    f.silent("linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max", "linear_dt_init_floor",
-             "linear_allow_neg_eigval")
+    f.silent("linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max", "linear_dt_init_floor")
+    flags["gdn_beta_doubled"] = f.bool("linear_allow_neg_eigval", True)  # OlmoHybridConfig's default
     return "olmo_hybrid", flags, sizes
 
 
