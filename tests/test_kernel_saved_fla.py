@@ -24,6 +24,7 @@ what the ``fused`` rule says, and ``fused`` and ``hf-eager`` are unchanged by th
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sympy
@@ -135,11 +136,33 @@ def test_reference_paths_unchanged_by_the_name(tmp_path):
         assert [s.role for s in kept] == ["q", "k", "v", "a", "b", "chunk_states"]
 
 
+def test_kimi_linear_chunk_kda_hand_worked():
+    """ChunkKDAFunction (fla/ops/kda/chunk.py lines 103-107) and KimiLinearForgetGate's tensors, H = 32,
+    d_k = d_v = 128, one layer per linear-attention layer."""
+    m = symgpt.load("kimi-linear-48b-a3b")
+    b, t, h, dk = 1, 100, 32, 128
+    values = {"B": b, "T": t}
+    kernel, rest, q = _split(m, "fla", values)
+    w = h * dk
+    conv = b * t * 3 * w * ACT                      # CausalConv1dFn: x = [q, k, v]
+    qk = 2 * (b * t * w * ACT + b * t * h * 4)      # q, k after l2norm_fwd; their fp32 rstd
+    v = b * t * w * ACT                             # v's contiguous copy
+    g = 2 * b * t * w * 4                           # g's chunk-local cumsum and g as passed, fp32
+    beta = b * t * h * ACT                          # sigmoid's output, the kernel's beta_raw and beta
+    a = 2 * b * t * h * 64 * ACT                    # Aqk and Akk
+    gate = 3 * b * t * w * 4 + b * t * w * 1        # exp(g), 1 + exp(g), softplus(g) fp32; g > 20 bool
+    layers = int(m.sizes["L_lin"])
+    assert kernel == layers * (conv + qk + v + g + beta + a + gate)
+    _, fused_rest, _ = _split(m, "fused", values)
+    assert rest == fused_rest
+    assert any("ChunkKDAFunction" in n for n in q.notes)
+
+
 @pytest.mark.parametrize("name, why", [
     ("gpt2-small", "has none"),
-    ("kimi-linear-48b-a3b", "is not one whose"),   # Kimi Delta Attention: fla's chunk_kda, not read
     ("mamba-130m", "is not one whose"),            # mamba-ssm's Functions: --implementation mamba-ssm
     ("jamba-1.5-mini", "is not one whose"),
+    (str(Path(__file__).parent / "configs" / "zoo" / "bailing_hybrid.json"), "is not one whose"),  # Ling 3's KDA
 ])
 def test_refusals_are_one_line(name, why):
     r = subprocess.run([sys.executable, "-m", "symgpt", "memory", name, "--implementation", "fla"],

@@ -31,10 +31,24 @@ fp32 operand softplus(·), (B, T, H) each (modeling_qwen3_next.py: ``Qwen3NextGa
 The gated RMSNorm, the gate and the projections are transformers' PyTorch modules: the ``fused``
 rule. Parameters and parameter-sized tensors (the conv weight, -exp(A_log)) are left out.
 
-Not covered, and refused in one line: fla's FlashQLA backend (``fla/ops/gated_delta_rule/backends/
-flash_qla.py``: dispatched instead of the Triton Function on SM90/SM100 with d_k = d_v = 128 when the
-flash_qla package is installed; its saved tensors are not read) is a stated assumption, not a refusal:
-the answer's notes say the Triton path is assumed. Kimi Delta Attention (``chunk_kda``) is not read.
+Kimi Linear's Kimi Delta Attention (``KimiLinearDeltaAttention``) calls ``causal_conv1d_fn`` (the
+model's activation, SiLU) and fla's ``chunk_kda`` (``use_qk_l2norm_in_kernel=True``, the gate computed
+outside the kernel). ``ChunkKDAFunction.forward`` (``fla/ops/kda/chunk.py`` lines 103-107) saves q and
+k after ``l2norm_fwd`` with their fp32 rstd, v's contiguous copy, g's chunk-local cumsum
+(B, T, H, d_k) fp32 (``chunk_local_cumsum``'s ``output_dtype=torch.float``), g_input (the forget gate
+as passed: transformers' fp32 (B, T, H, d_k)), beta (beta_raw, the same tensor), and Aqk and Akk
+(``fla/ops/kda/chunk_intra.py`` lines 817-819: (B, T, H, 64) each at k's dtype); w, u, qg, kg, v_new and
+h are None with the default ``disable_recompute=False`` (``fla/ops/kda/chunk_fwd.py`` lines 127-131) and
+recomputed. Around it, ``KimiLinearForgetGate.forward`` (modeling_kimi_linear.py) keeps exp(g)'s fp32
+output, log's fp32 input 1 + exp(g), torch.where's bool condition g > 20 and the product's fp32
+operand softplus(g), (B, T, H·d_k) each; sigmoid(b_proj(x)) keeps its output (the kernel's beta).
+
+Assumed, and said in the answer's notes: fla's Triton path. Its FlashQLA backend
+(``fla/ops/gated_delta_rule/backends/flash_qla.py``) replaces the gated delta rule's Function on
+SM90/SM100 with d_k = d_v = 128 where the flash_qla package is installed; its saved tensors are not
+read. FlashKDA serves inference only and the TileLang KDA backend one backward kernel, so neither
+changes what ``chunk_kda`` keeps in training. Refused in one line: every other recurrent mixer
+(Mamba: ``--implementation mamba-ssm``; Ling 3's Kimi delta attention, RWKV, RG-LRU, mLSTM).
 """
 
 from __future__ import annotations
@@ -45,17 +59,24 @@ from ..ops.base import Saved, numel
 
 NOTE = ("implementation fla: each Gated DeltaNet mixer keeps what fla's ChunkGatedDeltaRuleFunction saves "
         "(fla-org/flash-linear-attention bc3b101d, fla/ops/gated_delta_rule/chunk.py lines 310-326: q and k "
-        "l2-normalised with their fp32 rstd, v's contiguous copy, g's chunk-local cumsum in fp32, beta, A (B, T, H, 64)) "
+        "l2-normalised with their fp32 rstd, v's contiguous copy, g's chunk-local cumsum in fp32, beta, "
+        "A (B, T, H, 64)), "
+        "each Kimi Delta Attention mixer what ChunkKDAFunction saves (fla/ops/kda/chunk.py lines 103-107: the same "
+        "with g per channel, the fp32 gate as passed, Aqk and Akk (B, T, H, 64)) "
         "and each short convolution what causal-conv1d's CausalConv1dFn saves (Dao-AILab/causal-conv1d 0d2252d1, "
         "causal_conv1d/causal_conv1d_interface.py line 59: its input; the SiLU recomputed), plus transformers' "
-        "gate ops around them (sigmoid's output, softplus's fp32 input and output); read from the source, not "
-        "measured; fla's Triton path assumed (not the FlashQLA backend); every other op as fused")
+        "gate ops around them (sigmoid's output; softplus's fp32 input and output; Kimi's exp, log input, where mask "
+        "and softplus); read from the source, not measured; fla's Triton path assumed (not the FlashQLA backend); "
+        "every other op as fused")
 
-#: fla's chunk length: ``chunk_gated_delta_rule``'s default (``chunk.py`` line 538), which transformers keeps
+#: fla's chunk length: the default of ``chunk_gated_delta_rule`` (``fla/ops/gated_delta_rule/chunk.py`` line 538)
+#: and of ``chunk_kda`` (``fla/ops/kda/chunk.py`` line 393), which transformers keeps
 FLA_CHUNK = 64
 
 #: transformers' Gated DeltaNet mixers that call causal_conv1d_fn and chunk_gated_delta_rule as read above
 GDN_FAMILIES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini")
+#: transformers' Kimi Delta Attention mixers that call causal_conv1d_fn and chunk_kda as read above
+KDA_FAMILIES = ("kimi_linear",)
 #: transformers' short-convolution mixers that call causal_conv1d_fn (no activation): Lfm2ShortConv
 CONV_FAMILIES = ("lfm2", "lfm2_moe")
 
@@ -67,10 +88,14 @@ def check(model) -> None:
     if not kinds:
         raise SymgptError(f"--implementation fla describes Gated DeltaNet and short-convolution layers; {model.name} "
                           "has none (use fused or hf-eager)")
-    if fam not in GDN_FAMILIES + CONV_FAMILIES or kinds - {"gated_delta_rule", "causal_conv1d"}:
+    if fam not in GDN_FAMILIES + KDA_FAMILIES + CONV_FAMILIES or \
+            kinds - {"gated_delta_rule", "kimi_delta_rule", "causal_conv1d"}:
         raise SymgptError(f"--implementation fla: {model.name}'s transformers mixer ({fam}) is not one whose fla or "
-                          "causal-conv1d saved tensors are read (Gated DeltaNet, LFM2's short convolution); "
-                          "use fused or hf-eager")
+                          "causal-conv1d saved tensors are read (Gated DeltaNet, Kimi Linear's delta attention, LFM2's "
+                          "short convolution); use fused or hf-eager")
+    if fam in KDA_FAMILIES and model.flags.get("activation") not in ("silu", "swish"):
+        raise SymgptError(f"--implementation fla: {model.name}'s conv activation {model.flags.get('activation')!r} is "
+                          "not one causal_conv1d_fn fuses (silu); use fused or hf-eager")
 
 
 def saved(arch, node, a, inputs, flags) -> tuple | None:
@@ -97,4 +122,28 @@ def saved(arch, node, a, inputs, flags) -> tuple | None:
         if flags.get("gdn_beta_doubled"):  # beta * 2.0: the sigmoid keeps its own output besides
             kept += (Saved("sigmoid output (before doubling)", heads),)
         return kept
+    if role == R.SSM_SCAN and op.kind == "kimi_delta_rule":
+        return _kda(op, inputs, out)
     return None
+
+
+def _kda(op, inputs, out) -> tuple:
+    """ChunkKDAFunction's list and KimiLinearForgetGate's and the sigmoid's saved tensors."""
+    q, k, v, f, _b = inputs
+    rows = out[:-1]                          # (B, T)
+    heads = (*rows, op.heads)                # (B, T, H)
+    gate = tuple(f)                          # (B, T, H·d_k): the per-channel decay
+    return (Saved("q l2-normalised (kernel)", tuple(q)),
+            Saved("q rstd (kernel)", (numel(rows) * op.heads,), "fp32"),
+            Saved("k l2-normalised (kernel)", tuple(k)),
+            Saved("k rstd (kernel)", (numel(rows) * op.heads,), "fp32"),
+            Saved("v contiguous copy (kernel)", tuple(v)),
+            Saved("g chunk-local cumsum (kernel)", gate, "fp32"),
+            Saved("g input (kernel)", gate, "fp32"),
+            Saved("beta (kernel)", heads),
+            Saved("Aqk (kernel)", (*heads, FLA_CHUNK)),
+            Saved("Akk (kernel)", (*heads, FLA_CHUNK)),
+            Saved("exp(g) (fp32)", gate, "fp32"),
+            Saved("1 + exp(g) (fp32)", gate, "fp32"),
+            Saved("g > 20 (where)", gate, "bool"),
+            Saved("softplus(g) (fp32)", gate, "fp32"))
