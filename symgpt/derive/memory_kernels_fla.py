@@ -78,7 +78,7 @@ GDN_FAMILIES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_min
 #: transformers' Kimi Delta Attention mixers that call causal_conv1d_fn and chunk_kda as read above
 KDA_FAMILIES = ("kimi_linear",)
 #: transformers' short-convolution mixers that call causal_conv1d_fn (no activation): Lfm2ShortConv
-CONV_FAMILIES = ("lfm2", "lfm2_moe")
+CONV_FAMILIES = ("lfm2",)
 
 
 def check(model) -> None:
