@@ -37,8 +37,9 @@ def add_memory(p) -> None:
     p.add_argument("--implementation", choices=choices.IMPLEMENTATIONS,
                    help="whose code the saved tensors follow: fused kernels (the ideal), transformers' "
                         "eager modules, mamba-ssm's autograd Functions for Mamba mixers, or fla's "
-                        "chunk_gated_delta_rule and causal-conv1d's causal_conv1d_fn for Gated DeltaNet and "
-                        "short-convolution layers (both read from the source, not measured) "
+                        "chunk_gated_delta_rule / chunk_kda and causal-conv1d's causal_conv1d_fn for Gated "
+                        "DeltaNet, Kimi Delta Attention and short-convolution layers (both read from the "
+                        "source, not measured) "
                         "(default: the convention's; pytorch-cpu: hf-eager)")
     add_parallel(p)
 
