@@ -29,8 +29,8 @@ from .fields import Fields, Reader, llama_like, rotary_pct
 ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
          "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
          "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False, "full_layers": None}
-# β doubled after its sigmoid (OLMo-Hybrid's linear_allow_neg_eigval): a tensor the fla kernels' list keeps
-ADDED["gdn_beta_doubled"] = False
+#: OLMo-Hybrid's own flag: β doubled after its sigmoid (linear_allow_neg_eigval), a tensor the fla list keeps
+OLMO_ADDED = {"gdn_beta_doubled": True}
 ADDED_HELP = {
     "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
     "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
@@ -53,7 +53,8 @@ _CHOICES = {"attn_gate": ("none", "sigmoid"), "mixer": ("attention", "gated_delt
 
 
 def _family(name: str, description: str, **changes) -> Family:
-    added = {**ADDED, **{k: v for k, v in changes.items() if k in ADDED}}
+    own = OLMO_ADDED if name == "olmo_hybrid" else {}
+    added = {**ADDED, **own, **{k: v for k, v in changes.items() if k in ADDED}}
     changes = {k: v for k, v in changes.items() if k not in ADDED}
     return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
                   optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
@@ -75,7 +76,7 @@ FAMILIES = (
     _family("olmo_hybrid", "OLMo-Hybrid: pre-norm Gated DeltaNet layers among OLMo 3 attention layers (3:1; "
             "RMSNorms of the whole query and key, norms after each branch), a SwiGLU MLP",
             qk_norm="full", pre_norm=False, branch_norms=True, attn_gate="none", linear_pre_norm=True,
-            linear_layers=24, gdn_k_heads=30, gdn_v_heads=30, gdn_k_dim=96, gdn_v_dim=192, gdn_beta_doubled=True),
+            linear_layers=24, gdn_k_heads=30, gdn_v_heads=30, gdn_k_dim=96, gdn_v_dim=192),
     _family("lara_mini", "Lara-Mini: Gated DeltaNet layers among sliding-window RoPE and full NoPE attention layers "
             "(GQA with per-head Q/K norms), routed experts plus an ungated shared expert",
             gqa=True, qk_norm="head", attn_gate="none", tied=True, window=True, nope_full=True, moe=True,
