@@ -28,8 +28,8 @@ keeps its output (the kernel's beta, counted once; OLMo-Hybrid doubles β when
 ``linear_allow_neg_eigval``, a new tensor, so the sigmoid's output is a second one), and
 g = -exp(A_log.float())·softplus(a.float() + dt_bias) keeps softplus's fp32 input and the product's
 fp32 operand softplus(·), (B, T, H) each (modeling_qwen3_next.py: ``Qwen3NextGatedDeltaNet.forward``).
-The gated RMSNorm, the gate and the projections are transformers' PyTorch modules: the ``fused``
-rule. Parameters and parameter-sized tensors (the conv weight, -exp(A_log)) are left out.
+The gated RMSNorm, the gate and the projections (transformers' PyTorch modules) are counted by the
+``fused`` rule, as every op outside a kernel library's Functions is. Parameters and parameter-sized tensors (the conv weight, -exp(A_log)) are left out.
 
 Kimi Linear's Kimi Delta Attention (``KimiLinearDeltaAttention``) calls ``causal_conv1d_fn`` (the
 model's activation, SiLU) and fla's ``chunk_kda`` (``use_qk_l2norm_in_kernel=True``, the gate computed
