@@ -29,7 +29,7 @@ _QUANTITY_OPTIONS = (
     ("--optimizer", "optimizer", choices.OPTIMIZERS.parse, "NAME", "optimizer (memory.*; see 'symgpt memory --help')"),
     ("--attention", "attention", choices.ATTENTION.parse, "IMPL", "attention implementation (memory.*)"),
     ("--implementation", "implementation", choices.IMPLEMENTATIONS.parse, "NAME",
-     "whose code the saved tensors follow: fused or hf-eager (memory.*)"),
+     "whose code the saved tensors follow: fused, hf-eager, or a kernel library (mamba-ssm, fla) (memory.*)"),
     ("--zero", "zero", choices.ZERO_STAGES.parse, "STAGE", "ZeRO stage (memory.*, per device)"),
     ("--dp", "dp", int, "N", "data-parallel ranks (memory.*, with --zero)"),
     ("--tp", "tp", int, "N", "tensor-parallel ranks (memory.*)"),

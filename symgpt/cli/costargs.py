@@ -36,8 +36,11 @@ def add_memory(p) -> None:
     p.add_argument("--dropout", action="store_true", default=None, help="dropout on (masks are saved)")
     p.add_argument("--implementation", choices=choices.IMPLEMENTATIONS,
                    help="whose code the saved tensors follow: fused kernels (the ideal), transformers' "
-                        "eager modules, or mamba-ssm's autograd Functions for Mamba mixers (read from its "
-                        "source, not measured) (default: the convention's; pytorch-cpu: hf-eager)")
+                        "eager modules, mamba-ssm's autograd Functions for Mamba mixers, or fla's "
+                        "chunk_gated_delta_rule / chunk_kda and causal-conv1d's causal_conv1d_fn for Gated "
+                        "DeltaNet, Kimi Delta Attention and short-convolution layers (both read from the "
+                        "source, not measured) "
+                        "(default: the convention's; pytorch-cpu: hf-eager)")
     add_parallel(p)
 
 

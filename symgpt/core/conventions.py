@@ -23,6 +23,8 @@ NORM_STATS = ("fp32", "act", "none")
 IMPLEMENTATIONS = ("fused", "hf-eager")  # whose code saved tensors follow (ops' Context.implementation)
 # named kernel libraries (derive.memory_kernels: their autograd Functions' saved lists)
 IMPLEMENTATIONS += ("mamba-ssm",)
+# flash-linear-attention and causal-conv1d (derive.memory_kernels_fla)
+IMPLEMENTATIONS += ("fla",)
 MASK_DTYPES = ("bool", "act")
 
 

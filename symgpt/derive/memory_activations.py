@@ -46,7 +46,7 @@ def _saved(s: Setup):
     core = attention_core(arch)
     region = tp_region(arch)  # split tp ways (tp = 1: whole; tp may be a plan's symbol)
     if conv.implementation in KERNELS:  # a named kernel library (derive.memory_kernels)
-        kernels_check(s.model)
+        kernels_check(s.model, conv.implementation)
     entries, seen = [], set()
     for node, a in arch.ops():
         if a["op"].kind == "cross_entropy" and not conv.loss_saved:
@@ -81,7 +81,8 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
     library = conv.implementation in KERNELS  # a kernel library: its Functions' lists, fused elsewhere
     ctx = context(arch, node, conv.attention, dropout or bool(a.get("dropout_active")),
                   "fused" if library else conv.implementation, steady=steady)
-    items = kernel_saved(arch, node, a, arch.input_shapes(node)) if library else None
+    items = kernel_saved(arch, node, a, arch.input_shapes(node), conv.implementation,
+                         s.model.flags) if library else None
     for item in a["op"].saved(arch.input_shapes(node), a["shape"], ctx) if items is None else items:
         per = _dtype_bytes(s, item)
         if per is None:

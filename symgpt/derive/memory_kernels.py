@@ -33,6 +33,7 @@ import sympy
 from ..core.errors import SymgptError
 from ..graph import roles as R
 from ..ops.base import Saved, numel
+from . import memory_kernels_fla as fla
 
 #: the kernel libraries an ``implementation`` may name, each with its note
 KERNELS = {
@@ -42,6 +43,8 @@ KERNELS = {
                   "mamba_ssm/ops/triton/ssd_combined.py lines 888-889), read from the source, not measured; "
                   "parameter-sized copies left out; every other op as fused"),
 }
+# flash-linear-attention's gated delta rule and causal-conv1d's short convolution (derive.memory_kernels_fla)
+KERNELS["fla"] = fla.NOTE
 
 #: mamba-ssm's selective-scan kernel keeps its running state once per chunk of this many steps
 SCAN_CHUNK = 2048
@@ -50,8 +53,10 @@ SCAN_CHUNK = 2048
 _MIXER_FAMILIES = ("mamba", "mamba2", "hybrid", "zamba2")
 
 
-def check(model) -> None:
-    """Refuse in one line a model whose recurrent layers mamba-ssm's Functions do not describe."""
+def check(model, implementation: str = "mamba-ssm") -> None:
+    """Refuse in one line a model whose recurrent layers the named library's Functions do not describe."""
+    if implementation == "fla":
+        return fla.check(model)
     arch, fam = model.arch, model.family.name
     scans = [a["op"].kind for _n, a in arch.ops() if arch.role(_n) == R.SSM_SCAN]
     if not scans:
@@ -66,8 +71,11 @@ def check(model) -> None:
                           "(Falcon-Mamba, Jamba); those saved tensors are not read (use fused or hf-eager)")
 
 
-def saved(arch, node, a, inputs) -> tuple | None:
-    """What op *node* keeps under mamba-ssm, or None where the op's own (fused) rule holds."""
+def saved(arch, node, a, inputs, implementation: str = "mamba-ssm", flags=None) -> tuple | None:
+    """What op *node* keeps under the named library (mamba-ssm unless *implementation* says otherwise),
+    or None where the op's own (fused) rule holds; *flags*: the model's (read by the fla lists)."""
+    if implementation == "fla":
+        return fla.saved(arch, node, a, inputs, flags or {})
     role, op, out = arch.role(node), a["op"], tuple(a["shape"])
     if role == R.SSM_CONV:  # the Function keeps the whole in_proj output (xz / zxbcdt)
         base = arch.graph.nodes[a["inputs"][0]]

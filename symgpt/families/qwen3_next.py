@@ -29,6 +29,8 @@ from .fields import Fields, Reader, llama_like, rotary_pct
 ADDED = {"attn_gate": "sigmoid", "attn_gate_per_head": False, "mixer": "attention", "linear_mixer": "gated_delta",
          "linear_layers": 36, "gdn_k_heads": 16, "gdn_v_heads": 32, "gdn_k_dim": 128, "gdn_v_dim": 128,
          "gdn_conv": 4, "gdn_chunk": 64, "linear_pre_norm": False, "full_layers": None}
+#: OLMo-Hybrid's own flag: β doubled after its sigmoid (linear_allow_neg_eigval), a tensor the fla list keeps
+OLMO_ADDED = {"gdn_beta_doubled": True}
 ADDED_HELP = {
     "attn_gate": "none or sigmoid: the attention output times sigmoid(x·W_g) before the output projection",
     "attn_gate_per_head": "with attn_gate: one gate per head instead of one per channel",
@@ -44,12 +46,15 @@ ADDED_HELP = {
     "full_layers": "with window: how many of the attention layers are full-attention (the others sliding-window)",
     "linear_pre_norm": "the linear-attention layers are pre-norm (a norm before each branch) whatever the "
                        "attention layers' norms (OLMo-Hybrid: norms after each attention-layer branch)",
+    "gdn_beta_doubled": "Gated DeltaNet: β = 2·sigmoid(b) (OLMo-Hybrid's linear_allow_neg_eigval); no count changes, "
+                        "only the tensors a fused kernel library keeps (derive.memory_kernels_fla)",
 }
 _CHOICES = {"attn_gate": ("none", "sigmoid"), "mixer": ("attention", "gated_delta"), "linear_mixer": ("gated_delta",)}
 
 
 def _family(name: str, description: str, **changes) -> Family:
-    added = {**ADDED, **{k: v for k, v in changes.items() if k in ADDED}}
+    own = OLMO_ADDED if name == "olmo_hybrid" else {}
+    added = {**ADDED, **own, **{k: v for k, v in changes.items() if k in ADDED}}
     changes = {k: v for k, v in changes.items() if k not in ADDED}
     return Family(name=name, description=description, flags=Extended(FLAGS, changes, added), sizes=SIZES,
                   optional=OPTIONAL, build=partial(BUILD, name=name), flag_help=Extended(FLAG_HELP, added=ADDED_HELP),
@@ -193,8 +198,8 @@ def read_olmo_hybrid(f: Fields):
     dk = f.int("linear_key_head_dim", int(0.75 * d / hk), optional=True) or int(0.75 * d / hk)
     _gated_delta(f, flags, sizes, dict(hk=hk, hv=h, dk=dk, dv=2 * dk), default_types=default)
     # initialisation of A_log and dt_bias, and β's range (elementwise): no count
-    f.silent("linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max", "linear_dt_init_floor",
-             "linear_allow_neg_eigval")
+    f.silent("linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max", "linear_dt_init_floor")
+    flags["gdn_beta_doubled"] = f.bool("linear_allow_neg_eigval", True)  # OlmoHybridConfig's default
     return "olmo_hybrid", flags, sizes
 
 
