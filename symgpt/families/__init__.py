@@ -190,6 +190,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
+    # --- speech encoder--decoders whose speech encoder is held (parameters counted, audio input refused) ---
+    (Ref("symgpt.families.speecht5"), ("speecht5",)),
 )
 
 #: built-in family name -> its module's reference
