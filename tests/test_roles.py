@@ -48,8 +48,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "llama4", "minicpmv", "hyperclovax_vision",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
-          # speech encoder--decoders whose speech encoder is held beside the decoder (tests/test_speecht5.py)
-          "speecht5"}
+          # speech encoder--decoders whose speech encoder is held beside the decoder (tests/test_speecht5.py,
+          # tests/test_canary.py)
+          "speecht5", "canary", "cohere_asr"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -192,6 +192,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- speech encoder--decoders whose speech encoder is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.speecht5"), ("speecht5",)),
+    (Ref("symgpt.families.canary"), ("canary", "cohere_asr")),
 )
 
 #: built-in family name -> its module's reference
