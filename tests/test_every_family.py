@@ -188,7 +188,7 @@ def test_every_registered_family_is_covered():
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # speech encoder--decoders with a held speech encoder: tests/test_speecht5.py,
                                     # tests/test_canary.py
-                                    "speecht5", "canary", "cohere_asr"}
+                                    "speecht5", "canary", "cohere_asr", "speech-encoder-decoder"}
 
 
 _MODELS: dict[str, object] = {}

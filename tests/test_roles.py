@@ -50,7 +50,7 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # speech encoder--decoders whose speech encoder is held beside the decoder (tests/test_speecht5.py,
           # tests/test_canary.py)
-          "speecht5", "canary", "cohere_asr"}
+          "speecht5", "canary", "cohere_asr", "speech-encoder-decoder"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -29,8 +29,9 @@ EXACT_FLOOR += 5
 EXACT_FLOOR += 2
 # speech models with a held audio tower: Qwen3-ASR, Granite Speech, Granite Speech Plus
 EXACT_FLOOR += 3
-# speech encoder--decoders with a held speech encoder: SpeechT5 (speech to text), Canary, Cohere ASR
-EXACT_FLOOR += 3
+# speech encoder--decoders with a held speech encoder: SpeechT5 (speech to text), Canary, Cohere ASR,
+# SpeechEncoderDecoderModel (wav2vec 2.0 + BERT)
+EXACT_FLOOR += 4
 
 
 @pytest.fixture(scope="module")

@@ -193,6 +193,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech encoder--decoders whose speech encoder is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.speecht5"), ("speecht5",)),
     (Ref("symgpt.families.canary"), ("canary", "cohere_asr")),
+    (Ref("symgpt.families.speech_encoder_decoder"), ("speech-encoder-decoder",)),
 )
 
 #: built-in family name -> its module's reference

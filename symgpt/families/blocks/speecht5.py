@@ -34,11 +34,12 @@ def conv(g, path, c_in, c_out, kernel, bias, label):
                              bias=bias), c_in, label)
 
 
-def feature_encoder(g, prefix, flags):
-    """wav2vec 2.0's convolutional feature encoder, its projection and its convolutional positions
-    (SpeechT5's speech prenet, Wav2Vec2Model's front), held under *prefix*."""
+def feature_encoder(g, prefix, flags, width=d, pos_prefix=None, name="feature_encoder"):
+    """wav2vec 2.0's convolutional feature encoder (its module *name*), its projection and its
+    convolutional positions (under *pos_prefix*, else *prefix*): SpeechT5's speech prenet,
+    Wav2Vec2Model's front, held; *width* the encoder's (d for SpeechT5)."""
     c, n, bias = flags["feat_channels"], flags["feat_layers"], flags["feat_bias"]
-    f = f"{prefix}/feature_encoder/conv_layers"
+    f = f"{prefix}/{name}/conv_layers"
     conv(g, f"{f}/0/conv", 1, c, flags["feat_kernel"], bias, "conv 0 (from the samples)")
     layer_norm(g, f"{f}/0/layer_norm", c, "GroupNorm" if flags["feat_norm"] == "group" else "LayerNorm")
     if n > 1:
@@ -51,12 +52,15 @@ def feature_encoder(g, prefix, flags):
                           length=one()):
                 layer_norm(g, "layer_norm", c)
     layer_norm(g, f"{prefix}/feature_projection/layer_norm", c)
-    linear(g, f"{prefix}/feature_projection/projection", c, d, True)
+    linear(g, f"{prefix}/feature_projection/projection", c, width, True)
     if flags["masked_embed"]:
-        held(g, f"{prefix}/masked_spec_embed", ops.Embedding(one(), d), d, "masked_spec_embed")
+        held(g, f"{prefix}/masked_spec_embed", ops.Embedding(one(), width), width, "masked_spec_embed")
     k, groups = sympy.Integer(flags["pos_conv_kernel"]), sympy.Integer(flags["pos_conv_groups"])
-    held(g, f"{prefix}/pos_conv_embed/conv/weight_g", ops.Embedding(one(), k), k, "weight_g (weight norm)")
-    conv(g, f"{prefix}/pos_conv_embed/conv", d / groups, d, k, True, "weight_v, bias (grouped conv)")
+    g.require("integer", width / groups, "the encoder's width must be divisible by pos_conv_groups",
+              id="pos_conv_groups_divide_width")
+    pos = f"{pos_prefix or prefix}/pos_conv_embed/conv"
+    held(g, f"{pos}/weight_g", ops.Embedding(one(), k), k, "weight_g (weight norm)")
+    conv(g, pos, width / groups, width, k, True, "weight_v, bias (grouped conv)")
 
 
 def _encoder(g, flags):
