@@ -194,6 +194,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.speecht5"), ("speecht5",)),
     (Ref("symgpt.families.canary"), ("canary", "cohere_asr")),
     (Ref("symgpt.families.speech_encoder_decoder"), ("speech-encoder-decoder",)),
+    (Ref("symgpt.families.seamless_m4t"), ("seamless_m4t", "seamless_m4t_v2")),
 )
 
 #: built-in family name -> its module's reference
