@@ -1,8 +1,8 @@
 """SpeechT5 (SpeechT5ForSpeechToText) against transformers: parameters on the meta device for the
 configuration class's defaults and for tiny configurations of other shapes (a LayerNorm after every
-convolution, convolution biases, no SpecAugment vector, an untied head); the text decoder's forward
-over token ids under FlopCounterMode (transformers' decoder and lm_head run without the encoder's
-output, as the held cross-attention says); audio input refused in one line."""
+convolution, convolution biases, no SpecAugment vector, an untied head); on tiny CPU models the text
+decoder's forward FLOPs under FlopCounterMode given the encoder's output (transformers'
+encoder_outputs); audio input (the held speech encoder) refused in one line."""
 
 import json
 from pathlib import Path
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
+from transformers.modeling_outputs import BaseModelOutput
 
 from oracles.hf_encdec import build
 from symgpt.core.errors import SymgptError
@@ -42,21 +43,21 @@ def test_params_exact_on_meta(cfg):
 
 
 @pytest.mark.parametrize("name", ["tiny", "layer_norms"])
-def test_decoder_forward_flops_over_token_ids(name):
+def test_decoder_forward_flops_given_the_encoder_output(name):
     cfg = SHAPES[name]
     hf = build(cfg, CLS, device="cpu").eval()
     m = from_config({**cfg, "architectures": [CLS]}, "t5")
-    Bn, T = 2, 5
+    Bn, T_enc, T_dec = 2, 7, 5
+    enc = BaseModelOutput(last_hidden_state=torch.rand(Bn, T_enc, 24))
     with torch.no_grad(), FlopCounterMode(display=False) as fc:
-        y = hf.speecht5.decoder(input_values=torch.randint(0, 40, (Bn, T)), use_cache=False).last_hidden_state
-        hf.text_decoder_postnet(y)
-    assert m.with_(B=Bn, T=T).quantity("flops.forward").value == fc.get_total_flops()
+        hf(encoder_outputs=enc, decoder_input_ids=torch.randint(0, 40, (Bn, T_dec)), use_cache=False)
+    assert m.with_(B=Bn, T_enc=T_enc, T_dec=T_dec).quantity("flops.forward").value == fc.get_total_flops()
 
 
 def test_audio_input_refused_in_one_line():
     m = from_config({**TINY, "architectures": [CLS]}, "t5")
     with pytest.raises(SymgptError, match="audio input is not modelled") as e:
-        m.with_(B=1, T=8, N_aud=1).quantity("params").value
+        m.with_(B=1, T_enc=8, T_dec=4, N_aud=1).quantity("params").value
     assert "\n" not in str(e.value)
 
 

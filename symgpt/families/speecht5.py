@@ -1,8 +1,8 @@
 """SpeechT5 (Ao et al. 2022; transformers' ``SpeechT5ForSpeechToText``): a speech encoder held
 (``blocks/speecht5.py``: wav2vec 2.0's feature encoder, convolutional positions, L_a post-LN
-layers with relative positions) beside a post-LN text decoder. Counted: every parameter, and the
-decoder's forward over token ids with its cross-attention held; audio input is not modelled
-(N_aud must be 0).
+layers with relative positions) and a post-LN text decoder. Counted: every parameter, and the
+decoder's forward given the encoder's output of T_enc positions (transformers' ``encoder_outputs``);
+audio input to the encoder is not modelled (N_aud must be 0).
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Family
 from .fields import Fields, Reader
-from .seq2seq_decoder import CHOICES, FLAG_HELP, FLAGS, held_note
+
+FLAGS = {"activation": "gelu", "embed_scale": False, "tied": True, "dropout": False, "loss": True}
+CHOICES = {"activation": ("gelu", "gelu_tanh", "gelu_new", "relu", "silu")}
+FLAG_HELP = {"activation": "the feed-forwards' activation (hidden_act)",
+             "embed_scale": "the decoder's token embeddings are multiplied by sqrt(d) (scale_embedding)",
+             "tied": "lm_head shares the decoder's token embedding (tie_word_embeddings)",
+             "dropout": "dropout layers present (masks saved for backward)",
+             "loss": "the graph ends in the cross-entropy loss over the T_dec positions"}
 
 #: the speech encoder's shape (SpeechT5Config's defaults)
 ADDED = {"feat_channels": 512, "feat_layers": 7, "feat_kernel": 10, "feat_kernel_rest": 15, "feat_norm": "group",
@@ -36,9 +43,8 @@ ADDED_HELP = {
 FAMILIES = (Family(
     name="speecht5",
     description="SpeechT5 (speech to text): a wav2vec 2.0-style speech encoder (held: audio input is not "
-                "modelled), a post-LN text decoder",
-    flags={**FLAGS, "norm": "post", "positions": "sinusoidal", "embed_norm": "none", "pos_offset": None, **ADDED},
-    sizes=("L", "d", "h", "V", "d_ff", "T_max", "L_a", "h_a", "d_ff_a", "N_aud"),
+                "modelled), a post-LN text decoder with cross-attention over the encoder's output",
+    flags={**FLAGS, **ADDED}, sizes=("L", "d", "h", "V", "d_ff", "L_a", "h_a", "d_ff_a", "N_aud"), optional=("T_enc",),
     build=partial(Ref("symgpt.families.blocks.speecht5", "build"), name="speecht5"),
     flag_help={**FLAG_HELP, **ADDED_HELP}, choices={**CHOICES, "feat_norm": ("group", "layer")}),)
 
@@ -48,7 +54,8 @@ _ELSEWHERE = ("apply_spec_augment", "mask_time_length", "mask_time_min_masks", "
               "guided_attention_loss_num_heads", "guided_attention_loss_sigma", "guided_attention_loss_scale",
               "num_mel_bins", "reduction_factor", "speaker_embedding_dim", "speech_decoder_postnet_dropout",
               "speech_decoder_postnet_kernel", "speech_decoder_postnet_layers", "speech_decoder_postnet_units",
-              "speech_decoder_prenet_dropout", "speech_decoder_prenet_layers", "speech_decoder_prenet_units")
+              "speech_decoder_prenet_dropout", "speech_decoder_prenet_layers", "speech_decoder_prenet_units",
+              "max_text_positions")
 
 
 def read_feature_encoder(f: Fields) -> dict:
@@ -80,16 +87,16 @@ def read(f: Fields):
     d = f.int("hidden_size", 768)
     sizes = {"V": f.int("vocab_size", 81), "d": d, "L": f.int("decoder_layers", 6),
              "h": f.int("decoder_attention_heads", 12), "d_ff": f.int("decoder_ffn_dim", 3072),
-             "T_max": f.int("max_text_positions", 450), "L_a": f.int("encoder_layers", 12),
+             "L_a": f.int("encoder_layers", 12),
              "h_a": f.int("encoder_attention_heads", 12), "d_ff_a": f.int("encoder_ffn_dim", 3072), "N_aud": 0}
     flags = {**read_feature_encoder(f), "rel_positions": f.int("encoder_max_relative_position", 160),
              "activation": f.activation("hidden_act", "gelu"), "embed_scale": f.bool("scale_embedding", False),
              "tied": f.bool("tie_word_embeddings", True)}
     f.silent(*_ELSEWHERE)
-    held_note(f, "SpeechT5ForSpeechToText's text decoder")
     f.notes.append("audio input is not modelled for SpeechT5: the speech encoder (feature encoder, convolutional "
-                   "positions, encoder layers) is held, its parameters counted; N_aud must be 0 and the forward "
-                   "counted is the text decoder's over token ids, without the encoder's output")
+                   "positions, encoder layers) is held, its parameters counted; N_aud must be 0. The forward counted "
+                   "is the text decoder's given the encoder's output of T_enc positions (transformers' "
+                   "encoder_outputs, which generate passes after its first step)")
     return "speecht5", flags, sizes
 
 

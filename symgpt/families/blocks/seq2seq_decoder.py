@@ -74,15 +74,11 @@ def _recorded(flags):
     return {k: v for k, v in flags.items() if k != "k_bias" or not v}
 
 
-def build(flags, bound, name="seq2seq_decoder", held=None):
-    """*held* (``g -> None``): declares an encoder held beside the decoder (SpeechT5's speech
-    encoder: its parameters counted, not run)."""
+def build(flags, bound, name="seq2seq_decoder"):
     drop = bool(flags["dropout"])
     pre = flags["norm"] == "pre"
     g = Builder(name, declared_roles=True)
     g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
-    if held is not None:
-        held(g)
     dh = d / h
     ids = g.input("input_ids", (B, T), label="input ids", role=R.TOKENS)                        # (B, T)
     x = _embed(g, flags, ids)

@@ -1,8 +1,11 @@
 """SpeechT5 (Ao et al. 2022, "SpeechT5: Unified-Modal Encoder-Decoder Pre-Training for Spoken
 Language Processing"; transformers' ``SpeechT5ForSpeechToText``): a speech encoder held (its
-parameters declared at transformers' module paths, not run) beside the text decoder, which
-``blocks/seq2seq_decoder.py`` builds over token ids (post-LN layers, sinusoidal positions, each
-layer's cross-attention held: transformers runs it only with ``encoder_hidden_states``).
+parameters declared at transformers' module paths, not run) and the text decoder, counted given
+the encoder's output (B, T_enc, d) (transformers' ``encoder_outputs``): the text prenet's token
+embeddings (× √d with scale_embedding) plus sinusoidal positions (a buffer), L post-LN layers
+(causal self-attention, cross-attention, a feed-forward intermediate_dense -> act ->
+output_dense, all with biases, each followed by its residual add and LayerNorm), no final
+LayerNorm, and the postnet's ``lm_head`` tied to the token table where tie_word_embeddings.
 
 The speech encoder (``SpeechT5EncoderWithSpeechPrenet``): the wav2vec 2.0 feature encoder
 (``feature_encoder``: n 1-D convolutions of c channels over the raw samples, the first from one
@@ -17,15 +20,17 @@ LayerNorm) and a relative-position table ``pe_k`` of 2·R rows of d/h_a.
 
 from __future__ import annotations
 
-from functools import partial
-
 import sympy
 
 from ... import ops
-from ...core.symbols import L_a, N_aud, d, d_ff_a, h_a
+from ...core.symbols import B, L, L_a, N_aud, T_dec, T_enc, V, d, d_ff, d_ff_a, h, h_a
 from ...graph import roles as R
+from ...graph.arch import Builder
+from .attention import attention
+from .bart import bart_attention_spec
+from .encoder_layers import activation
+from .ffn import FFNSpec, ffn
 from .held_audio import held, layer_norm, linear, one, refuse_audio
-from .seq2seq_decoder import build as decoder_build
 
 
 def conv(g, path, c_in, c_out, kernel, bias, label):
@@ -82,5 +87,42 @@ def _encoder(g, flags):
     refuse_audio(g, N_aud, "SpeechT5")
 
 
+def _layer(g, y, memory, flags, drop):
+    o = attention(g, y, bart_attention_spec("self_attn", d / h, drop, causal=True))
+    y = g.op("self_attn_add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
+    y = g.op("self_attn_layer_norm", ops.LayerNorm(d), y, role=R.ATTENTION_NORM, label="LayerNorm_attn")
+    o = attention(g, y, bart_attention_spec("encoder_attn", d / h, drop), memory=memory)
+    y = g.op("encoder_attn_add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
+    y = g.op("encoder_attn_layer_norm", ops.LayerNorm(d), y, role=R.CROSS_NORM, label="LayerNorm_cross")
+    f = ffn(g, y, FFNSpec(d, d_ff, activation(flags["activation"]), bias=True, dropout=drop, act_dropout=drop,
+                          names={"up": "feed_forward/intermediate_dense", "act": "feed_forward/act",
+                                 "down": "feed_forward/output_dense", "act_dropout": "feed_forward/act_dropout",
+                                 "dropout": "feed_forward/dropout"}))
+    y = g.op("ffn_add", ops.Add(), y, f, role=R.FFN_RESIDUAL, label="Y + ffn_out")
+    return g.op("final_layer_norm", ops.LayerNorm(d), y, role=R.FFN_NORM, label="LayerNorm_ffn")
+
+
 def build(flags, bound, name="speecht5"):
-    return decoder_build(flags, bound, name=name, held=partial(_encoder, flags=flags))
+    drop = bool(flags["dropout"])
+    g = Builder(name, declared_roles=True)
+    g.require("integer", d / h, "d must be divisible by h", id="heads_divide_width")
+    _encoder(g, flags)
+    mem = g.input("encoder_hidden_states", (B, T_enc, d), dtype="act", label="the encoder's output (given)",
+                  role=R.AUDIO)                                                               # (B, T_enc, d)
+    p = "speecht5/decoder/prenet"
+    ids = g.input("decoder_input_ids", (B, T_dec), label="decoder input ids", role=R.TOKENS)  # (B, T_dec)
+    y = g.op(f"{p}/embed_tokens", ops.Embedding(V, d), ids, role=R.TOKEN_EMBEDDING, label="tok_emb")
+    if flags["embed_scale"]:
+        y = g.op(f"{p}/embed_scale", ops.Scale(sympy.sqrt(d)), y, role=R.EMBEDDING_SCALE, label="tok_emb × √d")
+    pos = g.op(f"{p}/embed_positions", ops.SinusoidalPositions(d), ids, role=R.POSITION_EMBEDDING, label="sinusoids")
+    y = g.op(f"{p}/add", ops.Add(), y, pos, role=R.EMBEDDING_ADD, label="Y0")                  # (B, T_dec, d)
+    if drop:
+        y = g.op(f"{p}/dropout", ops.Dropout(), y, role=R.DROPOUT)
+    with g.repeat("speecht5/decoder/wrapped_decoder/layers", L, label="decoder layer", carry=y, role=R.STACK,
+                  length=T_dec):
+        y = _layer(g, y, mem, flags, drop)                                                    # (B, T_dec, d)
+    tie = {"weight": g.param(f"{p}/embed_tokens")} if flags["tied"] else None
+    logits = g.op("text_decoder_postnet/lm_head", ops.Linear(d, V, bias=False, tag="lm_head"), y, tie=tie,
+                  role=R.HEAD, label="logits")                                                # (B, T_dec, V)
+    loss = g.op("loss", ops.CrossEntropy(), logits, role=R.LOSS, label="loss") if flags["loss"] else ""
+    return g.build(output=logits, loss=loss, flags=dict(flags))
