@@ -102,8 +102,9 @@ def _decoder(f: Fields, head_dim, kv_default=None):
 
 _NOTE = ("audio input is not modelled for {}: the FastConformer encoder is held, its parameters counted; N_aud must "
          "be 0. The forward counted is the decoder's given the encoder's output of T_enc positions (transformers' "
-         "encoder_outputs, which generate passes after its first step); set T_enc to the encoder's length "
-         "(N_mel frames / 2^n)")
+         "encoder_outputs, which generate passes after its first step); T_enc is the encoder's output length: the "
+         "log-mel frames (100 a second at 16 kHz, hop 160: transformers' ParakeetFeatureExtractor) divided, rounding "
+         "up, by the subsampling's stride (subsampling_conv_stride) at each of its {} stages")
 
 
 def read_canary(f: Fields):
@@ -120,7 +121,7 @@ def read_canary(f: Fields):
                           "no projection between them)")
     flags.update(aflags, tied=f.bool("tie_word_embeddings", True))
     f.silent("id2label", "label2id", "initializer_range", "is_encoder_decoder")
-    f.notes.append(_NOTE.format("Canary"))
+    f.notes.append(_NOTE.format("Canary", flags["sub_layers"]))
     return "canary", flags, {**sizes, **asizes, "N_aud": 0}
 
 
@@ -131,7 +132,7 @@ def read_cohere_asr(f: Fields):
     sizes, flags = _decoder(f, None)
     flags.update(aflags, tied=f.bool("tie_word_embeddings", False))
     f.silent("attention_dropout", "id2label", "label2id", "initializer_range", "is_encoder_decoder")
-    f.notes.append(_NOTE.format("Cohere ASR"))
+    f.notes.append(_NOTE.format("Cohere ASR", flags["sub_layers"]))
     return "cohere_asr", flags, {**sizes, **asizes, "N_aud": 0}
 
 
