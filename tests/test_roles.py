@@ -47,7 +47,10 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # tests/test_hyperclovax_vision.py)
           "llama4", "minicpmv", "hyperclovax_vision",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
-          "lfm3_vl", "granite_docling", "git", "florence2", "udop"}
+          "lfm3_vl", "granite_docling", "git", "florence2", "udop",
+          # speech encoder--decoders whose speech encoder is held beside the decoder (tests/test_speecht5.py,
+          # tests/test_canary.py, tests/test_speech_encoder_decoder.py, tests/test_seamless_m4t.py)
+          "speecht5", "canary", "cohere_asr", "speech-encoder-decoder", "seamless_m4t", "seamless_m4t_v2"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

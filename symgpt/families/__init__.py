@@ -190,6 +190,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
+    # --- speech encoder--decoders whose speech encoder is held (parameters counted, audio input refused) ---
+    (Ref("symgpt.families.speecht5"), ("speecht5",)),
+    (Ref("symgpt.families.canary"), ("canary", "cohere_asr")),
+    (Ref("symgpt.families.speech_encoder_decoder"), ("speech-encoder-decoder",)),
+    (Ref("symgpt.families.seamless_m4t"), ("seamless_m4t", "seamless_m4t_v2")),
 )
 
 #: built-in family name -> its module's reference
