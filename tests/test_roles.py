@@ -47,7 +47,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # tests/test_hyperclovax_vision.py)
           "llama4", "minicpmv", "hyperclovax_vision",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
-          "lfm3_vl", "granite_docling", "git", "florence2", "udop"}
+          "lfm3_vl", "granite_docling", "git", "florence2", "udop",
+          # Voxtral Realtime: a held audio tower beside its decoder (tests/test_voxtral_realtime.py)
+          "voxtral_realtime"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -190,6 +190,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
+    # --- speech models beyond those: Voxtral Realtime (a time-conditioned decoder, its audio tower held) ---
+    (Ref("symgpt.families.voxtral_realtime"), ("voxtral_realtime",)),
 )
 
 #: built-in family name -> its module's reference

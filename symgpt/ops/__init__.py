@@ -118,6 +118,8 @@ CATALOG = {
     # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
     "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
     "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
+    # --- a time-conditioned scale of the residual stream (Voxtral Realtime's ada_rms_norm) ---
+    "TimeModulation": Ref("symgpt.ops.modulation", "TimeModulation"),
 }
 
 

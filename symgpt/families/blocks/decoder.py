@@ -155,6 +155,9 @@ def decoder_block(g, flags, s, x, table):
     if post:
         x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
     f_in = _norm_op(g, flags, "ffn", x) if pre else x                                 # (B, T, d)
+    if flags.get("time_modulation"):  # Voxtral Realtime: × (1 + MLP(t_cond)) after the FFN norm
+        f_in = g.op("ffn/time_modulation", ops.TimeModulation(d, sympy.Integer(flags["time_modulation"])), f_in,
+                    label="× (1 + ada(t))", role=roles.TIME_MODULATION)               # (B, T, d)
     if flags.get("norm_residual"):
         x = f_in
     f = decoder_ffn(g, flags, s, f_in)                                                         # (B, T, d)
