@@ -187,7 +187,9 @@ def test_every_registered_family_is_covered():
                                     # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # Voxtral Realtime, its audio tower held: tests/test_voxtral_realtime.py
-                                    "voxtral_realtime"}
+                                    "voxtral_realtime",
+                                    # VibeVoice, its tokenizers held: tests/test_vibevoice.py
+                                    "vibevoice_asr", "vibevoice"}
 
 
 _MODELS: dict[str, object] = {}

@@ -49,7 +49,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # Voxtral Realtime: a held audio tower beside its decoder (tests/test_voxtral_realtime.py)
-          "voxtral_realtime"}
+          "voxtral_realtime",
+          # VibeVoice: speech tokenizers held beside a Qwen2 decoder (tests/test_vibevoice.py)
+          "vibevoice_asr", "vibevoice"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -192,6 +192,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- speech models beyond those: Voxtral Realtime (a time-conditioned decoder, its audio tower held) ---
     (Ref("symgpt.families.voxtral_realtime"), ("voxtral_realtime",)),
+    # --- VibeVoice: speech tokenizers (and a diffusion head) held beside a Qwen2 decoder ---
+    (Ref("symgpt.families.vibevoice"), ("vibevoice_asr", "vibevoice")),
 )
 
 #: built-in family name -> its module's reference
