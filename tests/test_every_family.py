@@ -189,7 +189,9 @@ def test_every_registered_family_is_covered():
                                     # Voxtral Realtime, its audio tower held: tests/test_voxtral_realtime.py
                                     "voxtral_realtime",
                                     # VibeVoice, its tokenizers held: tests/test_vibevoice.py
-                                    "vibevoice_asr", "vibevoice"}
+                                    "vibevoice_asr", "vibevoice",
+                                    # Kyutai speech-to-text, its codec held: tests/test_kyutai.py
+                                    "kyutai_speech_to_text"}
 
 
 _MODELS: dict[str, object] = {}

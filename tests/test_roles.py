@@ -51,7 +51,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # Voxtral Realtime: a held audio tower beside its decoder (tests/test_voxtral_realtime.py)
           "voxtral_realtime",
           # VibeVoice: speech tokenizers held beside a Qwen2 decoder (tests/test_vibevoice.py)
-          "vibevoice_asr", "vibevoice"}
+          "vibevoice_asr", "vibevoice",
+          # Kyutai speech-to-text: the Mimi codec held (tests/test_kyutai.py)
+          "kyutai_speech_to_text"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

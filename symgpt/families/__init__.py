@@ -194,6 +194,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.voxtral_realtime"), ("voxtral_realtime",)),
     # --- VibeVoice: speech tokenizers (and a diffusion head) held beside a Qwen2 decoder ---
     (Ref("symgpt.families.vibevoice"), ("vibevoice_asr", "vibevoice")),
+    # --- Kyutai speech-to-text: text and codebook tokens summed, the Mimi codec held ---
+    (Ref("symgpt.families.kyutai"), ("kyutai_speech_to_text",)),
 )
 
 #: built-in family name -> its module's reference

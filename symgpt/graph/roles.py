@@ -301,6 +301,9 @@ AUDIO_POOL = "audio.pool"             # the encoder's positions average-pooled i
 AUDIO_PROJECTOR = "audio.projector"   # the linear map from the audio width to the text width
 # a time-conditioned scale after the FFN norm (Voxtral Realtime's ada_rms_norm)
 TIME_MODULATION = "ffn.time_modulation"
+# audio codebook tokens embedded and summed into the token embeddings (Kyutai speech-to-text)
+CODEBOOK_EMBEDDING = "embedding.codebooks"
+CODEBOOK_TOKENS = "input.codebooks"
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

@@ -120,6 +120,8 @@ CATALOG = {
     "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
     # --- a time-conditioned scale of the residual stream (Voxtral Realtime's ada_rms_norm) ---
     "TimeModulation": Ref("symgpt.ops.modulation", "TimeModulation"),
+    # --- audio codebook tokens embedded and summed into the text embeddings (Kyutai speech-to-text) ---
+    "CodebookEmbeddings": Ref("symgpt.ops.codebooks", "CodebookEmbeddings"),
 }
 
 

@@ -55,7 +55,8 @@ def build(flags, bound, name="decoder", labels=None, vision=None):
     if vision is not None:
         x = vision(g, x)
     table = None
-    if flags["positions"] == "rotary":
+    # rotary_per_layer (a flag Kyutai's family adds): each layer computes its own cos/sin (decoder_block)
+    if flags["positions"] == "rotary" and not flags.get("rotary_per_layer"):
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
                      role=roles.ROTARY_TABLE)
     local = table
@@ -132,6 +133,9 @@ def decoder_block(g, flags, s, x, table):
         raise SymgptError("residual_scale cannot be combined with post_norm or parallel blocks")
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
+    if flags.get("rotary_per_layer") and flags["positions"] == "rotary":
+        table = g.op("attention/rotary_table", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
+                     role=roles.ROTARY_TABLE)
     # bare_attention (a flag of blocks/kinds.py): no norm before the attention (ModernBERT's first layer)
     a_in = _norm_op(g, flags, "attention", x) if pre and not flags.get("bare_attention") else x  # (B, T, d)
     o = decoder_attention(g, flags, s, a_in, table)                                            # (B, T, d)
