@@ -190,7 +190,13 @@ def test_every_registered_family_is_covered():
                                     # tests/test_canary.py, tests/test_speech_encoder_decoder.py,
                                     # tests/test_seamless_m4t.py
                                     "speecht5", "canary", "cohere_asr", "speech-encoder-decoder",
-                                    "seamless_m4t", "seamless_m4t_v2"}
+                                    "seamless_m4t", "seamless_m4t_v2",
+                                    # Voxtral Realtime, its audio tower held: tests/test_voxtral_realtime.py
+                                    "voxtral_realtime",
+                                    # VibeVoice, its tokenizers held: tests/test_vibevoice.py
+                                    "vibevoice_asr", "vibevoice",
+                                    # Kyutai speech-to-text, its codec held: tests/test_kyutai.py
+                                    "kyutai_speech_to_text"}
 
 
 _MODELS: dict[str, object] = {}

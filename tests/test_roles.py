@@ -50,7 +50,13 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # speech encoder--decoders whose speech encoder is held beside the decoder (tests/test_speecht5.py,
           # tests/test_canary.py, tests/test_speech_encoder_decoder.py, tests/test_seamless_m4t.py)
-          "speecht5", "canary", "cohere_asr", "speech-encoder-decoder", "seamless_m4t", "seamless_m4t_v2"}
+          "speecht5", "canary", "cohere_asr", "speech-encoder-decoder", "seamless_m4t", "seamless_m4t_v2",
+          # Voxtral Realtime: a held audio tower beside its decoder (tests/test_voxtral_realtime.py)
+          "voxtral_realtime",
+          # VibeVoice: speech tokenizers held beside a Qwen2 decoder (tests/test_vibevoice.py)
+          "vibevoice_asr", "vibevoice",
+          # Kyutai speech-to-text: the Mimi codec held (tests/test_kyutai.py)
+          "kyutai_speech_to_text"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -195,6 +195,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.canary"), ("canary", "cohere_asr")),
     (Ref("symgpt.families.speech_encoder_decoder"), ("speech-encoder-decoder",)),
     (Ref("symgpt.families.seamless_m4t"), ("seamless_m4t", "seamless_m4t_v2")),
+    # --- speech models beyond those: Voxtral Realtime (a time-conditioned decoder, its audio tower held) ---
+    (Ref("symgpt.families.voxtral_realtime"), ("voxtral_realtime",)),
+    # --- VibeVoice: speech tokenizers (and a diffusion head) held beside a Qwen2 decoder ---
+    (Ref("symgpt.families.vibevoice"), ("vibevoice_asr", "vibevoice")),
+    # --- Kyutai speech-to-text: text and codebook tokens summed, the Mimi codec held ---
+    (Ref("symgpt.families.kyutai"), ("kyutai_speech_to_text",)),
 )
 
 #: built-in family name -> its module's reference

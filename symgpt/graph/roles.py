@@ -299,6 +299,11 @@ AUDIO_ACT = "embedding.audio_act"    # the activation after each convolution
 AUDIO_TRANSPOSE = "embedding.audio_transpose"  # (B, d, frames) -> (B, frames, d), a view
 AUDIO_POOL = "audio.pool"             # the encoder's positions average-pooled in pairs (Qwen2-Audio)
 AUDIO_PROJECTOR = "audio.projector"   # the linear map from the audio width to the text width
+# a time-conditioned scale after the FFN norm (Voxtral Realtime's ada_rms_norm)
+TIME_MODULATION = "ffn.time_modulation"
+# audio codebook tokens embedded and summed into the token embeddings (Kyutai speech-to-text)
+CODEBOOK_EMBEDDING = "embedding.codebooks"
+CODEBOOK_TOKENS = "input.codebooks"
 
 # --- groups ---------------------------------------------------------------------------------
 STACK = "stack"                      # a stack of identical layers (× its count)

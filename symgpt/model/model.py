@@ -129,9 +129,9 @@ def _build(fam: Family, flags: tuple, bound: frozenset) -> Arch:
 def _check_flag(fam: Family, name: str, value):
     default = fam.flags[name]
     if isinstance(default, str):
-        allowed = tuple(fam.choices.get(name, (default,)))
+        allowed = fam.choices.get(name, (default,))  # a family's own container may accept a well-formed spec
         if value not in allowed:
-            raise SymgptError(f"flag {name} takes one of {', '.join(allowed)}, got {value!r}")
+            raise SymgptError(f"flag {name} takes one of {', '.join(tuple(allowed))}, got {value!r}")
         return value
     if isinstance(default, bool):
         if not isinstance(value, bool):

@@ -118,6 +118,10 @@ CATALOG = {
     # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
     "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
     "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
+    # --- a time-conditioned scale of the residual stream (Voxtral Realtime's ada_rms_norm) ---
+    "TimeModulation": Ref("symgpt.ops.modulation", "TimeModulation"),
+    # --- audio codebook tokens embedded and summed into the text embeddings (Kyutai speech-to-text) ---
+    "CodebookEmbeddings": Ref("symgpt.ops.codebooks", "CodebookEmbeddings"),
 }
 
 

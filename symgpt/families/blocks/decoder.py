@@ -55,7 +55,8 @@ def build(flags, bound, name="decoder", labels=None, vision=None):
     if vision is not None:
         x = vision(g, x)
     table = None
-    if flags["positions"] == "rotary":
+    # rotary_per_layer (a flag Kyutai's family adds): each layer computes its own cos/sin (decoder_block)
+    if flags["positions"] == "rotary" and not flags.get("rotary_per_layer"):
         table = g.op("embedding/rotary", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
                      role=roles.ROTARY_TABLE)
     local = table
@@ -132,6 +133,9 @@ def decoder_block(g, flags, s, x, table):
         raise SymgptError("residual_scale cannot be combined with post_norm or parallel blocks")
     if flags["branch_norms"] and (post or flags["parallel"]):
         raise SymgptError("branch_norms cannot be combined with post_norm or parallel blocks")
+    if flags.get("rotary_per_layer") and flags["positions"] == "rotary":
+        table = g.op("attention/rotary_table", ops.RotaryTable(s.dh, s.rot), "input_ids", label="cos, sin",
+                     role=roles.ROTARY_TABLE)
     # bare_attention (a flag of blocks/kinds.py): no norm before the attention (ModernBERT's first layer)
     a_in = _norm_op(g, flags, "attention", x) if pre and not flags.get("bare_attention") else x  # (B, T, d)
     o = decoder_attention(g, flags, s, a_in, table)                                            # (B, T, d)
@@ -155,6 +159,9 @@ def decoder_block(g, flags, s, x, table):
     if post:
         x = _norm_op(g, flags, "attention", x)                                        # (B, T, d)
     f_in = _norm_op(g, flags, "ffn", x) if pre else x                                 # (B, T, d)
+    if flags.get("time_modulation"):  # Voxtral Realtime: × (1 + MLP(t_cond)) after the FFN norm
+        f_in = g.op("ffn/time_modulation", ops.TimeModulation(d, sympy.Integer(flags["time_modulation"])), f_in,
+                    label="× (1 + ada(t))", role=roles.TIME_MODULATION)               # (B, T, d)
     if flags.get("norm_residual"):
         x = f_in
     f = decoder_ffn(g, flags, s, f_in)                                                         # (B, T, d)
