@@ -118,6 +118,10 @@ CATALOG = {
     # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
     "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
     "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
+    # --- Llama 3.2 Vision's tiled encoder: padded tiles, the tile mask, intermediate layers' features ---
+    "PadRows": Ref("symgpt.ops.tiles", "PadRows"),
+    "TileMask": Ref("symgpt.ops.tiles", "TileMask"),
+    "ExtraFeatures": Ref("symgpt.ops.tiles", "ExtraFeatures"),
 }
 
 
