@@ -141,9 +141,9 @@ def read_mllama(f: Fields):
                    f"N_img·{flags['max_tiles']}·{n} image positions (every tile slot, padded ones too), "
                    f"h_kv·d_head wide: {per_image:,} values per image per sequence, written once in the prefill; "
                    "in inference.kv_cache with vision_run set")
-    f.notes.append("the forward counted is over token ids, without images, unless vision_run is set: transformers "
-                   "then runs neither the vision tower nor the projector nor the cross-attention layers, whose "
-                   "parameters are counted. With --set vision_run=true --set N_img=1: each image as transformers' "
+    f.notes.append("without vision_run the forward counted is over token ids, without images: transformers runs "
+                   "neither the vision tower nor the projector nor the cross-attention layers, whose parameters "
+                   "are counted. With --set vision_run=true --set N_img=1: each image as transformers' "
                    f"pixel_values holds it, all {flags['max_tiles']} tile slots of {sizes['S_img']} px run (a tile "
                    f"the image leaves empty is zeros, masked but computed), each tile's {n} rows padded with "
                    f"{flags['patch_pad']} zero rows to a multiple of 8 as MllamaVisionModel does, the tiles one "
