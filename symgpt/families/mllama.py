@@ -126,7 +126,7 @@ def read_mllama(f: Fields):
     flags.update(vision_model=True, max_tiles=v.int("max_num_tiles", 4), aspect_ratios=len(ratios),
                  global_layers=v.int("num_global_layers", 8, minimum=0),
                  vision_output_dim=v.int("vision_output_dim", 7680), patch_pad=-rows % 8,
-                 intermediate_layers=len(inter))
+                 intermediate_layers=len(inter) or None)
     sizes["h_v"] = v.int("attention_heads", 16)
     v.activation("hidden_act", "gelu")
     v.silent("norm_eps", "initializer_range", "id2label", "label2id", "model_type")

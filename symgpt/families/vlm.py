@@ -18,6 +18,7 @@ from ..core.lazy import Ref
 from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
+from .llava_anyres import ANYRES_FLAGS, ANYRES_HELP, read_anyres
 
 BUILD = Ref("symgpt.families.blocks.vlm", "build")
 
@@ -65,10 +66,10 @@ FAMILIES = (
     Family(name="llava_next", description="LLaVA-NeXT: LLaVA's tower, projector and Llama decoder, and a learned "
            "image-newline vector (held: images, tiled by resolution, are not modelled)",
            flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "llava", "vision_tower": "clip",
-                                      "vision_activation": "gelu", "image_newline": True}),
+                                      "vision_activation": "gelu", "image_newline": True, **ANYRES_FLAGS}),
            sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_next"),
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "LLaVA-NeXT's learned image-newline "
-                                                "vector (d parameters), held: N_img must be 0"}),
+                                                "vector (d parameters)", **ANYRES_HELP}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
     Family(name="vipllava", description="ViP-LLaVA: LLaVA's CLIP tower and Llama decoder, a projector over "
            "several layers' features (held: images are not modelled)",
@@ -83,10 +84,10 @@ FAMILIES = (
            "Qwen2 text decoder, a learned image-newline vector (held: images, tiled by resolution, are not modelled)",
            flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True),
                           {**VISION_FLAGS, "vlm_projector": "llava", "vision_head": False, "drop_cls": False,
-                           "image_newline": True}),
+                           "image_newline": True, **ANYRES_FLAGS}),
            sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_onevision"),
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "the learned image-newline "
-                                                "vector (d parameters), held: N_img must be 0"}),
+                                                "vector (d parameters)", **ANYRES_HELP}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
 )
 
@@ -144,9 +145,8 @@ def read_llava_next(f: Fields):
     an image is tiled to (image_grid_pinpoints) and a learned image-newline vector of d."""
     _, flags, sizes = read_llava(f)
     f.notes[:] = [n for n in f.notes if not n.startswith("images: ")]
-    f.notes.append("images are not modelled for LLaVA-NeXT: each is tiled by its resolution (image_grid_pinpoints) "
-                   "into a varying token count; N_img must be 0. The image-newline vector (d parameters) is held")
-    f.silent("image_grid_pinpoints", "video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
+    read_anyres(f, flags, sizes, sizes["S_img"], onevision=False)
+    f.silent("video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
              "spatial_pool_stride")
     flags["image_newline"] = True
     return "llava_next", flags, sizes
@@ -218,7 +218,7 @@ def read_llava_onevision(f: Fields):
 
     flags, sizes = _read_towers(f, "LLaVA-OneVision", ("qwen2", "Qwen2", lambda t: read_qwen2(t)[1:]),
                                 ("siglip_vision_model", "SigLIP", read_siglip))
-    side, rest = divmod(sizes["S_img"], sizes["P_patch"])
+    side, rest = divmod(tile := sizes["S_img"], sizes["P_patch"])
     if rest:
         # SiglipVisionEmbeddings: a stride-P convolution, (S // P)² patches and position rows
         f.notes.append(f"image_size {sizes['S_img']} is not a multiple of patch_size {sizes['P_patch']}: the patch "
@@ -235,11 +235,9 @@ def read_llava_onevision(f: Fields):
                  projector_activation=f.activation("projector_hidden_act", "gelu"))
     if f.bool("tie_word_embeddings", False):
         flags["tied"] = True
-    f.notes.append("images are not modelled for LLaVA-OneVision: each is tiled by its resolution "
-                   "(image_grid_pinpoints, vision_aspect_ratio) into a varying token count; N_img must be 0. The "
-                   "image-newline vector (d parameters) is held")
-    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id", "image_grid_pinpoints",
-             "vision_aspect_ratio", "id2label", "label2id", "initializer_range")
+    read_anyres(f, flags, sizes, tile, onevision=True)
+    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id",
+             "id2label", "label2id", "initializer_range")
     sizes["N_img"] = 0
     return "llava_onevision", flags, sizes
 

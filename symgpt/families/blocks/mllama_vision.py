@@ -90,7 +90,7 @@ def vision_tower(g, flags):
     """``MllamaVisionModel`` and the projector over B·N_img images of ``max_tiles`` tiles:
     the image positions (B, N_img·tiles·n, d) the cross-attention layers read."""
     tiles, ratios = sympy.Integer(flags["max_tiles"]), sympy.Integer(flags["aspect_ratios"])
-    pad, extra = sympy.Integer(flags["patch_pad"]), sympy.Integer(flags["intermediate_layers"])
+    pad, extra = sympy.Integer(flags["patch_pad"]), sympy.Integer(flags["intermediate_layers"] or 0)
     out = sympy.Integer(flags["vision_output_dim"])
     rows = ROWS + pad
     v = "vision_model"
