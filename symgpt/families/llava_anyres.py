@@ -145,9 +145,3 @@ def read_anyres(f, flags: dict, sizes: dict, tile: int, onevision: bool) -> None
                    + ("; each image tiled, as transformers' forward without batch_num_images does (the processor "
                       "tiles only a prompt's single image)" if onevision else ""))
 
-
-def tokens_note(flags) -> str:
-    """One line: the crops and tokens of the flags' image."""
-    crops, tokens = anyres(flags["image_height"], flags["image_width"], pinpoints_of(flags["grid_tiles"], flags["anyres_tile"]),
-                           flags["anyres_tile"], flags["anyres_side"], flags["anyres_max"])
-    return f"{flags['image_height']}×{flags['image_width']} px: {crops} crops, {tokens} tokens per image"
