@@ -98,21 +98,6 @@ def anyres(height: int, width: int, pinpoints, tile: int, side: int, max_patches
     return crops, side * side + rows * (cols + 1)
 
 
-#: the flags of the tiling (no image size: no image, N_img must be 0)
-ANYRES_FLAGS = {"image_height": None, "image_width": None, "grid_tiles": 1 << 1 | 1 << 8 | 1 << 9 | 1 << 16 | 1 << 2,
-                "anyres_tile": 336, "anyres_side": 24, "anyres_max": None}
-ANYRES_HELP = {
-    "image_height": "each image's height in pixels before the processor tiles it (unset: no image; with "
-                    "image_width, N_img images of that size run)",
-    "image_width": "each image's width in pixels before the processor tiles it (unset: no image)",
-    "grid_tiles": "the grids an image may be tiled to (image_grid_pinpoints, in crops of anyres_tile pixels): bit "
-                  "8·(rows − 1) + (columns − 1) set for each rows × columns grid",
-    "anyres_tile": "the side of a crop in pixels (the vision tower's image_size)",
-    "anyres_side": "the features a side of a crop (image_size // patch_size)",
-    "anyres_max": "LLaVA-OneVision's anyres_max_m: the grid's features are interpolated down past 1.21·m crops' "
-                  "worth (unset: none, LLaVA-NeXT)",
-}
-
 #: LlavaNextConfig's and LlavaOnevisionConfig's image_grid_pinpoints when a config has none
 _NEXT_DEFAULT = [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]]
 _ONEVISION_DEFAULT = [[384 * i, 384 * j] for i in range(1, 7) for j in range(1, 7)]

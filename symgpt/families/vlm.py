@@ -18,7 +18,21 @@ from ..core.lazy import Ref
 from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
-from .llava_anyres import ANYRES_FLAGS, ANYRES_HELP, read_anyres
+
+#: LLaVA-NeXT's and LLaVA-OneVision's any-resolution tiling (families/llava_anyres.py): no image size, no image
+ANYRES_FLAGS = {"image_height": None, "image_width": None, "grid_tiles": 1 << 1 | 1 << 2 | 1 << 8 | 1 << 9 | 1 << 16,
+                "anyres_tile": 336, "anyres_side": 24, "anyres_max": None}
+ANYRES_HELP = {
+    "image_height": "each image's height in pixels before the processor tiles it (unset: no image; with "
+                    "image_width, N_img images of that size run)",
+    "image_width": "each image's width in pixels before the processor tiles it (unset: no image)",
+    "grid_tiles": "the grids an image may be tiled to (image_grid_pinpoints, in crops of anyres_tile pixels): bit "
+                  "8·(rows − 1) + (columns − 1) set for each rows × columns grid",
+    "anyres_tile": "the side of a crop in pixels (the vision tower's image_size)",
+    "anyres_side": "the features a side of a crop (image_size // patch_size)",
+    "anyres_max": "LLaVA-OneVision's anyres_max_m: the grid's features are interpolated down past 1.21·m crops' "
+                  "worth (unset: none, LLaVA-NeXT)",
+}
 
 BUILD = Ref("symgpt.families.blocks.vlm", "build")
 
@@ -145,6 +159,8 @@ def read_llava_next(f: Fields):
     an image is tiled to (image_grid_pinpoints) and a learned image-newline vector of d."""
     _, flags, sizes = read_llava(f)
     f.notes[:] = [n for n in f.notes if not n.startswith("images: ")]
+    from .llava_anyres import read_anyres
+
     read_anyres(f, flags, sizes, sizes["S_img"], onevision=False)
     f.silent("video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
              "spatial_pool_stride")
@@ -235,6 +251,8 @@ def read_llava_onevision(f: Fields):
                  projector_activation=f.activation("projector_hidden_act", "gelu"))
     if f.bool("tie_word_embeddings", False):
         flags["tied"] = True
+    from .llava_anyres import read_anyres
+
     read_anyres(f, flags, sizes, tile, onevision=True)
     f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id",
              "id2label", "label2id", "initializer_range")
