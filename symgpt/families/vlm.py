@@ -143,7 +143,9 @@ def read_gemma3(f: Fields):
     else:
         f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
                        f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
-                       f"patches pooled {kernel}×{kernel} to {tokens} tokens; T counts those image tokens")
+                       f"patches pooled {kernel}×{kernel} to {tokens} tokens; T counts those image tokens. Under pan "
+                       "and scan (the processor's do_pan_and_scan) an image is read as itself and its k crops: count "
+                       "1 + k images (families/gemma3_pas.py: images_seen(height, width))")
     f.silent("boi_token_index", "eoi_token_index", "image_token_index", "id2label", "label2id",
              "tie_word_embeddings", "initializer_range")
     sizes["N_img"] = 0
