@@ -152,7 +152,8 @@ def test_images_forward_and_decode_flops_and_cache(tmp_path, side, patch, tiles)
         out = model(**inputs, use_cache=True)
     caches = out.past_key_values.layers  # after the prefill (the decode step below extends it)
     total = sum(c.keys.numel() + c.values.numel() for c in caches)
-    own = sum(c.keys.numel() + c.values.numel() for i, c in enumerate(caches) if i not in TEXT["cross_attention_layers"])
+    cross = TEXT["cross_attention_layers"]
+    own = sum(c.keys.numel() + c.values.numel() for i, c in enumerate(caches) if i not in cross)
     new = dict(input_ids=torch.tensor([[11]]), cross_attention_mask=inputs["cross_attention_mask"][:, -1:])
     with FlopCounterMode(display=False) as dec, torch.no_grad():
         model(**new, cache=out.past_key_values, use_cache=True)
