@@ -127,9 +127,11 @@ def cache_window(readers):
 
 
 def _read_by_decode(arch: Arch, node: str) -> bool:
-    """Whether a decode step reads *node* (an encoder's own keys and values it never does)."""
+    """Whether a decode step reads *node* (an encoder's own keys and values it never does; a
+    cross-attention's keys and values it reads, through their repeat to the query heads too)."""
     once = once_per_request(arch)
-    return node not in once or any(s not in once for s in arch.graph.successors(node))
+    return (node not in once or any(s not in once for s in arch.graph.successors(node))
+            or any(v not in once for v, _ in attention_readers(arch, node)))
 
 
 @lru_cache(maxsize=256)
@@ -169,8 +171,9 @@ def once_per_request(arch: Arch) -> frozenset:
     g = arch.graph
     gen = generated(arch)
     grow, fixed = set(), set()
-    # a vision--language model's images: its vision tower runs once, in the prefill
-    images = any(a.get("role") == roles.IMAGE_MERGE for _, a in g.nodes(data=True))
+    # a vision--language model's images: its vision tower runs once, in the prefill (merged among the
+    # tokens, or read by a cross-attention)
+    images = any(a.get("role") in (roles.IMAGE_MERGE, roles.CROSS_SCORES) for _, a in g.nodes(data=True))
     for n, a in g.nodes(data=True):
         if a["kind"] != "input":
             continue

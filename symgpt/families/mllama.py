@@ -23,7 +23,7 @@ from .fields import Fields, Reader
 BUILD = Ref("symgpt.families.blocks.mllama", "build")
 
 _ADDED = {"cross_layers": 0, "vision_model": False, "max_tiles": 4, "aspect_ratios": 8, "global_layers": 8,
-          "vision_output_dim": 7680}
+          "vision_output_dim": 7680, "vision_run": False, "patch_pad": 7, "intermediate_layers": 5}
 _HELP = {
     "cross_layers": "gated cross-attention layers (held: a forward without images skips them)",
     "vision_model": "the vision tower and projector are present (held: a forward without images runs neither)",
@@ -31,8 +31,13 @@ _HELP = {
     "aspect_ratios": "the supported tile aspect ratios (rows of the tile tables: this + 1)",
     "global_layers": "the vision tower's gated global layers",
     "vision_output_dim": "the width of the concatenated vision features the projector reads",
+    "vision_run": "run the vision tower, the projector and the cross-attention layers over N_img images of "
+                  "max_num_tiles tiles (false: a forward over token ids, as transformers runs it without images)",
+    "patch_pad": "zero rows appended to each tile's (S_img/P_patch)² + 1 rows to make a multiple of 8 "
+                 "(MllamaVisionModel.forward)",
+    "intermediate_layers": "the local layers whose outputs join the final features (len(intermediate_layers_indices))",
 }
-_VISION_SIZES = ("d_v", "L_v", "d_ff_v", "S_img", "P_patch", "C_img", "N_img")
+_VISION_SIZES = ("d_v", "h_v", "L_v", "d_ff_v", "S_img", "P_patch", "C_img", "N_img")
 
 
 def _family(name, description, vision):
@@ -114,11 +119,15 @@ def read_mllama(f: Fields):
     ratios = _ints(v, "supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]])
     if not isinstance(ratios, list):
         raise SymgptError(f"{f.where}: vision_config field 'supported_aspect_ratios' must be a list")
-    _ints(v, "intermediate_layers_indices", None)
+    inter = _ints(v, "intermediate_layers_indices", [3, 7, 15, 23, 30])
+    if not isinstance(inter, list):
+        raise SymgptError(f"{f.where}: vision_config field 'intermediate_layers_indices' must be a list")
+    rows = (sizes["S_img"] // sizes["P_patch"]) ** 2 + 1
     flags.update(vision_model=True, max_tiles=v.int("max_num_tiles", 4), aspect_ratios=len(ratios),
                  global_layers=v.int("num_global_layers", 8, minimum=0),
-                 vision_output_dim=v.int("vision_output_dim", 7680))
-    v.int("attention_heads", 16)
+                 vision_output_dim=v.int("vision_output_dim", 7680), patch_pad=-rows % 8,
+                 intermediate_layers=len(inter) or None)
+    sizes["h_v"] = v.int("attention_heads", 16)
     v.activation("hidden_act", "gelu")
     v.silent("norm_eps", "initializer_range", "id2label", "label2id", "model_type")
     f.notes.extend(v.notes)
@@ -131,10 +140,17 @@ def read_mllama(f: Fields):
                    f"cross-attention layers, keys and values over N_img·max_num_tiles·((S_img/P_patch)²+1) = "
                    f"N_img·{flags['max_tiles']}·{n} image positions (every tile slot, padded ones too), "
                    f"h_kv·d_head wide: {per_image:,} values per image per sequence, written once in the prefill; "
-                   "not in inference.kv_cache here, which counts the self-attention layers' T positions")
-    f.notes.append("the forward counted is over token ids, without images: transformers runs neither the vision "
-                   "tower nor the projector nor the cross-attention layers; their parameters are counted. The "
-                   "cost of an image is not modelled yet")
+                   "in inference.kv_cache with vision_run set")
+    f.notes.append("without vision_run the forward counted is over token ids, without images: transformers runs "
+                   "neither the vision tower nor the projector nor the cross-attention layers, whose parameters "
+                   "are counted. With --set vision_run=true --set N_img=1: each image as transformers' "
+                   f"pixel_values holds it, all {flags['max_tiles']} tile slots of {sizes['S_img']} px run (a tile "
+                   f"the image leaves empty is zeros, masked but computed), each tile's {n} rows padded with "
+                   f"{flags['patch_pad']} zero rows to a multiple of 8 as MllamaVisionModel does, the tiles one "
+                   f"sequence of {flags['max_tiles'] * (n + flags['patch_pad'])} rows through the local and global "
+                   "layers; the projector reads the final and intermediate layers' features; every cross-attention "
+                   "layer attends from the T text positions (the <|image|> token is one of them) to the "
+                   "image positions; the tile and position tables' lookups and tanh gates are elementwise")
     f.silent("image_token_index", "tie_word_embeddings", "initializer_range")
     sizes["N_img"] = 0
     return "mllama", flags, sizes

@@ -19,6 +19,21 @@ from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
 
+#: LLaVA-NeXT's and LLaVA-OneVision's any-resolution tiling (families/llava_anyres.py): no image size, no image
+ANYRES_FLAGS = {"image_height": None, "image_width": None, "grid_tiles": 1 << 1 | 1 << 2 | 1 << 8 | 1 << 9 | 1 << 16,
+                "anyres_tile": 336, "anyres_side": 24, "anyres_max": None}
+ANYRES_HELP = {
+    "image_height": "each image's height in pixels before the processor tiles it (unset: no image; with "
+                    "image_width, N_img images of that size run)",
+    "image_width": "each image's width in pixels before the processor tiles it (unset: no image)",
+    "grid_tiles": "the grids an image may be tiled to (image_grid_pinpoints, in crops of anyres_tile pixels): bit "
+                  "8·(rows − 1) + (columns − 1) set for each rows × columns grid",
+    "anyres_tile": "the side of a crop in pixels (the vision tower's image_size)",
+    "anyres_side": "the features a side of a crop (image_size // patch_size)",
+    "anyres_max": "LLaVA-OneVision's anyres_max_m: the grid's features are interpolated down past 1.21·m crops' "
+                  "worth (unset: none, LLaVA-NeXT)",
+}
+
 BUILD = Ref("symgpt.families.blocks.vlm", "build")
 
 #: the vision tower's and the images' sizes, besides the decoder's
@@ -65,10 +80,10 @@ FAMILIES = (
     Family(name="llava_next", description="LLaVA-NeXT: LLaVA's tower, projector and Llama decoder, and a learned "
            "image-newline vector (held: images, tiled by resolution, are not modelled)",
            flags=Extended(FLAGS, {}, {**VISION_FLAGS, "vlm_projector": "llava", "vision_tower": "clip",
-                                      "vision_activation": "gelu", "image_newline": True}),
+                                      "vision_activation": "gelu", "image_newline": True, **ANYRES_FLAGS}),
            sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_next"),
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "LLaVA-NeXT's learned image-newline "
-                                                "vector (d parameters), held: N_img must be 0"}),
+                                                "vector (d parameters)", **ANYRES_HELP}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
     Family(name="vipllava", description="ViP-LLaVA: LLaVA's CLIP tower and Llama decoder, a projector over "
            "several layers' features (held: images are not modelled)",
@@ -83,10 +98,10 @@ FAMILIES = (
            "Qwen2 text decoder, a learned image-newline vector (held: images, tiled by resolution, are not modelled)",
            flags=Extended(FLAGS, dict(gqa=True, qkv_bias=True),
                           {**VISION_FLAGS, "vlm_projector": "llava", "vision_head": False, "drop_cls": False,
-                           "image_newline": True}),
+                           "image_newline": True, **ANYRES_FLAGS}),
            sizes=SIZES + VISION_SIZES, optional=OPTIONAL, build=partial(BUILD, name="llava_onevision"),
            flag_help=Extended(FLAG_HELP, added={**VISION_HELP, "image_newline": "the learned image-newline "
-                                                "vector (d parameters), held: N_img must be 0"}),
+                                                "vector (d parameters)", **ANYRES_HELP}),
            choices=Extended(CHOICES, added=VISION_CHOICES)),
 )
 
@@ -128,7 +143,9 @@ def read_gemma3(f: Fields):
     else:
         f.notes.append(f"images: N_img per sequence (0 here; --set N_img=4 counts four), each resized to "
                        f"{sizes['S_img']}×{sizes['S_img']}: ({sizes['S_img']}/{sizes['P_patch']})² = {side * side} "
-                       f"patches pooled {kernel}×{kernel} to {tokens} tokens; T counts those image tokens")
+                       f"patches pooled {kernel}×{kernel} to {tokens} tokens; T counts those image tokens. Under pan "
+                       "and scan (the processor's do_pan_and_scan) an image is read as itself and its k crops: count "
+                       "1 + k images (families/gemma3_pas.py: images_seen(height, width))")
     f.silent("boi_token_index", "eoi_token_index", "image_token_index", "id2label", "label2id",
              "tie_word_embeddings", "initializer_range")
     sizes["N_img"] = 0
@@ -144,9 +161,10 @@ def read_llava_next(f: Fields):
     an image is tiled to (image_grid_pinpoints) and a learned image-newline vector of d."""
     _, flags, sizes = read_llava(f)
     f.notes[:] = [n for n in f.notes if not n.startswith("images: ")]
-    f.notes.append("images are not modelled for LLaVA-NeXT: each is tiled by its resolution (image_grid_pinpoints) "
-                   "into a varying token count; N_img must be 0. The image-newline vector (d parameters) is held")
-    f.silent("image_grid_pinpoints", "video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
+    from .llava_anyres import read_anyres
+
+    read_anyres(f, flags, sizes, sizes["S_img"], onevision=False)
+    f.silent("video_token_index", "video_token_id", "video_seq_length", "spatial_pool_mode",
              "spatial_pool_stride")
     flags["image_newline"] = True
     return "llava_next", flags, sizes
@@ -218,7 +236,7 @@ def read_llava_onevision(f: Fields):
 
     flags, sizes = _read_towers(f, "LLaVA-OneVision", ("qwen2", "Qwen2", lambda t: read_qwen2(t)[1:]),
                                 ("siglip_vision_model", "SigLIP", read_siglip))
-    side, rest = divmod(sizes["S_img"], sizes["P_patch"])
+    side, rest = divmod(tile := sizes["S_img"], sizes["P_patch"])
     if rest:
         # SiglipVisionEmbeddings: a stride-P convolution, (S // P)² patches and position rows
         f.notes.append(f"image_size {sizes['S_img']} is not a multiple of patch_size {sizes['P_patch']}: the patch "
@@ -235,11 +253,11 @@ def read_llava_onevision(f: Fields):
                  projector_activation=f.activation("projector_hidden_act", "gelu"))
     if f.bool("tie_word_embeddings", False):
         flags["tied"] = True
-    f.notes.append("images are not modelled for LLaVA-OneVision: each is tiled by its resolution "
-                   "(image_grid_pinpoints, vision_aspect_ratio) into a varying token count; N_img must be 0. The "
-                   "image-newline vector (d parameters) is held")
-    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id", "image_grid_pinpoints",
-             "vision_aspect_ratio", "id2label", "label2id", "initializer_range")
+    from .llava_anyres import read_anyres
+
+    read_anyres(f, flags, sizes, tile, onevision=True)
+    f.silent("image_token_index", "image_token_id", "video_token_index", "video_token_id",
+             "id2label", "label2id", "initializer_range")
     sizes["N_img"] = 0
     return "llava_onevision", flags, sizes
 

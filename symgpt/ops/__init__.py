@@ -122,6 +122,10 @@ CATALOG = {
     "TimeModulation": Ref("symgpt.ops.modulation", "TimeModulation"),
     # --- audio codebook tokens embedded and summed into the text embeddings (Kyutai speech-to-text) ---
     "CodebookEmbeddings": Ref("symgpt.ops.codebooks", "CodebookEmbeddings"),
+    # --- Llama 3.2 Vision's tiled encoder: padded tiles, the tile mask, intermediate layers' features ---
+    "PadRows": Ref("symgpt.ops.tiles", "PadRows"),
+    "TileMask": Ref("symgpt.ops.tiles", "TileMask"),
+    "ExtraFeatures": Ref("symgpt.ops.tiles", "ExtraFeatures"),
 }
 
 

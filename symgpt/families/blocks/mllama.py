@@ -5,7 +5,7 @@ queries and keys, a tanh-gated residual; an RMSNorm, the SwiGLU MLP, a tanh-gate
 in ``MllamaForConditionalGeneration``, a vision tower (``MllamaVisionModel``) and a linear
 projector beside it.
 
-What is counted is the forward over token ids alone, as transformers runs it: without
+Without the flag ``vision_run``, what is counted is the forward over token ids alone, as transformers runs it: without
 ``cross_attention_states`` (no image) ``MllamaTextModel`` skips every cross-attention layer, and
 ``MllamaModel`` runs neither the vision tower nor the projector. Their parameters are declared
 (``ops.Held``: held, not run); the L self-attention layers run as Llama's. The token embedding
@@ -99,6 +99,10 @@ def _vision_tower(g, flags):
 def _extras(g, x, flags, dh):
     _held(g, "embedding/token_extra_rows", ops.Embedding(sympy.Integer(EXTRA_ROWS), d), (B, T), R.HELD_EMBEDDING,
           f"the token embedding's {EXTRA_ROWS} rows past vocab_size")
+    if flags["vision_model"] and flags.get("vision_run"):  # images: blocks/mllama_vision.py
+        from .mllama_vision import with_images
+
+        return with_images(g, x, flags, dh)
     if flags["vision_model"]:
         _vision_tower(g, flags)
         g.require("le", N_img, "the cost of an image is not modelled yet for Llama 3.2 Vision: N_img must be 0 "
@@ -111,4 +115,12 @@ def _extras(g, x, flags, dh):
 
 def build(flags, bound, name="mllama", labels=None):
     dh = d_head if "d_head" in bound else d / h
-    return decoder_build(flags, bound, name=name, labels=labels, vision=partial(_extras, flags=flags, dh=dh))
+    arch = decoder_build(flags, bound, name=name, labels=labels, vision=partial(_extras, flags=flags, dh=dh))
+    if flags["vision_model"] and flags.get("vision_run"):  # the tower runs once per request, caches nothing
+        from .mllama_vision import PREFIXES
+
+        for path in list(arch.graph.nodes):
+            node = arch.graph.nodes[path]
+            if path.startswith(PREFIXES) and node.get("kind") == "op":
+                node["cached"] = False
+    return arch

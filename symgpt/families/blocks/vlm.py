@@ -67,14 +67,16 @@ def _layer(g, x, flags, act):
     return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
 
 
-def vision_tower(g, flags, prefix="vision_tower"):
+def vision_tower(g, flags, prefix="vision_tower", count=None):
     """SigLIP's or CLIP's vision transformer (``SiglipVisionModel``, ``CLIPVisionModel``) over
-    B·N_img images; returns the tensor the projector reads. *prefix*: the tower's module path
-    (Video-LLaVA's image_tower, Idefics3's vision_model)."""
+    B·N_img images (*count* images where given: LLaVA-NeXT's crops); returns the tensor the
+    projector reads. *prefix*: the tower's module path (Video-LLaVA's image_tower, Idefics3's
+    vision_model)."""
     clip = flags["vision_tower"] == "clip"
     act = activation(flags["vision_activation"])
     n = PATCHES + 1 if clip else PATCHES
-    px = g.input("pixel_values", (B * N_img, C_img, S_img, S_img), dtype="act", label="pixels",
+    count = B * N_img if count is None else count
+    px = g.input("pixel_values", (count, C_img, S_img, S_img), dtype="act", label="pixels",
                  role=R.PIXELS)                                                               # (B·N, C, S, S)
     x = g.op(f"{prefix}/embeddings/patch_embedding", ops.Conv2d(C_img, d_v, P_patch, bias=not clip), px,
              role=R.PATCH_EMBEDDING, label="patches (conv P×P, stride P)")                   # (B·N, d_v, S/P, S/P)
@@ -158,12 +160,16 @@ def _vision(g, x, flags):
         g.require("le", N_img, f"images are not modelled for ViP-LLaVA (its projector reads {k} layers' features "
                   "concatenated): N_img must be 0", id="images_not_modelled")
         return x
+    if flags.get("image_newline") and flags.get("image_height") and flags.get("image_width"):  # blocks/llava_anyres.py
+        from .llava_anyres import anyres_images
+
+        return anyres_images(g, x, flags)
     if flags.get("image_newline"):
         # LlavaNextModel.image_newline: a (d,) parameter appended after each row of an image's tiles
         g.op("image_newline", ops.Held(ops.ClassToken(d), (B, T, d)), role=R.HELD_EMBEDDING,
              label="image newline (not run)")
-        g.require("le", N_img, "images are not modelled for LLaVA-NeXT (tiled by resolution into a varying "
-                  "token count): N_img must be 0", id="images_not_modelled")
+        g.require("le", N_img, "LLaVA-NeXT and LLaVA-OneVision tile an image by its resolution: set image_height "
+                  "and image_width (pixels) to price images; without them N_img must be 0", id="images_not_modelled")
     feats = projector(g, flags, vision_tower(g, flags))
     t = tokens_per_image(flags)
     g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
