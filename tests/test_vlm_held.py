@@ -1,0 +1,118 @@
+"""Molmo2 and IDEFICS (``symgpt/families/vlm_held.py``): a decoder of the generic builder with modules
+beside it whose parameters are held. On tiny non-default configurations: the parameter count against
+transformers' own model (``sum(p.numel())``, on the meta device), each held module's share against
+its module, Molmo2's forward over token ids against ``FlopCounterMode`` on a tiny CPU model, and
+the refusals (an image; IDEFICS's forward)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+
+_MOLMO2 = {
+    "text_config": {"vocab_size": 300, "additional_vocab_size": 7, "hidden_size": 64, "intermediate_size": 96,
+                    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                    "max_position_embeddings": 256, "rope_scaling_layers": [0]},
+    "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3, "num_attention_heads": 4,
+                      "num_key_value_heads": 2, "head_dim": 8, "patch_size": 4, "num_position_embeddings": 9,
+                      "image_size": [12, 12], "attention_bias": False},
+    "adapter_config": {"hidden_size": 32, "intermediate_size": 40, "num_attention_heads": 2, "num_key_value_heads": 1,
+                       "head_dim": 16, "text_hidden_size": 64, "vision_feature_layer": [-1, -2, -3],
+                       "mlp_bias": True},
+}
+
+_IDEFICS = {"vocab_size": 300, "additional_vocab_size": 5, "hidden_size": 64, "intermediate_size": 96,
+            "num_hidden_layers": 4, "num_attention_heads": 4, "max_position_embeddings": 128,
+            "cross_layer_interval": 3, "qk_layer_norms": True, "alpha_type": "vector",
+            "vision_config": {"embed_dim": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 2,
+                              "image_size": 28, "patch_size": 7},
+            "use_resampler": True,
+            "perceiver_config": {"resampler_depth": 2, "resampler_n_heads": 2, "resampler_head_dim": 8,
+                                 "resampler_n_latents": 5, "qk_layer_norms_perceiver": True}}
+
+
+def _write(tmp_path, cls: str, config) -> str:
+    path = tmp_path / "config.json"
+    cfg = json.loads(config.to_json_string(use_diff=False))
+    path.write_text(json.dumps({**cfg, "architectures": [cls]}))
+    return str(path)
+
+
+def _meta(cls, config):
+    with torch.device("meta"):
+        return getattr(transformers, cls)._from_config(config)
+
+
+def _share(m, prefix: str) -> int:
+    return sum(v for p, v in m.quantity("params").values().items() if p.startswith(prefix))
+
+
+def _numel(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def test_molmo2_params_and_held_modules(tmp_path):
+    config = transformers.Molmo2Config(**_MOLMO2)
+    model = _meta("Molmo2ForConditionalGeneration", config)
+    m = symgpt.load(_write(tmp_path, "Molmo2ForConditionalGeneration", config))
+    assert m.params == _numel(model)
+    assert _share(m, "vision_tower/") == _numel(model.model.vision_tower)
+    assert _share(m, "multi_modal_projector/") == _numel(model.model.multi_modal_projector)
+    assert m.family.name == "molmo2" and m.flags["extra_rows"] == 7
+
+
+def test_molmo2_forward_over_token_ids(tmp_path):
+    # the forward over token ids against FlopCounterMode: the vision tower and the adapter do not run
+    config = transformers.Molmo2Config(**_MOLMO2)
+    torch.manual_seed(0)
+    model = transformers.Molmo2ForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    ids = torch.tensor([[3, 17, 299, 301, 9, 10, 11]])  # 301: one of the extra rows
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, use_cache=False)
+    path = _write(tmp_path, "Molmo2ForConditionalGeneration", config)
+    assert symgpt.load(path, B=1, T=ids.shape[1]).quantity("flops.forward") == fcm.get_total_flops()
+
+
+def test_molmo2_refuses_an_image_and_a_post_norm_text(tmp_path):
+    config = transformers.Molmo2Config(**_MOLMO2)
+    path = _write(tmp_path, "Molmo2ForConditionalGeneration", config)
+    with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
+        symgpt.load(path, N_img=1).params
+    cfg = json.loads(open(path).read())
+    cfg["text_config"]["norm_after"] = True
+    (tmp_path / "post.json").write_text(json.dumps(cfg))
+    with pytest.raises(symgpt.SymgptError, match="norm_after"):
+        symgpt.load(str(tmp_path / "post.json"))
+
+
+@pytest.mark.parametrize("changes", [
+    {},                                                                        # resampler, vector gates, norms
+    {"use_resampler": False, "alpha_type": "float", "qk_layer_norms": False, "cross_layer_interval": 1},
+    {"tie_word_embeddings": True},                                             # the head's extra rows tied
+])
+def test_idefics_params_and_held_modules(tmp_path, changes):
+    config = transformers.IdeficsConfig(**{**_IDEFICS, **changes})
+    model = _meta("IdeficsForVisionText2Text", config)
+    m = symgpt.load(_write(tmp_path, "IdeficsForVisionText2Text", config))
+    assert m.params == _numel(model)
+    for prefix, module in (("vision_model/", model.model.vision_model),
+                           ("gated_cross_attn_layers/", model.model.gated_cross_attn_layers)):
+        assert _share(m, prefix) == _numel(module)
+    if config.use_resampler:
+        assert _share(m, "perceiver_resampler/") == _numel(model.model.perceiver_resampler)
+
+
+def test_idefics_forward_is_refused(tmp_path):
+    # IdeficsModel needs images in every forward: asking for one is refused in one line
+    config = transformers.IdeficsConfig(**_IDEFICS)
+    path = _write(tmp_path, "IdeficsForVisionText2Text", config)
+    with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
+        symgpt.load(path, B=1, T=8).quantity("flops.forward")
+    assert "\n" not in str(err.value)
+    assert any("parameters only" in n for n in symgpt.load(path).notes)
