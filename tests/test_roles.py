@@ -47,7 +47,10 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # tests/test_hyperclovax_vision.py)
           "llama4", "minicpmv", "hyperclovax_vision",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
-          "lfm3_vl", "granite_docling", "git", "florence2", "udop"}
+          "lfm3_vl", "granite_docling", "git", "florence2", "udop",
+          # IDEFICS: gated cross-attention layers held beside the decoder, a stack of their own
+          # (tests/test_vlm_held.py)
+          "idefics"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -112,8 +112,7 @@ def _idefics(g, flags):
         _linear(g, "mlp/fc2", d_ff_v, d_v, True)
     _perceiver(g, flags)
     cross, X = _int(flags, "cross_layers"), R.HELD_CROSS_ATTENTION
-    with g.repeat("gated_cross_attn_layers", cross, label="gated cross-attention layer (held)", role=R.STACK,
-                  length=sympy.Integer(1)):
+    with g.repeat("gated_cross_attn_layers", cross, label="gated cross-attention layer (held)", role=R.STACK):
         _linear(g, "cross_attn/q_proj", d, d, False, X)
         for n in ("k_proj", "v_proj"):
             _linear(g, f"cross_attn/{n}", d_v, d, False, X)
