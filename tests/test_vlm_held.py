@@ -116,3 +116,43 @@ def test_idefics_forward_is_refused(tmp_path):
         symgpt.load(path, B=1, T=8).quantity("flops.forward")
     assert "\n" not in str(err.value)
     assert any("parameters only" in n for n in symgpt.load(path).notes)
+
+
+_EVOLLA = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 5,
+           "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128,
+           "aligner_num_add_layers": 2, "aligner_ffn_mult": 3, "aligner_enable_bias": False,
+           "resampler_depth": 2, "resampler_dim_head": 8, "resampler_heads": 2, "resampler_num_latents": 5,
+           "resampler_ff_mult": 2,
+           "protein_encoder_config": {"vocab_size": 40, "hidden_size": 32, "num_hidden_layers": 2,
+                                      "num_attention_heads": 2, "intermediate_size": 48,
+                                      "max_position_embeddings": 66}}
+
+
+@pytest.mark.parametrize("changes", [
+    {},                                                                        # adapters at layers 2 and 4
+    {"attention_bias": True, "mlp_bias": True, "aligner_num_add_layers": 8,   # an adapter at every layer
+     "protein_encoder_config": {**_EVOLLA["protein_encoder_config"], "position_embedding_type": "absolute",
+                                "emb_layer_norm_before": True}},
+    {"tie_word_embeddings": True},                                             # the class ties nothing
+])
+def test_evolla_params_and_held_modules(tmp_path, changes):
+    config = transformers.EvollaConfig(**{**_EVOLLA, **changes})
+    model = _meta("EvollaForProteinText2Text", config)
+    m = symgpt.load(_write(tmp_path, "EvollaForProteinText2Text", config))
+    assert m.params == _numel(model)
+    assert _share(m, "protein_encoder/") == _numel(model.model.protein_encoder)
+    assert _share(m, "adapters/") == sum(_numel(layer.adapter) for layer in model.model.layers
+                                         if hasattr(layer, "adapter"))
+
+
+def test_evolla_forward_without_a_protein(tmp_path):
+    # without protein_input_ids the adapters are skipped: the LLaMA decoder's forward, against FlopCounterMode
+    config = transformers.EvollaConfig(**{**_EVOLLA, "attention_bias": True})
+    torch.manual_seed(0)
+    model = transformers.EvollaForProteinText2Text._from_config(config, attn_implementation="eager").eval()
+    ids = torch.tensor([[3, 17, 299, 9, 10, 11]])
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, use_cache=False)
+    path = _write(tmp_path, "EvollaForProteinText2Text", config)
+    assert symgpt.load(path, B=1, T=ids.shape[1]).quantity("flops.forward") == fcm.get_total_flops()
+    assert any("without a protein" in n for n in symgpt.load(path).notes)

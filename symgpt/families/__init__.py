@@ -191,7 +191,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- vision--language models beside a decoder of the generic builder, their other modules held ---
-    (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics")),
+    (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics", "evolla")),
 )
 
 #: built-in family name -> its module's reference

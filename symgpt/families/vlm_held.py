@@ -11,6 +11,11 @@ parameters are held (counted, not run; ``blocks/vlm_held.py`` declares them).
   (Flamingo's, Alayrac et al. 2022) every ``cross_layer_interval`` layers. ``IdeficsModel`` runs the
   cross-attention layers over images in every forward, so only the parameters are modelled: any
   request with a sequence length (FLOPs, memory, time) is refused in one line.
+- Evolla (Zhou et al. 2025, "Decoding the Molecular Language of Proteins with Evolla";
+  ``EvollaForProteinText2Text``): a LLaMA decoder, a SaProt protein encoder, a sequence-compressor
+  resampler and cross-attention adapters every L // aligner_num_add_layers layers. Without a protein
+  ``EvollaModel`` runs none of them (each adapter runs only with a protein's keys and values): the
+  decoder's FLOPs are counted; the cost of a protein is not modelled.
 """
 
 from __future__ import annotations
@@ -55,6 +60,23 @@ _IDEFICS_HELP = {**_EXTRA_HELP,
                  "resampler_latents": "its latent vectors (resampler_n_latents)",
                  "resampler_qk_norms": "its per-head query/key LayerNorms (qk_layer_norms_perceiver)"}
 _VISION = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
+_EVOLLA = {**_EXTRA, "protein_d": 1280, "protein_ff": 5120, "protein_layers": 33, "protein_vocab": 446,
+           "protein_positions": None, "protein_norm_before": False, "resampler_depth": 6, "resampler_heads": 8,
+           "resampler_head_dim": 64, "resampler_latents": 64, "resampler_ff": 5120, "cross_layers": 8,
+           "cross_ff": 16384, "cross_bias": True}
+_EVOLLA_HELP = {**_EXTRA_HELP, "protein_d": "the protein encoder's width (protein_encoder_config.hidden_size)",
+                "protein_ff": "its MLP width (intermediate_size)", "protein_layers": "its layers",
+                "protein_vocab": "its token table's rows (vocab_size)",
+                "protein_positions": "rows of its learned position table (position_embedding_type absolute; "
+                                     "none: rotary)",
+                "protein_norm_before": "a LayerNorm after its token embedding (emb_layer_norm_before)",
+                "resampler_depth": "blocks of the sequence-compressor resampler",
+                "resampler_heads": "its heads", "resampler_head_dim": "its head width",
+                "resampler_latents": "its latent vectors (resampler_num_latents)",
+                "resampler_ff": "its feed-forward width (protein width × resampler_ff_mult)",
+                "cross_layers": "decoder layers with a sequence-aligner cross-attention adapter",
+                "cross_ff": "the adapters' feed-forward width (int(d × aligner_ffn_mult))",
+                "cross_bias": "the adapters' out_proj has a bias (aligner_enable_bias)"}
 
 
 def _family(name, description, changes, added, help_, vision_sizes):
@@ -69,6 +91,8 @@ FAMILIES = (
             _VISION),
     _family("idefics", "IDEFICS: a LLaMA decoder with gated cross-attention layers onto a CLIP tower through an "
             "optional Perceiver resampler (parameters only)", {}, _IDEFICS, _IDEFICS_HELP, _VISION + ("S_img",)),
+    _family("evolla", "Evolla: a LLaMA decoder with cross-attention adapters onto a protein encoder through a "
+            "resampler (held: a forward without a protein runs neither)", {}, _EVOLLA, _EVOLLA_HELP, ()),
 )
 
 _SILENT = ("initializer_range", "id2label", "label2id", "model_type", "attention_dropout", "layer_norm_eps",
@@ -160,6 +184,41 @@ def read_idefics(f: Fields):
     return "idefics", flags, sizes
 
 
+def read_evolla(f: Fields):
+    """transformers' EvollaConfig: LLaMA's fields at the top level, protein_encoder_config (SaProtConfig)."""
+    flags, sizes = llama_like(f, dict(V=128256, d=4096, d_ff=14336, L=32, h=32, h_kv=8, T_max=8192))
+    bias = f.bool("attention_bias", False)
+    flags.update(qkv_bias=bias, proj_bias=bias, mlp_bias=f.bool("mlp_bias", False), tied=False)
+    L, every = sizes["L"], max(sizes["L"] // f.int("aligner_num_add_layers", 8), 1)
+    mult = f.int("aligner_ffn_mult", 4)
+    flags.update(cross_layers=L // every, cross_ff=sizes["d"] * mult, cross_bias=f.bool("aligner_enable_bias", True))
+    p = sub_fields(f, "protein_encoder_config")
+    if p.bool("add_cross_attention", False):
+        raise SymgptError(f"{p.where}: a protein encoder with cross-attention is not modelled")
+    kind = p.str("position_embedding_type", "rotary")
+    if kind not in ("rotary", "absolute"):
+        raise SymgptError(f"{p.where}: position_embedding_type {kind[:30]!r} is not modelled")
+    dp = p.int("hidden_size", 1280)
+    if dp % p.int("num_attention_heads", 20):
+        raise SymgptError(f"{p.where}: hidden_size must be a multiple of num_attention_heads")
+    flags.update(protein_d=dp, protein_ff=p.int("intermediate_size", 5120), protein_layers=p.int("num_hidden_layers", 33),
+                 protein_vocab=p.int("vocab_size", 446), protein_norm_before=p.bool("emb_layer_norm_before", False),
+                 protein_positions=p.int("max_position_embeddings", 1026) if kind == "absolute" else None)
+    p.silent("max_position_embeddings", "rope_theta", "token_dropout", "mask_token_id", "is_decoder",
+             "hidden_dropout_prob", "attention_probs_dropout_prob", *_SILENT)
+    note_leftovers(f, p, "protein_encoder_config")
+    flags.update(resampler_depth=f.int("resampler_depth", 6), resampler_heads=f.int("resampler_heads", 8),
+                 resampler_head_dim=f.int("resampler_dim_head", 64), resampler_latents=f.int("resampler_num_latents", 64),
+                 resampler_ff=dp * f.int("resampler_ff_mult", 4))
+    f.silent("aligner_attention_probs_dropout_prob", "is_decoder", "add_cross_attention", "tie_word_embeddings",
+             *_SILENT)
+    f.notes.append("the forward counted is over token ids, without a protein: transformers then runs neither the "
+                   "protein encoder, nor the resampler, nor the cross-attention adapters (their parameters are "
+                   "counted); the cost of a protein is not modelled")
+    return "evolla", flags, sizes
+
+
 READERS = {"molmo2": Reader(read_molmo2, ("Molmo2ForConditionalGeneration",)),
-           "idefics": Reader(read_idefics, ("IdeficsForVisionText2Text",))}
+           "idefics": Reader(read_idefics, ("IdeficsForVisionText2Text",)),
+           "evolla": Reader(read_evolla, ("EvollaForProteinText2Text",))}
 PRESETS: tuple = ()

@@ -16,6 +16,14 @@ counted, not run), for ``families/vlm_held.py``.
   cross-attention layers (queries from d, keys and values from d_v, h heads of d/h; per-head
   RMSNorms by qk_layer_norms; two RMSNorms; the SwiGLU MLP; two tanh gates of 1 or d values),
   and the ``additional_vocab_size`` extra rows of the embedding and of the head.
+- ``evolla`` (``EvollaForProteinText2Text``): the protein encoder ``EvollaSaProtProteinEncoder``
+  (SaProt, an ESM-2-style encoder: token table, L_p post-attention-LayerNorm layers with biases,
+  ``emb_layer_norm_after``), ``EvollaSequenceCompressorResampler`` (latents, blocks of LayerNorms,
+  to_q / to_kv / to_out and a GELU feed-forward without biases, a LayerNorm of d, a projector d_p ->
+  d with bias) and the ``EvollaSequenceAlignerCrossAttention`` adapters of every
+  L // aligner_num_add_layers-th layer (query, key_protein, value_protein with biases, an RMSNorm,
+  out_proj with aligner_enable_bias, a LayerNorm and GELU feed-forward, two scalar gates), which
+  a forward without a protein skips.
 """
 
 from __future__ import annotations
@@ -133,7 +141,54 @@ def _idefics(g, flags):
               "(IdeficsModel): its forward is not modelled, only its parameters", id="idefics_forward")
 
 
-_EXTRAS = {"molmo2": _molmo2, "idefics": _idefics}
+def _evolla(g, flags):
+    n = {k: _int(flags, k) for k in ("protein_d", "protein_ff", "protein_layers", "protein_vocab", "resampler_depth",
+                                     "resampler_heads", "resampler_head_dim", "resampler_latents", "resampler_ff",
+                                     "cross_layers", "cross_ff")}
+    dp, p = n["protein_d"], "protein_encoder/model"
+    _held(g, f"{p}/embeddings/word_embeddings", ops.Embedding(n["protein_vocab"], dp), dp, "protein tokens")
+    if flags["protein_positions"]:
+        _held(g, f"{p}/embeddings/position_embeddings", ops.Embedding(_int(flags, "protein_positions"), dp), dp,
+              "protein positions")
+    if flags["protein_norm_before"]:
+        _held(g, f"{p}/embeddings/layer_norm", ops.LayerNorm(dp), dp, "layer_norm")
+    with g.repeat(f"{p}/encoder/layer", n["protein_layers"], label="protein layer (held)", role=R.STACK,
+                  length=sympy.Integer(1)):
+        for name in ("query", "key", "value"):
+            _linear(g, f"attention/self/{name}", dp, dp, True)
+        _linear(g, "attention/output/dense", dp, dp, True)
+        _held(g, "attention/LayerNorm", ops.LayerNorm(dp), dp, "LayerNorm")
+        _linear(g, "intermediate/dense", dp, n["protein_ff"], True)
+        _linear(g, "output/dense", n["protein_ff"], dp, True)
+        _held(g, "LayerNorm", ops.LayerNorm(dp), dp, "LayerNorm")
+    _held(g, f"{p}/encoder/emb_layer_norm_after", ops.LayerNorm(dp), dp, "emb_layer_norm_after")
+    r, inner = "protein_encoder/sequence_compressor_resampler", n["resampler_heads"] * n["resampler_head_dim"]
+    _held(g, f"{r}/latents", ops.Embedding(n["resampler_latents"], dp), dp, "latents")
+    with g.repeat(f"{r}/layers", n["resampler_depth"], label="resampler block (held)", role=R.STACK,
+                  length=sympy.Integer(1)):
+        for name in ("attn/norm_media", "attn/norm_latents", "ff/norm"):
+            _held(g, name, ops.LayerNorm(dp), dp, name)
+        _linear(g, "attn/to_q", dp, inner, False)
+        _linear(g, "attn/to_kv", dp, 2 * inner, False)
+        _linear(g, "attn/to_out", inner, dp, False)
+        _linear(g, "ff/fc1", dp, n["resampler_ff"], False)
+        _linear(g, "ff/fc2", n["resampler_ff"], dp, False)
+    _held(g, f"{r}/norm", ops.LayerNorm(d), d, "norm")
+    _linear(g, f"{r}/protein_projector", dp, d, True)
+    X, ff = R.HELD_CROSS_ATTENTION, n["cross_ff"]
+    with g.repeat("adapters", n["cross_layers"], label="sequence-aligner cross-attention (held)", role=R.STACK):
+        for name in ("query", "key_protein", "value_protein"):
+            _linear(g, name, d, d, True, X)
+        _held(g, "attention_norm", ops.RMSNorm(d), d, "attention_norm", X)
+        _linear(g, "out_proj", d, d, bool(flags["cross_bias"]), X)
+        _held(g, "ff/norm", ops.LayerNorm(d), d, "ff norm", X)
+        _linear(g, "ff/fc1", d, ff, False, X)
+        _linear(g, "ff/fc2", ff, d, False, X)
+        for name in ("gate_attention", "gate_ffw"):
+            _held(g, name, ops.ChannelScale(sympy.Integer(1)), sympy.Integer(1), f"{name} (tanh gate)", X)
+
+
+_EXTRAS = {"molmo2": _molmo2, "idefics": _idefics, "evolla": _evolla}
 
 
 def build(flags, bound, name):
@@ -147,6 +202,7 @@ def build(flags, bound, name):
         if flags["extra_head_rows"]:
             _linear(g, "lm_head/additional_fc", d, extra, False)
     _EXTRAS[name](g, flags)
-    g.require("le", N_img, f"the cost of an image is not modelled for {name}: N_img must be 0 (the forward over "
-              "token ids)", id="images_not_modelled")
+    if name != "evolla":  # Evolla reads proteins, not images: a protein's cost is not modelled (the notes)
+        g.require("le", N_img, f"the cost of an image is not modelled for {name}: N_img must be 0 (the forward "
+                  "over token ids)", id="images_not_modelled")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)
