@@ -156,3 +156,35 @@ def test_evolla_forward_without_a_protein(tmp_path):
     path = _write(tmp_path, "EvollaForProteinText2Text", config)
     assert symgpt.load(path, B=1, T=ids.shape[1]).quantity("flops.forward") == fcm.get_total_flops()
     assert any("without a protein" in n for n in symgpt.load(path).notes)
+
+
+_KOSMOS2_5 = {"latent_query_num": 6,
+              "text_config": {"vocab_size": 300, "embed_dim": 64, "ffn_dim": 96, "layers": 2, "attention_heads": 4,
+                              "max_position_embeddings": 128},
+              "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                                "num_attention_heads": 2, "head_dim": 8, "patch_embed_hidden_size": 12,
+                                "max_num_patches": 20}}
+
+
+def test_kosmos2_5_params_and_held_modules(tmp_path):
+    config = transformers.Kosmos2_5Config(**_KOSMOS2_5)
+    model = _meta("Kosmos2_5ForConditionalGeneration", config)
+    m = symgpt.load(_write(tmp_path, "Kosmos2_5ForConditionalGeneration", config))
+    assert m.params == _numel(model)
+    for prefix, module in (("vision_model/", model.vision_model),
+                           ("image_to_text_projection/", model.image_to_text_projection)):
+        assert _share(m, prefix) == _numel(module)
+
+
+def test_kosmos2_5_forward_over_token_ids(tmp_path):
+    # without flattened_patches neither the vision encoder nor the resampler runs: against FlopCounterMode
+    config = transformers.Kosmos2_5Config(**_KOSMOS2_5)
+    torch.manual_seed(0)
+    model = transformers.Kosmos2_5ForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    ids = torch.tensor([[0, 17, 299, 9, 10, 11, 2]])
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, use_cache=False)
+    path = _write(tmp_path, "Kosmos2_5ForConditionalGeneration", config)
+    assert symgpt.load(path, B=1, T=ids.shape[1]).quantity("flops.forward") == fcm.get_total_flops()
+    with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
+        symgpt.load(path, N_img=1).params

@@ -192,6 +192,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- vision--language models beside a decoder of the generic builder, their other modules held ---
     (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics", "evolla")),
+    (Ref("symgpt.families.kosmos2_5"), ("kosmos-2.5",)),
 )
 
 #: built-in family name -> its module's reference

@@ -193,7 +193,13 @@ _EXTRAS = {"molmo2": _molmo2, "idefics": _idefics, "evolla": _evolla}
 
 def build(flags, bound, name):
     """The generic decoder for *flags*, with *name*'s held modules and the extra token rows."""
-    arch = decoder_build(flags, bound, name=name)
+    return build_with(flags, bound, name, _EXTRAS[name])
+
+
+def build_with(flags, bound, name, extras, embeddings=None):
+    """The generic decoder for *flags*, the extra token rows and the held modules *extras* declares;
+    *embeddings* (``g, x -> x``): ops that run on the token embeddings (``blocks/decoder.py``'s hook)."""
+    arch = decoder_build(flags, bound, name=name, vision=embeddings)
     g = Builder(arch.name, declared_roles=True)
     g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
     extra = _int(flags, "extra_rows")
@@ -201,7 +207,7 @@ def build(flags, bound, name):
         _held(g, "embedding/extra_rows", ops.Embedding(extra, d), d, "the token embedding's extra rows")
         if flags["extra_head_rows"]:
             _linear(g, "lm_head/additional_fc", d, extra, False)
-    _EXTRAS[name](g, flags)
+    extras(g, flags)
     if name != "evolla":  # Evolla reads proteins, not images: a protein's cost is not modelled (the notes)
         g.require("le", N_img, f"the cost of an image is not modelled for {name}: N_img must be 0 (the forward "
                   "over token ids)", id="images_not_modelled")
