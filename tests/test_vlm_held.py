@@ -188,3 +188,28 @@ def test_kosmos2_5_forward_over_token_ids(tmp_path):
     assert symgpt.load(path, B=1, T=ids.shape[1]).quantity("flops.forward") == fcm.get_total_flops()
     with pytest.raises(symgpt.SymgptError, match="N_img must be 0"):
         symgpt.load(path, N_img=1).params
+
+
+_PP = {"text_config": {"vocab_size": 300, "d_model": 64, "decoder_layers": 2, "decoder_attention_heads": 4,
+                       "decoder_ffn_dim": 96, "max_position_embeddings": 40},
+       "vision_config": {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4, "mlp_dim": 48,
+                         "image_size": 64, "patch_size": 8, "window_size": 3, "global_attn_indexes": [1, 7],
+                         "output_channels": 12, "post_conv_in_channels": 12, "post_conv_mid_channels": 20,
+                         "post_conv_out_channels": 24, "decoder_hidden_size": 64}}
+
+
+@pytest.mark.parametrize("changes", [
+    {},                                                                        # one global layer of three
+    {"use_rel_pos": False, "use_abs_pos": False, "qkv_bias": False},
+])
+def test_pp_formulanet_params_and_held_encoder(tmp_path, changes):
+    config = transformers.PPFormulaNetConfig(**{**_PP, "vision_config": {**_PP["vision_config"], **changes}})
+    model = _meta("PPFormulaNetForConditionalGeneration", config)
+    path = _write(tmp_path, "PPFormulaNetForConditionalGeneration", config)
+    m = symgpt.load(path)
+    assert m.params == _numel(model)
+    assert _share(m, "model/encoder/") == _numel(model.model.encoder)
+    # the decoder reads the image in every layer: its forward is refused in one line
+    with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
+        symgpt.load(path, B=1, T=8).quantity("flops.forward")
+    assert "\n" not in str(err.value)

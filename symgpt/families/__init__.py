@@ -193,6 +193,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- vision--language models beside a decoder of the generic builder, their other modules held ---
     (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics", "evolla")),
     (Ref("symgpt.families.kosmos2_5"), ("kosmos-2.5",)),
+    (Ref("symgpt.families.pp_formulanet"), ("pp_formulanet",)),
 )
 
 #: built-in family name -> its module's reference
