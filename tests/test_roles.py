@@ -49,8 +49,8 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # IDEFICS, Evolla: cross-attention layers held beside the decoder, a stack of their own;
-          # PP-FormulaNet: an mBART-style decoder beside a held image encoder (tests/test_vlm_held.py)
-          "idefics", "evolla", "pp_formulanet"}
+          # PP-FormulaNet, T5Gemma 2: a decoder beside a held encoder (tests/test_vlm_held.py)
+          "idefics", "evolla", "pp_formulanet", "t5gemma2"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

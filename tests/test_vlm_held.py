@@ -213,3 +213,30 @@ def test_pp_formulanet_params_and_held_encoder(tmp_path, changes):
     with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
         symgpt.load(path, B=1, T=8).quantity("flops.forward")
     assert "\n" not in str(err.value)
+
+
+_T5G_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 128, "sliding_window": 8}
+
+
+def _t5gemma2(tie=True, head=True):
+    enc = transformers.T5Gemma2EncoderConfig(
+        text_config={**_T5G_TEXT, "num_hidden_layers": 3, "intermediate_size": 80, "num_attention_heads": 2,
+                     "num_key_value_heads": 1, "head_dim": 24},
+        vision_config={"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "image_size": 32, "patch_size": 8, "vision_use_head": head}, mm_tokens_per_image=4)
+    dec = transformers.T5Gemma2DecoderConfig(**{**_T5G_TEXT, "num_hidden_layers": 2})
+    return transformers.T5Gemma2Config(encoder=enc, decoder=dec, tie_word_embeddings=tie)
+
+
+@pytest.mark.parametrize("tie, head", [(True, True), (False, True), (True, False)])
+def test_t5gemma2_params_and_held_encoder(tmp_path, tie, head):
+    config = _t5gemma2(tie, head)
+    model = _meta("T5Gemma2ForConditionalGeneration", config)
+    path = _write(tmp_path, "T5Gemma2ForConditionalGeneration", config)
+    m = symgpt.load(path)
+    assert m.params == _numel(model)
+    assert _share(m, "model/encoder/vision_tower/") == _numel(model.model.encoder.vision_tower)
+    with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
+        symgpt.load(path, B=1, T=8).quantity("flops.forward")
+    assert "\n" not in str(err.value)

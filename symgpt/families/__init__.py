@@ -194,6 +194,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics", "evolla")),
     (Ref("symgpt.families.kosmos2_5"), ("kosmos-2.5",)),
     (Ref("symgpt.families.pp_formulanet"), ("pp_formulanet",)),
+    (Ref("symgpt.families.t5gemma2"), ("t5gemma2",)),
 )
 
 #: built-in family name -> its module's reference
