@@ -115,7 +115,12 @@ def test_idefics_forward_is_refused(tmp_path):
     with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
         symgpt.load(path, B=1, T=8).quantity("flops.forward")
     assert "\n" not in str(err.value)
-    assert any("parameters only" in n for n in symgpt.load(path).notes)
+    m = symgpt.load(path)
+    assert any("parameters only" in n for n in m.notes)
+    # a symbolic request (B, T unbound) is refused too, not answered with the decoder alone
+    for quantity in ("flops.forward", "flops.train"):
+        with pytest.raises(symgpt.SymgptError, match="forward is not modelled"):
+            m.quantity(quantity)
 
 
 _EVOLLA = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 5,
@@ -213,6 +218,8 @@ def test_pp_formulanet_params_and_held_encoder(tmp_path, changes):
     with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
         symgpt.load(path, B=1, T=8).quantity("flops.forward")
     assert "\n" not in str(err.value)
+    with pytest.raises(symgpt.SymgptError, match="forward is not modelled"):
+        m.quantity("flops.forward")  # symbolic (B, T unbound): refused too
 
 
 _T5G_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
@@ -240,3 +247,5 @@ def test_t5gemma2_params_and_held_encoder(tmp_path, tie, head):
     with pytest.raises(symgpt.SymgptError, match="forward is not modelled") as err:
         symgpt.load(path, B=1, T=8).quantity("flops.forward")
     assert "\n" not in str(err.value)
+    with pytest.raises(symgpt.SymgptError, match="forward is not modelled"):
+        m.quantity("flops.forward")  # symbolic (B, T unbound): refused too

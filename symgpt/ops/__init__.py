@@ -118,6 +118,8 @@ CATALOG = {
     # --- linear attention: lightning attention (MiniMax-Text-01), Kimi delta attention (Kimi Linear, Ling 3) ---
     "LightningAttention": Ref("symgpt.ops.lightning", "LightningAttention"),
     "KimiDeltaRule": Ref("symgpt.ops.kda", "KimiDeltaRule"),
+    # parameters of a module every forward runs over an input not priced (IDEFICS's cross-attention layers)
+    "HeldUnpriced": Ref("symgpt.ops.held_unpriced", "HeldUnpriced"),
 }
 
 

@@ -29,6 +29,10 @@ from .seq2seq_decoder import build as decoder_build
 from .vlm_held import _held, _int, _linear
 
 
+FORWARD = ("PP-FormulaNet's decoder reads the image encoder's output in every layer's cross-attention: its forward "
+           "is not modelled, only its parameters")
+
+
 def _layers(g, path, count, flags, side):
     heads, bias = _int(flags, "tower_heads"), bool(flags["tower_qkv_bias"])
     with g.repeat(path, count, label="vision layer (held)", role=R.STACK, length=sympy.Integer(1)):
@@ -61,7 +65,7 @@ def _encoder(g, flags):
     _linear(g, f"{p}/conv1", 9 * c_in, c_mid, False)
     _linear(g, f"{p}/conv2", 9 * c_mid, c_post, False)
     _linear(g, f"{p}/linear_1", c_post, c_post, True)
-    _linear(g, f"{p}/linear_2", c_post, _int(flags, "post_decoder"), True)
+    _linear(g, f"{p}/linear_2", c_post, _int(flags, "post_decoder"), True, unpriced=FORWARD)
 
 
 def build(flags, bound, name="pp_formulanet"):
@@ -71,6 +75,5 @@ def build(flags, bound, name="pp_formulanet"):
     _encoder(g, flags)
     g.require("le", N_img, "the cost of an image is not modelled for pp_formulanet: N_img must be 0",
               id="images_not_modelled")
-    g.require("le", T, "PP-FormulaNet's decoder reads the image encoder's output in every layer's cross-attention: "
-              "its forward is not modelled, only its parameters", id="pp_formulanet_forward")
+    g.require("le", T, FORWARD, id="pp_formulanet_forward")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

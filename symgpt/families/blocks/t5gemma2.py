@@ -28,6 +28,10 @@ from .decoder import build as decoder_build
 from .vlm_held import _held, _int, _linear
 
 
+FORWARD = ("T5Gemma 2's decoder reads the encoder's output in every layer's merged attention: its forward is not "
+           "modelled, only its parameters")
+
+
 def _text_encoder(g, flags):
     e = "model/encoder/text_model"
     de, ff, heads, kv, dh = (_int(flags, k) for k in ("enc_d", "enc_ff", "enc_heads", "enc_kv_heads", "enc_head_dim"))
@@ -46,7 +50,7 @@ def _text_encoder(g, flags):
         for n in ("gate_proj", "up_proj"):
             _linear(g, f"mlp/{n}", de, ff, False)
         _linear(g, "mlp/down_proj", ff, de, False)
-    _held(g, f"{e}/norm", ops.RMSNorm(de), de, "norm")
+    _held(g, f"{e}/norm", ops.RMSNorm(de), de, "norm", unpriced=FORWARD)
     eoi = 1 if flags["tied"] else 2
     _held(g, f"{e}/embed_tokens/eoi_embedding", ops.Embedding(sympy.Integer(eoi), d), d, "eoi vectors")
     if not flags["tied"]:
@@ -89,6 +93,5 @@ def build(flags, bound, name="t5gemma2"):
     _vision(g, flags)
     g.require("le", N_img, "the cost of an image is not modelled for t5gemma2: N_img must be 0",
               id="images_not_modelled")
-    g.require("le", T, "T5Gemma 2's decoder reads the encoder's output in every layer's merged attention: its "
-              "forward is not modelled, only its parameters", id="t5gemma2_forward")
+    g.require("le", T, FORWARD, id="t5gemma2_forward")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

@@ -38,12 +38,18 @@ from ...graph.arch import Builder
 from .decoder import build as decoder_build
 
 
-def _held(g, path, op, width, label, role=R.HELD_EMBEDDING):
-    g.op(path, ops.Held(op, (B, width)), role=role, label=f"{label} (not run)")
+def _held(g, path, op, width, label, role=R.HELD_EMBEDDING, unpriced=None):
+    """*op*'s parameters, held; *unpriced*: the reason every forward that would run it is refused."""
+    held = ops.Held(op, (B, width)) if unpriced is None else ops.HeldUnpriced(op, (B, width), unpriced)
+    g.op(path, held, role=role, label=f"{label} (not run)")
 
 
-def _linear(g, path, n_in, n_out, bias, role=R.HELD_EMBEDDING):
-    _held(g, path, ops.Linear(n_in, n_out, bias=bias), n_in, path.rsplit("/", 1)[-1], role)
+def _linear(g, path, n_in, n_out, bias, role=R.HELD_EMBEDDING, unpriced=None):
+    _held(g, path, ops.Linear(n_in, n_out, bias=bias), n_in, path.rsplit("/", 1)[-1], role, unpriced)
+
+
+IDEFICS_FORWARD = ("IDEFICS runs its gated cross-attention layers over images in every forward (IdeficsModel): its "
+                   "forward is not modelled, only its parameters")
 
 
 def _int(flags, key):
@@ -121,7 +127,7 @@ def _idefics(g, flags):
     _perceiver(g, flags)
     cross, X = _int(flags, "cross_layers"), R.HELD_CROSS_ATTENTION
     with g.repeat("gated_cross_attn_layers", cross, label="gated cross-attention layer (held)", role=R.STACK):
-        _linear(g, "cross_attn/q_proj", d, d, False, X)
+        _linear(g, "cross_attn/q_proj", d, d, False, X, unpriced=IDEFICS_FORWARD)
         for n in ("k_proj", "v_proj"):
             _linear(g, f"cross_attn/{n}", d_v, d, False, X)
         _linear(g, "cross_attn/o_proj", d, d, False, X)
@@ -137,8 +143,7 @@ def _idefics(g, flags):
         gate = d if flags["alpha_vector"] else sympy.Integer(1)
         for n in ("alpha_cross_attn", "alpha_dense"):
             _held(g, n, ops.ChannelScale(gate), gate, f"{n} (tanh gate)", X)
-    g.require("le", T, "IDEFICS runs its gated cross-attention layers over images in every forward "
-              "(IdeficsModel): its forward is not modelled, only its parameters", id="idefics_forward")
+    g.require("le", T, IDEFICS_FORWARD, id="idefics_forward")
 
 
 def _evolla(g, flags):
