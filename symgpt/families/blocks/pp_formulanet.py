@@ -75,5 +75,5 @@ def build(flags, bound, name="pp_formulanet"):
     _encoder(g, flags)
     g.require("le", N_img, "the cost of an image is not modelled for pp_formulanet: N_img must be 0",
               id="images_not_modelled")
-    g.require("le", T, FORWARD, id="pp_formulanet_forward")
+    g.require("le", T, FORWARD, id="forward_not_modelled")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

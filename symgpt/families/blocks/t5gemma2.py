@@ -93,5 +93,5 @@ def build(flags, bound, name="t5gemma2"):
     _vision(g, flags)
     g.require("le", N_img, "the cost of an image is not modelled for t5gemma2: N_img must be 0",
               id="images_not_modelled")
-    g.require("le", T, FORWARD, id="t5gemma2_forward")
+    g.require("le", T, FORWARD, id="forward_not_modelled")
     return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

@@ -143,7 +143,7 @@ def _idefics(g, flags):
         gate = d if flags["alpha_vector"] else sympy.Integer(1)
         for n in ("alpha_cross_attn", "alpha_dense"):
             _held(g, n, ops.ChannelScale(gate), gate, f"{n} (tanh gate)", X)
-    g.require("le", T, IDEFICS_FORWARD, id="idefics_forward")
+    g.require("le", T, IDEFICS_FORWARD, id="forward_not_modelled")
 
 
 def _evolla(g, flags):
