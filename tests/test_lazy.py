@@ -58,6 +58,8 @@ def test_every_preset_names_a_family_and_every_reader_a_family_it_declares():
             # (BertGenerationDecoder: transformers' causal-LM class of bert-generation)
             assert all(a.endswith(("ForCausalLM", "LMHeadModel", "ForMaskedLM", "Model", "ForConditionalGeneration",
                                    "ForImageClassification")) or a == "BertGenerationDecoder"
+                       # (IDEFICS's and Evolla's generation classes: ForVisionText2Text, ForProteinText2Text)
+                       or a in ("IdeficsForVisionText2Text", "EvollaForProteinText2Text")
                        for a in r.architectures), model_type
 
 

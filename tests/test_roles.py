@@ -56,7 +56,10 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # VibeVoice: speech tokenizers held beside a Qwen2 decoder (tests/test_vibevoice.py)
           "vibevoice_asr", "vibevoice",
           # Kyutai speech-to-text: the Mimi codec held (tests/test_kyutai.py)
-          "kyutai_speech_to_text"}
+          "kyutai_speech_to_text",
+          # IDEFICS, Evolla: cross-attention layers held beside the decoder, a stack of their own;
+          # PP-FormulaNet, T5Gemma 2: a decoder beside a held encoder (tests/test_vlm_held.py)
+          "idefics", "evolla", "pp_formulanet", "t5gemma2"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

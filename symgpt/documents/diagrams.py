@@ -115,5 +115,10 @@ def _measure(model, key: str, required: bool, convention=None) -> Measure | None
     options = {} if name == "params" else {"convention": convention} if convention else {}
     if key == "flops":
         options["per"] = "batch"  # the whole step: B sequences of T tokens, as the edges show
-    q = model.quantity(name, **options)
+    try:
+        q = model.quantity(name, **options)
+    except SymgptError:
+        if required:
+            raise
+        return None  # a model whose forward is not modelled (parameters only) is drawn without FLOPs
     return Measure(key, q, per, sympy.expand(q.expr.xreplace(model.bindings)))

@@ -201,6 +201,11 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.vibevoice"), ("vibevoice_asr", "vibevoice")),
     # --- Kyutai speech-to-text: text and codebook tokens summed, the Mimi codec held ---
     (Ref("symgpt.families.kyutai"), ("kyutai_speech_to_text",)),
+    # --- vision--language models beside a decoder of the generic builder, their other modules held ---
+    (Ref("symgpt.families.vlm_held"), ("molmo2", "idefics", "evolla")),
+    (Ref("symgpt.families.kosmos2_5"), ("kosmos-2.5",)),
+    (Ref("symgpt.families.pp_formulanet"), ("pp_formulanet",)),
+    (Ref("symgpt.families.t5gemma2"), ("t5gemma2",)),
 )
 
 #: built-in family name -> its module's reference

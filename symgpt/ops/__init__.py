@@ -126,6 +126,8 @@ CATALOG = {
     "PadRows": Ref("symgpt.ops.tiles", "PadRows"),
     "TileMask": Ref("symgpt.ops.tiles", "TileMask"),
     "ExtraFeatures": Ref("symgpt.ops.tiles", "ExtraFeatures"),
+    # parameters of a module every forward runs over an input not priced (IDEFICS's cross-attention layers)
+    "HeldUnpriced": Ref("symgpt.ops.held_unpriced", "HeldUnpriced"),
 }
 
 

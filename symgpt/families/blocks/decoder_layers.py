@@ -112,7 +112,8 @@ def decoder_ffn_spec(flags, s) -> FFNSpec:
     return FFNSpec(d, s.ff, activation(flags["activation"]), bias=bool(flags["mlp_bias"]),
                    gated=flags["ffn"] != "mlp", fused_gate_up=bool(flags["fused_gate_up"]),
                    dropout=bool(flags["dropout"]), moe=moe,
-                   sub_norm=(lambda dim: decoder_norm(flags, dim)) if flags.get("sub_norms") else None)
+                   sub_norm=(lambda dim: decoder_norm(flags, dim))
+                   if flags.get("sub_norms") or flags.get("ffn_sub_norm") else None)
 
 
 def _groups(flags):
