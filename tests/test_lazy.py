@@ -60,6 +60,8 @@ def test_every_preset_names_a_family_and_every_reader_a_family_it_declares():
                                    "ForImageClassification")) or a == "BertGenerationDecoder"
                        # (IDEFICS's and Evolla's generation classes: ForVisionText2Text, ForProteinText2Text)
                        or a in ("IdeficsForVisionText2Text", "EvollaForProteinText2Text")
+                       # (speech-to-text classes of SpeechT5 and SeamlessM4T: ForSpeechToText)
+                       or a.endswith("ForSpeechToText")
                        for a in r.architectures), model_type
 
 
