@@ -1,0 +1,106 @@
+"""Ovis2, OmniASR and Fun-ASR-Nano read as a text decoder beside a held tower
+(``symgpt/families/held_towers.py``): on tiny non-default configurations (a hidden stride of 2 and
+biases on, an uneven feature encoder, one timestamp layer), the parameter count against
+transformers' own model (the tower's share apart), the forward over token ids against
+``FlopCounterMode`` on CPU; an image or an audio clip is refused in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+
+import symgpt
+from symgpt.core.errors import SymgptError
+from symgpt.model.model import from_config
+
+DEFAULTS = Path(__file__).parent / "configs" / "vlm_zoo"
+
+_LLAMA = {"model_type": "llama", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "max_position_embeddings": 256}
+
+CASES = {
+    "ovis2": ("Ovis2Config", "Ovis2ForConditionalGeneration", "N_img",
+              {"text_config": {**_LLAMA, "model_type": "qwen2"}, "hidden_size": 48, "vocab_size": 280,
+               "vision_config": {"hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 2,
+                                 "num_attention_heads": 2, "image_size": 28, "patch_size": 7, "qkv_bias": True,
+                                 "mlp_bias": True, "vocab_size": 50, "hidden_stride": 2,
+                                 "num_visual_indicator_tokens": 3}}),
+    "omniasr": ("OmniASRConfig", "OmniASRForConditionalGeneration", "N_aud",
+                {"text_config": _LLAMA,
+                 "audio_config": {"hidden_size": 32, "intermediate_size": 56, "num_hidden_layers": 2,
+                                  "num_attention_heads": 4, "conv_dim": [24, 24, 24], "conv_kernel": [5, 3, 2],
+                                  "conv_stride": [3, 2, 2], "num_conv_pos_embeddings": 8,
+                                  "num_conv_pos_embedding_groups": 4, "conv_bias": False}}),
+    "fun_asr_nano": ("FunAsrNanoConfig", "FunAsrNanoForConditionalGeneration", "N_aud",
+                     {"text_config": {**_LLAMA, "model_type": "qwen3"}, "tie_word_embeddings": False,
+                      "audio_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 4,
+                                       "num_attention_heads": 4, "num_mel_bins": 10, "num_stacked_frames": 3,
+                                       "num_timestamp_prediction_layers": 1, "fsmn_kernel_size": 5},
+                      "adaptor_config": {"hidden_size": 64, "intermediate_size": 16, "num_hidden_layers": 1,
+                                         "num_attention_heads": 4, "projector_hidden_size": 40}}),
+}
+
+
+def _write(tmp_path, cls: str, config) -> str:
+    path = tmp_path / "config.json"
+    cfg = json.loads(config.to_json_string(use_diff=False))
+    path.write_text(json.dumps({**cfg, "architectures": [cls]}))
+    return str(path)
+
+
+def _model(model_type):
+    config_cls, cls, _, fields = CASES[model_type]
+    config = getattr(transformers.models, model_type)
+    config = getattr(config, config_cls)(**fields)
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)._from_config(config, attn_implementation="eager").eval()
+    return config, cls, model
+
+
+@pytest.mark.parametrize("model_type", sorted(CASES))
+def test_params_and_text_flops_on_cpu(tmp_path, model_type):
+    config, cls, model = _model(model_type)
+    m = symgpt.load(_write(tmp_path, cls, config), B=2, T=10)
+    assert m.family.name == model_type
+    assert not [n for n in m.notes if "not understood" in n], m.notes
+    assert m.params == sum(p.numel() for p in model.parameters())
+    # the tower and projector: every parameter outside the text model and its head
+    held = sum(v for p, v in m.quantity("params").values().items()
+               if p.startswith(("vision_tower/", "visual_embeddings_table", "audio_tower/", "multi_modal_projector")))
+    assert held == sum(p.numel() for n, p in model.named_parameters()
+                       if not n.startswith(("model.language_model.", "lm_head.")))
+    ids = torch.randint(0, 200, (2, 10))
+    with FlopCounterMode(display=False) as fcm, torch.no_grad():
+        model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    assert m.quantity("flops.forward") == fcm.get_total_flops()
+
+
+@pytest.mark.parametrize("model_type", sorted(CASES))
+def test_images_or_audio_refused_in_one_line(tmp_path, model_type):
+    config, cls, _ = _model(model_type)
+    n = CASES[model_type][2]
+    m = symgpt.load(_write(tmp_path, cls, config), B=1, T=8)
+    with pytest.raises(SymgptError, match="not modelled") as e:
+        m.with_(**{n: 1}).quantity("params").value
+    assert "\n" not in str(e.value)
+    assert any(f"{n} must be 0" in note for note in m.notes)
+
+
+def test_ovis2_untied_head_of_another_width_refused():
+    cfg = json.loads((DEFAULTS / "ovis2.json").read_text())
+    with pytest.raises(SymgptError, match="untied head whose hidden_size or vocab_size differs"):
+        from_config({**cfg, "tie_word_embeddings": False}, "o")
+
+
+def test_omniasr_uneven_feature_encoder_refused():
+    cfg = json.loads((DEFAULTS / "omniasr.json").read_text())
+    cfg["audio_config"] = {**cfg["audio_config"], "conv_dim": [512, 256, 256, 256, 256, 256, 256]}
+    with pytest.raises(SymgptError, match="conv_dim entries differ"):
+        from_config(cfg, "o")
