@@ -190,8 +190,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
-    # --- a decoder of another family with a held vision or audio tower: Ovis2, OmniASR, Fun-ASR-Nano ---
-    (Ref("symgpt.families.held_towers"), ("ovis2", "omniasr", "fun_asr_nano")),
+    # --- a decoder of another family with a held vision or audio tower: Ovis2, OmniASR, Fun-ASR-Nano, Nemotron Omni ---
+    (Ref("symgpt.families.held_towers"), ("ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni")),
 )
 
 #: built-in family name -> its module's reference

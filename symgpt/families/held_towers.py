@@ -15,6 +15,11 @@ in one line.
 - Fun-ASR-Nano (FunAudioLLM 2025; ``FunAsrNanoForConditionalGeneration``): a Qwen3 decoder, a
   SAN-M encoder (``FunAsrNanoEncoder``: attention with an FSMN depthwise memory, a ReLU MLP) and
   ``FunAsrNanoMultiModalProjector`` (two linears and adaptor layers without FSMN).
+- Nemotron 3 Nano Omni (NVIDIA 2025; ``NemotronH_Omni_Reasoning_V3``): a Nemotron-H hybrid decoder
+  (``NemotronHForCausalLM``, its own head tying), the RADIO tower (``RadioModel``: patch and video
+  patch projections, a position table, class and register tokens, LayerNorm blocks with layer
+  scales) and a pixel-shuffle projector (an RMSNorm, two linears). A config with an audio_config
+  (the Parakeet sound tower) is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .fields import Fields, Reader, note_leftovers, sub_fields
 from .llama import FAMILIES as _LLAMA, READERS as _LLAMA_READERS
 from .qwen2 import FAMILIES as _QWEN2, READERS as _QWEN2_READERS
 from .qwen3 import FAMILIES as _QWEN3, READERS as _QWEN3_READERS
+from .hybrid import FAMILIES as _HYBRID, READERS as _HYBRID_READERS
 
 BUILD = Ref("symgpt.families.blocks.held_towers", "build")
 
@@ -65,13 +71,33 @@ _FUNASR_HELP = {"audio_in": "the first encoder layer's input width (num_mel_bins
                 "adaptor_proj": "the projector's hidden width (projector_hidden_size)"}
 
 
+_RADIO = {"radio_positions": 16384, "radio_prefix": 10, "radio_video_frames": 2, "radio_qkv_bias": True,
+          "radio_swiglu": False, "omni_merged": 5120, "omni_projector": 4096, "omni_final_norm": False,
+          "omni_vision_width": 1280}
+_RADIO_HELP = {"radio_positions": "rows of RADIO's position table ((max_img_size / P)²)",
+               "radio_prefix": "RADIO's class and register tokens (num_cls_tokens + num_registers)",
+               "radio_video_frames": "frames per video patch of RADIO's video projection (video_temporal_patch_size; "
+                                     "none: no video projection)",
+               "radio_qkv_bias": "RADIO's q/k/v projections have biases (qkv_bias)",
+               "radio_swiglu": "RADIO's blocks have a SwiGLU MLP (use_swiglu_ffn) rather than fc1/fc2",
+               "omni_merged": "the projector's input width (vision_hidden_size · (1 / downsample_ratio)²)",
+               "omni_projector": "the projector's hidden width (projector_hidden_size)",
+               "omni_final_norm": "a LayerNorm after the tower (built where the decoder has MTP layers)",
+               "omni_vision_width": "the width of that LayerNorm (vision_hidden_size)"}
+
+
+def _extend(table, added: dict):
+    """A text family's table (flags, help or choices) with the tower's keys added after it."""
+    if isinstance(table, Extended):
+        return Extended(table.base, table.changes, {**table.added, **added})
+    return {**table, **added}
+
+
 def _family(name, description, text: Family, kind, sizes, added, help_):
     return Family(name=name, description=description + " (held: a forward over token ids runs none of it)",
-                  flags=Extended(text.flags.base, text.flags.changes, {**text.flags.added, **added}),
-                  sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
+                  flags=_extend(text.flags, added), sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
                   build=partial(BUILD, name=name, text=text.build, kind=kind),
-                  flag_help=Extended(text.flag_help.base, text.flag_help.changes, {**text.flag_help.added, **help_}),
-                  choices=Extended(text.choices.base, text.choices.changes, dict(text.choices.added)))
+                  flag_help=_extend(text.flag_help, help_), choices=_extend(text.choices, {}))
 
 
 FAMILIES = (
@@ -81,6 +107,8 @@ FAMILIES = (
             _LLAMA[0], "omniasr", _AUDIO_SIZES, _OMNIASR, _OMNIASR_HELP),
     _family("fun_asr_nano", "Fun-ASR-Nano: a Qwen3 decoder, a SAN-M audio encoder with FSMN memory and an adaptor",
             _QWEN3[0], "fun_asr_nano", _AUDIO_SIZES, _FUNASR, _FUNASR_HELP),
+    _family("nemotron_h_omni", "Nemotron 3 Nano Omni: a Nemotron-H hybrid decoder, the RADIO vision tower and a "
+            "pixel-shuffle projector", _HYBRID[0], "radio", _VISION_SIZES, _RADIO, _RADIO_HELP),
 )
 
 _NOT_RUN = ("the forward counted is over token ids: transformers runs no {what} then, whose parameters are counted; "
@@ -197,8 +225,60 @@ def read_fun_asr_nano(f: Fields):
     return "fun_asr_nano", flags, sizes
 
 
+def read_nemotron_h_omni(f: Fields):
+    """transformers' NemotronH_Omni_Reasoning_V3_Config: text_config (NemotronHConfig, read whole:
+    ``AutoModelForCausalLM`` builds the decoder and its head), vision_config (RadioConfig)."""
+    if f.get("audio_config", None)[0] is not None:
+        raise SymgptError(f"{f.where}: an audio_config (the Parakeet sound tower and its projector) is not modelled "
+                          "for Nemotron Omni")
+    nested = sub_fields(f, "text_config")
+    if not nested.cfg:
+        raise SymgptError(f"{f.where}: a Nemotron Omni config without its text_config is not modelled (give the "
+                          "checkpoint's config.json, which has one)")
+    got, flags, sizes = _HYBRID_READERS["nemotron_h"].read(nested)
+    note_leftovers(f, nested, "text_config")
+    mtp = nested.cfg.get("num_nextn_predict_layers", 0)
+    v = sub_fields(f, "vision_config")
+    if v.cfg.get("model_type", "radio") != "radio":
+        raise SymgptError(f"{f.where}: a vision_config of model_type {str(v.cfg.get('model_type'))[:40]!r} is not "
+                          "modelled")
+    sizes.update(d_v=v.int("hidden_size", 1280), L_v=v.int("num_hidden_layers", 32), P_patch=v.int("patch_size", 16),
+                 C_img=v.int("num_channels", 3), N_img=0)
+    heads = v.int("num_attention_heads", 16)
+    if sizes["d_v"] % heads or v.cfg.get("head_dim", sizes["d_v"] // heads) != sizes["d_v"] // heads:
+        raise SymgptError(f"{v.where}: hidden_size must be num_attention_heads × head_dim")
+    mlp, _ = v.get("mlp_ratio", 4.0)
+    if isinstance(mlp, bool) or not isinstance(mlp, (int, float)) or mlp <= 0:
+        raise SymgptError(f"{v.where}: field 'mlp_ratio' must be a positive number")
+    sizes["d_ff_v"] = int(sizes["d_v"] * mlp)  # RadioMLP: int(hidden_size * mlp_ratio), as Python computes it
+    if sizes["d_ff_v"] < 1:
+        raise SymgptError(f"{v.where}: hidden_size × mlp_ratio must be at least 1")
+    side = v.int("max_img_size", 2048) // sizes["P_patch"]
+    if side < 1:
+        raise SymgptError(f"{v.where}: max_img_size must be at least patch_size")
+    frames, _ = v.get("video_temporal_patch_size", None)
+    if frames is not None and (not isinstance(frames, int) or isinstance(frames, bool) or frames < 2):
+        raise SymgptError(f"{v.where}: video_temporal_patch_size must be an integer of at least 2 or null")
+    ratio = f.fraction("downsample_ratio", 0.5)
+    width = f.int("vision_hidden_size", 1280)
+    flags.update(radio_positions=side * side,
+                 radio_prefix=v.int("num_cls_tokens", 3, minimum=0) + v.int("num_registers", 7, minimum=0) or None,
+                 radio_video_frames=frames, radio_qkv_bias=v.bool("qkv_bias", True),
+                 radio_swiglu=v.bool("use_swiglu_ffn", False), omni_merged=width * int(1 / float(ratio)) ** 2,
+                 omni_projector=f.int("projector_hidden_size", 4096), omni_final_norm=isinstance(mtp, int) and mtp > 0,
+                 omni_vision_width=width)
+    v.silent("patch_dim", "video_patch_dim", "image_size", "summary_idxs", "norm_mean", "norm_std", "layerscale_value",
+             "drop_path_rate", "hidden_dropout_prob", "attention_probs_dropout_prob", *_COMMON)
+    note_leftovers(f, v, "vision_config")
+    f.silent("force_image_size", "video_pruning_rate", "video_temporal_patch_size", "image_token_id",
+             "video_token_id", "audio_token_id", *_COMMON)
+    f.notes.append(_NOT_RUN.format(what="vision tower", input="an image or a video", n="N_img"))
+    return "nemotron_h_omni", flags, sizes
+
+
 READERS = {"ovis2": Reader(read_ovis2, ("Ovis2ForConditionalGeneration",)),
            "omniasr": Reader(read_omniasr, ("OmniASRForConditionalGeneration",)),
-           "fun_asr_nano": Reader(read_fun_asr_nano, ("FunAsrNanoForConditionalGeneration",))}
+           "fun_asr_nano": Reader(read_fun_asr_nano, ("FunAsrNanoForConditionalGeneration",)),
+           "nemotron_h_omni": Reader(read_nemotron_h_omni, ("NemotronH_Omni_Reasoning_V3",))}
 
 PRESETS: tuple = ()

@@ -17,6 +17,12 @@ module paths:
   with biases, the FSMN depthwise Conv1d (d_a·K, no bias), fc1/fc2 with biases, two LayerNorms; a
   final LayerNorm on the last transcription and timestamp layers; the projector linear_1
   (d_a -> p), linear_2 (p -> d_ad) and adaptor layers (q/k/v/o, fc1/fc2, two LayerNorms, no FSMN).
+- ``radio`` (``RadioModel`` of Nemotron 3 Nano Omni, its projector): patch_projection
+  (C_img·P² -> d_v) and video_patch_projection (t·C_img·P² -> d_v), no biases; the position table
+  (n_pos·d_v) and the class/register tokens (n_prefix·d_v); L_v layers (LayerNorms norm1, norm2;
+  q/k/v with qkv_bias, o_proj with a bias; the layer scales lambda1 of d_v twice; fc1/fc2 with
+  biases, or gate/up/down with biases for a SwiGLU MLP); vision_final_layernorm where built; the
+  projector (an RMSNorm of its input width, linear_1 and linear_2 without biases).
 """
 
 from __future__ import annotations
@@ -141,7 +147,41 @@ def _omniasr(g, flags):
     return N_aud, "audio input", "audio encoder"
 
 
-_TOWERS = {"ovis2": _ovis2, "fun_asr_nano": _fun_asr_nano, "omniasr": _omniasr}
+def _radio(g, flags):
+    t = "vision_model/embeddings"
+    _linear(g, f"{t}/patch_projection", C_img * P_patch ** 2, d_v, False, "patches (Linear C·P² -> d_v)")
+    if flags["radio_video_frames"]:
+        _linear(g, f"{t}/video_patch_projection", _int(flags, "radio_video_frames") * C_img * P_patch ** 2, d_v,
+                False, "video patches (Linear t·C·P² -> d_v)")
+    _held(g, f"{t}/position_embedding", ops.Embedding(_int(flags, "radio_positions"), d_v), d_v, "positions")
+    if flags["radio_prefix"]:
+        _held(g, f"{t}/cls_register_token", ops.Embedding(_int(flags, "radio_prefix"), d_v), d_v,
+              "class and register tokens")
+    with g.repeat("vision_model/encoder/layer", L_v, label="vision layer (held)", role=R.STACK, length=_ONE):
+        for n in ("q_proj", "k_proj", "v_proj"):
+            _linear(g, f"attention/{n}", d_v, d_v, bool(flags["radio_qkv_bias"]))
+        _linear(g, "attention/o_proj", d_v, d_v, True)
+        if flags["radio_swiglu"]:
+            for n in ("gate_proj", "up_proj"):
+                _linear(g, f"mlp/{n}", d_v, d_ff_v, True)
+            _linear(g, "mlp/down_proj", d_ff_v, d_v, True)
+        else:
+            _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+            _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+        for n in ("norm1", "norm2"):
+            _norm(g, n, d_v)
+        for n in ("layer_scale1", "layer_scale2"):
+            _vector(g, f"{n}/lambda1", d_v, "layer scale")
+    if flags["omni_final_norm"]:
+        _norm(g, "vision_final_layernorm", _int(flags, "omni_vision_width"))
+    merged, hidden = _int(flags, "omni_merged"), _int(flags, "omni_projector")
+    _norm(g, "multi_modal_projector/layer_norm", merged, rms=True)
+    _linear(g, "multi_modal_projector/linear_1", merged, hidden, False)
+    _linear(g, "multi_modal_projector/linear_2", hidden, d, False)
+    return N_img, "an image or a video", "vision tower"
+
+
+_TOWERS = {"ovis2": _ovis2, "fun_asr_nano": _fun_asr_nano, "omniasr": _omniasr, "radio": _radio}
 
 
 def build(flags, bound, name, text, kind):
