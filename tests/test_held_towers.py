@@ -1,18 +1,18 @@
-"""Ovis2, OmniASR and Fun-ASR-Nano read as a text decoder beside a held tower
+"""Ovis2, OmniASR, Fun-ASR-Nano and Nemotron 3 Nano Omni read as a text decoder beside a held tower
 (``symgpt/families/held_towers.py``): on tiny non-default configurations (a hidden stride of 2 and
-biases on, an uneven feature encoder, one timestamp layer), the parameter count against
+biases on, a feature encoder without biases, one timestamp layer, a SwiGLU RADIO tower), the parameter count against
 transformers' own model (the tower's share apart), the forward over token ids against
 ``FlopCounterMode`` on CPU; an image or an audio clip is refused in one line."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 import torch
-import transformers
 from torch.utils.flop_counter import FlopCounterMode
 
 import symgpt
@@ -45,6 +45,18 @@ CASES = {
                                        "num_timestamp_prediction_layers": 1, "fsmn_kernel_size": 5},
                       "adaptor_config": {"hidden_size": 64, "intermediate_size": 16, "num_hidden_layers": 1,
                                          "num_attention_heads": 4, "projector_hidden_size": 40}}),
+    "nemotron_h_omni": ("NemotronH_Omni_Reasoning_V3_Config", "NemotronH_Omni_Reasoning_V3", "N_img",
+                        {"text_config": {"model_type": "nemotron_h", "vocab_size": 300, "hidden_size": 64,
+                                         "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                         "head_dim": 16, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
+                                         "ssm_state_size": 16, "conv_kernel": 4, "expand": 2, "chunk_size": 8,
+                                         "layers_block_type": ["linear_attention", "moe", "full_attention", "mlp"],
+                                         "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                                         "moe_shared_expert_intermediate_size": 32},
+                         "vision_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                                           "patch_size": 4, "max_img_size": 32, "num_registers": 2, "mlp_ratio": 3.0,
+                                           "use_swiglu_ffn": True, "qkv_bias": False, "video_temporal_patch_size": 3},
+                         "video_temporal_patch_size": 3, "vision_hidden_size": 32, "projector_hidden_size": 40}),
 }
 
 
@@ -57,10 +69,16 @@ def _write(tmp_path, cls: str, config) -> str:
 
 def _model(model_type):
     config_cls, cls, _, fields = CASES[model_type]
-    config = getattr(transformers.models, model_type)
-    config = getattr(config, config_cls)(**fields)
+    module = importlib.import_module(f"transformers.models.{model_type}")
+    config = getattr(module, config_cls)(**fields)
     torch.manual_seed(0)
-    model = getattr(transformers, cls)._from_config(config, attn_implementation="eager").eval()
+    klass = getattr(module, cls)
+    # experts as one matmul per (token, chosen expert), which FlopCounterMode counts (as tests/test_hybrid.py)
+    kw = {"experts_implementation": "batched_mm"} if klass._can_set_experts_implementation() else {}
+    model = klass._from_config(config, attn_implementation="eager", **kw).eval()
+    text = getattr(model, "language_model", None)  # Nemotron Omni: a whole causal LM inside, its experts its own
+    if not kw and text is not None and type(text)._can_set_experts_implementation():
+        text.set_experts_implementation("batched_mm")
     return config, cls, model
 
 
@@ -73,9 +91,10 @@ def test_params_and_text_flops_on_cpu(tmp_path, model_type):
     assert m.params == sum(p.numel() for p in model.parameters())
     # the tower and projector: every parameter outside the text model and its head
     held = sum(v for p, v in m.quantity("params").values().items()
-               if p.startswith(("vision_tower/", "visual_embeddings_table", "audio_tower/", "multi_modal_projector")))
+               if p.startswith(("vision_tower/", "visual_embeddings_table", "audio_tower/", "multi_modal_projector",
+                                "vision_model/")))
     assert held == sum(p.numel() for n, p in model.named_parameters()
-                       if not n.startswith(("model.language_model.", "lm_head.")))
+                       if not n.startswith(("model.language_model.", "lm_head.", "language_model.")))
     ids = torch.randint(0, 200, (2, 10))
     with FlopCounterMode(display=False) as fcm, torch.no_grad():
         model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)

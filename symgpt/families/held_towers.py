@@ -253,6 +253,8 @@ def read_nemotron_h_omni(f: Fields):
     sizes["d_ff_v"] = int(sizes["d_v"] * mlp)  # RadioMLP: int(hidden_size * mlp_ratio), as Python computes it
     if sizes["d_ff_v"] < 1:
         raise SymgptError(f"{v.where}: hidden_size × mlp_ratio must be at least 1")
+    if v.bool("use_swiglu_ffn", False):  # RadioSwiGLUFFN: two thirds of it, rounded up to a multiple of 8
+        sizes["d_ff_v"] = ((2 * sizes["d_ff_v"]) // 3 + 7) // 8 * 8
     side = v.int("max_img_size", 2048) // sizes["P_patch"]
     if side < 1:
         raise SymgptError(f"{v.where}: max_img_size must be at least patch_size")
