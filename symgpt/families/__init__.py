@@ -192,6 +192,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- a decoder of another family with a held vision or audio tower: Ovis2, OmniASR, Fun-ASR-Nano, Nemotron Omni ---
     (Ref("symgpt.families.held_towers"), ("ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni")),
+    (Ref("symgpt.families.janus"), ("janus",)),
 )
 
 #: built-in family name -> its module's reference

@@ -37,7 +37,7 @@ from .hybrid import FAMILIES as _HYBRID, READERS as _HYBRID_READERS
 
 BUILD = Ref("symgpt.families.blocks.held_towers", "build")
 
-_VISION_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
+VISION_SIZES = ("d_v", "L_v", "d_ff_v", "P_patch", "C_img", "N_img")
 _AUDIO_SIZES = ("d_a", "L_a", "d_ff_a", "N_aud")
 
 _OVIS2 = {"ovis_positions": 256, "ovis_qkv_bias": False, "ovis_mlp_bias": False, "ovis_visual_vocab": 16384,
@@ -93,7 +93,8 @@ def _extend(table, added: dict):
     return {**table, **added}
 
 
-def _family(name, description, text: Family, kind, sizes, added, help_):
+def held_family(name, description, text: Family, kind, sizes, added, help_):
+    """*text*'s family with a held tower *kind* (``blocks/held_towers.py``) and its flags *added*."""
     return Family(name=name, description=description + " (held: a forward over token ids runs none of it)",
                   flags=_extend(text.flags, added), sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
                   build=partial(BUILD, name=name, text=text.build, kind=kind),
@@ -101,21 +102,21 @@ def _family(name, description, text: Family, kind, sizes, added, help_):
 
 
 FAMILIES = (
-    _family("ovis2", "Ovis2: a Qwen2 decoder, an RMSNorm/SwiGLU vision tower onto a visual vocabulary and its "
-            "embedding table", _QWEN2[0], "ovis2", _VISION_SIZES, _OVIS2, _OVIS2_HELP),
-    _family("omniasr", "OmniASR: a LLaMA decoder, a wav2vec2-style audio encoder and a linear projector",
+    held_family("ovis2", "Ovis2: a Qwen2 decoder, an RMSNorm/SwiGLU vision tower onto a visual vocabulary and its "
+            "embedding table", _QWEN2[0], "ovis2", VISION_SIZES, _OVIS2, _OVIS2_HELP),
+    held_family("omniasr", "OmniASR: a LLaMA decoder, a wav2vec2-style audio encoder and a linear projector",
             _LLAMA[0], "omniasr", _AUDIO_SIZES, _OMNIASR, _OMNIASR_HELP),
-    _family("fun_asr_nano", "Fun-ASR-Nano: a Qwen3 decoder, a SAN-M audio encoder with FSMN memory and an adaptor",
+    held_family("fun_asr_nano", "Fun-ASR-Nano: a Qwen3 decoder, a SAN-M audio encoder with FSMN memory and an adaptor",
             _QWEN3[0], "fun_asr_nano", _AUDIO_SIZES, _FUNASR, _FUNASR_HELP),
-    _family("nemotron_h_omni", "Nemotron 3 Nano Omni: a Nemotron-H hybrid decoder, the RADIO vision tower and a "
-            "pixel-shuffle projector", _HYBRID[0], "radio", _VISION_SIZES, _RADIO, _RADIO_HELP),
+    held_family("nemotron_h_omni", "Nemotron 3 Nano Omni: a Nemotron-H hybrid decoder, the RADIO vision tower and a "
+            "pixel-shuffle projector", _HYBRID[0], "radio", VISION_SIZES, _RADIO, _RADIO_HELP),
 )
 
-_NOT_RUN = ("the forward counted is over token ids: transformers runs no {what} then, whose parameters are counted; "
+NOT_RUN = ("the forward counted is over token ids: transformers runs no {what} then, whose parameters are counted; "
             "the cost of {input} is not modelled for this model ({n} must be 0)")
 
 
-def _text(f: Fields, family: str, reader: Reader, what: str):
+def read_text(f: Fields, family: str, reader: Reader, what: str):
     """text_config read by the text family's *reader*, its own tie_word_embeddings left out (the
     composite class decides the head's tying)."""
     nested = sub_fields(f, "text_config")
@@ -131,13 +132,13 @@ def _text(f: Fields, family: str, reader: Reader, what: str):
     return flags, sizes
 
 
-_COMMON = ("id2label", "label2id", "initializer_range", "is_encoder_decoder", "model_type", "hidden_act",
+COMMON = ("id2label", "label2id", "initializer_range", "is_encoder_decoder", "model_type", "hidden_act",
            "attention_dropout", "layer_norm_eps", "rms_norm_eps")
 
 
 def read_ovis2(f: Fields):
     """transformers' Ovis2Config: text_config (Qwen2Config), vision_config (Ovis2VisionConfig)."""
-    flags, sizes = _text(f, "qwen2", _QWEN2_READERS["qwen2"], "Ovis2")
+    flags, sizes = read_text(f, "qwen2", _QWEN2_READERS["qwen2"], "Ovis2")
     v = sub_fields(f, "vision_config")
     for key in ("image_size", "patch_size"):
         if not isinstance(v.cfg.get(key, 0), int):
@@ -155,7 +156,7 @@ def read_ovis2(f: Fields):
     if flags["ovis_indicators"] >= flags["ovis_visual_vocab"]:
         raise SymgptError(f"{v.where}: num_visual_indicator_tokens must be below vocab_size")
     v.int("num_attention_heads", 8)
-    v.silent("tokenize_function", *_COMMON)
+    v.silent("tokenize_function", *COMMON)
     note_leftovers(f, v, "vision_config")
     # Ovis2ForConditionalGeneration: lm_head = Linear(hidden_size, vocab_size) of the top level, tied
     # to the decoder's embed_tokens (whose shape it then takes) unless tie_word_embeddings is false
@@ -165,13 +166,13 @@ def read_ovis2(f: Fields):
                           "decoder's is not modelled")
     f.int("vocab_size", 151643)
     f.silent("image_token_id", "visual_indicator_token_ids", "id2label", "label2id", "is_encoder_decoder")
-    f.notes.append(_NOT_RUN.format(what="vision tower", input="an image", n="N_img"))
+    f.notes.append(NOT_RUN.format(what="vision tower", input="an image", n="N_img"))
     return "ovis2", flags, sizes
 
 
 def read_omniasr(f: Fields):
     """transformers' OmniASRConfig: text_config (LlamaConfig), audio_config (OmniASRAudioConfig)."""
-    flags, sizes = _text(f, "llama", _LLAMA_READERS["llama"], "OmniASR")
+    flags, sizes = read_text(f, "llama", _LLAMA_READERS["llama"], "OmniASR")
     a = sub_fields(f, "audio_config")
     dims, kernels = a.get("conv_dim", [512] * 7)[0], a.get("conv_kernel", [10, 3, 3, 3, 3, 2, 2])[0]
     ok = all(isinstance(x, list) and x and all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in x)
@@ -190,18 +191,18 @@ def read_omniasr(f: Fields):
     if sizes["d_a"] % flags["audio_pos_groups"]:
         raise SymgptError(f"{a.where}: hidden_size must be a multiple of num_conv_pos_embedding_groups")
     a.int("num_attention_heads", 16)
-    a.silent("hidden_dropout", "layerdrop", "activation_dropout", *_COMMON)
+    a.silent("hidden_dropout", "layerdrop", "activation_dropout", *COMMON)
     note_leftovers(f, a, "audio_config")
     flags["tied"] = False  # OmniASRForConditionalGeneration ties no weights
-    f.silent("tie_word_embeddings", "audio_token_id", "bos_token_id", "pad_token_id", "eos_token_id", *_COMMON)
-    f.notes.append(_NOT_RUN.format(what="audio encoder", input="audio input", n="N_aud"))
+    f.silent("tie_word_embeddings", "audio_token_id", "bos_token_id", "pad_token_id", "eos_token_id", *COMMON)
+    f.notes.append(NOT_RUN.format(what="audio encoder", input="audio input", n="N_aud"))
     return "omniasr", flags, sizes
 
 
 def read_fun_asr_nano(f: Fields):
     """transformers' FunAsrNanoConfig: text_config (Qwen3Config), audio_config
     (FunAsrNanoEncoderConfig), adaptor_config (FunAsrNanoAdaptorConfig)."""
-    flags, sizes = _text(f, "qwen3", _QWEN3_READERS["qwen3"], "Fun-ASR-Nano")
+    flags, sizes = read_text(f, "qwen3", _QWEN3_READERS["qwen3"], "Fun-ASR-Nano")
     a = sub_fields(f, "audio_config")
     sizes.update(d_a=a.int("hidden_size", 512), L_a=a.int("num_hidden_layers", 70),
                  d_ff_a=a.int("intermediate_size", 2048), N_aud=0)
@@ -211,17 +212,17 @@ def read_fun_asr_nano(f: Fields):
     flags.update(audio_in=a.int("num_mel_bins", 80) * a.int("num_stacked_frames", 7),
                  audio_fsmn_kernel=a.int("fsmn_kernel_size", 11), audio_final_norms=norms)
     a.int("num_attention_heads", 4)
-    a.silent("hidden_dropout", "max_position_embeddings", *_COMMON)
+    a.silent("hidden_dropout", "max_position_embeddings", *COMMON)
     note_leftovers(f, a, "audio_config")
     p = sub_fields(f, "adaptor_config")
     flags.update(adaptor_layers=p.int("num_hidden_layers", 2, minimum=0) or None, adaptor_d=p.int("hidden_size", 1024),
                  adaptor_ff=p.int("intermediate_size", 256), adaptor_proj=p.int("projector_hidden_size", 2048))
     p.int("num_attention_heads", 8)
-    p.silent("hidden_dropout", "projector_hidden_act", *_COMMON)
+    p.silent("hidden_dropout", "projector_hidden_act", *COMMON)
     note_leftovers(f, p, "adaptor_config")
     flags["tied"] = f.bool("tie_word_embeddings", True)  # FunAsrNanoForConditionalGeneration's _tied_weights_keys
-    f.silent("audio_token_id", *_COMMON)
-    f.notes.append(_NOT_RUN.format(what="audio encoder or projector", input="audio input", n="N_aud"))
+    f.silent("audio_token_id", *COMMON)
+    f.notes.append(NOT_RUN.format(what="audio encoder or projector", input="audio input", n="N_aud"))
     return "fun_asr_nano", flags, sizes
 
 
@@ -270,11 +271,11 @@ def read_nemotron_h_omni(f: Fields):
                  omni_projector=f.int("projector_hidden_size", 4096), omni_final_norm=isinstance(mtp, int) and mtp > 0,
                  omni_vision_width=width)
     v.silent("patch_dim", "video_patch_dim", "image_size", "summary_idxs", "norm_mean", "norm_std", "layerscale_value",
-             "drop_path_rate", "hidden_dropout_prob", "attention_probs_dropout_prob", *_COMMON)
+             "drop_path_rate", "hidden_dropout_prob", "attention_probs_dropout_prob", *COMMON)
     note_leftovers(f, v, "vision_config")
     f.silent("force_image_size", "video_pruning_rate", "video_temporal_patch_size", "image_token_id",
-             "video_token_id", "audio_token_id", *_COMMON)
-    f.notes.append(_NOT_RUN.format(what="vision tower", input="an image or a video", n="N_img"))
+             "video_token_id", "audio_token_id", *COMMON)
+    f.notes.append(NOT_RUN.format(what="vision tower", input="an image or a video", n="N_img"))
     return "nemotron_h_omni", flags, sizes
 
 

@@ -23,6 +23,14 @@ module paths:
   q/k/v with qkv_bias, o_proj with a bias; the layer scales lambda1 of d_v twice; fc1/fc2 with
   biases, or gate/up/down with biases for a SwiGLU MLP); vision_final_layernorm where built; the
   projector (an RMSNorm of its input width, linear_1 and linear_2 without biases).
+- ``janus`` (``JanusModel``'s modules beside the decoder): the vision tower (patch Conv2d with bias,
+  a position table, L_v layers of LayerNorms, q/k/v with attention_bias, projection_layer with a
+  bias, optional Q/K LayerNorms of d_v, fc1/fc2 with biases; post_layernorm), the aligner
+  (Linear(d_v, w) then depth - 1 Linear(w, w), biases); the VQ-VAE (its encoder and decoder as one
+  block each, counted from vq_config by ``families/janus.py``; the codebook; the 1×1 quant_conv
+  and post_quant_conv with biases); generation_embeddings (codes × code width),
+  generation_aligner (Linear(code width, p) then Linear(p, p)s) and generation_head (proj_out,
+  vision_head onto the codebook, biases).
 """
 
 from __future__ import annotations
@@ -181,7 +189,48 @@ def _radio(g, flags):
     return N_img, "an image or a video", "vision tower"
 
 
-_TOWERS = {"ovis2": _ovis2, "fun_asr_nano": _fun_asr_nano, "omniasr": _omniasr, "radio": _radio}
+def _mlp(g, path, n_in, width, depth):
+    """Janus's aligners: Linear(n_in, width), then depth - 1 Linear(width, width), biases."""
+    _linear(g, f"{path}/fc1", n_in, width, True)
+    if depth > 1:
+        with g.repeat(f"{path}/hidden_layers", depth - 1, label="aligner layer (held)", role=R.STACK, length=_ONE):
+            _linear(g, "linear", width, width, True)
+
+
+def _janus(g, flags):
+    t = "vision_model"
+    _linear(g, f"{t}/embeddings/patch_embedding", C_img * P_patch ** 2, d_v, True, "patches (Conv2d P×P)")
+    _held(g, f"{t}/embeddings/position_embedding", ops.Embedding(_int(flags, "janus_positions"), d_v), d_v,
+          "positions")
+    with g.repeat(f"{t}/encoder/layers", L_v, label="vision layer (held)", role=R.STACK, length=_ONE):
+        for n in ("q_proj", "k_proj", "v_proj"):
+            _linear(g, f"self_attn/{n}", d_v, d_v, bool(flags["janus_qkv_bias"]))
+        _linear(g, "self_attn/projection_layer", d_v, d_v, True)
+        if flags["janus_qk_norm"]:
+            _norm(g, "self_attn/q_norm", d_v)
+            _norm(g, "self_attn/k_norm", d_v)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+        _norm(g, "layer_norm1", d_v)
+        _norm(g, "layer_norm2", d_v)
+    _norm(g, f"{t}/post_layernorm", d_v)
+    _mlp(g, "aligner", d_v, _int(flags, "janus_aligner_width"), _int(flags, "janus_aligner_depth"))
+    for part in ("encoder", "decoder"):
+        _vector(g, f"vqmodel/{part}", _int(flags, f"vq_{part}_params"), f"VQ-VAE {part}: convolutions, GroupNorms "
+                "and attention blocks, counted from vq_config")
+    codes, dim, latent = _int(flags, "vq_codes"), _int(flags, "vq_code_dim"), _int(flags, "vq_latent")
+    _held(g, "vqmodel/quantize/embedding", ops.Embedding(codes, dim), dim, "codebook")
+    _linear(g, "vqmodel/quant_conv", latent, dim, True, "quant_conv (1×1)")
+    _linear(g, "vqmodel/post_quant_conv", dim, latent, True, "post_quant_conv (1×1)")
+    _held(g, "generation_embeddings", ops.Embedding(codes, dim), dim, "generation embeddings")
+    p = _int(flags, "vq_projection")
+    _mlp(g, "generation_aligner", dim, p, _int(flags, "vq_aligner_depth"))
+    _linear(g, "generation_head/proj_out", _int(flags, "vq_token_dim"), p, True)
+    _linear(g, "generation_head/vision_head", p, codes, True)
+    return N_img, "an image", "vision tower, image tokenizer and generation head"
+
+
+_TOWERS = {"janus": _janus, "ovis2": _ovis2, "fun_asr_nano": _fun_asr_nano, "omniasr": _omniasr, "radio": _radio}
 
 
 def build(flags, bound, name, text, kind):
