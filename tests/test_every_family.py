@@ -187,7 +187,7 @@ def test_every_registered_family_is_covered():
                                     # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # a decoder beside a held vision or audio tower: tests/test_held_towers.py
-                                    "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni"}
+                                    "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus"}
 
 
 _MODELS: dict[str, object] = {}

@@ -1,6 +1,7 @@
-"""Ovis2, OmniASR, Fun-ASR-Nano and Nemotron 3 Nano Omni read as a text decoder beside a held tower
+"""Ovis2, OmniASR, Fun-ASR-Nano, Nemotron 3 Nano Omni and Janus read as a text decoder beside a held tower
 (``symgpt/families/held_towers.py``): on tiny non-default configurations (a hidden stride of 2 and
-biases on, a feature encoder without biases, one timestamp layer, a SwiGLU RADIO tower), the parameter count against
+biases on, a feature encoder without biases, one timestamp layer, a SwiGLU RADIO tower, a
+two-level VQ-VAE with a doubled latent), the parameter count against
 transformers' own model (the tower's share apart), the forward over token ids against
 ``FlopCounterMode`` on CPU; an image or an audio clip is refused in one line."""
 
@@ -57,6 +58,15 @@ CASES = {
                                            "patch_size": 4, "max_img_size": 32, "num_registers": 2, "mlp_ratio": 3.0,
                                            "use_swiglu_ffn": True, "qkv_bias": False, "video_temporal_patch_size": 3},
                          "video_temporal_patch_size": 3, "vision_hidden_size": 32, "projector_hidden_size": 40}),
+    "janus": ("JanusConfig", "JanusForConditionalGeneration", "N_img",
+              {"text_config": _LLAMA, "tie_word_embeddings": False,
+               "vision_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32,
+                                 "patch_size": 8, "mlp_ratio": 2.0, "attention_bias": False, "use_qk_norm": True,
+                                 "projection_dim": 48, "depth": 3},
+               "vq_config": {"base_channels": 32, "channel_multiplier": [1, 2, 2], "num_res_blocks": 1,
+                             "latent_channels": 16, "embed_dim": 4, "num_embeddings": 40, "double_latent": True,
+                             "projection_dim": 24, "num_hidden_layers": 1, "image_token_embed_dim": 64,
+                             "out_channels": 2}}),
 }
 
 
@@ -92,7 +102,7 @@ def test_params_and_text_flops_on_cpu(tmp_path, model_type):
     # the tower and projector: every parameter outside the text model and its head
     held = sum(v for p, v in m.quantity("params").values().items()
                if p.startswith(("vision_tower/", "visual_embeddings_table", "audio_tower/", "multi_modal_projector",
-                                "vision_model/")))
+                                "vision_model/", "aligner", "vqmodel/", "generation_")))
     assert held == sum(p.numel() for n, p in model.named_parameters()
                        if not n.startswith(("model.language_model.", "lm_head.", "language_model.")))
     ids = torch.randint(0, 200, (2, 10))

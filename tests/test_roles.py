@@ -49,7 +49,7 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # a decoder of another family beside a held vision or audio tower (tests/test_held_towers.py)
-          "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni"}
+          "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it
