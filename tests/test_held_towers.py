@@ -133,3 +133,31 @@ def test_omniasr_uneven_feature_encoder_refused():
     cfg["audio_config"] = {**cfg["audio_config"], "conv_dim": [512, 256, 256, 256, 256, 256, 256]}
     with pytest.raises(SymgptError, match="conv_dim entries differ"):
         from_config(cfg, "o")
+
+
+_ONE_LAYER = {"model_type": "qwen3", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+              "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16}
+
+
+@pytest.mark.parametrize("model_type,fields", [
+    # one encoder layer, no adaptor layers; more timestamp layers than layers (one final LayerNorm)
+    ("fun_asr_nano", {"text_config": _ONE_LAYER, "adaptor_config": {"hidden_size": 64, "intermediate_size": 16, "num_hidden_layers": 0},
+                      "audio_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1,
+                                       "num_attention_heads": 4, "num_timestamp_prediction_layers": 0}}),
+    ("fun_asr_nano", {"text_config": _ONE_LAYER, "adaptor_config": {"hidden_size": 64, "intermediate_size": 16, "num_hidden_layers": 0},
+                      "audio_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3,
+                                       "num_attention_heads": 4, "num_timestamp_prediction_layers": 5}}),
+    # a feature encoder of one convolution
+    ("omniasr", {"text_config": {**_ONE_LAYER, "model_type": "llama"},
+                 "audio_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1,
+                                  "num_attention_heads": 4, "conv_dim": [16], "conv_kernel": [4], "conv_stride": [2],
+                                  "num_conv_pos_embeddings": 4, "num_conv_pos_embedding_groups": 2}}),
+], ids=["fun_asr_one_layer", "fun_asr_more_timestamp_layers", "omniasr_one_conv"])
+def test_edge_shapes_on_meta(model_type, fields):
+    config_cls, cls, _, _ = CASES[model_type]
+    module = importlib.import_module(f"transformers.models.{model_type}")
+    config = getattr(module, config_cls)(**fields)
+    with torch.device("meta"):
+        model = getattr(module, cls)(config)
+    cfg = {**json.loads(config.to_json_string(use_diff=False)), "architectures": [cls]}
+    assert from_config(cfg, "e").params.value == sum(p.numel() for p in model.parameters())
