@@ -161,3 +161,36 @@ def test_edge_shapes_on_meta(model_type, fields):
         model = getattr(module, cls)(config)
     cfg = {**json.loads(config.to_json_string(use_diff=False)), "architectures": [cls]}
     assert from_config(cfg, "e").params.value == sum(p.numel() for p in model.parameters())
+
+
+def test_janus_tower_priced_per_image_on_cpu(tmp_path):
+    # the aligner as wide as the decoder: the vision tower and aligner run on the image (32×32 pixels in
+    # 8×8 patches: 16 image tokens); the VQ-VAE and the generation modules stay held
+    module = importlib.import_module("transformers.models.janus")
+    fields = {**CASES["janus"][3], "image_token_id": 5}
+    fields["vision_config"] = {**fields["vision_config"], "projection_dim": 64, "use_qk_norm": False,
+                               "attention_bias": True}
+    config = module.JanusConfig(**fields)
+    torch.manual_seed(0)
+    model = module.JanusForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+    path = _write(tmp_path, "JanusForConditionalGeneration", config)
+    m = symgpt.load(path)
+    assert m.flags["janus_run"] and m.params == sum(p.numel() for p in model.parameters())
+    ids = torch.tensor([[2] + [5] * 16 + [9, 10, 11]])
+    T = ids.shape[1]
+
+    def flops(**inputs):
+        with FlopCounterMode(display=False) as fcm, torch.no_grad():
+            model(use_cache=False, **inputs)
+        return fcm.get_total_flops()
+
+    with_image, text_only = flops(input_ids=ids, pixel_values=torch.rand(1, 3, 32, 32)), flops(input_ids=ids)
+    m0, m1 = symgpt.load(path, B=1, T=T), symgpt.load(path, B=1, T=T, N_img=1)
+    assert m0.quantity("flops.forward") == text_only
+    assert int(m1.quantity("flops.forward")) - int(m0.quantity("flops.forward")) == with_image - text_only
+    # the tower runs in the prefill, once per image; a decode step runs the decoder alone
+    assert int(m1.quantity("inference.prefill.flops")) - int(m0.quantity("inference.prefill.flops")) == \
+        with_image - text_only
+    assert int(m1.quantity("inference.decode.flops")) == int(m0.quantity("inference.decode.flops"))
+    with pytest.raises(SymgptError, match="T must count the N_img images' tokens"):
+        symgpt.load(path, B=1, T=10, N_img=1).quantity("flops.forward").value

@@ -93,12 +93,13 @@ def _extend(table, added: dict):
     return {**table, **added}
 
 
-def held_family(name, description, text: Family, kind, sizes, added, help_):
-    """*text*'s family with a held tower *kind* (``blocks/held_towers.py``) and its flags *added*."""
+def held_family(name, description, text: Family, kind, sizes, added, help_, choices=None):
+    """*text*'s family with a held tower *kind* (``blocks/held_towers.py``), its flags *added* (and
+    their *choices*, for flags that name one)."""
     return Family(name=name, description=description + " (held: a forward over token ids runs none of it)",
                   flags=_extend(text.flags, added), sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
                   build=partial(BUILD, name=name, text=text.build, kind=kind),
-                  flag_help=_extend(text.flag_help, help_), choices=_extend(text.choices, {}))
+                  flag_help=_extend(text.flag_help, help_), choices=_extend(text.choices, choices or {}))
 
 
 FAMILIES = (

@@ -12,15 +12,22 @@ The VQ-VAE's encoder and decoder are counted from vq_config (their shapes:
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
+
 from ..core.errors import SymgptError
+from ..core.lazy import Ref
 from .fields import Fields, Reader, note_leftovers, sub_fields
 from .held_towers import COMMON, NOT_RUN, VISION_SIZES, held_family, read_text
 from .llama import FAMILIES as _LLAMA, READERS as _LLAMA_READERS
 
-_FLAGS = {"janus_positions": 576, "janus_qkv_bias": True, "janus_qk_norm": False, "janus_aligner_width": 2048,
+_FLAGS = {"janus_run": False, "janus_activation": "gelu", "janus_positions": 576, "janus_qkv_bias": True, "janus_qk_norm": False, "janus_aligner_width": 2048,
           "janus_aligner_depth": 2, "vq_encoder_params": 29298176, "vq_decoder_params": 42449795, "vq_codes": 16384,
           "vq_code_dim": 8, "vq_latent": 256, "vq_projection": 2048, "vq_aligner_depth": 2, "vq_token_dim": 2048}
-_HELP = {"janus_positions": "rows of the vision tower's position table ((image_size / P)²)",
+_HELP = {"janus_run": "the vision tower and aligner run on N_img images (the aligner's width is the decoder's, "
+                      "no Q/K norms); false: held, N_img must be 0",
+         "janus_activation": "the vision MLP's and the aligner's activation (vision_config.hidden_act)",
+         "janus_positions": "rows of the vision tower's position table ((image_size / P)²)",
          "janus_qkv_bias": "the vision tower's q/k/v projections have biases (attention_bias)",
          "janus_qk_norm": "LayerNorms of d_v on the vision tower's queries and keys (use_qk_norm)",
          "janus_aligner_width": "the aligner MLP's width (vision_config.projection_dim)",
@@ -33,8 +40,12 @@ _HELP = {"janus_positions": "rows of the vision tower's position table ((image_s
          "vq_aligner_depth": "the generation aligner's linears (vq_config.num_hidden_layers)",
          "vq_token_dim": "the generation head's input width (image_token_embed_dim)"}
 
-FAMILIES = (held_family("janus", "Janus: a LLaMA decoder, a SigLIP-style understanding tower, a VQ-VAE image "
-                        "tokenizer and image-generation modules", _LLAMA[0], "janus", VISION_SIZES, _FLAGS, _HELP),)
+_HELD = held_family("janus", "Janus: a LLaMA decoder, a SigLIP-style understanding tower, a VQ-VAE image "
+                    "tokenizer and image-generation modules", _LLAMA[0], "janus", VISION_SIZES + ("S_img", "h_v"),
+                    _FLAGS, _HELP, {"janus_activation": ("gelu", "gelu_tanh", "gelu_new", "silu", "relu")})
+FAMILIES = (replace(_HELD, description=_HELD.description.replace(" (held: a forward over token ids runs none of it)",
+                                                                 "; the tower priced per image where janus_run"),
+                    build=partial(Ref("symgpt.families.blocks.janus", "build"), name="janus", text=_LLAMA[0].build)),)
 
 
 def _resnet(c_in: int, c_out: int) -> int:
@@ -121,13 +132,25 @@ def read(f: Fields):
     flags.update(janus_positions=side * side, janus_qkv_bias=v.bool("attention_bias", True),
                  janus_qk_norm=v.bool("use_qk_norm", False), janus_aligner_width=v.int("projection_dim", 2048),
                  janus_aligner_depth=v.int("depth", 2))
+    flags["janus_activation"] = v.activation("hidden_act", "gelu")
+    if flags["janus_activation"] not in ("gelu", "gelu_tanh", "gelu_new", "silu", "relu"):
+        raise SymgptError(f"{v.where}: hidden_act {v.cfg.get('hidden_act')!r} is not modelled for Janus's tower")
+    sizes.update(S_img=v.int("image_size", 384), h_v=heads)
+    # the tower runs on images where the aligner's output is the decoder's width and no Q/K norm is built
+    flags["janus_run"] = flags["janus_aligner_width"] == sizes["d"] and not flags["janus_qk_norm"]
     v.silent("num_image_tokens", "hidden_dropout_rate", "projection_dropout", *COMMON)
     note_leftovers(f, v, "vision_config")
     _vq(f, flags)
     flags["tied"] = f.bool("tie_word_embeddings", True)  # JanusForConditionalGeneration's _tied_weights_keys
     f.silent("image_token_id", *COMMON)
-    f.notes.append(NOT_RUN.format(what="vision tower, image tokenizer or generation head", input="an image",
-                                  n="N_img"))
+    if flags["janus_run"]:
+        f.notes.append("the vision tower and aligner run on N_img images of S_img × S_img pixels, (S_img/P_patch)² "
+                       "tokens each, counted in T; the VQ-VAE image tokenizer and the generation modules never run "
+                       "in this forward: their parameters are counted, held")
+    else:
+        f.notes.append(NOT_RUN.format(what="vision tower, image tokenizer or generation head", input="an image",
+                                      n="N_img") + "; the aligner's width differs from the decoder's or the tower "
+                       "has Q/K norms")
     return "janus", flags, sizes
 
 

@@ -215,6 +215,12 @@ def _janus(g, flags):
         _norm(g, "layer_norm2", d_v)
     _norm(g, f"{t}/post_layernorm", d_v)
     _mlp(g, "aligner", d_v, _int(flags, "janus_aligner_width"), _int(flags, "janus_aligner_depth"))
+    janus_generation(g, flags)
+    return N_img, "an image", "vision tower"
+
+
+def janus_generation(g, flags):
+    """Janus's image tokenizer and generation modules, which no forward of the understanding path runs."""
     for part in ("encoder", "decoder"):
         _vector(g, f"vqmodel/{part}", _int(flags, f"vq_{part}_params"), f"VQ-VAE {part}: convolutions, GroupNorms "
                 "and attention blocks, counted from vq_config")
@@ -227,7 +233,6 @@ def _janus(g, flags):
     _mlp(g, "generation_aligner", dim, p, _int(flags, "vq_aligner_depth"))
     _linear(g, "generation_head/proj_out", _int(flags, "vq_token_dim"), p, True)
     _linear(g, "generation_head/vision_head", p, codes, True)
-    return N_img, "an image", "vision tower, image tokenizer and generation head"
 
 
 _TOWERS = {"janus": _janus, "ovis2": _ovis2, "fun_asr_nano": _fun_asr_nano, "omniasr": _omniasr, "radio": _radio}
