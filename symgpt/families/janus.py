@@ -4,7 +4,10 @@ the understanding tower (``JanusVisionModel``: a SigLIP-style ViT with LayerNorm
 aligner MLP, the image tokenizer (``JanusVQVAE``: a convolutional encoder and decoder, a codebook,
 the 1×1 quant and post-quant convolutions) and the generation modules (``generation_embeddings``,
 ``generation_aligner``, ``generation_head``). The head is tied to the token embedding by the top
-level's tie_word_embeddings (``_tied_weights_keys``).
+level's tie_word_embeddings (``_tied_weights_keys``). Where the aligner's width is the decoder's
+and the tower has no Q/K norms (``janus_run``), the tower and aligner are priced per image instead
+(``blocks/janus.py``); the default configuration's aligner (2048) is narrower than its decoder
+(4096), so it is held there.
 
 The VQ-VAE's encoder and decoder are counted from vq_config (their shapes:
 ``JanusVQVAEEncoder`` and ``JanusVQVAEDecoder``), each held as one block of parameters.
