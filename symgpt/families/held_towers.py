@@ -86,20 +86,19 @@ _RADIO_HELP = {"radio_positions": "rows of RADIO's position table ((max_img_size
                "omni_vision_width": "the width of that LayerNorm (vision_hidden_size)"}
 
 
-def _extend(table, added: dict):
+def extend(table, added: dict):
     """A text family's table (flags, help or choices) with the tower's keys added after it."""
     if isinstance(table, Extended):
         return Extended(table.base, table.changes, {**table.added, **added})
     return {**table, **added}
 
 
-def held_family(name, description, text: Family, kind, sizes, added, help_, choices=None):
-    """*text*'s family with a held tower *kind* (``blocks/held_towers.py``), its flags *added* (and
-    their *choices*, for flags that name one)."""
+def held_family(name, description, text: Family, kind, sizes, added, help_):
+    """*text*'s family with a held tower *kind* (``blocks/held_towers.py``) and its flags *added*."""
     return Family(name=name, description=description + " (held: a forward over token ids runs none of it)",
-                  flags=_extend(text.flags, added), sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
+                  flags=extend(text.flags, added), sizes=tuple(text.sizes) + sizes, optional=tuple(text.optional),
                   build=partial(BUILD, name=name, text=text.build, kind=kind),
-                  flag_help=_extend(text.flag_help, help_), choices=_extend(text.choices, choices or {}))
+                  flag_help=extend(text.flag_help, help_), choices=extend(text.choices, {}))
 
 
 FAMILIES = (

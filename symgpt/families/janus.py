@@ -15,13 +15,13 @@ The VQ-VAE's encoder and decoder are counted from vq_config (their shapes:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .fields import Fields, Reader, note_leftovers, sub_fields
-from .held_towers import COMMON, NOT_RUN, VISION_SIZES, held_family, read_text
+from .base import Family
+from .held_towers import COMMON, NOT_RUN, VISION_SIZES, extend, read_text
 from .llama import FAMILIES as _LLAMA, READERS as _LLAMA_READERS
 
 _FLAGS = {"janus_run": False, "janus_activation": "gelu", "janus_positions": 576, "janus_qkv_bias": True, "janus_qk_norm": False, "janus_aligner_width": 2048,
@@ -43,12 +43,16 @@ _HELP = {"janus_run": "the vision tower and aligner run on N_img images (the ali
          "vq_aligner_depth": "the generation aligner's linears (vq_config.num_hidden_layers)",
          "vq_token_dim": "the generation head's input width (image_token_embed_dim)"}
 
-_HELD = held_family("janus", "Janus: a LLaMA decoder, a SigLIP-style understanding tower, a VQ-VAE image "
-                    "tokenizer and image-generation modules", _LLAMA[0], "janus", VISION_SIZES + ("S_img", "h_v"),
-                    _FLAGS, _HELP, {"janus_activation": ("gelu", "gelu_tanh", "gelu_new", "silu", "relu")})
-FAMILIES = (replace(_HELD, description=_HELD.description.replace(" (held: a forward over token ids runs none of it)",
-                                                                 "; the tower priced per image where janus_run"),
-                    build=partial(Ref("symgpt.families.blocks.janus", "build"), name="janus", text=_LLAMA[0].build)),)
+_TEXT = _LLAMA[0]
+FAMILIES = (Family(name="janus", description="Janus: a LLaMA decoder, a SigLIP-style understanding tower, a VQ-VAE "
+                   "image tokenizer and image-generation modules (held: a forward over token ids runs none of them; "
+                   "the tower priced per image where janus_run)",
+                   flags=extend(_TEXT.flags, _FLAGS), sizes=tuple(_TEXT.sizes) + VISION_SIZES + ("S_img", "h_v"),
+                   optional=tuple(_TEXT.optional),
+                   build=partial(Ref("symgpt.families.blocks.janus", "build"), name="janus", text=_TEXT.build),
+                   flag_help=extend(_TEXT.flag_help, _HELP),
+                   choices=extend(_TEXT.choices, {"janus_activation": ("gelu", "gelu_tanh", "gelu_new", "silu",
+                                                                       "relu")})),)
 
 
 def _resnet(c_in: int, c_out: int) -> int:
