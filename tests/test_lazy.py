@@ -55,13 +55,15 @@ def test_every_preset_names_a_family_and_every_reader_a_family_it_declares():
     for ref, names in MODULES:
         for model_type, r in ref.get().READERS.items():
             assert r.architectures, model_type                    # each reader says what it counts
-            # (BertGenerationDecoder: transformers' causal-LM class of bert-generation)
+            # (BertGenerationDecoder: transformers' causal-LM class of bert-generation; NemotronH_Omni_Reasoning_V3:
+            # the image-text-to-text class of nemotron_h_omni)
             assert all(a.endswith(("ForCausalLM", "LMHeadModel", "ForMaskedLM", "Model", "ForConditionalGeneration",
                                    "ForImageClassification")) or a == "BertGenerationDecoder"
                        # (IDEFICS's and Evolla's generation classes: ForVisionText2Text, ForProteinText2Text)
                        or a in ("IdeficsForVisionText2Text", "EvollaForProteinText2Text")
                        # (speech-to-text classes of SpeechT5 and SeamlessM4T: ForSpeechToText)
                        or a.endswith("ForSpeechToText")
+                       or a == "NemotronH_Omni_Reasoning_V3"
                        for a in r.architectures), model_type
 
 

@@ -59,7 +59,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           "kyutai_speech_to_text",
           # IDEFICS, Evolla: cross-attention layers held beside the decoder, a stack of their own;
           # PP-FormulaNet, T5Gemma 2: a decoder beside a held encoder (tests/test_vlm_held.py)
-          "idefics", "evolla", "pp_formulanet", "t5gemma2"}
+          "idefics", "evolla", "pp_formulanet", "t5gemma2",
+          # a decoder of another family beside a held vision or audio tower (tests/test_held_towers.py)
+          "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -10,7 +10,11 @@ import pytest
 import symgpt
 from symgpt.families import readers
 from symgpt.families.unmodelled import NOT_MODELLED
+from vlm_zoo_coverage import CONFIG_DIR as VLM_CONFIG_DIR
 from zoo_coverage import CONFIG_DIR, read_table
+
+#: transformers' own configurations: the causal-LM zoo's, then the image-text-to-text and speech ones
+CONFIGS = sorted(CONFIG_DIR.glob("*.json")) + sorted(VLM_CONFIG_DIR.glob("*.json"))
 
 
 def test_the_list_and_the_readers_never_overlap():
@@ -19,7 +23,7 @@ def test_the_list_and_the_readers_never_overlap():
 
 def _config_of(model_type):
     """The zoo configuration whose (text) model_type is *model_type*."""
-    for path in sorted(CONFIG_DIR.glob("*.json")):
+    for path in CONFIGS:
         if json.loads(path.read_text()).get("model_type") == model_type:
             return path
     return None
@@ -27,7 +31,7 @@ def _config_of(model_type):
 
 def test_every_listed_type_is_one_transformers_ships():
     table = read_table()
-    shipped = {json.loads(p.read_text()).get("model_type") for p in CONFIG_DIR.glob("*.json")}
+    shipped = {json.loads(p.read_text()).get("model_type") for p in CONFIGS}
     assert set(NOT_MODELLED) <= shipped, sorted(set(NOT_MODELLED) - shipped)
     assert table  # the table these configurations were written with
 

@@ -206,6 +206,9 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.kosmos2_5"), ("kosmos-2.5",)),
     (Ref("symgpt.families.pp_formulanet"), ("pp_formulanet",)),
     (Ref("symgpt.families.t5gemma2"), ("t5gemma2",)),
+    # --- a decoder of another family with a held vision or audio tower: Ovis2, OmniASR, Fun-ASR-Nano, Nemotron Omni ---
+    (Ref("symgpt.families.held_towers"), ("ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni")),
+    (Ref("symgpt.families.janus"), ("janus",)),
 )
 
 #: built-in family name -> its module's reference

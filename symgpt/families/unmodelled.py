@@ -30,4 +30,7 @@ NOT_MODELLED: dict[str, str] = {
     "phi4_multimodal": _TOWER, "moss_transcribe_diarize": _TOWER,
     "moshi": "an audio language model's depth decoder over audio codebooks",
     "blt": "byte-level local encoder and decoder and a patcher around the global transformer",
+    # image-text-to-text types (their configurations: tests/configs/vlm_zoo/)
+    "pi0": "a flow-matching action expert (a second Gemma decoder over the action chunk, reading PaliGemma's "
+           "image-and-text prefix cache): its forward takes images, robot state and noise, never token ids alone",
 }
