@@ -1,0 +1,61 @@
+"""More held vision towers beside a text decoder of another family, for ``families/vlm_held.py``
+(the machinery and the first towers: ``blocks/vlm_towers.py``).
+
+- ``minimax_m3`` (MiniMax-M3-VL; transformers' ``MiniMaxM3VLVisionModel`` and
+  ``MiniMaxM3VLMultiModalProjector``): Conv3d patches without bias (C_img·t_p·P²·d_v), a
+  LayerNorm ``pre_layrnorm``, L_v CLIP-style layers (LayerNorms layer_norm1, layer_norm2; q, k, v,
+  out projections with biases; an MLP fc1 d_v -> d_ff_v -> d_v with biases), no position table (a
+  3-D rotary) and no final norm; the projector maps each patch d_v -> f_p -> d (linear_1,
+  linear_2), then m×m of them merged m²·d -> f_p -> d (merge_linear_1, merge_linear_2), biases on
+  all four, f_p = projector_hidden_size.
+
+The image count N_img must be 0: the cost of an image through these towers is not modelled.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ...core.errors import SymgptError
+from ...core.symbols import C_img, L_v, N_img, P_patch, d, d_ff_v, d_v
+from ... import ops
+from ...graph import roles as R
+from ...graph.arch import Builder
+from .vlm_towers import _TOWERS, _audio, _held, _linear
+
+
+def _minimax_m3(g, flags, m, out):
+    tp = sympy.Integer(flags["tower_temporal_patch"])
+    _linear(g, "visual/embeddings/proj", C_img * tp * P_patch ** 2, d_v, False, "patches (Conv3d t_p×P×P, no bias)")
+    _held(g, "visual/pre_layrnorm", ops.LayerNorm(d_v), d_v, "pre LayerNorm")
+    with g.repeat("visual/layers", L_v, label="vision layer (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("layer_norm1", "layer_norm2"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            _linear(g, f"self_attn/{n}", d_v, d_v, True)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+    ff = sympy.Integer(flags["tower_projector_ff"])
+    _linear(g, "projector/linear_1", d_v, ff, True)
+    _linear(g, "projector/linear_2", ff, d, True)
+    _linear(g, "projector/merge_linear_1", m * m * d, ff, True)
+    _linear(g, "projector/merge_linear_2", ff, d, True)
+
+
+TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3}
+
+
+def build(flags, bound, name, text):
+    """The decoder built by *text* (its family's builder), with the held tower of ``flags["tower"]``."""
+    for key in ("tower_temporal_patch", "tower_merge", "tower_out", "tower_heads", "tower_projector_ff"):
+        if not isinstance(flags.get(key), int) or isinstance(flags[key], bool) or flags[key] < 1:
+            raise SymgptError(f"flag {key} must be a positive integer, got {flags.get(key)!r}")
+    arch = text(flags, bound, name=name)
+    g = Builder(arch.name, declared_roles=True)
+    g.graph, g.groups, g.order, g.constraints = arch.graph, dict(arch.groups), list(arch.order), list(arch.constraints)
+    TOWERS[flags["tower"]](g, flags, sympy.Integer(flags["tower_merge"]), sympy.Integer(flags["tower_out"]))
+    if flags.get("audio_layers"):
+        _audio(g, flags, sympy.Integer(flags["tower_out"]))
+    g.require("le", N_img, "the cost of an image is not modelled for this vision tower: N_img must be 0 (the forward "
+              "over token ids)", id="images_not_modelled")
+    return g.build(output=arch.output, loss=arch.loss, flags=arch.flags)

@@ -1,0 +1,70 @@
+"""More vision--language models read as a text decoder of a family symgpt already builds and a held
+vision tower (the machinery of ``vlm_towers.py``; these towers: ``blocks/vlm_held.py``).
+
+- MiniMax-M3-VL (MiniMax; transformers' ``MiniMaxM3SparseForConditionalGeneration``): MiniMax-M3's
+  language model (``minimax_m3_vl_text``, ``minimax_m3.py``), a CLIP-style tower with Conv3d
+  patches and a 3-D rotary (``MiniMaxM3VLVisionModel``) and a two-stage projector
+  (``MiniMaxM3VLMultiModalProjector``: each patch d_v -> f_p -> d, then m×m patches merged
+  m²·d -> f_p -> d, f_p = projector_hidden_size).
+
+Images per sequence are the size N_img, read as 0 (N_img > 0 is refused in one line).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..core.lazy import Ref
+from .base import Family
+from .fields import Fields, Reader
+from .minimax_m3 import FAMILIES as _MINIMAX_M3
+from .vlm_towers import _HELD, TOWER_CHOICES, TOWER_HELP, _extend, _family as _tower_family, _read, _text
+
+BUILD = Ref("symgpt.families.blocks.vlm_held", "build")
+
+_TOWERS = ("minimax_m3",)
+_ADDED = {"tower_projector_ff": None}
+_HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel)",
+         "tower_projector_ff": "the width f_p of the projector's hidden layers (projector_hidden_size)"}
+
+
+def _family(name: str, description: str, text: Family, tower: str, **defaults) -> Family:
+    base = _tower_family(name, description, text, tower, **defaults)
+    return Family(name=name, description=description,
+                  flags=_extend(base.flags, {**_ADDED, **{k: v for k, v in defaults.items() if k in _ADDED}}),
+                  sizes=base.sizes, optional=base.optional, build=partial(BUILD, name=name, text=text.build),
+                  flag_help=_extend(base.flag_help, _HELP),
+                  choices=_extend(base.choices, {"tower": TOWER_CHOICES["tower"] + _TOWERS}))
+
+
+FAMILIES = (
+    _family("minimax_m3_vl", "MiniMax-M3-VL: MiniMax-M3's MoE decoder with a CLIP-style Conv3d tower and a "
+            "two-stage merging projector" + _HELD, _text(_MINIMAX_M3, "minimax_m3_vl_text"), "minimax_m3",
+            tower_temporal_patch=2, tower_out=6144, tower_heads=16, tower_projector_ff=6144),
+)
+
+
+def _minimax_m3_tower(v: Fields, flags: dict, sizes: dict) -> None:
+    """MiniMaxM3VLVisionConfig (image_size changes no count: the positions are a rotary)."""
+    sizes.update(d_v=v.int("hidden_size", 1280), L_v=v.int("num_hidden_layers", 32),
+                 d_ff_v=v.int("intermediate_size", 5120), P_patch=v.int("patch_size", 14),
+                 C_img=v.int("num_channels", 3))
+    flags.update(tower_temporal_patch=v.int("temporal_patch_size", 2), tower_merge=v.int("spatial_merge_size", 2),
+                 tower_heads=v.int("num_attention_heads", 16), tower_positions=None)
+    v.silent("image_size", "layer_norm_eps")
+
+
+def _read_minimax_m3(f: Fields):
+    family, flags, sizes = _read(f, "minimax_m3_vl", "minimax_m3_vl_text", _minimax_m3_tower,
+                                 text_type="minimax_m3_vl_text", tie=(False, True))
+    flags["tower_projector_ff"] = f.int("projector_hidden_size", 6144)
+    flags["tower_out"] = sizes["d"]
+    f.silent("merged_hidden_size", "image_token_index", "video_token_index")
+    return family, flags, sizes
+
+
+READERS = {
+    "minimax_m3_vl": Reader(_read_minimax_m3, ("MiniMaxM3SparseForConditionalGeneration",)),
+}
+
+PRESETS: tuple = ()
