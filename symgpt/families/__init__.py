@@ -190,8 +190,8 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
-    # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL ---
-    (Ref("symgpt.families.vlm_held"), ("minimax_m3_vl",)),
+    # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL, Step3p7 ---
+    (Ref("symgpt.families.vlm_held"), ("minimax_m3_vl", "step3p7")),
 )
 
 #: built-in family name -> its module's reference

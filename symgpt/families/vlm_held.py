@@ -6,6 +6,9 @@ vision tower (the machinery of ``vlm_towers.py``; these towers: ``blocks/vlm_hel
   patches and a 3-D rotary (``MiniMaxM3VLVisionModel``) and a two-stage projector
   (``MiniMaxM3VLMultiModalProjector``: each patch d_v -> f_p -> d, then m×m patches merged
   m²·d -> f_p -> d, f_p = projector_hidden_size).
+- Step3p7 (StepFun; ``Step3p7ForConditionalGeneration``): Step 3.5's MoE decoder
+  (``step3p5_text.py``), a ViT-style tower with layer scales and two strided 3×3 convolutions
+  after it (``Step3p7VisionModel``: 16 patches into one token) and one linear projector.
 
 Images per sequence are the size N_img, read as 0 (N_img > 0 is refused in one line).
 """
@@ -16,15 +19,18 @@ from functools import partial
 
 from ..core.lazy import Ref
 from .base import Family
+from ..core.errors import SymgptError
 from .fields import Fields, Reader
 from .minimax_m3 import FAMILIES as _MINIMAX_M3
+from .step3p5_text import TEXT_FAMILY as _STEP3P5
 from .vlm_towers import _HELD, TOWER_CHOICES, TOWER_HELP, _extend, _family as _tower_family, _read, _text
 
 BUILD = Ref("symgpt.families.blocks.vlm_held", "build")
 
-_TOWERS = ("minimax_m3",)
-_ADDED = {"tower_projector_ff": None}
-_HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel)",
+_TOWERS = ("minimax_m3", "step3p7")
+_ADDED = {"tower_projector_ff": None, "tower_projector_bias": False}
+_HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel), step3p7 (Step3p7VisionModel)",
+         "tower_projector_bias": "the step3p7 projector has a bias (projector_bias)",
          "tower_projector_ff": "the width f_p of the projector's hidden layers (projector_hidden_size)"}
 
 
@@ -41,6 +47,9 @@ FAMILIES = (
     _family("minimax_m3_vl", "MiniMax-M3-VL: MiniMax-M3's MoE decoder with a CLIP-style Conv3d tower and a "
             "two-stage merging projector" + _HELD, _text(_MINIMAX_M3, "minimax_m3_vl_text"), "minimax_m3",
             tower_temporal_patch=2, tower_out=6144, tower_heads=16, tower_projector_ff=6144),
+    _family("step3p7", "Step3p7: Step 3.5's MoE decoder with a ViT-style tower, two strided convolutions and a "
+            "linear projector" + _HELD, _STEP3P5, "step3p7", tower_temporal_patch=1, tower_merge=4, tower_out=4096,
+            tower_heads=16, tower_positions=2704),
 )
 
 
@@ -63,8 +72,35 @@ def _read_minimax_m3(f: Fields):
     return family, flags, sizes
 
 
+def _step3p7_tower(v: Fields, flags: dict, sizes: dict) -> None:
+    """Step3p7VisionConfig: its aliases width, layers, heads; intermediate_size recomputed from
+    mlp_ratio as transformers does (int(hidden_size · mlp_ratio), a float product: the class's own
+    arithmetic, replayed to read the width it builds)."""
+    v.rename({"width": "hidden_size", "layers": "num_hidden_layers", "heads": "num_attention_heads"})
+    d_v = v.int("hidden_size", 1536)
+    ratio, _ = v.get("mlp_ratio", 8960 / 1536)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+        raise SymgptError(f"{v.where}: field 'mlp_ratio' must be a positive number")
+    v.silent("intermediate_size")  # transformers recomputes it from mlp_ratio
+    side = v.int("image_size", 728) // v.int("patch_size", 14)
+    sizes.update(d_v=d_v, L_v=v.int("num_hidden_layers", 47), d_ff_v=int(d_v * ratio), P_patch=v.int("patch_size", 14),
+                 C_img=v.int("num_channels", 3))
+    if sizes["d_ff_v"] < 1 or side < 1:
+        raise SymgptError(f"{v.where}: hidden_size · mlp_ratio and image_size / patch_size must be at least 1")
+    flags.update(tower_temporal_patch=1, tower_merge=4, tower_heads=v.int("num_attention_heads", 16),
+                 tower_positions=side * side)
+    v.silent("layer_norm_eps", "layer_scale_init_value", "max_position_embeddings", "ls_init_value")
+
+
+def _read_step3p7(f: Fields):
+    family, flags, sizes = _read(f, "step3p7", "step3p5", _step3p7_tower, text_type="step3p5", tie=(False, True))
+    flags.update(tower_out=sizes["d"], tower_projector_bias=f.bool("projector_bias", False))
+    return family, flags, sizes
+
+
 READERS = {
     "minimax_m3_vl": Reader(_read_minimax_m3, ("MiniMaxM3SparseForConditionalGeneration",)),
+    "step3p7": Reader(_read_step3p7, ("Step3p7ForConditionalGeneration",)),
 }
 
 PRESETS: tuple = ()

@@ -8,6 +8,12 @@
   3-D rotary) and no final norm; the projector maps each patch d_v -> f_p -> d (linear_1,
   linear_2), then m×m of them merged m²·d -> f_p -> d (merge_linear_1, merge_linear_2), biases on
   all four, f_p = projector_hidden_size.
+- ``step3p7`` (Step3p7; ``Step3p7VisionModel``): Conv2d patches without bias (C_img·P²·d_v), a
+  position table of (image_size/P)² rows, a LayerNorm ``pre_layernorm``, L_v layers (LayerNorms
+  layernorm_before, layernorm_after; q, k, v, out projections with biases; an MLP fc1, fc2 with
+  biases; two layer scales lambda_1, lambda_2 of d_v), then two strided 3×3 Conv2d with biases
+  (downsampler1 d_v -> 2·d_v, downsampler2 2·d_v -> 4·d_v) and the projector Linear(4·d_v, d)
+  (``multi_modal_projector``, a bias as projector_bias says).
 
 The image count N_img must be 0: the cost of an image through these towers is not modelled.
 """
@@ -35,6 +41,9 @@ def _minimax_m3(g, flags, m, out):
             _linear(g, f"self_attn/{n}", d_v, d_v, True)
         _linear(g, "mlp/fc1", d_v, d_ff_v, True)
         _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+    if not isinstance(flags.get("tower_projector_ff"), int) or isinstance(flags["tower_projector_ff"], bool) \
+            or flags["tower_projector_ff"] < 1:
+        raise SymgptError(f"flag tower_projector_ff must be a positive integer, got {flags.get('tower_projector_ff')!r}")
     ff = sympy.Integer(flags["tower_projector_ff"])
     _linear(g, "projector/linear_1", d_v, ff, True)
     _linear(g, "projector/linear_2", ff, d, True)
@@ -42,12 +51,31 @@ def _minimax_m3(g, flags, m, out):
     _linear(g, "projector/merge_linear_2", ff, d, True)
 
 
-TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3}
+def _step3p7(g, flags, m, out):
+    _linear(g, "visual/embeddings/patch_embedding", C_img * P_patch ** 2, d_v, False, "patches (Conv2d P×P, no bias)")
+    _held(g, "visual/embeddings/position_embedding", ops.Embedding(sympy.Integer(flags["tower_positions"]), d_v), d_v,
+          "positions")
+    _held(g, "visual/pre_layernorm", ops.LayerNorm(d_v), d_v, "pre LayerNorm")
+    with g.repeat("visual/layers", L_v, label="vision layer (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("layernorm_before", "layernorm_after"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            _linear(g, f"self_attn/{n}", d_v, d_v, True)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+        for n in ("lambda_1", "lambda_2"):
+            _held(g, n, ops.Embedding(sympy.Integer(1), d_v), d_v, f"{n} (layer scale)")
+    _linear(g, "visual/downsampler1", 9 * d_v, 2 * d_v, True, "downsampler1 (Conv2d 3×3, stride 2)")
+    _linear(g, "visual/downsampler2", 18 * d_v, 4 * d_v, True, "downsampler2 (Conv2d 3×3, stride 2)")
+    _linear(g, "projector/multi_modal_projector", 4 * d_v, d, bool(flags["tower_projector_bias"]))
+
+
+TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3, "step3p7": _step3p7}
 
 
 def build(flags, bound, name, text):
     """The decoder built by *text* (its family's builder), with the held tower of ``flags["tower"]``."""
-    for key in ("tower_temporal_patch", "tower_merge", "tower_out", "tower_heads", "tower_projector_ff"):
+    for key in ("tower_temporal_patch", "tower_merge", "tower_out", "tower_heads"):
         if not isinstance(flags.get(key), int) or isinstance(flags[key], bool) or flags[key] < 1:
             raise SymgptError(f"flag {key} must be a positive integer, got {flags.get(key)!r}")
     arch = text(flags, bound, name=name)
