@@ -187,7 +187,7 @@ def test_every_registered_family_is_covered():
                                     # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # more decoders beside a held vision tower: tests/test_vlm_held.py
-                                    "minimax_m3_vl"}
+                                    "minimax_m3_vl", "step3p7"}
 
 
 _MODELS: dict[str, object] = {}

@@ -19,6 +19,11 @@ _MINIMAX_M3_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 2
                     "max_position_embeddings": 256, "dense_intermediate_size": 40, "shared_intermediate_size": 32,
                     "num_local_experts": 8, "num_experts_per_tok": 2, "mlp_layer_types": ["dense", "sparse", "sparse"]}
 
+_STEP3P5_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 256,
+                 "moe_intermediate_size": 24, "n_routed_experts": 8, "num_experts_per_tok": 2, "share_expert_dim": 32,
+                 "mlp_layer_types": ["dense", "sparse", "sparse"], "sliding_window": 8}
+
 CASES = {
     # a dense first layer then experts, a 2-layer tower of width 32, a projector of width 40, 2×2 merged
     "minimax_m3_vl": ("MiniMaxM3VLConfig", "MiniMaxM3SparseForConditionalGeneration",
@@ -26,6 +31,12 @@ CASES = {
                        "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
                                          "num_attention_heads": 2, "patch_size": 4, "temporal_patch_size": 2},
                        "projector_hidden_size": 40}, ("model.vision_tower.", "model.multi_modal_projector.")),
+    # a dense first layer then experts with a shared one, a 2-layer tower of width 32 (MLP 1.5×), 16 positions
+    "step3p7": ("Step3p7Config", "Step3p7ForConditionalGeneration",
+                {"text_config": _STEP3P5_TEXT,
+                 "vision_config": {"hidden_size": 32, "mlp_ratio": 1.5, "num_hidden_layers": 2,
+                                   "num_attention_heads": 2, "image_size": 16, "patch_size": 4},
+                 "projector_bias": True}, ("model.vision_model.", "model.multi_modal_projector.")),
 }
 
 
