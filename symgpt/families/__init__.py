@@ -191,6 +191,7 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
     # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL, Step3p7 ---
+    (Ref("symgpt.families.step3p5_text"), ("step3p5",)),
     (Ref("symgpt.families.vlm_held"), ("minimax_m3_vl", "step3p7")),
 )
 

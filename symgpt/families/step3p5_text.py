@@ -99,3 +99,8 @@ def read(f: Fields):
 
 
 TEXT_READERS = {"step3p5": Reader(read, ())}
+
+# its config.json is read only as Step3p7's text_config (vlm_held.py): no reader of its own
+FAMILIES = (TEXT_FAMILY,)
+READERS: dict = {}
+PRESETS: tuple = ()
