@@ -190,7 +190,7 @@ def test_every_registered_family_is_covered():
                                     # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # more decoders beside a held vision tower: tests/test_vlm_held.py
-                                    "minimax_m3_vl", "step3p7"}
+                                    "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe"}
 
 
 _MODELS: dict[str, object] = {}

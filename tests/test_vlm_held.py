@@ -24,6 +24,12 @@ _STEP3P5_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, 
                  "moe_intermediate_size": 24, "n_routed_experts": 8, "num_experts_per_tok": 2, "share_expert_dim": 32,
                  "mlp_layer_types": ["dense", "sparse", "sparse"], "sliding_window": 8}
 
+_ERNIE_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256,
+               "mlp_layer_types": ["dense", "sparse", "sparse"], "moe_intermediate_size": [24, 16],
+               "moe_num_experts": 8, "moe_k": 2, "moe_num_shared_experts": 1,
+               "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [3, 3, 2]}}
+
 CASES = {
     # a dense first layer then experts, a 2-layer tower of width 32, a projector of width 40, 2×2 merged
     "minimax_m3_vl": ("MiniMaxM3VLConfig", "MiniMaxM3SparseForConditionalGeneration",
@@ -37,6 +43,12 @@ CASES = {
                  "vision_config": {"hidden_size": 32, "mlp_ratio": 1.5, "num_hidden_layers": 2,
                                    "num_attention_heads": 2, "image_size": 16, "patch_size": 4},
                  "projector_bias": True}, ("model.vision_model.", "model.multi_modal_projector.")),
+    # text experts of width 24 and held vision experts of width 16, a 2-layer tower of width 32 and its resampler
+    "ernie4_5_vl_moe": ("Ernie4_5_VLMoeConfig", "Ernie4_5_VLMoeForConditionalGeneration",
+                        {"text_config": _ERNIE_TEXT,
+                         "vision_config": {"hidden_size": 32, "intermediate_size": 48, "depth": 2, "num_heads": 2,
+                                           "patch_size": 4}},
+                        ("model.vision_tower.", "model.resampler_model.")),
 }
 
 
@@ -61,8 +73,11 @@ def test_params_and_text_flops_on_cpu(tmp_path, model_type):
     config, cls, model = _model(model_type)
     m = symgpt.load(_write(tmp_path, cls, config), B=2, T=10)
     assert m.params == sum(p.numel() for p in model.parameters())
-    visual = sum(v for p, v in m.quantity("params").values().items() if p.startswith(("visual/", "projector/")))
-    assert visual == sum(p.numel() for n, p in model.named_parameters() if n.startswith(CASES[model_type][3]))
+    # the tower, its projector and any held experts: every parameter a forward over token ids does not use
+    visual = sum(v for p, v in m.quantity("params").values().items()
+                 if p.startswith(("visual/", "projector/", "vision_moe/")))
+    assert visual == sum(p.numel() for n, p in model.named_parameters()
+                         if n.startswith(CASES[model_type][3]) or ".mlp.vision_moe." in n)
     ids = torch.randint(0, 200, (2, 10))
     with FlopCounterMode(display=False) as fcm, torch.no_grad():
         model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)

@@ -9,6 +9,10 @@ vision tower (the machinery of ``vlm_towers.py``; these towers: ``blocks/vlm_hel
 - Step3p7 (StepFun; ``Step3p7ForConditionalGeneration``): Step 3.5's MoE decoder
   (``step3p5_text.py``), a ViT-style tower with layer scales and two strided 3×3 convolutions
   after it (``Step3p7VisionModel``: 16 patches into one token) and one linear projector.
+- ERNIE 4.5 VL MoE (Baidu; ``Ernie4_5_VLMoeForConditionalGeneration``): ERNIE 4.5 MoE's decoder
+  (``ernie4_5_moe``: its text experts, router and shared expert) whose MoE layers also hold
+  vision experts (run on image tokens only: held), a ViT tower with Linear patches and a
+  resampler (spatial and temporal MLPs, a projection to d and an RMSNorm).
 
 Images per sequence are the size N_img, read as 0 (N_img > 0 is refused in one line).
 """
@@ -21,16 +25,19 @@ from ..core.lazy import Ref
 from .base import Family
 from ..core.errors import SymgptError
 from .fields import Fields, Reader
+from .ernie4_5_moe import FAMILIES as _ERNIE4_5_MOE
 from .minimax_m3 import FAMILIES as _MINIMAX_M3
 from .step3p5_text import TEXT_FAMILY as _STEP3P5
 from .vlm_towers import _HELD, TOWER_CHOICES, TOWER_HELP, _extend, _family as _tower_family, _read, _text
 
 BUILD = Ref("symgpt.families.blocks.vlm_held", "build")
 
-_TOWERS = ("minimax_m3", "step3p7")
-_ADDED = {"tower_projector_ff": None, "tower_projector_bias": False}
+_TOWERS = ("minimax_m3", "step3p7", "ernie4_5_vl")
+_ADDED = {"tower_projector_ff": None, "tower_projector_bias": False, "vision_experts_ff": None}
 _HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel), step3p7 (Step3p7VisionModel)",
          "tower_projector_bias": "the step3p7 projector has a bias (projector_bias)",
+         "vision_experts_ff": "ernie4_5_vl: the width f_v of the held vision experts in each MoE layer "
+                              "(moe_intermediate_size[1])",
          "tower_projector_ff": "the width f_p of the projector's hidden layers (projector_hidden_size)"}
 
 
@@ -50,6 +57,9 @@ FAMILIES = (
     _family("step3p7", "Step3p7: Step 3.5's MoE decoder with a ViT-style tower, two strided convolutions and a "
             "linear projector" + _HELD, _STEP3P5, "step3p7", tower_temporal_patch=1, tower_merge=4, tower_out=4096,
             tower_heads=16, tower_positions=2704),
+    _family("ernie4_5_vl_moe", "ERNIE 4.5 VL MoE: ERNIE 4.5 MoE's decoder with vision experts beside its text "
+            "experts, a ViT tower and a resampler" + _HELD, _text(_ERNIE4_5_MOE, "ernie4_5_moe"), "ernie4_5_vl",
+            tower_temporal_patch=2, tower_out=2560, tower_heads=16, vision_experts_ff=512),
 )
 
 
@@ -98,9 +108,58 @@ def _read_step3p7(f: Fields):
     return family, flags, sizes
 
 
+def _ernie_text(cfg: dict) -> dict:
+    """Ernie4_5_VLMoeTextConfig as ERNIE 4.5 MoE's reader reads it: ``mlp_layer_types`` (dense
+    first layers, then sparse) as moe_layer_start_index; moe_intermediate_size [text, vision] as the
+    text experts' width (the vision experts': the family's vision_experts_ff)."""
+    L = cfg.get("num_hidden_layers", 28)
+    types = cfg.get("mlp_layer_types")
+    if not isinstance(L, int) or isinstance(L, bool) or L < 1:
+        raise SymgptError("text_config: num_hidden_layers must be a positive integer")
+    if types is None:
+        types = ["dense"] + ["sparse"] * (L - 1)
+    n = types.count("dense") if isinstance(types, list) else -1
+    if not isinstance(types, list) or len(types) != L or types != ["dense"] * n + ["sparse"] * (L - n):
+        raise SymgptError("text_config: mlp_layer_types other than dense first layers then sparse ones is not "
+                          "modelled")
+    widths = cfg.get("moe_intermediate_size", [1536, 512])
+    if not (isinstance(widths, list) and len(widths) == 2 and all(isinstance(w, int) and not isinstance(w, bool)
+                                                                  and w >= 1 for w in widths)):
+        raise SymgptError("text_config: moe_intermediate_size must be [text width, vision width]")
+    changed = {k: v for k, v in cfg.items() if k not in ("mlp_layer_types", "moe_intermediate_size")}
+    return {**changed, "moe_layer_start_index": n, "moe_layer_end_index": -1, "moe_layer_interval": 1,
+            "moe_intermediate_size": widths[0], "_vision_experts_ff": widths[1]}
+
+
+def _ernie_tower(v: Fields, flags: dict, sizes: dict) -> None:
+    """Ernie4_5_VLMoeVisionConfig (aliases num_attention_heads, num_hidden_layers)."""
+    v.rename({"num_attention_heads": "num_heads", "num_hidden_layers": "depth"})
+    sizes.update(d_v=v.int("hidden_size", 1280), L_v=v.int("depth", 32), d_ff_v=v.int("intermediate_size", 5120),
+                 P_patch=v.int("patch_size", 14), C_img=v.int("in_channels", 3))
+    flags.update(tower_temporal_patch=v.int("temporal_merge_size", 2), tower_merge=v.int("spatial_merge_size", 2),
+                 tower_heads=v.int("num_heads", 16), tower_positions=None)
+
+
+def _read_ernie(f: Fields):
+    text = f.cfg.get("text_config")
+    if not isinstance(text, dict):
+        raise SymgptError(f"{f.where}: an ERNIE 4.5 VL config without its text_config is not modelled")
+    text = _ernie_text(text)
+    vision_ff = text.pop("_vision_experts_ff")
+    f.cfg = {**f.cfg, "text_config": text}  # the same top-level fields, the text_config as ERNIE 4.5 MoE's
+    family, flags, sizes = _read(f, "ernie4_5_vl_moe", "ernie4_5_moe", _ernie_tower, tie=(True, False))
+    flags.update(tower_out=sizes["d"], vision_experts_ff=vision_ff)
+    f.silent("image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id")
+    f.notes.append("the vision experts of each MoE layer (mlp.vision_moe: a router, its score bias and E experts "
+                   f"of width {vision_ff}) run on image tokens only: held, counted in the parameters, not run")
+    return family, flags, sizes
+
+
 READERS = {
     "minimax_m3_vl": Reader(_read_minimax_m3, ("MiniMaxM3SparseForConditionalGeneration",)),
     "step3p7": Reader(_read_step3p7, ("Step3p7ForConditionalGeneration",)),
+    "ernie4_5_vl_moe": Reader(_read_ernie, ("Ernie4_5_VLMoeForConditionalGeneration",
+                                            "Ernie4_5_VL_MoeForConditionalGeneration")),
 }
 
 PRESETS: tuple = ()

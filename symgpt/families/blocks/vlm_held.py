@@ -14,6 +14,14 @@
   biases; two layer scales lambda_1, lambda_2 of d_v), then two strided 3×3 Conv2d with biases
   (downsampler1 d_v -> 2·d_v, downsampler2 2·d_v -> 4·d_v) and the projector Linear(4·d_v, d)
   (``multi_modal_projector``, a bias as projector_bias says).
+- ``ernie4_5_vl`` (ERNIE 4.5 VL MoE; ``Ernie4_5_VLMoeVisionTransformerPretrainedModel``,
+  ``Ernie4_5_VLMoeVariableResolutionResamplerModel``): Linear patches without bias
+  (C_img·P²·d_v), L_v blocks (LayerNorms norm1, norm2; qkv and proj with biases; an MLP fc1, fc2
+  with biases), a LayerNorm ``ln``; the resampler's spatial_linear (fc1, fc2 of m²·d_v with
+  biases, a LayerNorm of m²·d_v), temporal_linear (the same, its fc1 from t_m·m²·d_v), mlp
+  Linear(m²·d_v, d) with bias and after_norm (an RMSNorm of d); and, in every MoE layer of the
+  decoder, the vision experts a text-only forward does not run (``mlp.vision_moe``: a router of
+  E × d, its score bias of E, E SwiGLU experts of width f_v).
 
 The image count N_img must be 0: the cost of an image through these towers is not modelled.
 """
@@ -23,7 +31,7 @@ from __future__ import annotations
 import sympy
 
 from ...core.errors import SymgptError
-from ...core.symbols import C_img, L_v, N_img, P_patch, d, d_ff_v, d_v
+from ...core.symbols import E, L, C_img, L_v, N_img, P_patch, d, d_ff_v, d_v
 from ... import ops
 from ...graph import roles as R
 from ...graph.arch import Builder
@@ -70,7 +78,36 @@ def _step3p7(g, flags, m, out):
     _linear(g, "projector/multi_modal_projector", 4 * d_v, d, bool(flags["tower_projector_bias"]))
 
 
-TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3, "step3p7": _step3p7}
+def _ernie4_5_vl(g, flags, m, out):
+    _linear(g, "visual/patch_embed/proj", C_img * P_patch ** 2, d_v, False, "patches (Linear, no bias)")
+    with g.repeat("visual/blocks", L_v, label="vision block (held)", role=R.STACK, length=sympy.Integer(1)):
+        for n in ("norm1", "norm2"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        _linear(g, "attn/qkv", d_v, 3 * d_v, True)
+        _linear(g, "attn/proj", d_v, d_v, True)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+    _held(g, "visual/ln", ops.LayerNorm(d_v), d_v, "final LayerNorm")
+    merged, t = m * m * d_v, sympy.Integer(flags["tower_temporal_patch"])
+    for name, n_in in (("spatial_linear", merged), ("temporal_linear", t * merged)):
+        _linear(g, f"projector/{name}/fc1", n_in, merged, True)
+        _linear(g, f"projector/{name}/fc2", merged, merged, True)
+        _held(g, f"projector/{name}/ln", ops.LayerNorm(merged), merged, f"{name} LayerNorm")
+    _linear(g, "projector/mlp", merged, d, True)
+    _held(g, "projector/after_norm", ops.RMSNorm(d), d, "after_norm")
+    ff = flags.get("vision_experts_ff")
+    if not isinstance(ff, int) or isinstance(ff, bool) or ff < 1:
+        raise SymgptError(f"flag vision_experts_ff must be a positive integer, got {ff!r}")
+    ff = sympy.Integer(ff)
+    moe_layers = L - sympy.Integer(flags.get("dense_layers") or 0)
+    with g.repeat("vision_moe", moe_layers, label="vision experts (held)", role=R.STACK, length=sympy.Integer(1)):
+        _linear(g, "gate", d, E, False, "vision router")
+        _held(g, "gate/moe_statics", ops.Embedding(sympy.Integer(1), E), E, "router score bias")
+        _linear(g, "experts/gate_up_proj", d, 2 * E * ff, False, "E experts' gate and up")
+        _linear(g, "experts/down_proj", E * ff, d, False, "E experts' down")
+
+
+TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3, "step3p7": _step3p7, "ernie4_5_vl": _ernie4_5_vl}
 
 
 def build(flags, bound, name, text):
