@@ -142,9 +142,9 @@ def _ernie_tower(v: Fields, flags: dict, sizes: dict) -> None:
 
 def _read_ernie(f: Fields):
     text = f.cfg.get("text_config")
-    if not isinstance(text, dict):
-        raise SymgptError(f"{f.where}: an ERNIE 4.5 VL config without its text_config is not modelled")
-    text = _ernie_text(text)
+    if text is not None and not isinstance(text, dict):
+        raise SymgptError(f"{f.where}: field 'text_config' must be a JSON object")
+    text = _ernie_text(text or {})  # none: Ernie4_5_VLMoeTextConfig's defaults
     vision_ff = text.pop("_vision_experts_ff")
     f.cfg = {**f.cfg, "text_config": text}  # the same top-level fields, the text_config as ERNIE 4.5 MoE's
     family, flags, sizes = _read(f, "ernie4_5_vl_moe", "ernie4_5_moe", _ernie_tower, tie=(True, False))
