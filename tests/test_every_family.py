@@ -114,9 +114,11 @@ CASES.update({
     "arcee": ("arcee", _SMALL), "jais2": ("jais2", _SMALL), "nanochat": ("nanochat", _SMALL),
     "xglm": ("xglm", _SMALL), "ctrl": ("ctrl", _SMALL), "biogpt": ("biogpt", {**_SMALL, "T_max": 64}),
 })
-# Step 3.5's decoder (read as Step3p7's text_config: tests/test_vlm_held.py)
+# Step 3.5's and Unlimited-OCR's decoders (read as text_configs only: tests/test_vlm_held.py)
 CASES["step3p5"] = ("step3p5", {"L": 4, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32, "E": 4,
                                 "k": 2})
+CASES["unlimited_ocr_text"] = ("unlimited_ocr_text", {"L": 2, "d": 64, "h": 4, "h_kv": 4, "d_head": 16, "V": 100,
+                                                      "d_ff": 32, "E": 4, "k": 2})
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
             "gpt_neo", "cohere2", "exaone4", "kolibri1", "cohere2_moe", "exaone_moe",
@@ -190,7 +192,7 @@ def test_every_registered_family_is_covered():
                                     # vision--language models, second wave (parameters: tests/test_vlm_zoo.py)
                                     "lfm3_vl", "granite_docling", "git", "florence2", "udop",
                                     # more decoders beside a held vision tower: tests/test_vlm_held.py
-                                    "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe"}
+                                    "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe", "unlimited_ocr"}
 
 
 _MODELS: dict[str, object] = {}

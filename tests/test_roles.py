@@ -49,7 +49,7 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # vision--language models, second wave: held towers beside the decoder (tests/test_vlm_zoo.py)
           "lfm3_vl", "granite_docling", "git", "florence2", "udop",
           # more decoders beside a held vision tower (tests/test_vlm_held.py)
-          "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe"}
+          "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe", "unlimited_ocr"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

@@ -30,6 +30,17 @@ _ERNIE_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "n
                "moe_num_experts": 8, "moe_k": 2, "moe_num_shared_experts": 1,
                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [3, 3, 2]}}
 
+_UNLIMITED_TEXT = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3,
+                   "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 16, "max_position_embeddings": 256,
+                   "moe_intermediate_size": 24, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
+                   "mlp_layer_types": ["dense", "sparse", "sparse"], "sliding_window": 8,
+                   "layer_types": ["reference_sliding_attention"] * 3}
+_UNLIMITED_VISION = {"sam_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "mlp_dim": 48,
+                                    "image_size": 64, "patch_size": 16, "window_size": 2, "global_attn_indexes": [1],
+                                    "output_channels": 16, "downsample_channels": [24, 40]},
+                     "encoder_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                                        "intermediate_size": 48, "image_size": 16, "patch_size": 4}}
+
 CASES = {
     # a dense first layer then experts, a 2-layer tower of width 32, a projector of width 40, 2×2 merged
     "minimax_m3_vl": ("MiniMaxM3VLConfig", "MiniMaxM3SparseForConditionalGeneration",
@@ -49,6 +60,12 @@ CASES = {
                          "vision_config": {"hidden_size": 32, "intermediate_size": 48, "depth": 2, "num_heads": 2,
                                            "patch_size": 4}},
                         ("model.vision_tower.", "model.resampler_model.")),
+    # reference sliding-window layers (a prompt attends over itself whole), a SAM encoder of 2 layers (one global)
+    # and a CLIP encoder of 2 layers over its features
+    "unlimited_ocr": ("UnlimitedOcrConfig", "UnlimitedOcrForConditionalGeneration",
+                      {"text_config": _UNLIMITED_TEXT, "vision_config": _UNLIMITED_VISION},
+                      ("model.vision_tower.", "model.multi_modal_projector.", "model.view_separator",
+                       "model.image_newline")),
 }
 
 

@@ -190,9 +190,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- speech models whose audio tower is held (parameters counted, audio input refused) ---
     (Ref("symgpt.families.qwen3_asr"), ("qwen3_asr",)),
     (Ref("symgpt.families.granite_speech"), ("granite_speech", "granite_speech_plus")),
-    # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL, Step3p7, ERNIE 4.5 VL ---
+    # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL, Step3p7, ERNIE 4.5 VL,
+    # Unlimited-OCR ---
     (Ref("symgpt.families.step3p5_text"), ("step3p5",)),
-    (Ref("symgpt.families.vlm_held"), ("minimax_m3_vl", "step3p7", "ernie4_5_vl_moe")),
+    (Ref("symgpt.families.unlimited_ocr_text"), ("unlimited_ocr_text",)),
+    (Ref("symgpt.families.vlm_held"), ("minimax_m3_vl", "step3p7", "ernie4_5_vl_moe",
+                                        "unlimited_ocr")),
 )
 
 #: built-in family name -> its module's reference

@@ -24,15 +24,17 @@ from functools import partial
 from ..core.lazy import Ref
 from .base import Family
 from ..core.errors import SymgptError
-from .fields import Fields, Reader
+from .fields import Fields, Reader, note_leftovers, sub_fields
+from .deepseek_vl import _SAM, _SAM_HELP
 from .ernie4_5_moe import FAMILIES as _ERNIE4_5_MOE
 from .minimax_m3 import FAMILIES as _MINIMAX_M3
 from .step3p5_text import TEXT_FAMILY as _STEP3P5
+from .unlimited_ocr_text import FAMILIES as _UNLIMITED_OCR_TEXT
 from .vlm_towers import _HELD, TOWER_CHOICES, TOWER_HELP, _extend, _family as _tower_family, _read, _text
 
 BUILD = Ref("symgpt.families.blocks.vlm_held", "build")
 
-_TOWERS = ("minimax_m3", "step3p7", "ernie4_5_vl")
+_TOWERS = ("minimax_m3", "step3p7", "ernie4_5_vl", "unlimited_ocr")
 _ADDED = {"tower_projector_ff": None, "tower_projector_bias": False, "vision_experts_ff": None}
 _HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel), step3p7 (Step3p7VisionModel)",
          "tower_projector_bias": "the step3p7 projector has a bias (projector_bias)",
@@ -41,12 +43,15 @@ _HELP = {"tower": TOWER_HELP["tower"] + "; minimax_m3 (MiniMaxM3VLVisionModel), 
          "tower_projector_ff": "the width f_p of the projector's hidden layers (projector_hidden_size)"}
 
 
-def _family(name: str, description: str, text: Family, tower: str, **defaults) -> Family:
+def _family(name: str, description: str, text: Family, tower: str, own: tuple = ({}, {}), **defaults) -> Family:
+    """A held-tower family (``vlm_towers._family``) with this module's flags, and *own* flags of its
+    tower (defaults, help)."""
     base = _tower_family(name, description, text, tower, **defaults)
+    added = {**_ADDED, **{k: v for k, v in defaults.items() if k in _ADDED}, **own[0]}
     return Family(name=name, description=description,
-                  flags=_extend(base.flags, {**_ADDED, **{k: v for k, v in defaults.items() if k in _ADDED}}),
+                  flags=_extend(base.flags, added),
                   sizes=base.sizes, optional=base.optional, build=partial(BUILD, name=name, text=text.build),
-                  flag_help=_extend(base.flag_help, _HELP),
+                  flag_help=_extend(base.flag_help, {**_HELP, **own[1]}),
                   choices=_extend(base.choices, {"tower": TOWER_CHOICES["tower"] + _TOWERS}))
 
 
@@ -60,6 +65,14 @@ FAMILIES = (
     _family("ernie4_5_vl_moe", "ERNIE 4.5 VL MoE: ERNIE 4.5 MoE's decoder with vision experts beside its text "
             "experts, a ViT tower and a resampler" + _HELD, _text(_ERNIE4_5_MOE, "ernie4_5_moe"), "ernie4_5_vl",
             tower_temporal_patch=2, tower_out=2560, tower_heads=16, vision_experts_ff=512),
+    _family("unlimited_ocr", "Unlimited-OCR: a DeepSeek-style MoE decoder with multi-head attention, a SAM encoder "
+            "and a CLIP encoder over its features, a linear projector" + _HELD,
+            _UNLIMITED_OCR_TEXT[0], "unlimited_ocr",
+            ({**_SAM, "sam_down0": 512, "sam_down1": 1024},
+             {**{k: "the SAM encoder's " + v for k, v in _SAM_HELP.items()},
+              "sam_down0": "channels of the first strided 3×3 conv after SAM's neck (downsample_channels[0])",
+              "sam_down1": "channels of the second (downsample_channels[1])"}),
+            tower_temporal_patch=1, tower_out=1280, tower_heads=16, tower_positions=257),
 )
 
 
@@ -155,11 +168,58 @@ def _read_ernie(f: Fields):
     return family, flags, sizes
 
 
+def _unlimited_tower(v: Fields, flags: dict, sizes: dict) -> None:
+    """UnlimitedOcrVisionConfig: sam_config (UnlimitedOcrSamVisionConfig) and encoder_config
+    (UnlimitedOcrVisionEncoderConfig: a CLIP encoder without its patch embedding)."""
+    s = sub_fields(v, "sam_config")
+    layers, image, patch = s.int("num_hidden_layers", 12), s.int("image_size", 1024), s.int("patch_size", 16)
+    dim, heads = s.int("hidden_size", 768), s.int("num_attention_heads", 12)
+    if image % patch or dim % heads:
+        raise SymgptError(f"{v.where}: sam_config image_size must be a multiple of patch_size and hidden_size of "
+                          "num_attention_heads")
+    glob = s.get("global_attn_indexes", [2, 5, 8, 11])[0]
+    if not isinstance(glob, list) or len(set(glob)) != len(glob) \
+            or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in glob):
+        raise SymgptError(f"{v.where}: sam_config.global_attn_indexes must list distinct layer indices")
+    window = s.int("window_size", 14, minimum=0)
+    if window == 0:  # every layer global
+        glob, window = list(range(layers)), 1
+    down = s.get("downsample_channels", [512, 1024])[0]
+    if not (isinstance(down, list) and len(down) == 2 and all(isinstance(c, int) and not isinstance(c, bool)
+                                                                and c >= 1 for c in down)):
+        raise SymgptError(f"{v.where}: sam_config.downsample_channels must be two channel counts")
+    flags.update(sam_dim=dim, sam_layers=layers, sam_heads=heads, sam_mlp=s.int("mlp_dim", 3072),
+                 sam_side=image // patch, sam_patch=patch, sam_channels=s.int("num_channels", 3),
+                 sam_out=s.int("output_channels", 256), sam_window=window, sam_global=len(glob),
+                 sam_qkv_bias=s.bool("qkv_bias", True), sam_abs_pos=s.bool("use_abs_pos", True),
+                 sam_rel_pos=s.bool("use_rel_pos", True), sam_down0=down[0], sam_down1=down[1])
+    s.silent("hidden_act", "layer_norm_eps", "attention_dropout", "initializer_range", "model_type", "id2label",
+             "label2id")
+    note_leftovers(v, s, "sam_config")
+    e = sub_fields(v, "encoder_config")
+    side = e.int("image_size", 224) // e.int("patch_size", 14)
+    sizes.update(d_v=e.int("hidden_size", 1024), L_v=e.int("num_hidden_layers", 24),
+                 d_ff_v=e.int("intermediate_size", 4096), P_patch=patch, C_img=flags["sam_channels"])
+    flags.update(tower_temporal_patch=1, tower_merge=1, tower_heads=e.int("num_attention_heads", 16),
+                 tower_positions=side * side + 1)
+    e.silent("hidden_act", "layer_norm_eps", "attention_dropout", "initializer_range", "initializer_factor",
+             "num_channels", "model_type", "id2label", "label2id")
+    note_leftovers(v, e, "encoder_config")
+
+
+def _read_unlimited(f: Fields):
+    family, flags, sizes = _read(f, "unlimited_ocr", "unlimited_ocr_text", _unlimited_tower,
+                                 text_type="unlimited_ocr_text", tie=(False, True))
+    flags["tower_out"] = sizes["d"]
+    return family, flags, sizes
+
+
 READERS = {
     "minimax_m3_vl": Reader(_read_minimax_m3, ("MiniMaxM3SparseForConditionalGeneration",)),
     "step3p7": Reader(_read_step3p7, ("Step3p7ForConditionalGeneration",)),
     "ernie4_5_vl_moe": Reader(_read_ernie, ("Ernie4_5_VLMoeForConditionalGeneration",
                                             "Ernie4_5_VL_MoeForConditionalGeneration")),
+    "unlimited_ocr": Reader(_read_unlimited, ("UnlimitedOcrForConditionalGeneration",)),
 }
 
 PRESETS: tuple = ()

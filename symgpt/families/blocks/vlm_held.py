@@ -22,6 +22,12 @@
   Linear(m²·d_v, d) with bias and after_norm (an RMSNorm of d); and, in every MoE layer of the
   decoder, the vision experts a text-only forward does not run (``mlp.vision_moe``: a router of
   E × d, its score bias of E, E SwiGLU experts of width f_v).
+- ``unlimited_ocr`` (Unlimited-OCR; ``UnlimitedOcrVisionModel``): a SAM ViTDet encoder (``blocks/
+  got_ocr2.py``'s, with its neck) and two strided 3×3 convolutions without bias (out -> c_0 -> c_1);
+  a CLIP encoder over SAM's features (a class vector and (image_size/P)² + 1 positions of d_v, a
+  LayerNorm pre_layrnorm, L_v layers: LayerNorms, q, k, v, out with biases, fc1, fc2 with biases);
+  the projector Linear(c_1 + d_v, d) with bias, and two learned vectors of d (view_separator,
+  image_newline).
 
 The image count N_img must be 0: the cost of an image through these towers is not modelled.
 """
@@ -107,7 +113,34 @@ def _ernie4_5_vl(g, flags, m, out):
         _linear(g, "experts/down_proj", E * ff, d, False, "E experts' down")
 
 
-TOWERS = {**_TOWERS, "minimax_m3": _minimax_m3, "step3p7": _step3p7, "ernie4_5_vl": _ernie4_5_vl}
+def _unlimited_ocr(g, flags, m, out):
+    from .got_ocr2 import held_sam
+
+    sam = {k[4:]: sympy.Integer(v) if not isinstance(v, bool) else v for k, v in flags.items()
+           if k.startswith("sam_") and v is not None}
+    held_sam(g, "visual/sam_encoder", sam)
+    c0, c1 = sympy.Integer(flags["sam_down0"]), sympy.Integer(flags["sam_down1"])
+    _linear(g, "visual/sam_encoder/proj/conv1", 9 * sam["out"], c0, False, "conv 3×3, stride 2")
+    _linear(g, "visual/sam_encoder/proj/conv2", 9 * c0, c1, False, "conv 3×3, stride 2")
+    _held(g, "visual/vision_encoder/embeddings/class_embedding", ops.Embedding(sympy.Integer(1), d_v), d_v,
+          "class vector")
+    _held(g, "visual/vision_encoder/embeddings/position_embedding",
+          ops.Embedding(sympy.Integer(flags["tower_positions"]), d_v), d_v, "positions")
+    _held(g, "visual/vision_encoder/pre_layrnorm", ops.LayerNorm(d_v), d_v, "pre LayerNorm")
+    with g.repeat("visual/vision_encoder/layers", L_v, label="vision layer (held)", role=R.STACK,
+                  length=sympy.Integer(1)):
+        for n in ("layer_norm1", "layer_norm2"):
+            _held(g, n, ops.LayerNorm(d_v), d_v, n)
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            _linear(g, f"self_attn/{n}", d_v, d_v, True)
+        _linear(g, "mlp/fc1", d_v, d_ff_v, True)
+        _linear(g, "mlp/fc2", d_ff_v, d_v, True)
+    _linear(g, "projector/multi_modal_projector", c1 + d_v, d, True)
+    for n in ("view_separator", "image_newline"):
+        _held(g, f"projector/{n}", ops.Embedding(sympy.Integer(1), d), d, n)
+
+
+TOWERS = {**_TOWERS, "unlimited_ocr": _unlimited_ocr, "minimax_m3": _minimax_m3, "step3p7": _step3p7, "ernie4_5_vl": _ernie4_5_vl}
 
 
 def build(flags, bound, name, text):
