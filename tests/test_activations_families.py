@@ -479,6 +479,9 @@ NOT_YET_COMPARED = frozenset({
     # a decoder of another family beside a held vision or audio tower (tests/test_held_towers.py): saved
     # tensors not yet measured
     "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus",
+    # more decoders beside a held vision tower (parameters and text FLOPs: tests/test_vlm_held_moe.py): saved
+    # tensors not yet measured
+    "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe", "unlimited_ocr",
 })
 
 

@@ -114,6 +114,11 @@ CASES.update({
     "arcee": ("arcee", _SMALL), "jais2": ("jais2", _SMALL), "nanochat": ("nanochat", _SMALL),
     "xglm": ("xglm", _SMALL), "ctrl": ("ctrl", _SMALL), "biogpt": ("biogpt", {**_SMALL, "T_max": 64}),
 })
+# Step 3.5's and Unlimited-OCR's decoders (read as text_configs only: tests/test_vlm_held_moe.py)
+CASES["step3p5"] = ("step3p5", {"L": 4, "d": 64, "h": 4, "h_kv": 2, "d_head": 16, "V": 100, "d_ff": 32, "E": 4,
+                                "k": 2})
+CASES["unlimited_ocr_text"] = ("unlimited_ocr_text", {"L": 2, "d": 64, "h": 4, "h_kv": 4, "d_head": 16, "V": 100,
+                                                      "d_ff": 32, "E": 4, "k": 2})
 FAMILIES = sorted(CASES)
 WINDOWED = {"mistral", "phi3", "gemma2", "gemma3_text", "starcoder2", "cwm", "vaultgemma", "olmo3", "gpt_oss",
             "gpt_neo", "cohere2", "exaone4", "kolibri1", "cohere2_moe", "exaone_moe",
@@ -201,7 +206,9 @@ def test_every_registered_family_is_covered():
                                     # parameters only): tests/test_vlm_held.py
                                     "molmo2", "idefics", "evolla", "kosmos-2.5", "pp_formulanet", "t5gemma2",
                                     # a decoder beside a held vision or audio tower: tests/test_held_towers.py
-                                    "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus"}
+                                    "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus",
+                                    # more decoders beside a held vision tower: tests/test_vlm_held_moe.py
+                                    "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe", "unlimited_ocr"}
 
 
 _MODELS: dict[str, object] = {}

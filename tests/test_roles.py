@@ -61,7 +61,9 @@ ENCDEC = {"bert", "roberta", "distilbert", "t5", "bart", "transformer", "vit",
           # PP-FormulaNet, T5Gemma 2: a decoder beside a held encoder (tests/test_vlm_held.py)
           "idefics", "evolla", "pp_formulanet", "t5gemma2",
           # a decoder of another family beside a held vision or audio tower (tests/test_held_towers.py)
-          "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus"}
+          "ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni", "janus",
+          # more decoders beside a held vision tower (tests/test_vlm_held_moe.py)
+          "minimax_m3_vl", "step3p7", "ernie4_5_vl_moe", "unlimited_ocr"}
 
 
 #: families without a dropout flag (Gemma 4, the state-space families) or whose block refuses it

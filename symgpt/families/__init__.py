@@ -209,6 +209,12 @@ MODULES: tuple[tuple[Ref, tuple[str, ...]], ...] = (
     # --- a decoder of another family with a held vision or audio tower: Ovis2, OmniASR, Fun-ASR-Nano, Nemotron Omni ---
     (Ref("symgpt.families.held_towers"), ("ovis2", "omniasr", "fun_asr_nano", "nemotron_h_omni")),
     (Ref("symgpt.families.janus"), ("janus",)),
+    # --- more decoders of other families beside a held vision tower: MiniMax-M3-VL, Step3p7, ERNIE 4.5 VL,
+    # Unlimited-OCR ---
+    (Ref("symgpt.families.step3p5_text"), ("step3p5",)),
+    (Ref("symgpt.families.unlimited_ocr_text"), ("unlimited_ocr_text",)),
+    (Ref("symgpt.families.vlm_held_moe"), ("minimax_m3_vl", "step3p7", "ernie4_5_vl_moe",
+                                        "unlimited_ocr")),
 )
 
 #: built-in family name -> its module's reference

@@ -28,7 +28,11 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .deepseek import FAMILIES as _DEEPSEEK, READERS as _DEEPSEEK_READERS
 from .ernie4_5 import FAMILIES as _ERNIE4_5, READERS as _ERNIE4_5_READERS
+from .ernie4_5_moe import READERS as _ERNIE4_5_MOE_READERS
 from .glm4_moe import FAMILIES as _GLM4_MOE, READERS as _GLM4_MOE_READERS
+from .minimax_m3 import READERS as _MINIMAX_M3_READERS
+from .step3p5_text import TEXT_READERS as _STEP3P5_READERS
+from .unlimited_ocr_text import TEXT_READERS as _UNLIMITED_OCR_READERS
 from .olmo import FAMILIES as _OLMO, READERS as _OLMO_READERS
 from .persimmon import READERS as _PERSIMMON_READERS
 from .qwen2 import FAMILIES as _QWEN2, READERS as _QWEN2_READERS
@@ -126,6 +130,9 @@ FAMILIES = (
 #: the text decoders' readers, model_type -> Reader
 _TEXT_READERS = {**_OLMO_READERS, **_QWEN2_READERS, **_ERNIE4_5_READERS, **_DEEPSEEK_READERS, **_QWEN3_READERS, **_QWEN_MOE_READERS, **_QWEN3_NEXT_READERS, **_STABLELM_READERS,
                  **_GLM4_MOE_READERS, **_PERSIMMON_READERS}
+# more text decoders beside a held tower (vlm_held_moe.py): MiniMax-M3, Step 3.5, ERNIE 4.5 MoE, Unlimited-OCR
+_TEXT_READERS.update({**_MINIMAX_M3_READERS, **_STEP3P5_READERS, **_ERNIE4_5_MOE_READERS,
+                      **_UNLIMITED_OCR_READERS})
 
 _NOT_RUN = ("the forward counted is over token ids, without images, video or audio: transformers does not run the "
             "vision tower (nor an audio encoder), whose parameters are counted. The cost of an image is not "
