@@ -317,6 +317,9 @@ def check_model(lay: Layout, model) -> None:
     h_kv = sizes.get("h_kv")
     if known(lay.tp) and lay.tp > 1 and h_kv is not None and h_kv % lay.tp:
         raise SymgptError(f"tp={lay.tp} must divide the key/value heads h_kv={h_kv}")
+    from .tensor_parallel_ssm import check_tp  # state-space layers: Megatron-LM's Mamba-2 mixer
+
+    check_tp(model, lay.tp)
     arch = model.arch
     for g in arch.stacks():
         n = g.repeat.xreplace(model.bindings)

@@ -10,7 +10,9 @@ dropouts, residuals) is split along the sequence instead (Sec. 4.2.2). Embedding
 vocabulary-parallel. An op whose role is in ``roles.TP_REPLICATED`` (an MLA layer's down-projections,
 latent norms and shared rotary key) is neither: every rank holds its weights and computes it whole
 (vLLM's ``ReplicatedLinear``, Megatron-Core's ``parallel_mode="duplicated"``), so it is outside
-the tensor-parallel region.
+the tensor-parallel region. A Mamba-2 mixer is split as Megatron-LM splits it
+(``derive.tensor_parallel_ssm``): in_proj column-parallel, out_proj row-parallel, the conv1d, scan
+and gated norm parameters split by channel, head and group.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from functools import lru_cache
 
 from ..graph import roles as R
 from ..graph.arch import Arch
+from .tensor_parallel_ssm import mamba2_linear_roles, mamba2_sharded
 
 _COLUMN = frozenset({R.QKV, R.QUERY, R.KEY, R.VALUE, R.CROSS_QUERY,
                      R.CROSS_KEY, R.CROSS_VALUE, R.FFN_UP, R.FFN_GATE, R.FFN_GATE_UP,
@@ -54,6 +57,7 @@ def linear_roles(arch: Arch) -> dict[str, str]:
         src = g.nodes[a["inputs"][0]]
         fed_by_norm = src["kind"] == "op" and src["op"].kind in ("layernorm", "rmsnorm")
         out[n] = "column" if fed_by_norm else "row"
+    out.update(mamba2_linear_roles(arch))
     return out
 
 
@@ -80,7 +84,7 @@ def divisor_for_param(arch: Arch, owner: str, local: str, tp: int) -> int:
     if tp == 1:
         return 1
     role = linear_roles(arch).get(owner)
-    if role == "column" or (role == "row" and local == "weight"):
+    if role == "column" or (role == "row" and local == "weight") or mamba2_sharded(arch, owner):
         return tp
     op = arch.graph.nodes[owner]["op"]
     if op.kind == "embedding" or (op.kind == "linear" and arch.role(owner) == R.HEAD):

@@ -39,6 +39,7 @@ def strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: i
     tp, pp, cp, ep, B, vp."""
     from ..graph import roles
     from ..derive.checks import positive_int
+    from ..derive.tensor_parallel_ssm import tp_refusal
 
     for name, values in (("devices", (devices,)), ("global batch", (batch,)), ("micro-batch size", microbatch_sizes),
                          ("vp", vps), ("max cp", (max_cp,))):
@@ -52,6 +53,8 @@ def strategies(model, devices: int, batch: int, microbatch_sizes, vps, max_cp: i
     if all(n.is_Integer for n in layers):
         for tp in divisors(devices):
             if (h is not None and h % tp) or (h_kv is not None and h_kv % tp):
+                continue
+            if tp_refusal(model, tp):  # state-space layers (derive.tensor_parallel_ssm)
                 continue
             for pp in divisors(devices // tp):
                 for cp in divisors(devices // (tp * pp)):
