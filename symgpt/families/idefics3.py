@@ -18,7 +18,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader, note_leftovers, sub_fields
 from .granitemoe import ROUTER
@@ -179,7 +179,26 @@ READERS = {"aria": Reader(_read_aria, ("AriaForConditionalGeneration",)),
            "smolvlm": Reader(lambda f: _read(f, "smolvlm", "SmolVLM", "smolvlm_vision"),
                              ("SmolVLMForConditionalGeneration",))}
 
-PRESETS: tuple = ()
+PRESETS: tuple = (
+    Preset("smolvlm-256m", "idefics3",
+           {"V": 49280, "d": 576, "d_ff": 1536, "L": 30, "h": 9, "T_max": 8192, "h_kv": 3, "d_v": 768, "L_v": 12,
+            "h_v": 12, "d_ff_v": 3072, "S_img": 512, "P_patch": 16, "C_img": 3, "N_img": 0},
+           flags={"pixel_shuffle": 4},
+           source="Marafioti et al. 2025 (SmolVLM: Redefining small and efficient multimodal models); "
+                  "HuggingFaceTB/SmolVLM-256M-Instruct: SigLIP B/16 at 512 px, a 4×4 pixel shuffle, SmolLM2-135M "
+                  "(tests/configs/vlm/smolvlm-256m-instruct.json)",
+           note="256,484,928 parameters, the checkpoint's; published: 256M. Images: --set N_img=1 (64 tokens "
+                "each, one 512×512 crop; the processor's crops of a large image are each one image)"),
+    Preset("smolvlm-500m", "idefics3",
+           {"V": 49280, "d": 960, "d_ff": 2560, "L": 32, "h": 15, "T_max": 8192, "h_kv": 5, "d_v": 768, "L_v": 12,
+            "h_v": 12, "d_ff_v": 3072, "S_img": 512, "P_patch": 16, "C_img": 3, "N_img": 0},
+           flags={"pixel_shuffle": 4},
+           source="Marafioti et al. 2025 (SmolVLM: Redefining small and efficient multimodal models); "
+                  "HuggingFaceTB/SmolVLM-500M-Instruct: SigLIP B/16 at 512 px, a 4×4 pixel shuffle, SmolLM2-360M "
+                  "(tests/configs/vlm/smolvlm-500m-instruct.json)",
+           note="507,482,304 parameters, the checkpoint's; published: 500M. Images: --set N_img=1 (64 tokens "
+                "each, one 512×512 crop; the processor's crops of a large image are each one image)"),
+)
 
 
 def split_crops(height: int, width: int, longest_edge: int = 4 * 364, crop: int = 364) -> int:

@@ -16,7 +16,7 @@ from functools import partial
 
 from ..core.errors import SymgptError
 from ..core.lazy import Ref
-from .base import Extended, Family
+from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
 from .fields import Fields, Reader
 
@@ -159,4 +159,14 @@ def read_mllama(f: Fields):
 READERS = {"mllama_text_model": Reader(read_mllama_text, ("MllamaForCausalLM",)),
            "mllama": Reader(read_mllama, ("MllamaForConditionalGeneration",))}
 
-PRESETS: tuple = ()
+PRESETS: tuple = (
+    Preset("llama-3.2-11b-vision", "mllama",
+           {"V": 128256, "d": 4096, "d_ff": 14336, "L": 32, "h": 32, "T_max": 131072, "h_kv": 8, "d_v": 1280,
+            "L_v": 32, "d_ff_v": 5120, "S_img": 560, "P_patch": 14, "C_img": 3, "h_v": 16, "N_img": 0},
+           flags={"cross_layers": 8},
+           source="Meta 2024 (Llama 3.2 model card); meta-llama/Llama-3.2-11B-Vision(-Instruct): 40 decoder "
+                  "layers of which 8 gated cross-attention, a tiled ViT-H/14 at 560 px of 32 local and 8 global "
+                  "layers (tests/configs/vlm/llama-3.2-11b-vision.json)",
+           note="10,670,220,835 parameters, the checkpoint's; published: 11B (L counts the 32 self-attention "
+                "layers). Images: --set vision_run=true --set N_img=1 (4 tiles of 560×560 pixels each)"),
+)

@@ -394,4 +394,22 @@ PRESETS: tuple[Preset, ...] = (
                   "vision encoder",
            note="27,432,406,640 parameters, the total of the checkpoint's safetensors on the Hugging Face Hub; "
                 "published: 27B. Images of 896×896 pixels, 256 tokens each"),
+    # --- LLaVA-1.5 7B and PaliGemma 3B: checked against their config.json and checkpoint totals ---
+    Preset("llava-1.5-7b", "llava",
+           {"V": 32064, "d": 4096, "d_ff": 11008, "L": 32, "h": 32, "T_max": 4096, "d_v": 1024, "L_v": 24,
+            "h_v": 16, "d_ff_v": 4096, "S_img": 336, "P_patch": 14, "C_img": 3, "N_img": 0},
+           source="Liu et al. 2023 (Improved Baselines with Visual Instruction Tuning); llava-hf/llava-1.5-7b-hf "
+                  "config.json (tests/configs/vlm/llava-1.5-7b.json): CLIP ViT-L/14 at 336 px, a 2-layer MLP "
+                  "projector, Vicuna-7B v1.5",
+           note="7,063,427,072 parameters, the checkpoint's (686 tensors in its safetensors); published: 7B. "
+                "Images: --set N_img=1 (576 tokens each, 336×336 pixels)"),
+    Preset("paligemma-3b-224", "paligemma",
+           {"V": 257216, "d": 2048, "d_ff": 16384, "L": 18, "h": 8, "T_max": 8192, "h_kv": 1, "d_head": 256,
+            "d_v": 1152, "L_v": 27, "h_v": 16, "d_ff_v": 4304, "S_img": 224, "P_patch": 14, "C_img": 3,
+            "N_img": 0},
+           source="Beyer et al. 2024 (PaliGemma: A versatile 3B VLM for transfer); google/paligemma-3b-pt-224 and "
+                  "-mix-224 (one architecture): SigLIP So400m/14 at 224 px, a linear projector, Gemma 2B "
+                  "(tests/configs/vlm/paligemma-3b-224.json)",
+           note="2,923,466,480 parameters, the checkpoint's as transformers loads it (the head tied to the "
+                "embedding); published: 3B. Images: --set N_img=1 (256 tokens each, 224×224 pixels)"),
 )
