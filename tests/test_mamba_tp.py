@@ -116,3 +116,17 @@ def test_plan_keeps_only_tensor_parallel_degrees_megatron_accepts():
     assert tps == {1, 2, 4}  # G = 4: tp = 8 refused
     assert set(strategies(symgpt.load("mamba2-2.7b", B=1, T=64), 8, 8, (1,), (1,), 1)["tp"].tolist()) == {1}
     assert set(strategies(symgpt.load("mamba-2.8b", B=1, T=64), 8, 8, (1,), (1,), 1)["tp"].tolist()) == {1}
+
+
+@pytest.mark.parametrize("name, kind", [("qwen3-next-80b-a3b", "causal_conv1d"), ("lfm2-1.2b", "causal_conv1d"),
+                                        ("kimi-linear-48b-a3b", "causal_conv1d")])
+def test_other_recurrent_layers_refuse_tensor_parallelism(name, kind):
+    """A gated delta rule, Kimi delta attention or a short convolution is not sharded as Megatron-LM
+    shards a Mamba-2 mixer (their convolutions and per-head parameters would stay whole, and a norm
+    before the output projection would take the wrong collective): refused, not priced."""
+    m = symgpt.load(name, B=1, T=64)
+    for q in ("memory.total", "comm.total"):
+        with pytest.raises(SymgptError, match=f"tensor parallelism of {kind} layers is not modelled") as e:
+            m.quantity(q, tp=2)
+        assert "\n" not in str(e.value)
+    assert m.value(m.quantity("memory.weights", tp=1).expr) > 0

@@ -86,6 +86,10 @@ def tp_refusal(model, tp: int) -> str | None:
     if "selective_scan" in kinds:
         return (f"tensor parallelism of the Mamba-1 mixer is not modelled: {SOURCE} shards Mamba-2 only "
                 f"(heads and groups); use --tp 1 for {model.name}")
+    other = _other_recurrent(model.arch)
+    if other:
+        return (f"tensor parallelism of {other} layers is not modelled (only Mamba-2 mixers are sharded, as "
+                f"{SOURCE} does); use --tp 1 for {model.name}")
     if "ssd_scan" not in kinds:
         return None
     for sym, what, field in (("h_ssm", "Mamba-2 heads", "nheads"), ("G_ssm", "Mamba-2 groups", "ngroups")):
@@ -93,6 +97,19 @@ def tp_refusal(model, tp: int) -> str | None:
         if n is not None and n % tp:
             return (f"tp={tp} must divide the {what} {sym}={n} ({SOURCE} asserts {field} % tp_size == 0: "
                     f"each rank holds whole {what.split()[-1]})")
+    return None
+
+
+def _other_recurrent(arch: Arch) -> str | None:
+    """The op kind of the first recurrent op outside a Mamba-2 mixer (a gated delta rule, a short
+    convolution, lightning attention, RWKV, RG-LRU, mLSTM): None when there is none."""
+    from .recurrent import recurrent_ops
+
+    mixers = _mixers(arch)[1]
+    for n in recurrent_ops(arch):
+        kind = arch.graph.nodes[n]["op"].kind
+        if kind != "ssd_scan" and n not in mixers:
+            return kind
     return None
 
 
