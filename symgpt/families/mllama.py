@@ -6,8 +6,9 @@ conditional-generation model, a tiled vision tower and a linear projector (``blo
 Counted: every parameter, and the forward over token ids (no image): transformers skips the
 cross-attention layers and runs no vision tower without ``cross_attention_states`` or
 ``pixel_values``. L is the count of self-attention layers (num_hidden_layers less the
-cross-attention ones). Images are not counted yet: the cost of the vision tower and of the
-cross-attention layers per image is not modelled.
+cross-attention ones). With ``vision_run`` set, images are priced (``blocks/mllama_vision.py``):
+every tile slot of the tiled encoder, its rows padded as transformers pads them, the projector
+over the final and intermediate features, and the cross-attention layers over the image positions.
 """
 
 from __future__ import annotations
