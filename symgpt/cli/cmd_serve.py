@@ -4,7 +4,8 @@ symgpt.derive.serving, serving_spec, serving_cost)."""
 
 from __future__ import annotations
 
-from .common import add_json, add_model, emit, load_model
+from .common import add_json, add_model, load_model
+from .serve_output import write
 
 HELP = "serving: paged-KV capacity, prefix caching, speculative decoding, cost and energy per token"
 DESCRIPTION = HELP + (". Example: 'symgpt serve llama-7b --hardware h100-sxm --set T=4096 --prefix 1024'. "
@@ -174,7 +175,7 @@ def run(args) -> int:
     if ep:
         notes = []
         qs = serve_ep.quantities(args, m, opts, cap, block, notes)
-        return _emit(args, m, opts, qs, notes, None, {**extra, **serve_ep.shown(args, opts)}, "")
+        return write(args, m, opts, qs, notes, None, {**extra, **serve_ep.shown(args, opts)}, "")
     prefix = _count(args.prefix, "--prefix", low=0) if args.prefix is not None else None
     sized = "hardware" in opts or "device_memory" in opts     # the device's memory is known
     held = _held(args, m)   # the model whose weights and cache the devices hold
@@ -200,30 +201,7 @@ def run(args) -> int:
     sim = simulation(args, m, opts, qs, sized)
     if prefix is not None:
         extra["prefix"] = prefix
-    return _emit(args, m, opts, qs, notes, sim, extra, hint)
-
-
-def _emit(args, m, opts, qs, notes, sim, extra, hint) -> int:
-    from ..render.jsonout import dumps
-    from ..render.serving_text import serving_text
-    from .costargs import payload
-
-    if args.json:
-        shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
-        shown.update(extra)
-        out = payload(m, "vllm-paged", shown, qs)
-        if notes:
-            out["notes"] = notes
-        if sim is not None:
-            out["simulation"] = sim
-        emit(dumps(out))
-        return 0
-    emit(serving_text(m, qs, notes, hint))
-    if sim is not None:
-        from ..simulate import command
-
-        emit("\n" + command.render(sim))
-    return 0
+    return write(args, m, opts, qs, notes, sim, extra, hint)
 
 
 def _held(args, m):

@@ -13,7 +13,7 @@ NOT_MODELLED = (("prefix", "--prefix (vLLM turns prefix caching off for these mo
 def run(args, m, opts, cap, block, extra, ep) -> int:
     from ..core.errors import SymgptError
     from ..derive import serving_state as st
-    from .cmd_serve import _emit
+    from .serve_output import write
 
     asked = [flag for attr, flag in NOT_MODELLED if getattr(args, attr, None) not in (None, False)]
     if ep:
@@ -28,4 +28,4 @@ def run(args, m, opts, cap, block, extra, ep) -> int:
     notes = ["step times, cost and energy per token are not priced here for recurrent layers (symgpt infer prices "
              "a decode step with their state)"]
     hint = "" if sized else "give --hardware NAME (or --device-memory BYTES) for the sequences that fit"
-    return _emit(args, m, opts, qs, notes, None, extra, hint)
+    return write(args, m, opts, qs, notes, None, extra, hint)

@@ -317,9 +317,12 @@ def check_model(lay: Layout, model) -> None:
     h_kv = sizes.get("h_kv")
     if known(lay.tp) and lay.tp > 1 and h_kv is not None and h_kv % lay.tp:
         raise SymgptError(f"tp={lay.tp} must divide the key/value heads h_kv={h_kv}")
-    from .tensor_parallel_ssm import check_tp  # state-space layers: Megatron-LM's Mamba-2 mixer
+    from .tensor_parallel_ssm import tp_refusal  # state-space layers: Megatron-LM's Mamba-2 mixer
 
-    check_tp(model, lay.tp)
+    if known(lay.tp):
+        why = tp_refusal(model, int(lay.tp))
+        if why:
+            raise SymgptError(why)
     arch = model.arch
     for g in arch.stacks():
         n = g.repeat.xreplace(model.bindings)

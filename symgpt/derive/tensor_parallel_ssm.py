@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..core.errors import SymgptError
 from ..graph.arch import Arch
 
 SOURCE = "Megatron-LM megatron/core/ssm/mamba_mixer.py (MambaMixer)"
@@ -111,13 +110,3 @@ def _other_recurrent(arch: Arch) -> str | None:
         if kind != "ssd_scan" and n not in mixers:
             return kind
     return None
-
-
-def check_tp(model, tp) -> None:
-    """Refuse (one line) a tensor-parallel degree the model's state-space layers cannot take."""
-    from .layout import known
-
-    if known(tp):
-        why = tp_refusal(model, int(tp))
-        if why:
-            raise SymgptError(why)

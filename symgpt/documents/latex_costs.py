@@ -128,7 +128,9 @@ def flops(model, notation, convention=None, numbers: str = "sci", digits: int = 
     fwd = model.quantity("flops.forward", **step)
     train = model.quantity("flops.train", **step)
     back = model.quantity("flops.backward", **step)
-    stacks = model.arch.stacks()
+    # the stacks the forward runs (a held tower's layers count no FLOPs: not listed)
+    running = {entry_stack(model.arch, path) for path, _ in fwd.breakdown}
+    stacks = [g for g in model.arch.stacks() if g.name in running]
     if not stacks:
         raise SymgptError(f"{model.name} has no stack of layers to count the FLOPs of one block of")
     first = stacks[0]  # the block told in full; other stacks are totalled below it

@@ -28,9 +28,10 @@ def crops_and_tokens(flags) -> tuple[int, int]:
                   flags["anyres_tile"], flags["anyres_side"], flags.get("anyres_max"))
 
 
-def anyres_images(g, x, flags):
-    from .vlm import projector, vision_tower
-
+def anyres_images(g, x, flags, builders):
+    """The images of an any-resolution LLaVA merged among the tokens *x*; *builders* is blocks/vlm.py's
+    (vision_tower, projector) (passed in: that module calls this one)."""
+    vision_tower, projector = builders
     crops, tokens = crops_and_tokens(flags)
     c, t, side = sympy.Integer(crops), sympy.Integer(tokens), sympy.Integer(flags["anyres_side"])
     g.op("image_newline", ops.Held(ops.ClassToken(d), (B, T, d)), role=R.HELD_EMBEDDING,

@@ -163,7 +163,7 @@ def _vision(g, x, flags):
     if flags.get("image_newline") and flags.get("image_height") and flags.get("image_width"):  # blocks/llava_anyres.py
         from .llava_anyres import anyres_images
 
-        return anyres_images(g, x, flags)
+        return anyres_images(g, x, flags, (vision_tower, projector))
     if flags.get("image_newline"):
         # LlavaNextModel.image_newline: a (d,) parameter appended after each row of an image's tiles
         g.op("image_newline", ops.Held(ops.ClassToken(d), (B, T, d)), role=R.HELD_EMBEDDING,
