@@ -35,7 +35,7 @@ def add_arguments(p):
     p.add_argument("--fp8", action="store_true", help="weights and activations in fp8 (the fp8 peak)")
     p.add_argument("--attention", default="eager", choices=choices.ATTENTION)
     p.add_argument("--causal", action="store_true", help="halve the prefill's attention matmuls")
-    p.add_argument("--mla", default="expanded", choices=("expanded", "absorbed"),
+    p.add_argument("--mla", default="expanded", choices=choices.MLA_FORMS,
                    help="multi-latent attention's decode step: expanded (default; transformers' "
                         "DeepseekV3Attention re-expands the cached latent) or absorbed (DeepSeek's inference: "
                         "W_UK and W_UV folded into the query and output, attention over the latent)")

@@ -37,7 +37,7 @@ def add_arguments(p):
     p.add_argument("--fp8", action="store_true", help="weights and activations in fp8 (the fp8 peak)")
     p.add_argument("--attention", default="flash", choices=choices.ATTENTION,
                    help="attention kernel of the step times (default flash, as serving engines run)")
-    p.add_argument("--mla", default="expanded", choices=("expanded", "absorbed"),
+    p.add_argument("--mla", default="expanded", choices=choices.MLA_FORMS,
                    help="multi-latent attention's decode step: expanded (default; transformers' "
                         "DeepseekV3Attention re-expands the cached latent) or absorbed (DeepSeek's inference: "
                         "W_UK and W_UV folded into the query and output, attention over the latent)")
