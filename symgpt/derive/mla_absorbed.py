@@ -82,6 +82,11 @@ class AbsorbedUp(Op):
                 Work("matmul", numel(o_latent) * self.value, tag="dense"))
 
 
+def has_mla(arch) -> bool:
+    """Whether *arch* holds a multi-latent attention layer (an up-projection of the latent)."""
+    return any(arch.role(n) == roles.KV_UP for n in arch.order)
+
+
 def absorb(s, arch, st: Step) -> Step:
     """*st* as the Setup *s* prices it: a decode-like step of an MLA model under ``mla="absorbed"``
     in the absorbed form, any other step as it is."""
