@@ -155,6 +155,9 @@ def test_other_models_and_choices():
     assert llama.quantity("inference.decode.flops", mla="absorbed") == llama.quantity("inference.decode.flops")
     with pytest.raises(SymgptError, match="decode form"):
         llama.quantity("inference.decode.flops", mla="folded")
+    # DeepSeek-V3.2's sparse attention (top-k keys): refused in one line, not priced dense
+    with pytest.raises(SymgptError, match="Sparse Attention"):
+        symgpt.load("deepseek_v32", B=1, T=64).quantity("inference.decode.flops", mla="absorbed")
 
 
 def test_serve_deepseek_v3_decode_step(capsys):

@@ -25,12 +25,14 @@ d_nope, d_rope: the query/key head's parts; d_hv: the value head):
 Under tensor parallelism (heads split) every device reads the whole latent and rotary key for
 its heads: the cache reads are not divided among devices.
 
-Only decode-like steps change (a decode step, a verification of draft tokens, a chunk after
-cached tokens); the prefill stays expanded: the serving engines that run MLA absorbed in decode
-compute the prompt's attention with per-head keys and values (vLLM's MLA backend,
-``vllm/attention/backends/mla/common.py``: "compute-friendly" prefill, "data-movement friendly"
-decode). DeepSeek's reference ``model.py`` applies its one ``attn_impl`` to every pass. The KV
-cache is the same in both forms (the latent and the rotary key per token per layer).
+Only decode-like steps change (a decode step, a verification of draft tokens, and also a chunk of
+a prompt after cached tokens, which vLLM labels prefill and computes expanded: not told apart
+here); the prefill stays expanded: the serving engines that run MLA absorbed in decode compute the
+prompt's attention with per-head keys and values (vLLM's MLA backend,
+``vllm/v1/attention/backends/mla/common.py``, its module docstring: the "compute friendly"
+approach for prefill, the "data-movement friendly" one for decode). DeepSeek's reference
+``model.py`` applies its one ``attn_impl`` to every pass. The KV cache is the same in both forms
+(the latent and the rotary key per token per layer).
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ def _absorbed(arch, st: Step, chips: int, flash: bool) -> Step:
                 raise SymgptError(f"--mla absorbed: {lay} holds two {role} ops; only DeepSeek-V2/V3's "
                                   "multi-latent attention layer is modelled absorbed")
             layers[lay][role] = o
+            if role == roles.SPARSE_MASK:
+                _refuse(lay, "DeepSeek Sparse Attention's decode over its selected keys is not modelled absorbed")
     new = {}
     for lay, ops in layers.items():
         new.update(_layer_ops(arch, lay, ops, chips, flash))
