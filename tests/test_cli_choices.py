@@ -55,6 +55,9 @@ def _engine():
     flops = {"--recompute": rec, "--per": per, "--attention": att}
     from symgpt.derive.finetune import BASES, METHODS
     finetune = {"--finetune": METHODS, "--qlora-base": BASES}
+    from symgpt.derive.mla_absorbed import FORMS as MLA
+    # multi-latent attention's decode form: infer's and serve's --mla
+    mla = {"--mla": MLA}
     return {
         "params": finetune, "flops": {**flops, **finetune}, "time": {**flops, **layout, "--precision": prec, "--hardware": hardware_names(), **finetune}, "memory": {**memory, **finetune}, "comm": memory,
         "plan": {"--precision": prec, "--optimizer": opt, "--hardware": hardware_names(), **finetune},
@@ -65,11 +68,11 @@ def _engine():
         "graph": {"--format": tuple(dot.FORMATS), "--color-by": tuple(dot.COLOR_BY), "--phase": PHASES,
                   "--hardware": hardware_names(), "--weight-bits": BITS, "--fit": tuple(dotfit.FITS)},
         "infer": {"--convention": tuple(INFER), "--hardware": hardware_names(), "--weight-bits": BITS,
-                  "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att},
+                  "--kv-bits": BITS, "--act-bits": ACT_BITS, "--attention": att, **mla},
         "latex": {"--what": (*SECTIONS, *ALIASES), "--numbers": tuple(latex_numbers.STYLES)},
         # serving: the step times' options are infer's
         "serve": {"--hardware": hardware_names(), "--weight-bits": BITS, "--kv-bits": BITS, "--attention": att,
-                  "--scheduler": SCHEDULERS, "--dispatch-bits": DISPATCH_CHOICES},
+                  "--scheduler": SCHEDULERS, "--dispatch-bits": DISPATCH_CHOICES, **mla},
     }
 
 

@@ -91,3 +91,5 @@ def listed(choices: EngineChoices) -> str:
 SIM_SCHEDULERS = EngineChoices("schedulers", Ref("symgpt.simulate.engine", "SCHEDULERS"))
 # --- expert-parallel serving (symgpt serve --dispatch-bits)
 DISPATCH_BITS = EngineChoices("all-to-all dispatch bits", Ref("symgpt.derive.serving_ep", "DISPATCH_CHOICES"))
+# --- multi-latent attention's decode form (symgpt infer/serve --mla)
+MLA_FORMS = EngineChoices("MLA decode forms", Ref("symgpt.derive.mla_absorbed", "FORMS"))

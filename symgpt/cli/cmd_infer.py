@@ -35,6 +35,10 @@ def add_arguments(p):
     p.add_argument("--fp8", action="store_true", help="weights and activations in fp8 (the fp8 peak)")
     p.add_argument("--attention", default="eager", choices=choices.ATTENTION)
     p.add_argument("--causal", action="store_true", help="halve the prefill's attention matmuls")
+    p.add_argument("--mla", default="expanded", choices=choices.MLA_FORMS,
+                   help="multi-latent attention's decode step: expanded (default; transformers' "
+                        "DeepseekV3Attention re-expands the cached latent) or absorbed (DeepSeek's inference: "
+                        "W_UK and W_UV folded into the query and output, attention over the latent)")
     p.add_argument("--prompt", metavar="P", help="prompt tokens for a generation (with --generate)")
     p.add_argument("--generate", metavar="G", help="new tokens to generate (with --prompt)")
     p.add_argument("--figure", metavar="FILE", help="write a roofline figure: FILE.tex (pgfplots, a "
@@ -51,6 +55,8 @@ def options(args) -> dict:
            "attention": args.attention, **device_options(args)}
     if args.causal:
         out["causal"] = True
+    if args.mla != "expanded":
+        out["mla"] = args.mla
     if (args.prompt is None) != (args.generate is None):
         raise SymgptError("--prompt and --generate go together")
     if args.prompt is not None:

@@ -38,6 +38,10 @@ def add_arguments(p):
     p.add_argument("--fp8", action="store_true", help="weights and activations in fp8 (the fp8 peak)")
     p.add_argument("--attention", default="flash", choices=choices.ATTENTION,
                    help="attention kernel of the step times (default flash, as serving engines run)")
+    p.add_argument("--mla", default="expanded", choices=choices.MLA_FORMS,
+                   help="multi-latent attention's decode step: expanded (default; transformers' "
+                        "DeepseekV3Attention re-expands the cached latent) or absorbed (DeepSeek's inference: "
+                        "W_UK and W_UV folded into the query and output, attention over the latent)")
     p.add_argument("--block-size", metavar="TOKENS", default="16",
                    help="tokens per KV-cache block (default 16, vLLM's)")
     p.add_argument("--memory-utilization", metavar="F", default="0.9",
@@ -136,7 +140,10 @@ def _count(text, what, low=1) -> int:
 def options(args) -> dict:
     from .machine import device_options
 
-    return {"weight_bits": args.weight_bits, "attention": args.attention, **device_options(args)}
+    out = {"weight_bits": args.weight_bits, "attention": args.attention, **device_options(args)}
+    if args.mla != "expanded":
+        out["mla"] = args.mla
+    return out
 
 
 def run(args) -> int:

@@ -13,6 +13,10 @@ def write(args, m, opts, qs, notes, sim, extra, hint) -> int:
     from ..render.serving_text import serving_text
     from .costargs import payload
 
+    from ..derive.mla_absorbed import NOTES, has_mla
+
+    if opts.get("mla") == "absorbed" and has_mla(m.arch):
+        notes.append(NOTES["absorbed"])   # the step times' form (derive.mla_absorbed)
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in opts.items()}
         shown.update(extra)

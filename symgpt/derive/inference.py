@@ -32,6 +32,7 @@ from ..core.symbols import B
 from .flops import resolve, work_flops
 from .inference_setup import Setup, device_memory, setup
 from .kvcache import cache_tensors
+from .mla_absorbed import absorb
 from .recurrent import check_options, element_bytes, is_recurrent, recurrent_ops, state_owners, state_tensors
 from .recurrent import STATE_NOTE, state_notes
 from .recurrent import notes as recurrent_notes
@@ -148,6 +149,7 @@ def op_bytes(s: Setup, arch: Arch, st: Step, o: OpStep) -> sympy.Expr:
 
 def priced_ops(s: Setup, arch: Arch, st: Step):
     """(op, FLOPs, bytes) of each op of a step that computes or moves anything (a roofline's points)."""
+    st = absorb(s, arch, st)  # an MLA decode step in the form the options ask (mla_absorbed)
     for o in st.ops:
         f, b = op_flops(s, arch, st, o), op_bytes(s, arch, st, o)
         if f != 0 or b != 0:
@@ -184,7 +186,7 @@ def _what(st: Step) -> str:
 
 def phase_flops(model, phase, **options) -> Quantity:
     s = setup(model, **options)
-    st = _step(model, phase)
+    st = absorb(s, model.arch, _step(model, phase))
     arch = model.arch
     if s.convention == "scaling-book":
         parts = _book_flops(s, model, st)
@@ -199,7 +201,7 @@ def book_weight_bytes(s: Setup, model):
 
 def phase_bytes(model, phase, **options) -> Quantity:
     s = setup(model, **options)
-    st = _step(model, phase)
+    st = absorb(s, model.arch, _step(model, phase))
     arch = model.arch
     if s.convention == "scaling-book":
         parts = book_weight_bytes(s, model) + [("kv_cache", kv_cache(model, **options).expr)]

@@ -17,6 +17,8 @@ Options (keyword arguments of every ``inference.*`` quantity; ``--option`` on th
   direction; default the profile's);
 * ``attention`` eager|flash (flash: the attention core is one kernel, its intermediates never
   reach memory), ``causal`` (halve the prefill's attention matmuls);
+* ``mla`` expanded|absorbed: how a multi-latent attention layer's decode step is priced
+  (``derive.mla_absorbed``; default expanded, as transformers runs it);
 * ``prompt``, ``generate``: P and G of ``inference.generate.time``, ``ttft``, ``tpot``, ...
 """
 
@@ -32,6 +34,7 @@ from ..core.errors import SymgptError
 from ..core.hardware import Hardware, hardware as get_hardware
 from ..core.symbols import BW_link, BW_mem, F_peak
 from .checks import optional, positive, positive_int
+from .mla_absorbed import FORMS as MLA_FORMS, NOTES as MLA_NOTES
 from .options import Machine, split
 
 CONVENTIONS = {
@@ -68,6 +71,7 @@ class Setup:
     causal: bool
     bindings: dict = field(default_factory=dict)
     labels: tuple[str, ...] = ()
+    mla: str = "expanded"           # multi-latent attention's decode form (derive.mla_absorbed)
 
     @property
     def summary(self) -> str:
@@ -83,10 +87,7 @@ class Setup:
         if self.device is not None:
             out.append(f"hardware {self.device.title}: {self.dtype} peak, HBM bandwidth [{self.device.source}]")
         if any(self.model.arch.role(n) == roles.KV_UP for n in self.model.arch.order):
-            out.append("multi-latent attention decoded as transformers' DeepseekV3Attention runs it: the cached "
-                       "latent of every position re-expanded through kv_b_proj at each step; the absorbed form "
-                       "of DeepSeek's own inference (W_UK folded into the query, W_UV into the output, attention "
-                       "over the latent) is not modelled, so its decode FLOPs and time are an upper bound")
+            out.append(MLA_NOTES[self.mla])
         if self.chips > 1:
             out.append(f"tensor parallel over {self.chips} devices: attention heads, FFN, LM head and token "
                        "table split; norms, residuals and position tables replicated; values per device (with "
@@ -119,9 +120,11 @@ class InferenceOptions:
     machine: Machine = Machine()
     prompt: int | None = None
     generate: int | None = None
+    mla: str = "expanded"
 
     def __post_init__(self):
         check_choice("inference convention", self.convention, tuple(CONVENTIONS))
+        check_choice("multi-latent attention decode form", self.mla, MLA_FORMS)
         check_choice("attention", self.attention, ("eager", "flash"))
         if not isinstance(self.causal, bool) or not isinstance(self.fp8, bool):
             raise SymgptError("causal and fp8 take true or false")
@@ -195,7 +198,7 @@ def build(model, o: InferenceOptions) -> Setup:
         if v is not None:
             bindings[sym] = v
     return Setup(model, o.convention, weight, sympy.Rational(act_bits, 8), sympy.Rational(kv_bits, 8), o.dtype,
-                 int(o.chips), device, o.attention, o.causal, bindings, tuple(labels))
+                 int(o.chips), device, o.attention, o.causal, bindings, tuple(labels), o.mla)
 
 
 def device_memory(s: Setup, given=None):

@@ -49,6 +49,7 @@ from ..core.symbols import B, BW_link, BW_mem, F_peak, as_expr
 from ..graph import roles
 from ..ops.base import numel
 from .inference import op_bytes, op_flops, param_bytes, split, weight_copies
+from .mla_absorbed import absorb
 from .inference_setup import device_memory, setup
 from .inference_time import ALL_REDUCE
 from .quantity import Quantity
@@ -305,7 +306,7 @@ def decode_step(model, d: Deployment, batch: int, a2a_bandwidth, dispatch_bits: 
         raise SymgptError("step times need the device: give --hardware NAME (or --peak and --bandwidth)")
     if d.tp > 1 and BW_link not in s_tp.bindings:
         raise SymgptError("tensor parallelism needs the link bandwidth: give --link-bandwidth or a profile")
-    st = step(arch, "decode")
+    st = absorb(s_tp, arch, step(arch, "decode"))  # an MLA layer in the form the options ask
     own = sympy.ceiling(sympy.Rational(b, d.tp))        # the device's tokens under sequence parallelism
     per_dev = sympy.Rational(b, d.tp) * d.imbalance     # token copies the device's slots receive, over k
     sums = {k: sympy.Integer(0) for k in ("attention side (TP)", "dense FFN, shared experts and router",
