@@ -28,8 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import SymgptError
-from ..graph.arch import Arch
+from ..core.symbols import N_aud, N_img
+from ..graph.arch import Arch, Constraint
 from ..graph.digraph import DiGraph
+from .quantity import evaluate
 
 PARTS = ("vision", "audio", "projector", "language")
 
@@ -71,6 +73,11 @@ def _under(path: str, names) -> bool:
     if path.startswith(_CONTAINER):
         path = path[len(_CONTAINER):]
     return any(path == n or path.startswith(n + "/") for n in names)
+
+
+def in_tower(path: str) -> bool:
+    """Whether the node at *path* lies in a vision or audio tower (by the module names of ``TOWERS``)."""
+    return _under(path, TOWERS["vision"] + TOWERS["audio"])
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,12 @@ def rewrite(model, fz: Freeze) -> Arch:
     frozen = [n for n, p in parts.items() if p in fz.parts]
     if len(frozen) == len(parts):
         raise SymgptError(f"--freeze {','.join(fz.parts)} leaves nothing of {arch.name} to train")
+    constraints = list(arch.constraints)
+    if "language" in fz.parts:  # only the parts that read images or audio train: they must run
+        media = N_img if "vision" in have else N_aud
+        constraints.append(Constraint("le", 1 - media, f"--freeze {','.join(fz.parts)} trains only what reads "
+                                      f"{'images' if media == N_img else 'audio'}: {media} must be at least 1 "
+                                      "(without any, nothing trainable runs)", "frozen_language_needs_media"))
     g = DiGraph()
     for n, a in arch.graph.nodes.data():
         g.add_node(n, **a)
@@ -169,14 +182,17 @@ def rewrite(model, fz: Freeze) -> Arch:
     for n in frozen:
         g.nodes[n]["frozen"] = True
     flags = {**arch.flags, "freeze": (fz, _modules(arch, frozen, parts, fz))}
-    return Arch(arch.name, g, dict(arch.groups), list(arch.order), list(arch.constraints), flags, arch.output,
-                arch.loss)
+    return Arch(arch.name, g, dict(arch.groups), list(arch.order), constraints, flags, arch.output, arch.loss)
 
 
 def apply(model, fz: Freeze):
     """*model* with the parts *fz* names frozen (its notes state the rule)."""
     m = model.with_()
     m.__dict__["arch"] = rewrite(model, fz)
+    for c in m.arch.constraints[len(model.arch.constraints):]:  # the ones the rewrite adds
+        v = evaluate(c.expr, model.bindings)
+        if v is not None and v > 0:
+            raise SymgptError(f"{model.name}: {c.message}")
     note = fz.describe(m.arch.flags["freeze"][1])
     m.notes = tuple(n for n in model.notes if n != note) + (note,)
     m.__dict__["with_"] = lambda **changes: apply(type(model).with_(m, **changes), fz)

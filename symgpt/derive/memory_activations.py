@@ -137,13 +137,15 @@ def _labels_padded(s: Setup, arch) -> bool:
     and takes ``labels[..., 1:].contiguous()``: at B = 1 that slice is already contiguous, so it
     stays a view and ``nll_loss`` keeps the whole padded storage (8 bytes more); at B > 1 it is a
     copy of B·T labels. A masked LM or an encoder--decoder (bidirectional attention somewhere in
-    the graph) passes its labels unshifted."""
+    the graph) passes its labels unshifted; a vision or audio tower's bidirectional attention beside
+    a causal LM (``derive.freeze.in_tower``) does not make it one."""
     from ..core.symbols import B
+    from .freeze import in_tower
 
     if s.conv.implementation != "hf-eager" or s.model.bindings.get(B) != 1:
         return False
     return not any(a["op"].kind == "matmul" and a["op"].tag == "attention_scores" and not a["op"].causal
-                   for _n, a in arch.ops())
+                   and not in_tower(n) for n, a in arch.ops())
 
 
 def _experts_frozen(arch) -> bool:
@@ -179,7 +181,9 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
     from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1;
     keys and values repeated once (h_kv = h: ``repeat_kv`` returns its input) are their input,
-    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV."""
+    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV, and the
+    positions after the first few (``x[:, 1:]``: LLaVA's patches without the class token) their
+    whole sequence."""
     from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
@@ -192,7 +196,7 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
             if as_expr(a["op"].groups).xreplace(bindings) == 1:  # repeated once: the tensor itself
                 tensor = a["inputs"][0]
                 a = arch.graph.nodes[tensor]
-    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads", "drop_tokens"):
         tensor = a["inputs"][0]
         a = arch.graph.nodes[tensor]
     return tensor
