@@ -110,9 +110,10 @@ class Freeze:
                 "optimizer state; a tensor needs a gradient only when an input of the op that made it does or "
                 "the op owns a trainable parameter (PyTorch's autograd)")
         if towers:
-            rule += (f"; the frozen {' and '.join(towers)} tower reads inputs that need no gradient (pixel_values, "
-                     "audio features), so autograd records nothing in it: it saves no activations and has no "
-                     "backward FLOPs (no weight- or input-gradient matmuls)")
+            inputs = " and ".join({"vision": "pixel_values", "audio": "input_features"}[t] for t in towers)
+            rule += (f"; the frozen {' and '.join(towers)} tower reads {inputs}, which need no gradient, so "
+                     "autograd records nothing in it: it saves no activations and has no backward FLOPs (no "
+                     "weight- or input-gradient matmuls)")
             if "projector" not in self.parts:
                 rule += "; the trained projector keeps its input for its weight gradient, with no input gradient"
         if "language" in self.parts and "projector" not in self.parts:
