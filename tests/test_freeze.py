@@ -138,3 +138,31 @@ def test_refusals(tmp_path):
         apply(llava.with_(N_img=0), Freeze(("vision", "language")))
     with pytest.raises(SymgptError, match="has no vision or audio tower"):
         apply(symgpt.load("gpt2-small"), Freeze(("vision",)))
+
+
+def test_cli_llava_1_5_7b(tmp_path):
+    """llava-hf/llava-1.5-7b-hf's config.json: the trainable parameters with the tower frozen equal
+    transformers' model on the meta device less its vision tower's; gradients are 4 bytes each (fp32)."""
+    from pathlib import Path
+
+    from clirun import run
+
+    path = Path(__file__).parent / "configs" / "vlm" / "llava-1.5-7b.json"
+    cfg = json.loads(path.read_text())
+    config = transformers.LlavaConfig(**{k: v for k, v in cfg.items() if k not in ("model_type", "architectures")})
+    with torch.device("meta"):
+        model = transformers.LlavaForConditionalGeneration(config)
+    model.model.vision_tower.requires_grad_(False)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    r = run(["memory", str(path), "--freeze", "vision", "--set", "B=1", "--set", "N_img=1", "--set", "T=1024",
+             "--json"])
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["params.trainable"]["value"] == trainable
+    assert out["params.frozen"]["value"] == sum(p.numel() for p in model.model.vision_tower.parameters())
+    assert out["memory.gradients"]["value"] == 4 * trainable
+    assert out["freeze"]["modules"] == {"vision": ["vision_tower"]} and "records nothing" in out["freeze"]["note"]
+    text = run(["flops", str(path), "--freeze", "vision", "--set", "B=1", "--set", "N_img=1", "--set", "T=1024"])
+    assert text.returncode == 0 and "records nothing in it" in text.stdout
+    bad = run(["memory", "gpt2-small", "--freeze", "vision"])
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no vision or audio tower" in bad.stderr
