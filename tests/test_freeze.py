@@ -126,6 +126,37 @@ def test_frozen_parts_against_pytorch(tmp_path, cfg, parts):
         assert (acts0, train0) == (saved0, flops0)
 
 
+GC_CASES = [(LLAVA, ("vision",)), (LLAVA, ("vision", "projector")), (PALIGEMMA, ("vision",)), (VOXTRAL, ("audio",))]
+
+
+@pytest.mark.parametrize("cfg, parts", GC_CASES, ids=[f"{c['model_type']}-{'+'.join(p)}" for c, p in GC_CASES])
+def test_frozen_tower_keeps_no_checkpoints(tmp_path, cfg, parts):
+    """--recompute full: transformers' activation checkpointing of every layer, its hook that makes
+    each sub-model's input embeddings require grad removed (``disable_input_require_grads``: the
+    tower's patch embedding is one of them). What one image or clip adds to the bytes autograd still
+    holds after the forward (``oracles.measure.retained_activation_bytes``) is the projector's and the
+    merge's alone: the frozen tower's layers keep no checkpointed input."""
+    from oracles.measure import retained_activation_bytes
+
+    model = _model(cfg)
+    kind = "audio" if cfg["model_type"] == "voxtral" else "vision"
+    for part in parts:
+        for module in _modules(model, kind)[part]:
+            module.requires_grad_(False)
+    model.activation_checkpointing_enable()
+    model.disable_input_require_grads()
+    held, ours = [], []
+    for media in (True, False):
+        kw, T = _inputs(cfg, media)
+        held.append(retained_activation_bytes(model, 0, 0, forward=lambda m: m(**kw)))
+        m = _symgpt(tmp_path, cfg, parts, T, int(media))[3]
+        ours.append(m.quantity("memory.activations", recompute="full", **OPTS).value)
+    assert ours[0] - ours[1] == held[0] - held[1] > 0
+    rows = dict(m.with_(**{"N_aud" if kind == "audio" else "N_img": 1}).quantity(
+        "memory.activations", recompute="full", **OPTS).breakdown)
+    assert not [p for p in rows if p.startswith(("vision_tower/", "audio_tower/"))]
+
+
 def test_refusals(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAVA))

@@ -12,6 +12,7 @@ that walk the graph (``derive.walk``) then apply PyTorch's autograd rule:
   trainable parameter. A frozen tower reads ``pixel_values`` (or audio features), which need no
   gradient, and owns nothing trainable, so autograd records nothing in it: the tower saves no
   activations and has no backward FLOPs (no weight-gradient and no input-gradient matmuls);
+* under full recomputation a frozen stack keeps no checkpointed input (nothing in it is recorded);
 * a trained projector above a frozen tower keeps its input for its weight gradient and computes
   no gradient of that input; a frozen projector under a trained language model records nothing
   either;
@@ -113,7 +114,10 @@ class Freeze:
             inputs = " and ".join({"vision": "pixel_values", "audio": "input_features"}[t] for t in towers)
             rule += (f"; the frozen {' and '.join(towers)} tower reads {inputs}, which need no gradient, so "
                      "autograd records nothing in it: it saves no activations and has no backward FLOPs (no "
-                     "weight- or input-gradient matmuls)")
+                     "weight- or input-gradient matmuls), and under full recomputation keeps no checkpointed "
+                     "layer inputs (transformers' activation_checkpointing_enable hooks every sub-model's input "
+                     "embeddings to require grad, the tower's patch embedding too, which puts a frozen tower back "
+                     "under autograd: model.disable_input_require_grads() keeps it out; not modelled)")
             if "projector" not in self.parts:
                 rule += "; the trained projector keeps its input for its weight gradient, with no input gradient"
         if "language" in self.parts and "projector" not in self.parts:

@@ -57,6 +57,8 @@ def _saved(s: Setup):
             _saved_op(s, node, steady, share, (dropout, again, core, region), (entries, seen))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
+            if has_frozen(arch) and not _stack_trains(arch, name):
+                continue  # a frozen stack (a frozen tower): autograd records nothing, no checkpoint is kept
             group = arch.groups[name]
             div = s.tp if s.sp else 1
             label = "shared block input" if invariant else "block input"
@@ -128,6 +130,12 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         elif a["op"].kind == "cross_entropy" and item.role == "log_probs":
             div = s.tp  # vocabulary-parallel cross-entropy
         entries.append((node, item.role, shape, per, copies, div, tensor))
+
+
+def _stack_trains(arch, name: str) -> bool:
+    """Whether a gradient flows through any op of the top-level group *name*."""
+    grads = needs_grad(arch)
+    return any(grads[n] for n, _a in arch.ops() if (g := top_group(arch, n)) is not None and g.name == name)
 
 
 def _labels_padded(s: Setup, arch) -> bool:
