@@ -70,10 +70,15 @@ PROJECTORS = (
 _CONTAINER = "model/"
 
 
-def _under(path: str, names) -> bool:
+def _match(path: str, names) -> str | None:
+    """The name of *names* whose module holds *path* (None when none does)."""
     if path.startswith(_CONTAINER):
         path = path[len(_CONTAINER):]
-    return any(path == n or path.startswith(n + "/") for n in names)
+    return next((n for n in names if path == n or path.startswith(n + "/")), None)
+
+
+def _under(path: str, names) -> bool:
+    return _match(path, names) is not None
 
 
 def in_tower(path: str) -> bool:
@@ -127,7 +132,8 @@ class Freeze:
 
 
 def parts_of(model) -> dict:
-    """parameter node -> the part it belongs to (vision, audio, projector or language)."""
+    """parameter node -> (the part it belongs to: vision, audio, projector or language; the module
+    name that places it there, '' for the language model)."""
     arch = model.arch
     family = getattr(getattr(model, "family", None), "name", None)
     towers = {kind: TOWERS[kind] + FAMILY_TOWERS.get(family, {}).get(kind, ()) for kind in TOWERS}
@@ -135,24 +141,20 @@ def parts_of(model) -> dict:
     for n, a in arch.graph.nodes.data():
         if a["kind"] != "param":
             continue
-        owner = a["owner"]
-        if _under(owner, PROJECTORS):
-            out[n] = "projector"
-        else:
-            out[n] = next((k for k, names in towers.items() if _under(owner, names)), "language")
+        found = [("projector", _match(a["owner"], PROJECTORS))]
+        found += [(kind, _match(a["owner"], names)) for kind, names in towers.items()]
+        out[n] = next(((k, name) for k, name in found if name is not None), ("language", ""))
     return out
 
 
-def _modules(arch: Arch, frozen: list, parts: dict, fz: Freeze) -> dict:
-    """part -> the top-level module names whose parameters it freezes, in graph order."""
+def _modules(frozen: list, parts: dict, fz: Freeze) -> dict:
+    """part -> the module names whose parameters it freezes, in graph order."""
     out: dict = {p: [] for p in fz.parts}
     for n in frozen:
-        owner = arch.graph.nodes[n]["owner"]
-        head = owner.split("/")[0] if not owner.startswith(_CONTAINER) else "/".join(owner.split("/")[:2])
-        if parts[n] == "language":
-            head = "the text model"
-        if head not in out[parts[n]]:
-            out[parts[n]].append(head)
+        part, name = parts[n]
+        name = name or "the text model"
+        if name not in out[part]:
+            out[part].append(name)
     return {p: tuple(m) for p, m in out.items()}
 
 
@@ -161,7 +163,7 @@ def rewrite(model, fz: Freeze) -> Arch:
     error where the model has no tower or lacks a named part, or where nothing would be trained."""
     arch = model.arch
     parts = parts_of(model)
-    have = set(parts.values())
+    have = {p for p, _name in parts.values()}
     if not have & {"vision", "audio"}:
         raise SymgptError(f"{arch.name} has no vision or audio tower beside a language model: --freeze "
                           f"{','.join(fz.parts)} needs one (towers are found by transformers' module names: "
@@ -170,7 +172,7 @@ def rewrite(model, fz: Freeze) -> Arch:
         if p not in have:
             raise SymgptError(f"{arch.name} has no {p if p in ('projector', 'language') else p + ' tower'} "
                               f"to freeze (its parts: {', '.join(q for q in PARTS if q in have)})")
-    frozen = [n for n, p in parts.items() if p in fz.parts]
+    frozen = [n for n, (p, _name) in parts.items() if p in fz.parts]
     if len(frozen) == len(parts):
         raise SymgptError(f"--freeze {','.join(fz.parts)} leaves nothing of {arch.name} to train")
     constraints = list(arch.constraints)
@@ -178,7 +180,8 @@ def rewrite(model, fz: Freeze) -> Arch:
         media = N_img if "vision" in have else N_aud
         constraints.append(Constraint("le", 1 - media, f"--freeze {','.join(fz.parts)} trains only what reads "
                                       f"{'images' if media == N_img else 'audio'}: {media} must be at least 1 "
-                                      "(without any, nothing trainable runs)", "frozen_language_needs_media"))
+                                      f"(--set {media}=1; without any, nothing trainable runs)",
+                                      "frozen_language_needs_media"))
     g = DiGraph()
     for n, a in arch.graph.nodes.data():
         g.add_node(n, **a)
@@ -186,7 +189,7 @@ def rewrite(model, fz: Freeze) -> Arch:
         g.add_edge(u, v, **dict(a))
     for n in frozen:
         g.nodes[n]["frozen"] = True
-    flags = {**arch.flags, "freeze": (fz, _modules(arch, frozen, parts, fz))}
+    flags = {**arch.flags, "freeze": (fz, _modules(frozen, parts, fz))}
     return Arch(arch.name, g, dict(arch.groups), list(arch.order), constraints, flags, arch.output, arch.loss)
 
 
