@@ -24,7 +24,7 @@ def run(args) -> int:
     qs = [m.quantity(n, **opts) for n in ("flops.forward", "flops.backward", "flops.train")]
     if args.json:
         out = payload(m, qs[-1].convention, opts, qs)
-        if args.finetune is not None:
+        if args.finetune is not None or args.freeze is not None:
             out.update(finetune_json(m))
         emit(dumps(out))
         return 0

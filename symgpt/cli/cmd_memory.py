@@ -45,7 +45,7 @@ def run(args) -> int:
             out["three_term_estimate"] = quantity_json(estimate)
         if mega is not None:
             out["memory.megatron"] = quantity_json(mega)
-        if args.finetune is not None:
+        if args.finetune is not None or args.freeze is not None:
             out.update(finetune_json(m))
         emit(dumps(out))
         return 0

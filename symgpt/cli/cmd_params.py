@@ -48,7 +48,7 @@ def run(args) -> int:
         from ..render.jsonout import dumps, model_json, quantity_json
 
         out = {**model_json(m), "params": quantity_json(q)}
-        if args.finetune is not None:
+        if args.finetune is not None or args.freeze is not None:
             from .costargs import finetune_json
 
             out.update(finetune_json(m))
@@ -57,7 +57,7 @@ def run(args) -> int:
     from ..render.report_text import quantity_text
 
     emit(quantity_text(m, q, depth=args.depth), fit=True)
-    if args.finetune is not None:
+    if args.finetune is not None or args.freeze is not None:
         for name in ("params.trainable", "params.frozen"):
             emit(quantity_text(m, m.quantity(name), depth=args.depth), fit=True)
     return 0

@@ -107,7 +107,7 @@ def run(args) -> int:
     memory = _memory(args, m, opts, mach)
     if args.json:
         out = payload(m, qs[0].convention, {**opts, "peak": str(peak), "mfu": str(mfu)}, qs)
-        if args.finetune is not None:
+        if args.finetune is not None or args.freeze is not None:
             from .costargs import finetune_json
 
             out.update(finetune_json(m))
@@ -179,7 +179,7 @@ def _on_cluster(args, m, o: dict, on, mach) -> int:
     if args.json:
         shown = {k: (str(v) if not isinstance(v, (bool, int, str)) else v) for k, v in o.items()}
         out = payload(m, qs[0].convention, shown, qs)
-        if args.finetune is not None:
+        if args.finetune is not None or args.freeze is not None:
             from .costargs import finetune_json
 
             out.update(finetune_json(m))

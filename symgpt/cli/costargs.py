@@ -191,6 +191,9 @@ def add_finetune(p) -> None:
     p.add_argument("--qlora-base", type=choices.QLORA_BASES.parse, default=None, metavar="BASE",
                    help="QLoRA's frozen storage: nf4 (default; 4-bit NormalFloat, double-quantized scales) "
                         "or int8 (LLM.int8)")
+    from .freezeargs import add_freeze
+
+    add_freeze(p)
 
 
 _LORA_FLAGS = ("lora_rank", "lora_targets", "lora_alpha", "lora_dropout", "lora_train", "qlora_base")
@@ -198,10 +201,18 @@ _LORA_FLAGS = ("lora_rank", "lora_targets", "lora_alpha", "lora_dropout", "lora_
 
 def finetune_given(args) -> bool:
     """Whether --finetune or any LoRA option is on the command line."""
-    return any(getattr(args, f, None) is not None for f in ("finetune", *_LORA_FLAGS))
+    return any(getattr(args, f, None) is not None for f in ("finetune", "freeze", *_LORA_FLAGS))
 
 
 def finetune_model(args, m):
+    """*m* rewritten for the command's --finetune (itself without one), then with the parts
+    --freeze names frozen (``cli.freezeargs``)."""
+    from .freezeargs import freeze_model
+
+    return freeze_model(args, _finetune_model(args, m))
+
+
+def _finetune_model(args, m):
     """*m* rewritten for the command's --finetune (itself without one); the LoRA options without
     --finetune are refused."""
     from ..core.errors import SymgptError
@@ -247,6 +258,10 @@ def finetune_json(m) -> dict:
     from ..render.jsonout import quantity_json
 
     out = {}
+    frozen = m.arch.flags.get("freeze")
+    if frozen is not None:  # derive.freeze
+        out["freeze"] = {"parts": list(frozen[0].parts), "modules": {p: list(v) for p, v in frozen[1].items()},
+                         "note": frozen[0].describe(frozen[1])}
     ft = m.arch.flags.get("finetune")
     if ft is not None:
         out["finetune"] = {"method": ft.method, "rank": ft.rank,

@@ -315,6 +315,10 @@ def _entries(model, frozen: bool):
 
 def _note(model, frozen: bool) -> str:
     ft = model.arch.flags.get("finetune")
+    if ft is None and model.arch.flags.get("freeze") is not None:  # a tower frozen (derive.freeze)
+        from .freeze import params_note
+
+        return params_note(model, frozen)
     if ft is None:
         return "full fine-tuning: every parameter trained, none frozen"
     if frozen:

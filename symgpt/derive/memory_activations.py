@@ -57,6 +57,8 @@ def _saved(s: Setup):
             _saved_op(s, node, steady, share, (dropout, again, core, region), (entries, seen))
     if conv.recompute == "full":
         for c, name, invariant in checkpoints(arch):
+            if has_frozen(arch) and not _stack_trains(arch, name):
+                continue  # a frozen stack (a frozen tower): autograd records nothing, no checkpoint is kept
             group = arch.groups[name]
             div = s.tp if s.sp else 1
             label = "shared block input" if invariant else "block input"
@@ -130,6 +132,12 @@ def _saved_op(s: Setup, node, steady, share, walked, out) -> None:
         entries.append((node, item.role, shape, per, copies, div, tensor))
 
 
+def _stack_trains(arch, name: str) -> bool:
+    """Whether a gradient flows through any op of the top-level group *name*."""
+    grads = needs_grad(arch)
+    return any(grads[n] for n, _a in arch.ops() if (g := top_group(arch, n)) is not None and g.name == name)
+
+
 def _labels_padded(s: Setup, arch) -> bool:
     """Whether a causal LM's cross-entropy keeps its labels padded to T + 1 positions (hf-eager).
 
@@ -137,13 +145,15 @@ def _labels_padded(s: Setup, arch) -> bool:
     and takes ``labels[..., 1:].contiguous()``: at B = 1 that slice is already contiguous, so it
     stays a view and ``nll_loss`` keeps the whole padded storage (8 bytes more); at B > 1 it is a
     copy of B·T labels. A masked LM or an encoder--decoder (bidirectional attention somewhere in
-    the graph) passes its labels unshifted."""
+    the graph) passes its labels unshifted; a vision or audio tower's bidirectional attention beside
+    a causal LM (``derive.freeze.in_tower``) does not make it one."""
     from ..core.symbols import B
+    from .freeze import in_tower
 
     if s.conv.implementation != "hf-eager" or s.model.bindings.get(B) != 1:
         return False
     return not any(a["op"].kind == "matmul" and a["op"].tag == "attention_scores" and not a["op"].causal
-                   for _n, a in arch.ops())
+                   and not in_tower(n) for n, a in arch.ops())
 
 
 def _experts_frozen(arch) -> bool:
@@ -179,7 +189,9 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
     from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1;
     keys and values repeated once (h_kv = h: ``repeat_kv`` returns its input) are their input,
-    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV."""
+    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV, and the
+    positions after the first few (``x[:, 1:]``: LLaVA's patches without the class token) their
+    whole sequence."""
     from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
@@ -192,7 +204,7 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
             if as_expr(a["op"].groups).xreplace(bindings) == 1:  # repeated once: the tensor itself
                 tensor = a["inputs"][0]
                 a = arch.graph.nodes[tensor]
-    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads", "drop_tokens"):
         tensor = a["inputs"][0]
         a = arch.graph.nodes[tensor]
     return tensor

@@ -190,7 +190,12 @@ class AvgPoolPatches(Op):
 class MergeImageTokens(FreeView):
     """Place image features (B·N_img, t, d) at the image-token positions of the embedded text
     (B, T, d) -> (B, T, d): transformers' ``inputs_embeds.masked_scatter(mask, image_features)``,
-    a copy with no arithmetic. T already counts the N_img·t image-token positions."""
+    a copy with no arithmetic. T already counts the N_img·t image-token positions.
+
+    Saved: masked_scatter's backward reads the mask for either input's gradient (PyTorch's
+    ``derivatives.yaml``), so when a gradient flows it keeps transformers' ``special_image_mask``:
+    ``(input_ids == image_token_id).unsqueeze(-1).expand_as(inputs_embeds)``, B·T booleans of
+    storage. Without images (N_img = 0) transformers does not merge: nothing is kept."""
 
     kind = "merge_image_tokens"
     title = "Merge image tokens"
@@ -201,6 +206,13 @@ class MergeImageTokens(FreeView):
         if len(feats) != 3 or sympy.expand(feats[-1] - x[-1]) != 0:
             raise SymgptError(f"image features {tuple(feats)} do not match the token width of {tuple(x)}")
         return tuple(x)
+
+    def saved(self, inputs, out, ctx):
+        x, feats = inputs
+        if not any(ctx.needs_grad or (True, True)):
+            return ()
+        present = sympy.Min(1, numel(feats))  # 1 with any image, 0 without (no merge is run)
+        return (Saved("image_mask", (*x[:-2], x[-2] * present), dtype="bool"),)
 
     def describe(self):
         return "Merge image tokens"

@@ -175,8 +175,14 @@ def plan(model, devices: int, global_batch: int, cluster: Cluster, search: Searc
              "memory: the busier of the first and last pipeline stage; time: the slower one; "
              "zero 1 = Megatron-LM's distributed optimizer"]
     if fixed:  # fine-tuning: what a frozen base changes in the plan
-        notes.append(f"{model.arch.flags['finetune'].describe()}; tp, cp and ep held at 1 (the adapters' split over "
-                     "those ranks is not modelled); the data-parallel collectives carry the trainable parameters' "
+        ft = model.arch.flags.get("finetune")
+        if ft is None:  # a frozen tower (derive.freeze)
+            frozen, modules = model.arch.flags["freeze"]
+            what, split = frozen.describe(modules), "a frozen part's collectives over those ranks are"
+        else:
+            what, split = ft.describe(), "the adapters' split over those ranks is"
+        notes.append(f"{what}; tp, cp and ep held at 1 ({split} "
+                     "not modelled); the data-parallel collectives carry the trainable parameters' "
                      "gradients (and, under ZeRO-1/2, their updated weights) only; under ZeRO-3 every weight, frozen "
                      "ones included, is sharded and gathered for forward and for backward (the ZeRO paper's stage 3), "
                      "the trainable gradients alone reduce-scattered (the backward gathers that FSDP's root unit and "

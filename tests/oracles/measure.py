@@ -203,13 +203,14 @@ class _Held:
         self.t = t
 
 
-def retained_activation_bytes(model, B: int, T: int, with_loss: bool = True) -> int:
+def retained_activation_bytes(model, B: int, T: int, with_loss: bool = True, forward=None) -> int:
     """The bytes autograd still holds for backward once a real training-mode forward (CPU) has
     returned: every tensor saved under ``saved_tensors_hooks`` whose graph node is still alive
     (tracked by a weak reference to what the pack hook returned), de-duplicated by storage,
     parameters' storages excluded. Unlike ``saved_activation_bytes`` it leaves out what a graph
     the forward builds and drops keeps (DoRA's pass over an identity matrix, whose result peft
-    detaches). No backward is run (the aliases are detached)."""
+    detaches). No backward is run (the aliases are detached). ``forward`` (optional): a callable
+    ``forward(model)`` run instead of the causal-LM call (B, T and with_loss are then unused)."""
     import weakref
 
     param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
@@ -222,13 +223,14 @@ def retained_activation_bytes(model, B: int, T: int, with_loss: bool = True) -> 
 
     was_training = model.training
     model.train()
-    V = _vocab_of(model)
-    dev = _device_of(model)
-    idx = torch.randint(0, V, (B, T), device=dev)
-    tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
+    if forward is None:
+        V = _vocab_of(model)
+        dev = _device_of(model)
+        idx = torch.randint(0, V, (B, T), device=dev)
+        tgt = torch.randint(0, V, (B, T), device=dev) if with_loss else None
     try:
         with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
-            result = _logits(model, idx, tgt)
+            result = _logits(model, idx, tgt) if forward is None else forward(model)
             seen = {}
             for r in refs:
                 h = r()
