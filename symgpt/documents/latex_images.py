@@ -3,8 +3,10 @@ one image costs -- the decoder positions it takes (its tokens) and the FLOPs of 
 and projector that turn it into them -- and the share of a prefill's FLOPs the images take at the
 report's workload, then the same at the resolutions the model's processor allows.
 
-Every number is the engine's: the ops whose FLOPs grow with ``N_img`` in ``inference.prefill.flops``
-(the vision tower and the projector: a decoder's ops grow with T alone) and the model's
+Every number is the engine's: the ops whose FLOPs grow with ``N_img`` in ``flops.forward``
+(the vision tower and the projector: a decoder's ops grow with T alone; the forward over a prompt
+is what a prefill computes, and every op of it runs, a SigLIP pooling head whose output no
+one reads included, as transformers runs it) and the model's
 ``image_tokens_within_sequence`` constraint (``N_img·t <= T``: the tokens an image takes, read as
 the coefficient of ``N_img``). One image's FLOPs are those at ``B = 1``, ``N_img = 1``.
 
@@ -19,7 +21,7 @@ import sympy
 from ..core.symbols import B, N_img, P_patch, S_img, as_expr
 from ..derive.quantity import evaluate
 from ..render.latex import Tex, tex_expr
-from ..render.latex_escape import tex_texttt
+from ..render.latex_escape import tex_escape, tex_texttt
 from ..render.latex_math import ROW_BREAK, ROW_WIDTH, tex_lines
 from ..render.latex_numbers import tex_int, tex_percent, tex_sci
 from .latex_sections import header
@@ -32,13 +34,13 @@ TARGETS = (224, 336, 448, 672, 896, 1120, 1344)
 #: of TARGETS; "S_img": the config's image_size, read as S_img)
 VARIABLE = {
     "qwen2_5_vl": ("Qwen2.5-VL's processor (Qwen2VLImageProcessor, smart_resize) keeps an image's size, its "
-                   "sides rounded to whole 28-pixel blocks (patch 14, 2 × 2 merge); symgpt counts square sides "
+                   "sides rounded to whole 28-pixel blocks (patch 14, merged 2 by 2); symgpt counts square sides "
                    "that fill whole attention windows (window_size)", None),
     "mistral3": ("Pixtral's processor (PixtralImageProcessor) keeps an image's size up to its longest side "
                  "image_size, in whole patches; the patch merger needs whole merge blocks", "S_img"),
     "lighton_ocr": ("Pixtral's processor (PixtralImageProcessor) keeps an image's size up to its longest side "
                     "image_size, in whole patches; the patch merger needs whole merge blocks", "S_img"),
-    "fuyu": ("Fuyu's processor (FuyuImageProcessor) fits an image within 1080 × 1920 pixels and pads it "
+    "fuyu": ("Fuyu's processor (FuyuImageProcessor) fits an image within 1080 by 1920 pixels and pads it "
              "to whole patches", 1080),
 }
 
@@ -122,7 +124,7 @@ def images(model, notation, **options) -> dict:
                           "is counted in the parameters but not run (see the notes of its answers).")
         return ctx
     b = dict(model.bindings)
-    prefill = model.quantity("inference.prefill.flops")
+    prefill = model.quantity("flops.forward")
     vision = vision_part(prefill)
     t, per = tokens_per_image(arch), one_image(vision)
     t_v, per_v = evaluate(t, b), evaluate(per, b)
@@ -142,7 +144,7 @@ def images(model, notation, **options) -> dict:
         "share": Tex(tex_percent(vision_w, total_w)) if None not in (vision_w, total_w) and total_w else None,
         "prefill_sci": Tex(tex_sci(total_w)) if total_w is not None else None,
         "vision_sci": Tex(tex_sci(vision_w)) if vision_w is not None else None,
-        "variable": Tex(VARIABLE[model.family.name][0]) if model.family.name in VARIABLE else None,
+        "variable": Tex(tex_escape(VARIABLE[model.family.name][0])) if model.family.name in VARIABLE else None,
         "rows": _rows(model, t, per, vision, work),
     })
     return ctx
@@ -158,7 +160,7 @@ def arch_T(model) -> sympy.Symbol:
 def _rows(model, t, per, vision, work) -> list[dict]:
     """One row per image side: tokens, one image's FLOPs and the images' share of the prefill at the
     workload (its other ops unchanged: a decoder's FLOPs depend on T, not on the images' side)."""
-    prefill_rest = evaluate(as_expr(model.quantity("inference.prefill.flops").expr) - vision, work)
+    prefill_rest = evaluate(as_expr(model.quantity("flops.forward").expr) - vision, work)
     rows = []
     for s in sides(model):
         at = {**work, S_img: sympy.Integer(s)}
