@@ -144,6 +144,7 @@ def images(model, notation, **options) -> dict:
         "share": Tex(tex_percent(vision_w, total_w)) if None not in (vision_w, total_w) and total_w else None,
         "prefill_sci": Tex(tex_sci(total_w)) if total_w is not None else None,
         "vision_sci": Tex(tex_sci(vision_w)) if vision_w is not None else None,
+        "tower": any(arch.stack_of(p) for p, e in prefill.breakdown if as_expr(e).has(N_img) and p in arch.graph),
         "variable": Tex(tex_escape(VARIABLE[model.family.name][0])) if model.family.name in VARIABLE else None,
         "rows": _rows(model, t, per, vision, work),
     })
