@@ -89,6 +89,8 @@ def sides(model) -> list[int]:
     own = model.bindings.get(S_img)
     if model.family.name not in VARIABLE:
         return [int(own)] if own is not None else []
+    if P_patch not in model.bindings:
+        return []   # no side can be checked against the model's constraints
     _, cap = VARIABLE[model.family.name]
     cap = int(own) if cap == "S_img" and own is not None else (cap if isinstance(cap, int) else max(TARGETS))
     step = int(model.bindings.get(P_patch, 1))   # a side holds whole patches
