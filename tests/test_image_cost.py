@@ -194,3 +194,15 @@ def test_diagram_draws_the_towers_side_by_side(name, tmp_path):
     assert yi == yp and abs(xi - xp) > 1
     assert pos["merge_image_tokens"][1] < yi
     assert pos["embedding/token"][1] > pos["merge_image_tokens"][1] + 10   # the text path starts at the top
+
+
+def test_the_crossover_in_images_reads_as_one_fraction():
+    """The root in N_img is the decoder's FLOPs over one image's, printed as one fraction (its
+    window Min(T, W) and global-layer count floor(L/6) kept whole), not one fraction per term."""
+    from symgpt.query import crossover
+
+    q = symgpt.load("gemma-3-4b", B=1, T=2048).quantity("flops.forward")
+    c = crossover(q, "N_img", part="vision_tower,multi_modal_projector", against="blocks,full_blocks,lm_head")
+    assert len(sympy.Add.make_args(c.solution)) == 1
+    assert sympy.cancel(c.solution - c.slow * N_img / c.fast) == 0
+    assert c.value == Fraction(*_gemma3_4b_by_hand(2048))
