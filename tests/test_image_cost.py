@@ -180,12 +180,13 @@ def test_crossover_images_against_text_hand_worked():
     assert context("images", g, notation("default"))["flops_value"] == f"{image:,}".replace(",", "{,}")
 
 
-@pytest.mark.parametrize("name", ["gemma-3-4b", LLAVA])
-def test_diagram_draws_the_towers_side_by_side(name, tmp_path):
+@pytest.mark.parametrize("name,fit", [("gemma-3-4b", None), (LLAVA, None), (LLAVA, "page")])
+def test_diagram_draws_the_towers_side_by_side(name, fit, tmp_path):
     """Graphviz's layout of ``symgpt graph``: the token ids and the pixels on one rank, apart, and
     the merge of image features below both (the text path does not wait below the vision tower)."""
     out = tmp_path / "g.dot"
-    r = clirun.run(["graph", name, "--set", "N_img=1", "--set", "B=1", "--set", "T=600", "-o", str(out)])
+    r = clirun.run(["graph", name, "--set", "N_img=1", "--set", "B=1", "--set", "T=600", "-o", str(out),
+                    *(["--fit", fit] if fit else [])])
     assert r.returncode == 0, r.stderr
     plain = subprocess.run(["dot", "-Tplain", str(out)], capture_output=True, text=True, check=True).stdout
     pos = {m.group(1): (float(m.group(2)), float(m.group(3)))
@@ -193,7 +194,7 @@ def test_diagram_draws_the_towers_side_by_side(name, tmp_path):
     (xi, yi), (xp, yp) = pos["input_ids"], pos["pixel_values"]
     assert yi == yp and abs(xi - xp) > 1
     assert pos["merge_image_tokens"][1] < yi
-    assert pos["embedding/token"][1] > pos["merge_image_tokens"][1] + 10   # the text path starts at the top
+    assert pos["embedding/token"][1] > pos["pixel_values"][1] - 2          # the text path starts at the top
 
 
 def test_the_crossover_in_images_reads_as_one_fraction():

@@ -127,7 +127,7 @@ def dot_source(model, measures: dict, color_by: str = "params", unroll: bool = F
     if fit == "slide":
         for r in rows(view):
             lines.append("  { rank=same; " + " ".join(f'"{i}";' for i in r) + " }")
-    elif fit is None:
+    else:  # drawn top to bottom (a slide's rows set its ranks)
         lines += [f"  {{ rank=same; {' '.join(f'{chr(34)}{i}{chr(34)};' for i in r)} }}" for r in towers(view, arch)]
     lines.append("}")
     text = "\n".join(lines) + "\n"
@@ -149,10 +149,11 @@ def towers(view, arch) -> list[list[str]]:
     g = arch.graph
     if not any(a.get("role") == R.IMAGE_MERGE for _, a in g.nodes(data=True)):
         return []
+    role = {n.id: g.nodes[n.path].get("role") for n in view.nodes if n.copy in (None, 0) and n.path in g}
     out = []
     for wanted in _TOWER_RANKS:
-        ids = [n.id for n in view.nodes if n.copy in (None, 0) and g.nodes[n.path].get("role") in wanted]
-        if len({g.nodes[n.path].get("role") for n in view.nodes if n.id in ids}) > 1:
+        ids = [i for i, r in role.items() if r in wanted]
+        if len({role[i] for i in ids}) > 1:
             out.append(ids)
     return out
 
