@@ -126,27 +126,29 @@ def images(model, notation, **options) -> dict:
                           "is counted in the parameters but not run (see the notes of its answers).")
         return ctx
     b = dict(model.bindings)
-    prefill = model.quantity("flops.forward")
-    vision = vision_part(prefill)
+    fwd = model.quantity("flops.forward")   # the forward over the prompts: what a prefill computes
+    vision = vision_part(fwd)
     t, per = tokens_per_image(arch), one_image(vision)
     t_v, per_v = evaluate(t, b), evaluate(per, b)
     n_bound = b.get(N_img)
     n_w = n_bound if n_bound else sympy.Integer(1)   # a text-only workload: one image a sequence
     work = {**b, N_img: n_w}
-    total_w, vision_w = evaluate(as_expr(prefill.expr), work), evaluate(vision, work)
+    total_w, vision_w = evaluate(as_expr(fwd.expr), work), evaluate(vision, work)
     ctx.update({
         "S": Tex(notation.symbol("S_img")), "N": Tex(notation.symbol("N_img")), "T": Tex(notation.symbol("T")),
         "Bsym": Tex(notation.symbol("B")),
         "t_formula": tex_expr(t, notation), "t_value": Tex(tex_int(t_v)) if t_v is not None else None,
-        "flops_formula": Tex(ROW_BREAK.join(tex_lines(per, notation, 3, width=ROW_WIDTH))), "flops_value": Tex(tex_int(per_v)) if per_v is not None else None,
+        "flops_formula": Tex(ROW_BREAK.join(tex_lines(per, notation, 3, width=ROW_WIDTH))),
+        "flops_value": Tex(tex_int(per_v)) if per_v is not None else None,
         "flops_sci": Tex(tex_sci(per_v)) if per_v is not None else None,
         "side": Tex(tex_int(b[S_img])) if S_img in b else None,
         "assumed": not n_bound, "n_w": Tex(tex_int(n_w)),
-        "B_w": Tex(tex_int(b[B])) if B in b else None, "T_w": Tex(tex_int(b[arch_T(model)])) if arch_T(model) in b else None,
+        "B_w": Tex(tex_int(b[B])) if B in b else None,
+        "T_w": Tex(tex_int(b[arch_T(model)])) if arch_T(model) in b else None,
         "share": Tex(tex_percent(vision_w, total_w)) if None not in (vision_w, total_w) and total_w else None,
         "prefill_sci": Tex(tex_sci(total_w)) if total_w is not None else None,
         "vision_sci": Tex(tex_sci(vision_w)) if vision_w is not None else None,
-        "tower": any(arch.stack_of(p) for p, e in prefill.breakdown if as_expr(e).has(N_img) and p in arch.graph),
+        "tower": any(arch.stack_of(p) for p, e in fwd.breakdown if as_expr(e).has(N_img) and p in arch.graph),
         "variable": Tex(tex_escape(VARIABLE[model.family.name][0])) if model.family.name in VARIABLE else None,
         "rows": _rows(model, t, per, vision, work),
     })
