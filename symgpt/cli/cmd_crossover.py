@@ -55,7 +55,9 @@ def run(args) -> int:
     if args.part and not args.against:
         whole = crossover(base, args.symbol)
         moved = shift(whole, c)
-    notes = list(dict.fromkeys([*c.notes, *outside(m, c)] + (
+    from ..query.wholecount import first_whole
+
+    notes = list(dict.fromkeys([*c.notes, *outside(m, c)] + [n for n in (first_whole(c),) if n] + (
         [*whole.notes, *outside(m, whole)] if whole is not None else [])))
     if args.json:
         emit(dumps({**model_json(m), **crossover_json(c, whole, moved, m.value),

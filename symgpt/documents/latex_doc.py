@@ -19,8 +19,8 @@ from ..core.errors import SymgptError
 from ..core.notation import notation as get_notation
 from ..render.latex import Tex, environment, preamble, render
 from ..render.latex_escape import label_key, tex_escape, tex_texttt
-from . import (latex_cluster, latex_costs, latex_finetune, latex_sections, latex_selftest, latex_serving,
-               latex_state, latex_steps, tables)
+from . import (latex_cluster, latex_costs, latex_finetune, latex_images, latex_sections, latex_selftest,
+               latex_serving, latex_state, latex_steps, tables)
 
 
 class Section(NamedTuple):
@@ -52,12 +52,14 @@ SECTIONS = {
     "state": Section(latex_state.state, ("state.tex",), "Recurrent state against the KV cache", latex_state.applies),
     "scaling": Section(tables.family_scaling, ("scaling.tex",), "The same recipe at other sizes"),
     "selftest": Section(latex_selftest.selftest, ("selftest.tex",), "Answers to the self-test"),
+    # a vision--language model whose images are priced: the tokens and FLOPs of one image
+    "images": Section(latex_images.images, ("images.tex",), "What an image costs", latex_images.applies),
 }
 #: names that stand for several sections
 ALIASES = {
     "params": ("blocks", "embeddings", "total"),
     "all": ("notation", "shapes", "blocks", "embeddings", "total", "rule", "breakdown", "flops",
-            "memory", "finetune", "cluster", "serving", "state", "scaling", "selftest"),
+            "memory", "finetune", "cluster", "serving", "state", "images", "scaling", "selftest"),
 }
 WHATS = (*SECTIONS, *ALIASES)
 

@@ -35,7 +35,9 @@ def report_model(model):
     lengths = []
     for g in model.arch.stacks():
         for s in sorted(g.length.free_symbols if g.length is not None else (), key=str):
-            if s.name in LENGTHS and s.name not in lengths:
+            # B is no sequence length: a stack over a batch's images packed in one sequence (Pixtral)
+            # has B in its length, and B is the batch's (DEFAULT_B above)
+            if s.name in LENGTHS and s.name != "B" and s.name not in lengths:
                 lengths.append(s.name)
     missing = [n for n in lengths if n not in model.sizes]
     note = None

@@ -110,7 +110,13 @@ def one_fraction(e: sympy.Expr) -> sympy.Expr:
     ``F_peak·d·(…)/(BW_mem·d·(…) − F_peak·(…))`` instead of one fraction per term of the expanded
     root over the same denominator. Anything else (a polynomial, one over a monomial, a root
     with radicals) is returned as it is."""
-    if not e.free_symbols or not e.is_rational_function():
+    if not e.free_symbols:
+        return e
+    held = _held_atoms(e)
+    if held:  # Min(T, W), floor(L/6): letters of their own while the fraction is formed
+        inner = e.xreplace(held)
+        return e if inner == e else one_fraction(inner).xreplace({v: k for k, v in held.items()})
+    if not e.is_rational_function():
         return e  # (a number, radicals and all, stays as solve wrote it)
     num, den = sympy.fraction(sympy.cancel(sympy.together(e)))
     num, den = sympy.expand(num), sympy.expand(den)
@@ -119,6 +125,13 @@ def one_fraction(e: sympy.Expr) -> sympy.Expr:
     if _mostly_negative(num):
         num, den = -num, -den
     return grouped(num) / grouped(den)
+
+
+def _held_atoms(e: sympy.Expr) -> dict:
+    """The windows and counts in *e* (``Min(T, W)``, ``floor(L/6)``) -> a positive symbol each
+    (named in the order SymPy sorts them, so the same root prints the same)."""
+    atoms = sorted(e.atoms(sympy.Min, sympy.Max, sympy.floor, sympy.ceiling), key=sympy.default_sort_key)
+    return {a: sympy.Symbol(f"_held{i}", positive=True) for i, a in enumerate(atoms)}
 
 
 def _mostly_negative(p: sympy.Expr) -> bool:

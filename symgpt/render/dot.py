@@ -20,6 +20,7 @@ from pathlib import Path
 import sympy
 
 from ..core.errors import SymgptError
+from ..graph import roles as R
 from .dotlabels import FONT
 from .dotparts import Ctx, cluster_label, edge_stmt, labelled_crossing, node_stmt, title_label
 from .dotview import build_view
@@ -126,12 +127,35 @@ def dot_source(model, measures: dict, color_by: str = "params", unroll: bool = F
     if fit == "slide":
         for r in rows(view):
             lines.append("  { rank=same; " + " ".join(f'"{i}";' for i in r) + " }")
+    else:  # drawn top to bottom (a slide's rows set its ranks)
+        lines += [f"  {{ rank=same; {' '.join(f'{chr(34)}{i}{chr(34)};' for i in r)} }}" for r in towers(view, arch)]
     lines.append("}")
     text = "\n".join(lines) + "\n"
     if fit is not None:
         # a fitted drawing is scaled down into its box: no text starts below 12 pt
         text = re.sub(r'(POINT-SIZE="|fontsize=)(\d+)', lambda m: f"{m.group(1)}{max(int(m.group(2)), MIN_FIT_PT)}", text)
     return text
+
+
+#: the inputs a model with images or audio reads beside its token ids, and the first op of each
+#: path: drawn on one rank each, so that the towers stand side by side down to where they join
+#: (``roles.IMAGE_MERGE``: the features placed at their token positions)
+_TOWER_RANKS = ((R.TOKENS, R.PIXELS, R.AUDIO), (R.TOKEN_EMBEDDING, R.PATCH_EMBEDDING))
+
+
+def towers(view, arch) -> list[list[str]]:
+    """The drawn ids put on one rank each (``_TOWER_RANKS``) for a model whose features from another
+    input join its token sequence; [] for any other model or where a rank would hold one node."""
+    g = arch.graph
+    if not any(a.get("role") == R.IMAGE_MERGE for _, a in g.nodes(data=True)):
+        return []
+    role = {n.id: g.nodes[n.path].get("role") for n in view.nodes if n.copy in (None, 0) and n.path in g}
+    out = []
+    for wanted in _TOWER_RANKS:
+        ids = [i for i, r in role.items() if r in wanted]
+        if len({role[i] for i in ids}) > 1:
+            out.append(ids)
+    return out
 
 
 def _emit(ctx: Ctx, children, parent, lines: list[str], indent: str) -> None:
