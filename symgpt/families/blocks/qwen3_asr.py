@@ -22,6 +22,7 @@ from functools import partial
 import sympy
 
 from ... import ops
+from ...core.errors import SymgptError
 from ...core.symbols import B, N_aud, T, d, d_a, d_ff_a, h_a, L_a
 from ...graph import roles as R
 from .attention import AttentionSpec, Projections, attention
@@ -43,14 +44,21 @@ def _strided(n: int) -> int:
 def clip_sizes(flags) -> dict:
     """The numbers of one padded clip: frames, chunks K, chunk frames, positions t a chunk, P a
     clip, the attention window and the windows' count and remainder."""
-    chunk = 2 * flags["audio_n_window"]
+    nw, infer = flags["audio_n_window"], flags["audio_window_infer"]
+    if not isinstance(nw, int) or not isinstance(infer, int) or nw < 1:
+        raise SymgptError(f"audio_n_window and audio_window_infer must be positive integers, got {nw!r}, {infer!r}")
+    chunk = 2 * nw
     frames = FRAMES_PER_SECOND * CLIP_SECONDS
     t = _strided(_strided(_strided(chunk)))
     chunks = frames // chunk
-    window = t * (flags["audio_window_infer"] // chunk)
+    window = t * (infer // chunk)
+    if frames % chunk or not window or t != 13:  # Qwen3ASREncoder counts 13 positions a full chunk
+        raise SymgptError(f"a 30-s clip in chunks of 2·audio_n_window = {chunk} frames, windows of "
+                          f"audio_window_infer = {infer} frames: transformers' Qwen3ASREncoder runs 100-frame "
+                          "chunks (13 positions) and windows of at least one chunk")
     P = chunks * t
-    return dict(frames=frames, chunk=chunk, chunks=chunks, t=t, P=P, window=window,
-                full=P // window if window else 0, rest=P % window if window else P)
+    return dict(frames=frames, chunk=chunk, chunks=chunks, t=t, P=P, window=window, full=P // window,
+                rest=P % window)
 
 
 def _spec():
