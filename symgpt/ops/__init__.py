@@ -133,6 +133,11 @@ CATALOG = {
     "AddSinusoidRows": Ref("symgpt.ops.audio_chunks", "AddSinusoidRows"),
     "Rows": Ref("symgpt.ops.audio_chunks", "Rows"),
     "ConcatRows": Ref("symgpt.ops.audio_chunks", "ConcatRows"),
+    # --- a Conformer encoder and a windowed Q-Former (Granite Speech) ---
+    "DepthwiseConv1d": Ref("symgpt.ops.conformer", "DepthwiseConv1d"),
+    "BatchNorm1d": Ref("symgpt.ops.conformer", "BatchNorm1d"),
+    "RelPositionScores": Ref("symgpt.ops.conformer", "RelPositionScores"),
+    "ExpandBatch": Ref("symgpt.ops.conformer", "ExpandBatch"),
 }
 
 
