@@ -23,7 +23,7 @@ _ADDED = {"audio_input_dim": 160, "audio_heads": 8, "audio_head_dim": 128, "audi
           "qformer_encoder_width": 1408, "qformer_queries": 3,
           # the encoder and projector run over audio
           "audio_context": 200, "qformer_heads": 12, "qformer_activation": "gelu", "qformer_window": 15,
-          "qformer_reads_d_a": False}
+          "audio_runs": False}
 _HELP = {"audio_input_dim": "the encoder's input features a frame (input_dim)",
          "audio_heads": "the encoder's attention heads (num_heads)",
          "audio_head_dim": "the encoder's attention head width (dim_head)",
@@ -42,8 +42,8 @@ _HELP = {"audio_input_dim": "the encoder's input features a frame (input_dim)",
          "qformer_heads": "the Q-Former's attention heads (num_attention_heads)",
          "qformer_activation": "the Q-Former's feed-forward activation (hidden_act)",
          "qformer_window": "the encoder rows a window of the projector reads (window_size)",
-         "qformer_reads_d_a": "the Q-Former's encoder_hidden_size equals the encoder's hidden_dim (else audio "
-                              "cannot run: the tower is held)"}
+         "audio_runs": "transformers runs this config on audio: the Q-Former's encoder_hidden_size is the "
+                       "encoder's hidden_dim and window_size a multiple of downsample_rate (else the tower is held)"}
 _CHOICES = {"qformer_activation": ("gelu", "gelu_tanh", "gelu_new", "relu", "silu")}
 
 FAMILIES = tuple(Family(name=n, description=f"{t}: a Conformer encoder (block attention, relative positions), a "
@@ -54,11 +54,14 @@ FAMILIES = tuple(Family(name=n, description=f"{t}: a Conformer encoder (block at
                  for n, t in (("granite_speech", "Granite Speech"), ("granite_speech_plus", "Granite Speech Plus")))
 
 
-def _audio_notes(f: Fields, flags: dict) -> None:
-    if not flags["qformer_reads_d_a"]:
-        f.notes.append(f"the Q-Former's encoder_hidden_size ({flags['qformer_encoder_width']}) differs from the "
-                       "encoder's hidden_dim: transformers cannot run it on audio, so the Conformer encoder and "
-                       "Q-Former are held (parameters counted) and N_aud must be 0")
+def _audio_notes(f: Fields, flags: dict, rate: int) -> None:
+    if not flags["audio_runs"]:
+        why = (f"window_size ({flags['qformer_window']}) is not a multiple of downsample_rate ({rate})"
+               if flags["qformer_window"] % rate else
+               f"the Q-Former's encoder_hidden_size ({flags['qformer_encoder_width']}) differs from the encoder's "
+               "hidden_dim")
+        f.notes.append(f"{why}: transformers cannot run it on audio, so the Conformer encoder and Q-Former are "
+                       "held (parameters counted) and N_aud must be 0")
         return
     E, c, w, q = 1500, flags["audio_context"], flags["qformer_window"], flags["qformer_queries"]
     blocks, windows = -(-E // c), -(-E // w)
@@ -112,13 +115,10 @@ def read(f: Fields):
     note_leftovers(f, p, "projector_config")
     window, rate = f.int("window_size", 15), f.int("downsample_rate", 5, minimum=1)
     flags.update(qformer_queries=window // rate, qformer_window=window,
-                 qformer_reads_d_a=flags["qformer_encoder_width"] == sizes["d_a"])
-    if window % rate:
-        raise SymgptError(f"{f.where}: window_size ({window}) must be a multiple of downsample_rate ({rate}) for "
-                          "transformers' projector to reshape its queries")
+                 audio_runs=flags["qformer_encoder_width"] == sizes["d_a"] and window % rate == 0)
     flags["tied"] = f.bool("tie_word_embeddings", True)  # the outer config's, as transformers ties
     f.bool("has_lora_adapter", True)
-    _audio_notes(f, flags)
+    _audio_notes(f, flags, rate)
     f.notes.append("the LoRA adapter a checkpoint ships (has_lora_adapter) is loaded apart and not counted")
     f.silent("audio_token_index", "audio_token_id", "id2label", "label2id", "initializer_range", "is_encoder_decoder")
     sizes["N_aud"] = 0

@@ -212,8 +212,8 @@ def _audio(g, x, flags):
 
 def build(flags, bound, name="granite_speech", labels=None):
     """A Granite text decoder (the decoder's flags) with Granite Speech's encoder and projector beside it
-    (held where the Q-Former's keys and values do not read the encoder's width)."""
-    if not flags["qformer_reads_d_a"]:
+    (held where transformers cannot run it on audio: ``audio_runs``)."""
+    if not flags["audio_runs"]:
         from .granite_speech_held import tower
         return with_encoder(flags, bound, name, labels, partial(tower, flags=flags), AUDIO_PREFIXES)
     return with_encoder(flags, bound, name, labels, partial(_audio, flags=flags), AUDIO_PREFIXES)

@@ -1,6 +1,6 @@
-"""Granite Speech's encoder and projector held (counted, not run), where the Q-Former's
-encoder_hidden_size is not the encoder's hidden_dim (transformers cannot run such a config with
-audio): their parameters at transformers' module paths.
+"""Granite Speech's encoder and projector held (counted, not run), where transformers cannot run
+the config on audio (the Q-Former's encoder_hidden_size is not the encoder's hidden_dim, or
+window_size is not a multiple of downsample_rate): their parameters at transformers' module paths.
 
 The encoder: input_linear (input_dim -> d_a, bias); L_a Conformer layers of two half-step
 feed-forwards (LayerNorm, d_a -> m·d_a -> d_a with biases), attention (LayerNorm, to_q and to_kv
@@ -83,6 +83,7 @@ def tower(g, x, flags):
     """The encoder and projector held; audio refused (N_aud must be 0)."""
     _encoder(g, flags)
     _projector(g, flags)
-    g.require("le", N_aud, "the Q-Former's encoder_hidden_size differs from the encoder's hidden_dim: transformers "
-              "cannot run Granite Speech on audio (N_aud must be 0)", id="audio_width_differs")
+    g.require("le", N_aud, "transformers cannot run this Granite Speech config on audio (encoder_hidden_size is not "
+              "the encoder's hidden_dim, or window_size not a multiple of downsample_rate): N_aud must be 0",
+              id="audio_cannot_run")
     return x
