@@ -23,7 +23,7 @@ _ADDED = {"audio_input_dim": 160, "audio_heads": 8, "audio_head_dim": 128, "audi
           "qformer_encoder_width": 1408, "qformer_queries": 3,
           # the encoder and projector run over audio
           "audio_context": 200, "qformer_heads": 12, "qformer_activation": "gelu", "qformer_window": 15,
-          "audio_runs": False}
+          "audio_runs": True}
 _HELP = {"audio_input_dim": "the encoder's input features a frame (input_dim)",
          "audio_heads": "the encoder's attention heads (num_heads)",
          "audio_head_dim": "the encoder's attention head width (dim_head)",

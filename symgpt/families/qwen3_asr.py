@@ -20,13 +20,14 @@ from .fields import Fields, Reader, note_leftovers, sub_fields
 _ADDED = {"audio_conv_channels": 480, "audio_conv_freq": 16, "audio_output_dim": 3584,
           # the encoder run over audio (Qwen3ASREncoderConfig)
           "audio_mel_bins": 128, "audio_n_window": 50, "audio_window_infer": 800, "audio_activation": "gelu",
-          "audio_output_is_d": False}
+          "audio_output_is_d": True}
 _HELP = {**AUDIO_HELP,
          "audio_mel_bins": "the log-mel bins a frame (num_mel_bins)",
          "audio_n_window": "half the log-mel frames of a chunk the convolutions read (n_window: 2·n_window a chunk)",
          "audio_window_infer": "the frames whose positions attend to each other (n_window_infer, a multiple of "
                                "2·n_window)",
-         "audio_output_is_d": "the projector's output_dim equals the text hidden_size (else audio cannot be merged)","audio_conv_channels": "the channels C of the audio tower's three 3×3 convolutions (downsample_hidden_size)",
+         "audio_output_is_d": "the projector's output_dim equals the text hidden_size (else audio cannot be merged)",
+         "audio_conv_channels": "the channels C of the audio tower's three 3×3 convolutions (downsample_hidden_size)",
          "audio_conv_freq": "the mel bins left after the three stride-2 convolutions (num_mel_bins halved 3 times)",
          "audio_output_dim": "the projector's output width (output_dim)"}
 

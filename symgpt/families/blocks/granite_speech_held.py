@@ -15,7 +15,6 @@ whose keys and values read rows of d_enc), and linear (d_q -> d) with bias.
 
 from __future__ import annotations
 
-from functools import partial
 
 import sympy
 
