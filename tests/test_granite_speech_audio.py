@@ -92,3 +92,11 @@ def test_too_short_a_sequence_and_uneven_windows_are_refused():
     with pytest.raises(SymgptError, match="cannot run this Granite Speech config on audio") as e:
         m.with_(B=1, T=700, N_aud=1).quantity("flops.forward").value
     assert "\n" not in str(e.value)
+
+
+def test_text_only_costs_what_the_granite_decoder_alone_costs():
+    cfg = _tiny()
+    m = from_config({**cfg, "architectures": [CLASSES["granite_speech"]]}, "tiny").with_(B=2, T=64)
+    text = from_config({**cfg["text_config"], "architectures": ["GraniteForCausalLM"]}, "text").with_(B=2, T=64)
+    for q in ("flops.forward", "flops.train", "memory.activations"):
+        assert m.quantity(q).value == text.quantity(q).value, q

@@ -79,3 +79,11 @@ def test_chunks_and_windows_transformers_cannot_run_are_refused(kw, match):
     with pytest.raises(SymgptError, match=match) as e:
         from_config({**_tiny(**kw), "architectures": [CLS]}, "tiny")
     assert "\n" not in str(e.value)
+
+
+def test_text_only_costs_what_the_qwen3_decoder_alone_costs():
+    cfg = _tiny()
+    m = from_config({**cfg, "architectures": [CLS]}, "tiny").with_(B=2, T=64)
+    text = from_config({**cfg["text_config"], "architectures": ["Qwen3ForCausalLM"]}, "text").with_(B=2, T=64)
+    for q in ("flops.forward", "flops.train", "memory.activations"):
+        assert m.quantity(q).value == text.quantity(q).value, q

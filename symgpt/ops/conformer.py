@@ -78,15 +78,16 @@ class BatchNorm1d(Op):
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
-        return (Saved("input", tuple(x), shares="input0"), Saved("mean", (self.channels,), "fp32"),
-                Saved("invstd", (self.channels,), "fp32"))
+        stats = (sympy.Min(1, x[0]), self.channels)  # one per channel (none where the batch is empty)
+        return (Saved("input", tuple(x), shares="input0"), Saved("mean", stats, "fp32"), Saved("invstd", stats, "fp32"))
 
 
 @register
 @dataclass(frozen=True)
 class RelPositionScores(Op):
-    """Shaw et al.'s relative-position scores: queries (b, h, c, dh) against a (c, c, dh) table of
-    the embedded distances, ``einsum("bhcd,crd->bhcr")``: (b, h, c, c), b·h·c·c·dh multiply-adds
+    """Shaw et al.'s relative-position scores: queries (b, h, c, dh) against a (..., c, c, dh) table
+    of the embedded distances (a leading 1, or 0 where nothing runs),
+    ``einsum("bhcd,crd->bhcr")``: (b, h, c, c), b·h·c·c·dh multiply-adds
     (``torch.utils.flop_counter`` counts the einsum's batched matmul so); backward the same for
     each input's gradient."""
 
@@ -96,9 +97,9 @@ class RelPositionScores(Op):
 
     def shape(self, inputs):
         q, rel = inputs
-        if len(q) != 4 or len(rel) != 3 or sympy.expand(q[-1] - rel[-1]) != 0:
+        if len(q) != 4 or len(rel) < 3 or sympy.expand(q[-1] - rel[-1]) != 0:
             raise SymgptError(f"relative-position scores expect (b, h, c, dh) and (c, c, dh), got {q}, {rel}")
-        return (*q[:-1], rel[1])  # (b, h, c, dh), (c, r, dh) -> (b, h, c, r)
+        return (*q[:-1], rel[-2])  # (b, h, c, dh), (.., c, r, dh) -> (b, h, c, r)
 
     def params(self, inputs):
         return ()

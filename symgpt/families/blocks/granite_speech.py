@@ -75,7 +75,7 @@ def _attention(g, x, flags, c, dists):
     q, k, v = (_heads(g, t, n, rows, flags, role) for t, n, role in
                ((q, "q", R.QUERY_HEADS), (k, "k", R.KEY_HEADS), (v, "v", R.VALUE_HEADS)))   # (B·N·n_b, h, c, dh)
     rel = g.op("attn/rel_pos_emb", ops.Embedding(I(2 * flags["audio_max_pos"] + 1), dh), dists,
-               role=R.RELATIVE_BIAS, label="relative distances embedded")                    # (c, c, dh)
+               role=R.RELATIVE_BIAS, label="relative distances embedded")                    # (1, c, c, dh)
     pos = g.op("attn/pos_attn", ops.RelPositionScores(), q, rel, role=R.POSITION_BIAS, label="Q·R")
     scale = ops.Scale(1 / sympy.sqrt(dh))
     pos = g.op("attn/pos_scale", scale, pos, role=R.SCALE, label="× 1/√dh")
@@ -118,8 +118,8 @@ def _encoder(g, flags, c):
     E = I(c["E"])
     x = g.input("input_features", (B * N_aud, E, I(flags["audio_input_dim"])), dtype="act", role=R.AUDIO,
                 label="stacked log-mel frames")                                              # (B·N, E, input_dim)
-    dists = g.input("encoder/attention_dists", (I(c["c"]), I(c["c"])), role=R.EXTRA_IDS,
-                    label="relative distances (a buffer)")                                    # (c, c)
+    dists = g.input("encoder/attention_dists", (sympy.Min(1, B * N_aud), I(c["c"]), I(c["c"])), role=R.EXTRA_IDS,
+                    label="relative distances (a buffer)")                                    # (1, c, c)
     x = g.op("encoder/input_linear", ops.Linear(I(flags["audio_input_dim"]), d_a, bias=True), x,
              role=R.AUDIO_PROJECTOR, label="input_linear")                                    # (B·N, E, d_a)
     g.require("le", 2 - L_a, "the Conformer needs at least 2 layers (its CTC heads follow layer L_a // 2)",
