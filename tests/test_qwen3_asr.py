@@ -1,6 +1,7 @@
 """Qwen3-ASR (Qwen3ASRForConditionalGeneration) against transformers: parameters on the meta device
-for the configuration class's defaults and a small configuration of other sizes; audio input (the
-held tower) refused in one line."""
+for the configuration class's defaults and a small configuration of other sizes; audio input where
+the projector's output_dim is not the text width (the class's defaults: 3584 against 2048, which
+transformers' masked_scatter cannot merge) refused in one line. Audio FLOPs: test_qwen3_asr_audio.py."""
 
 import json
 from pathlib import Path
@@ -38,8 +39,9 @@ def test_params_exact_on_meta(cfg):
     assert not [n for n in m.notes if "not understood" in n], m.notes
 
 
-def test_audio_input_refused_in_one_line():
-    m = from_config({**SMALL, "architectures": [CLS]}, "q")
-    with pytest.raises(SymgptError, match="audio input is not modelled") as e:
-        m.with_(B=1, T=8, N_aud=1).quantity("params").value
+def test_audio_input_refused_in_one_line_where_widths_differ():
+    m = from_config({**DEFAULTS, "architectures": [CLS]}, "q")
+    assert any("differs from the text hidden_size" in n for n in m.notes), m.notes
+    with pytest.raises(SymgptError, match="output_dim differs from the text hidden_size") as e:
+        m.with_(B=1, T=800, N_aud=1).quantity("params").value
     assert "\n" not in str(e.value)

@@ -1,7 +1,10 @@
 """Granite Speech (IBM 2025; transformers' ``GraniteSpeechForConditionalGeneration``, and
-``GraniteSpeechPlusForConditionalGeneration`` alike): a Conformer encoder and a Q-Former projector
-(held, ``blocks/granite_speech.py``) beside a Granite text decoder. Counted: every parameter and
-the forward over token ids; the cost of audio input is not modelled (N_aud must be 0).
+``GraniteSpeechPlusForConditionalGeneration`` alike): a Conformer encoder and a windowed Q-Former
+projector beside a Granite text decoder (``blocks/granite_speech.py`` builds it).
+
+Audio clips per sequence are the size N_aud: a config is read with N_aud = 0 (text only);
+``--set N_aud=1`` counts one 30-s clip, whose 300 audio tokens (window_size 15, downsample_rate 5)
+T must count.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from .fields import Fields, Reader, note_leftovers, sub_fields
 _ADDED = {"audio_input_dim": 160, "audio_heads": 8, "audio_head_dim": 128, "audio_ff_mult": 4,
           "audio_max_pos": 512, "audio_conv_expansion": 2, "audio_conv_kernel": 15, "audio_ctc_dim": 42,
           "qformer_hidden": 768, "qformer_ffn": 3072, "qformer_layers": 12, "qformer_cross_every": 2,
-          "qformer_encoder_width": 1408, "qformer_queries": 3}
+          "qformer_encoder_width": 1408, "qformer_queries": 3,
+          # the encoder and projector run over audio
+          "audio_context": 200, "qformer_heads": 12, "qformer_activation": "gelu", "qformer_window": 15,
+          "audio_runs": True}
 _HELP = {"audio_input_dim": "the encoder's input features a frame (input_dim)",
          "audio_heads": "the encoder's attention heads (num_heads)",
          "audio_head_dim": "the encoder's attention head width (dim_head)",
@@ -31,14 +37,39 @@ _HELP = {"audio_input_dim": "the encoder's input features a frame (input_dim)",
          "qformer_layers": "the Q-Former's layers (num_hidden_layers)",
          "qformer_cross_every": "a cross-attention every this many Q-Former layers (cross_attention_frequency)",
          "qformer_encoder_width": "the width the cross-attention's keys and values read (encoder_hidden_size)",
-         "qformer_queries": "learned queries a window (window_size // downsample_rate)"}
+         "qformer_queries": "learned queries a window (window_size // downsample_rate)",
+         "audio_context": "the positions of an attention block of the encoder (context_size)",
+         "qformer_heads": "the Q-Former's attention heads (num_attention_heads)",
+         "qformer_activation": "the Q-Former's feed-forward activation (hidden_act)",
+         "qformer_window": "the encoder rows a window of the projector reads (window_size)",
+         "audio_runs": "transformers runs this config on audio: the Q-Former's encoder_hidden_size is the "
+                       "encoder's hidden_dim and window_size a multiple of downsample_rate (else the tower is held)"}
+_CHOICES = {"qformer_activation": ("gelu", "gelu_tanh", "gelu_new", "relu", "silu")}
 
-FAMILIES = tuple(Family(name=n, description=f"{t}: a Conformer encoder and Q-Former projector (held: audio input is "
-                        "not modelled), a Granite text decoder",
+FAMILIES = tuple(Family(name=n, description=f"{t}: a Conformer encoder (block attention, relative positions), a "
+                        "windowed Q-Former projector, a Granite text decoder",
                         flags=Extended(FLAGS, {}, _ADDED), sizes=SIZES + ("d_a", "L_a", "N_aud"),
                         optional=OPTIONAL, build=partial(Ref("symgpt.families.blocks.granite_speech", "build"), name=n),
-                        flag_help=Extended(FLAG_HELP, added=_HELP), choices=Extended(CHOICES))
+                        flag_help=Extended(FLAG_HELP, added=_HELP), choices=Extended(CHOICES, added=_CHOICES))
                  for n, t in (("granite_speech", "Granite Speech"), ("granite_speech_plus", "Granite Speech Plus")))
+
+
+def _audio_notes(f: Fields, flags: dict, rate: int) -> None:
+    if not flags["audio_runs"]:
+        why = (f"window_size ({flags['qformer_window']}) is not a multiple of downsample_rate ({rate})"
+               if flags["qformer_window"] % rate else
+               f"the Q-Former's encoder_hidden_size ({flags['qformer_encoder_width']}) differs from the encoder's "
+               "hidden_dim")
+        f.notes.append(f"{why}: transformers cannot run it on audio, so the Conformer encoder and Q-Former are "
+                       "held (parameters counted) and N_aud must be 0")
+        return
+    E, c, w, q = 1500, flags["audio_context"], flags["qformer_window"], flags["qformer_queries"]
+    blocks, windows = -(-E // c), -(-E // w)
+    f.notes.append(f"audio: N_aud clips per sequence (0 here; --set N_aud=1 counts one), each taken as 30 s "
+                   f"(GraniteSpeechFeatureExtractor pads a batch to its longest clip only): 3000 log-mel frames "
+                   f"stacked in pairs, {E:,} encoder rows; attention in {blocks} blocks of {c} (padded to "
+                   f"{blocks * c:,}), the projector's {windows} windows of {w} rows read by {q} queries each: "
+                   f"{windows * q:,} audio tokens a clip; T counts those tokens")
 
 
 def read(f: Fields):
@@ -64,7 +95,8 @@ def read(f: Fields):
                  audio_head_dim=e.int("dim_head", 128), audio_ff_mult=e.int("feedforward_mult", 4),
                  audio_max_pos=e.int("max_pos_emb", 512), audio_conv_expansion=e.int("conv_expansion_factor", 2),
                  audio_conv_kernel=e.int("conv_kernel_size", 15), audio_ctc_dim=e.int("output_dim", 42))
-    e.silent("context_size", "dropout", "id2label", "label2id", "is_encoder_decoder")
+    flags["audio_context"] = e.int("context_size", 200)
+    e.silent("dropout", "id2label", "label2id", "is_encoder_decoder")
     note_leftovers(f, e, "encoder_config")
     p = sub_fields(f, "projector_config")
     pt = p.cfg.get("model_type", "blip_2_qformer")
@@ -76,17 +108,18 @@ def read(f: Fields):
                  qformer_layers=p.int("num_hidden_layers", 12),
                  qformer_cross_every=p.int("cross_attention_frequency", 2, minimum=1),
                  qformer_encoder_width=p.int("encoder_hidden_size", 1408))
-    p.silent("num_attention_heads", "hidden_act", "layer_norm_eps", "max_position_embeddings", "vocab_size",
+    flags.update(qformer_heads=p.int("num_attention_heads", 12), qformer_activation=p.activation("hidden_act", "gelu"))
+    p.silent("layer_norm_eps", "max_position_embeddings", "vocab_size",
              "pad_token_id", "attention_probs_dropout_prob", "hidden_dropout_prob", "initializer_range",
              "id2label", "label2id", "is_encoder_decoder")
     note_leftovers(f, p, "projector_config")
     window, rate = f.int("window_size", 15), f.int("downsample_rate", 5, minimum=1)
-    flags["qformer_queries"] = window // rate
+    flags.update(qformer_queries=window // rate, qformer_window=window,
+                 audio_runs=flags["qformer_encoder_width"] == sizes["d_a"] and window % rate == 0)
     flags["tied"] = f.bool("tie_word_embeddings", True)  # the outer config's, as transformers ties
     f.bool("has_lora_adapter", True)
-    f.notes.append("audio input is not modelled for Granite Speech: the Conformer encoder and Q-Former projector "
-                   "are held, their parameters counted; N_aud must be 0. The LoRA adapter a checkpoint ships "
-                   "(has_lora_adapter) is loaded apart and not counted")
+    _audio_notes(f, flags, rate)
+    f.notes.append("the LoRA adapter a checkpoint ships (has_lora_adapter) is loaded apart and not counted")
     f.silent("audio_token_index", "audio_token_id", "id2label", "label2id", "initializer_range", "is_encoder_decoder")
     sizes["N_aud"] = 0
     return name, flags, sizes

@@ -128,6 +128,16 @@ CATALOG = {
     "ExtraFeatures": Ref("symgpt.ops.tiles", "ExtraFeatures"),
     # parameters of a module every forward runs over an input not priced (IDEFICS's cross-attention layers)
     "HeldUnpriced": Ref("symgpt.ops.held_unpriced", "HeldUnpriced"),
+    # --- an audio encoder over log-mel chunks attending within windows (Qwen3-ASR) ---
+    "Conv2dStrided": Ref("symgpt.ops.audio_chunks", "Conv2dStrided"),
+    "AddSinusoidRows": Ref("symgpt.ops.audio_chunks", "AddSinusoidRows"),
+    "Rows": Ref("symgpt.ops.audio_chunks", "Rows"),
+    "ConcatRows": Ref("symgpt.ops.audio_chunks", "ConcatRows"),
+    # --- a Conformer encoder and a windowed Q-Former (Granite Speech) ---
+    "DepthwiseConv1d": Ref("symgpt.ops.conformer", "DepthwiseConv1d"),
+    "BatchNorm1d": Ref("symgpt.ops.conformer", "BatchNorm1d"),
+    "RelPositionScores": Ref("symgpt.ops.conformer", "RelPositionScores"),
+    "ExpandBatch": Ref("symgpt.ops.conformer", "ExpandBatch"),
 }
 
 
