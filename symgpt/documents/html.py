@@ -155,6 +155,15 @@ def page(model, **_report_options) -> Page:
     if "h" in {s["name"] for s in symbols}:
         constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL["h"] / TP),
                             "message": "tp must divide the number of heads h (each rank holds whole heads)"})
+    for sym, what in (("h_ssm", "Mamba-2 heads"), ("G_ssm", "Mamba-2 groups")):
+        if sym in {s["name"] for s in symbols} and _sharded(free, 2) != 1 and sym in CANONICAL:
+            constraints.append({"kind": "integer", "expr": exprs.add(CANONICAL[sym] / TP),
+                                "message": f"tp must divide the {what} {sym} (Megatron-LM's MambaMixer: each rank "
+                                           "holds whole heads and groups)"})
+    if _sharded(free, 2) == 1:
+        from ..derive.tensor_parallel_ssm import tp_refusal
+
+        constraints.append({"kind": "le", "expr": exprs.add(TP - 1), "message": tp_refusal(free, 2)})
     return Page(model=model, free=free, exprs=exprs, symbols=symbols, options=options,
                 quantities=quantities, ops=ops, constraints=constraints, plots=plots, convention=conv,
                 notes=list(model.notes), svg=diagram(free, color_by="none").svg(), hardware=hardware,
@@ -194,11 +203,20 @@ def _memory(exprs, free, name, reads, values) -> dict:
         breakdown = fit(lambda tp, dp: free.quantity(name, **opts, tp=tp, dp=dp))
         _pick(record, "|".join(map(str, combo)), _variant(exprs, breakdown))
     # the symbolic derivation against a numeric one, at the last combination (the most sharded)
-    check = dict(free.quantity(name, **opts, tp=3, dp=5).breakdown)
+    tp = _sharded(free, 3)
+    check = dict(free.quantity(name, **opts, tp=tp, dp=5).breakdown)
     for path, e in breakdown:
-        if sympy.expand(e.xreplace({TP: 3, DP: 5}) - check.get(path, 0)) != 0:
+        if sympy.expand(e.xreplace({TP: tp, DP: 5}) - check.get(path, 0)) != 0:
             raise SymgptError(f"internal: {name} {path} with tp and dp symbolic differs from tp = 3, dp = 5")
     return record
+
+
+def _sharded(free, tp: int) -> int:
+    """*tp*, or 1 where the model's layers cannot be split tensor-parallel at all (recurrent layers
+    other than Mamba-2 mixers: the page then holds tp at 1, a constraint saying why)."""
+    from ..derive.tensor_parallel_ssm import tp_refusal
+
+    return 1 if tp_refusal(free, 2) else tp
 
 
 def fit(derive) -> list[tuple[str, sympy.Expr]]:
@@ -247,8 +265,9 @@ def _total(exprs, free, memory, values) -> dict:
     for opts in ({"precision": "fp32", "optimizer": "adamw", "zero": 0},
                  {"precision": "mixed-bf16", "optimizer": "adam8bit", "zero": 3}):
         v = record["variants"][record["pick"]["|".join(str(opts[r]) for r in TOTAL_READS)]]
-        derived = free.quantity(TOTAL, **opts, tp=2, dp=2).expr
-        if sympy.expand(exprs.items[v["total"]].xreplace({TP: 2, DP: 2}) - derived) != 0:
+        tp = _sharded(free, 2)
+        derived = free.quantity(TOTAL, **opts, tp=tp, dp=2).expr
+        if sympy.expand(exprs.items[v["total"]].xreplace({TP: tp, DP: 2}) - derived) != 0:
             raise SymgptError("internal: the page's memory.total differs from the derived one")
     return record
 
