@@ -128,6 +128,11 @@ CATALOG = {
     "ExtraFeatures": Ref("symgpt.ops.tiles", "ExtraFeatures"),
     # parameters of a module every forward runs over an input not priced (IDEFICS's cross-attention layers)
     "HeldUnpriced": Ref("symgpt.ops.held_unpriced", "HeldUnpriced"),
+    # vision towers' saved tensors as transformers' PyTorch code keeps them
+    "LookupPositions": Ref("symgpt.ops.vision_saved", "LookupPositions"),
+    "ScatterImageTokens": Ref("symgpt.ops.vision_saved", "ScatterImageTokens"),
+    "SequenceFirst": Ref("symgpt.ops.vision_saved", "SequenceFirst"),
+    "ImageRMSNorm": Ref("symgpt.ops.vision_saved", "ImageRMSNorm"),
 }
 
 
