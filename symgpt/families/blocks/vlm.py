@@ -72,7 +72,8 @@ def vision_tower(g, flags, prefix="vision_tower", count=None, lookup=False):
     B·N_img images (*count* images where given: LLaVA-NeXT's crops); returns the tensor the
     projector reads. *prefix*: the tower's module path (Video-LLaVA's image_tower, Idefics3's
     vision_model). *lookup*: the positions are looked up with the ``position_ids`` buffer, whose
-    ids the lookup keeps (ops.LookupPositions; the families whose saved tensors are compared)."""
+    ids the lookup keeps (ops.LookupPositions; the families whose saved tensors are compared);
+    "per_image": with ids computed for each image (Idefics3)."""
     clip = flags["vision_tower"] == "clip"
     act = activation(flags["vision_activation"])
     n = PATCHES + 1 if clip else PATCHES
@@ -86,7 +87,7 @@ def vision_tower(g, flags, prefix="vision_tower", count=None, lookup=False):
     if clip:
         x = g.op(f"{prefix}/embeddings/class_embedding", ops.ClassToken(d_v), x, role=R.CLASS_TOKEN,
                  label="[CLS] + patches")                                                     # (B·N, n+1, d_v)
-    x = g.op(f"{prefix}/embeddings/position_embedding", (ops.LookupPositions if lookup else ops.AddPositions)(n, d_v), x,
+    x = g.op(f"{prefix}/embeddings/position_embedding", _positions(n, lookup), x,
              role=R.POSITION_EMBEDDING, label="+ positions")                                  # (B·N, n, d_v)
     if clip:
         x = g.op(f"{prefix}/pre_layrnorm", ops.LayerNorm(d_v), x, role=R.EMBEDDING_NORM, label="pre-LN")
@@ -102,6 +103,12 @@ def vision_tower(g, flags, prefix="vision_tower", count=None, lookup=False):
     if flags["vision_head"]:
         _attention_pool(g, x, act, prefix, lookup)
     return x
+
+
+def _positions(n, lookup):
+    if not lookup:
+        return ops.AddPositions(n, d_v)
+    return ops.LookupPositions(n, d_v, per_image=lookup == "per_image")
 
 
 def _attention_pool(g, x, act, prefix="vision_tower", copy=False):
