@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .base import Saved, numel, register
+from .base import Saved, register
 from .norm import RMSNorm
 from .vision import AddPositions, MergeImageTokens
 from .views import FreeView
@@ -31,17 +31,18 @@ from .views import FreeView
 class LookupPositions(AddPositions):
     """A learned (num, dim) position table looked up with ids 0..num-1 and added (B, num, dim);
     the lookup keeps the (1, num) int64 ids when the table is trained and the tower runs: the ids'
-    first dimension is min(1, the input's elements) (0 without images).
+    first dimension is min(1, ``runs``) (``runs`` = N_img: 0 without images, 1 with).
     ``per_image``: the ids are computed for each image (``Idefics3VisionEmbeddings`` buckets each
     image's patch coordinates): (B·N_img, num) ids kept."""
 
+    runs: sympy.Expr = sympy.Integer(1)
     per_image: bool = False
     kind = "lookup_positions"
     title = "Add positions (looked up)"
 
     def saved(self, inputs, out, ctx):
         (x,) = inputs
-        rows = x[0] if self.per_image else sympy.Min(1, numel(x))
+        rows = x[0] if self.per_image else sympy.Min(1, self.runs)
         return (Saved("positions", (rows, self.num), "int64"),) if ctx.trainable else ()
 
 
@@ -50,15 +51,17 @@ class LookupPositions(AddPositions):
 class ScatterImageTokens(MergeImageTokens):
     """:class:`MergeImageTokens` as ``masked_scatter``: the (B, T, 1) bool mask is kept for the
     backward (the embeddings' gradient is masked with it, the features' gradient selected by it).
-    It runs only when the model has images: the mask's last dimension is min(1, the features'
-    elements) (1 with images, 0 without)."""
+    It runs only when the model has images: the mask's last dimension is min(1, ``runs``)
+    (``runs`` = N_img: 0 without images, 1 with)."""
+
+    runs: sympy.Expr = sympy.Integer(1)
 
     kind = "scatter_image_tokens"
     title = "Merge image tokens (masked scatter)"
 
     def saved(self, inputs, out, ctx):
-        x, feats = inputs
-        return (Saved("image_mask", (*x[:-1], sympy.Min(1, numel(feats))), "bool"),)
+        x, _feats = inputs
+        return (Saved("image_mask", (*x[:-1], sympy.Min(1, self.runs)), "bool"),)
 
     def describe(self):
         return "Merge image tokens (masked scatter)"
@@ -85,12 +88,13 @@ class SequenceFirst(FreeView):
 @dataclass(frozen=True)
 class ImageRMSNorm(RMSNorm):
     """:class:`RMSNorm` over image features (B·N_img, t, dim): the same rule, its 1 + w (hf-eager,
-    ``offset``) kept only when the norm runs: min(1, the input's elements) times (0 without images)."""
+    ``offset``) kept only when the norm runs: min(1, ``runs``) times (``runs`` = N_img)."""
+
+    runs: sympy.Expr = sympy.Integer(1)
 
     kind = "image_rmsnorm"
     title = "RMSNorm (image features)"
 
     def saved(self, inputs, out, ctx):
-        (x,) = inputs
-        return tuple(Saved(s.role, (sympy.Min(1, numel(x)), self.dim), s.dtype) if s.role == "one_plus_weight" else s
+        return tuple(Saved(s.role, (sympy.Min(1, self.runs), self.dim), s.dtype) if s.role == "one_plus_weight" else s
                      for s in super().saved(inputs, out, ctx))

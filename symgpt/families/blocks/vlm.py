@@ -108,7 +108,7 @@ def vision_tower(g, flags, prefix="vision_tower", count=None, lookup=False):
 def _positions(n, lookup):
     if not lookup:
         return ops.AddPositions(n, d_v)
-    return ops.LookupPositions(n, d_v, per_image=lookup == "per_image")
+    return ops.LookupPositions(n, d_v, runs=N_img, per_image=lookup == "per_image")
 
 
 def _attention_pool(g, x, act, prefix="vision_tower", copy=False):
@@ -140,7 +140,7 @@ def projector(g, flags, x):
                  role=R.VISION_POOL, label="avg pool")                                       # (B·N, t, d_v)
         norm = decoder_norm(flags, d_v)
         if not flags.get("image_newline") and norm.kind == "rmsnorm":  # tests/test_activations_vlm.py
-            norm = ops.ImageRMSNorm(norm.dim, offset=norm.offset, affine=norm.affine)
+            norm = ops.ImageRMSNorm(norm.dim, offset=norm.offset, affine=norm.affine, runs=N_img)
         x = g.op("multi_modal_projector/mm_soft_emb_norm", norm, x, role=R.VISION_NORM, label="RMSNorm")
         return g.op("multi_modal_projector/mm_input_projection", ops.Linear(d_v, d, bias=False), x,
                     role=R.VISION_PROJECTOR, label="projection")                             # (B·N, t, d)
@@ -190,7 +190,7 @@ def _vision(g, x, flags):
               id="patches_divide_image")
     g.require("le", N_img * t - T, "T must count the N_img images' tokens (N_img·t positions)",
               id="image_tokens_within_sequence")
-    merge = ops.ScatterImageTokens() if compared else ops.MergeImageTokens()
+    merge = ops.ScatterImageTokens(N_img) if compared else ops.MergeImageTokens()
     return g.op("merge_image_tokens", merge, x, feats, role=R.IMAGE_MERGE,
                 label="merge image features")                                                # (B, T, d)
 
