@@ -6,7 +6,8 @@ patches, fp32, CPU, ``attn_implementation="eager"``) runs one training-mode forw
 every saved storage once, parameters excluded), and symgpt counts the same config at the same B,
 T and N_img (images per sequence). The conventions are test_activations_families.py's:
 ``pytorch-cpu`` (``hf-eager``), fp32, the causal mask an added float tensor, the loss left out,
-dropout (and InternViT's stochastic depth) off; B = 2 (at B = 1 some reshapes are views).
+dropout (and InternViT's stochastic depth) off; B = 2, and B = 1 with one image (where some
+copies before a linear are views).
 
 What the vision side keeps, as transformers' code runs it (ops in symgpt/ops/vision_saved.py):
 
@@ -44,16 +45,16 @@ GEMMA3_TEXT = {"model_type": "gemma3_text", "vocab_size": 300, "hidden_size": 64
                "query_pre_attn_scalar": 32, "sliding_window": 512, "max_position_embeddings": 256}
 
 
-def _stacked(n):
-    return {"pixel_values": torch.rand(B * n, 3, 28, 28)}
+def _stacked(n, b):
+    return {"pixel_values": torch.rand(b * n, 3, 28, 28)}
 
 
-def _per_sequence(n):  # Idefics3: (batch, images, C, H, W)
-    return {"pixel_values": torch.rand(B, n, 3, 28, 28)}
+def _per_sequence(n, b):  # Idefics3: (batch, images, C, H, W)
+    return {"pixel_values": torch.rand(b, n, 3, 28, 28)}
 
 
-def _sized(n):  # Pixtral: every image's (height, width)
-    return {"pixel_values": torch.rand(B * n, 3, 28, 28), "image_sizes": torch.tensor([[28, 28]] * (B * n))}
+def _sized(n, b):  # Pixtral: every image's (height, width)
+    return {"pixel_values": torch.rand(b * n, 3, 28, 28), "image_sizes": torch.tensor([[28, 28]] * (b * n))}
 
 
 def _gemma3(head):
@@ -134,14 +135,14 @@ def _model(case):
     return cls._from_config(config, attn_implementation="eager").float()
 
 
-def _ids(case, n):
+def _ids(case, n, b=B):
     t = CASES[case][2]
-    return torch.tensor([[2] + [IMG] * (t * n) + [9, 10, 11]] * B)  # n images' tokens between text tokens
+    return torch.tensor([[2] + [IMG] * (t * n) + [9, 10, 11]] * b)  # n images' tokens between text tokens
 
 
-def _measured(case, n, model=None):
+def _measured(case, n, b=B):
     _cfg, _name, _t, images, token_types = CASES[case]
-    ids = _ids(case, n)
+    ids = _ids(case, n, b)
 
     def forward(m):
         kw = dict(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
@@ -149,16 +150,16 @@ def _measured(case, n, model=None):
             kw["token_type_ids"] = (ids == IMG).long()
         if n:
             torch.manual_seed(1)
-            kw.update(images(n))
+            kw.update(images(n, b))
         return m(**kw).logits
 
-    return saved_tensors(model or _model(case), B, ids.shape[1], forward=forward)
+    return saved_tensors(_model(case), b, ids.shape[1], forward=forward)
 
 
-def _counted(case, n, tmp_path, **opts):
+def _counted(case, n, tmp_path, b=B, **opts):
     path = tmp_path / f"{case}.json"
     path.write_text(json.dumps(CASES[case][0]))
-    m = symgpt.load(path, B=B, T=_ids(case, n).shape[1], N_img=n, loss=False)
+    m = symgpt.load(path, B=b, T=_ids(case, n, b).shape[1], N_img=n, loss=False)
     return m.quantity("memory.activations", convention="pytorch-cpu", precision="fp32", causal_mask_saved=False,
                       implementation="hf-eager", **opts)
 
@@ -168,6 +169,15 @@ def _counted(case, n, tmp_path, **opts):
 def test_activations_with_images_equal_saved_tensors(case, n, tmp_path):
     measured = sum(e["nbytes"] for e in _measured(case, n))
     assert _counted(case, n, tmp_path).value == measured
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_image_in_all(case, tmp_path):
+    """B = 1 and one image: LLaVA's x[:, 1:] is then contiguous and nn.MultiheadAttention's transpose
+    moves a dimension of 1, so the linear after either keeps its input's storage, no copy
+    (PaliGemma's projector and its pooling head keep the same tensor)."""
+    measured = sum(e["nbytes"] for e in _measured(case, 1, b=1))
+    assert _counted(case, 1, tmp_path, b=1).value == measured
 
 
 def test_the_image_mask_and_the_position_ids_are_kept(tmp_path):
