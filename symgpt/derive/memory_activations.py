@@ -195,6 +195,8 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
+    if a["kind"] == "op" and _one_row_view(arch, tensor, a, bindings):
+        return _eager_base(arch, a["inputs"][0], matmul, bindings)
     if matmul:
         if B not in bindings or bindings[B] != 1:
             return tensor
@@ -208,6 +210,22 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
         tensor = a["inputs"][0]
         a = arch.graph.nodes[tensor]
     return tensor
+
+
+def _one_row_view(arch, tensor, a, bindings) -> bool:
+    """Whether *tensor* is a view of its input under eager PyTorch: a vision tower's features with
+    the class token sliced off (``x[:, 1:]``, LLaVA's 'default' strategy) or transposed to sequence
+    first (``nn.MultiheadAttention``), over one image in all (B·N_img = 1): the slice is then
+    contiguous and the transpose moves a dimension of 1, so the linear after it reshapes without a
+    copy and keeps its input's storage (tests/test_activations_vlm.py measures both at B = 1)."""
+    from ..core.symbols import as_expr
+    from ..graph import roles as R
+
+    if a["op"].kind != "sequence_first" and not (a["op"].kind == "drop_tokens" and
+                                                  arch.role(tensor) == R.VISION_SELECT):
+        return False
+    rows = as_expr(arch.shape(tensor)[0]).xreplace(bindings)
+    return rows.is_number and rows == 1
 
 
 def stage_factor(s: Setup, node: str) -> sympy.Expr:

@@ -138,6 +138,11 @@ CATALOG = {
     "BatchNorm1d": Ref("symgpt.ops.conformer", "BatchNorm1d"),
     "RelPositionScores": Ref("symgpt.ops.conformer", "RelPositionScores"),
     "ExpandBatch": Ref("symgpt.ops.conformer", "ExpandBatch"),
+    # vision towers' saved tensors as transformers' PyTorch code keeps them
+    "LookupPositions": Ref("symgpt.ops.vision_saved", "LookupPositions"),
+    "ScatterImageTokens": Ref("symgpt.ops.vision_saved", "ScatterImageTokens"),
+    "SequenceFirst": Ref("symgpt.ops.vision_saved", "SequenceFirst"),
+    "ImageRMSNorm": Ref("symgpt.ops.vision_saved", "ImageRMSNorm"),
 }
 
 

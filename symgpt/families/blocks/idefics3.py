@@ -28,7 +28,8 @@ def tokens_per_image(flags):
 
 def _vision(g, x, flags):
     s = sympy.Integer(flags["pixel_shuffle"])
-    feats = vision_tower(g, flags, "vision_model")                                            # (B·N, n, d_v)
+    # tests/test_activations_vlm.py: ids computed per image, the merge a masked scatter
+    feats = vision_tower(g, flags, "vision_model", lookup="per_image")                        # (B·N, n, d_v)
     feats = g.op("connector/pixel_shuffle", ops.PixelShuffle(s), feats, role=R.VISION_POOL,
                  label=f"pixel shuffle {s}×{s}")                                   # (B·N, n/s², s²·d_v)
     feats = g.op("connector/modality_projection/proj", ops.Linear(s * s * d_v, d, bias=False), feats,
@@ -38,7 +39,7 @@ def _vision(g, x, flags):
               f"multiple of the pixel shuffle's side {s} (the connector's scale_factor)", id="patches_divide_image")
     g.require("le", N_img * tokens_per_image(flags) - T, "T must count the N_img images' tokens (N_img·t "
               "positions)", id="image_tokens_within_sequence")
-    return g.op("merge_image_tokens", ops.MergeImageTokens(), x, feats, role=R.IMAGE_MERGE,
+    return g.op("merge_image_tokens", ops.ScatterImageTokens(N_img), x, feats, role=R.IMAGE_MERGE,
                 label="merge image features")                                                # (B, T, d)
 
 

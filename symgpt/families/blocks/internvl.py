@@ -88,7 +88,7 @@ def _vision(g, x, flags):
               f"multiple of the pixel shuffle's side {s} (1/downsample_ratio)", id="patches_divide_image")
     g.require("le", N_img * tokens_per_image(flags) - T, "T must count the N_img images' tokens (N_img·t "
               "positions)", id="image_tokens_within_sequence")
-    return g.op("merge_image_tokens", ops.MergeImageTokens(), x, feats, role=R.IMAGE_MERGE,
+    return g.op("merge_image_tokens", ops.ScatterImageTokens(N_img), x, feats, role=R.IMAGE_MERGE,
                 label="merge image features")                                                # (B, T, d)
 
 

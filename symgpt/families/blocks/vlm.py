@@ -67,11 +67,13 @@ def _layer(g, x, flags, act):
     return g.op("ffn_add", ops.Add(), x, f, role=R.FFN_RESIDUAL, label="X + ffn_out")
 
 
-def vision_tower(g, flags, prefix="vision_tower", count=None):
+def vision_tower(g, flags, prefix="vision_tower", count=None, lookup=False):
     """SigLIP's or CLIP's vision transformer (``SiglipVisionModel``, ``CLIPVisionModel``) over
     B·N_img images (*count* images where given: LLaVA-NeXT's crops); returns the tensor the
     projector reads. *prefix*: the tower's module path (Video-LLaVA's image_tower, Idefics3's
-    vision_model)."""
+    vision_model). *lookup*: the positions are looked up with the ``position_ids`` buffer, whose
+    ids the lookup keeps (ops.LookupPositions; the families whose saved tensors are compared);
+    "per_image": with ids computed for each image (Idefics3)."""
     clip = flags["vision_tower"] == "clip"
     act = activation(flags["vision_activation"])
     n = PATCHES + 1 if clip else PATCHES
@@ -85,7 +87,7 @@ def vision_tower(g, flags, prefix="vision_tower", count=None):
     if clip:
         x = g.op(f"{prefix}/embeddings/class_embedding", ops.ClassToken(d_v), x, role=R.CLASS_TOKEN,
                  label="[CLS] + patches")                                                     # (B·N, n+1, d_v)
-    x = g.op(f"{prefix}/embeddings/position_embedding", ops.AddPositions(n, d_v), x,
+    x = g.op(f"{prefix}/embeddings/position_embedding", _positions(n, lookup), x,
              role=R.POSITION_EMBEDDING, label="+ positions")                                  # (B·N, n, d_v)
     if clip:
         x = g.op(f"{prefix}/pre_layrnorm", ops.LayerNorm(d_v), x, role=R.EMBEDDING_NORM, label="pre-LN")
@@ -99,14 +101,21 @@ def vision_tower(g, flags, prefix="vision_tower", count=None):
         return x
     x = g.op(f"{prefix}/post_layernorm", ops.LayerNorm(d_v), x, role=R.VISION_NORM, label="post-LN")
     if flags["vision_head"]:
-        _attention_pool(g, x, act, prefix)
+        _attention_pool(g, x, act, prefix, lookup)
     return x
 
 
-def _attention_pool(g, x, act, prefix="vision_tower"):
+def _positions(n, lookup):
+    if not lookup:
+        return ops.AddPositions(n, d_v)
+    return ops.LookupPositions(n, d_v, runs=N_img, per_image=lookup == "per_image")
+
+
+def _attention_pool(g, x, act, prefix="vision_tower", copy=False):
     """SigLIP's multi-head attention-pooling head (``SiglipMultiheadAttentionPoolingHead``): a
     learned probe attends over the patches, then a LayerNorm and an MLP on a residual. Run by
-    ``SiglipVisionModel``; its output is not used by the language model."""
+    ``SiglipVisionModel``; its output is not used by the language model. *copy*: ``nn.MultiheadAttention``
+    projects a sequence-first copy of the patches (ops.SequenceFirst), which its key projection keeps."""
     p = g.op(f"{prefix}/head/probe_slot", ops.DropTokens(PATCHES), x, role=R.VISION_PROBE,
              label="no positions")                                                            # (B·N, 0, d_v)
     p = g.op(f"{prefix}/head/probe", ops.ClassToken(d_v), p, role=R.VISION_PROBE, label="probe")  # (B·N, 1, d_v)
@@ -114,7 +123,9 @@ def _attention_pool(g, x, act, prefix="vision_tower"):
         d_v, h_v, dh=d_v / h_v, module=f"{prefix}/head/attention", causal=False,
         names={"q": f"{prefix}/head/attention/in_proj_q", "k": f"{prefix}/head/attention/in_proj_k",
                "v": f"{prefix}/head/attention/in_proj_v", "o": f"{prefix}/head/attention/out_proj"},
-        projections=Projections(bias=True, out_bias=True)), memory=x)                                     # (B·N, 1, d_v)
+        projections=Projections(bias=True, out_bias=True)), memory=g.op(
+        f"{prefix}/head/attention/sequence_first", ops.SequenceFirst(), x, role=R.VISION_PROBE,
+        label="(n, B·N, d_v) copy") if copy else x)                                                  # (B·N, 1, d_v)
     f = g.op(f"{prefix}/head/layernorm", ops.LayerNorm(d_v), o, role=R.FFN_NORM, label="LayerNorm")
     f = ffn(g, f, FFNSpec(d_v, d_ff_v, act, bias=True,
                           names={"up": f"{prefix}/head/mlp/fc1", "act": f"{prefix}/head/mlp/activation_fn",
@@ -127,8 +138,10 @@ def projector(g, flags, x):
     if flags["vlm_projector"] == "gemma3":
         x = g.op("multi_modal_projector/avg_pool", ops.AvgPoolPatches(flags["image_pool"]), x,
                  role=R.VISION_POOL, label="avg pool")                                       # (B·N, t, d_v)
-        x = g.op("multi_modal_projector/mm_soft_emb_norm", decoder_norm(flags, d_v), x, role=R.VISION_NORM,
-                 label="RMSNorm")
+        norm = decoder_norm(flags, d_v)
+        if not flags.get("image_newline") and norm.kind == "rmsnorm":  # tests/test_activations_vlm.py
+            norm = ops.ImageRMSNorm(norm.dim, offset=norm.offset, affine=norm.affine, runs=N_img)
+        x = g.op("multi_modal_projector/mm_soft_emb_norm", norm, x, role=R.VISION_NORM, label="RMSNorm")
         return g.op("multi_modal_projector/mm_input_projection", ops.Linear(d_v, d, bias=False), x,
                     role=R.VISION_PROJECTOR, label="projection")                             # (B·N, t, d)
     if flags["vlm_projector"] == "paligemma":  # PaliGemmaMultiModalProjector: one linear with bias
@@ -170,13 +183,15 @@ def _vision(g, x, flags):
              label="image newline (not run)")
         g.require("le", N_img, "LLaVA-NeXT and LLaVA-OneVision tile an image by its resolution: set image_height "
                   "and image_width (pixels) to price images; without them N_img must be 0", id="images_not_modelled")
-    feats = projector(g, flags, vision_tower(g, flags))
+    compared = not flags.get("image_newline")  # tests/test_activations_vlm.py: LLaVA, Gemma 3, PaliGemma
+    feats = projector(g, flags, vision_tower(g, flags, lookup=compared))
     t = tokens_per_image(flags)
     g.require("integer", S_img / P_patch, "the image side S_img must be a multiple of the patch side P_patch",
               id="patches_divide_image")
     g.require("le", N_img * t - T, "T must count the N_img images' tokens (N_img·t positions)",
               id="image_tokens_within_sequence")
-    return g.op("merge_image_tokens", ops.MergeImageTokens(), x, feats, role=R.IMAGE_MERGE,
+    merge = ops.ScatterImageTokens(N_img) if compared else ops.MergeImageTokens()
+    return g.op("merge_image_tokens", merge, x, feats, role=R.IMAGE_MERGE,
                 label="merge image features")                                                # (B, T, d)
 
 
