@@ -189,9 +189,9 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
     otherwise -- so a sliced operand keeps its base at B = 1 only, and keys and values repeated
     from one head (``repeat_kv``, an expand with stride 0) stay the un-repeated tensor at B = 1;
     keys and values repeated once (h_kv = h: ``repeat_kv`` returns its input) are their input,
-    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV, and the
-    positions after the first few (``x[:, 1:]``: LLaVA's patches without the class token) their
-    whole sequence."""
+    a slice of a fused QKV (Falcon-RW's ``fused_qkv[..., 1, :]``) keeping the whole QKV; LLaVA's
+    patches without the class token (``x[:, 1:]``) keep their whole sequence only over one image in
+    all (``_one_row_view``: otherwise the linear after them copies)."""
     from ..core.symbols import B, as_expr
 
     a = arch.graph.nodes[tensor]
@@ -206,7 +206,7 @@ def _eager_base(arch, tensor: str, matmul: bool, bindings) -> str:
             if as_expr(a["op"].groups).xreplace(bindings) == 1:  # repeated once: the tensor itself
                 tensor = a["inputs"][0]
                 a = arch.graph.nodes[tensor]
-    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads", "drop_tokens"):
+    while a["kind"] == "op" and a["op"].kind in ("slice", "split_heads"):
         tensor = a["inputs"][0]
         a = arch.graph.nodes[tensor]
     return tensor
