@@ -268,7 +268,8 @@ class Builder:
     def input(self, name: str, shape: Shape, dtype: str = "int64", label: str = "", role: str | None = None) -> str:
         path = self._path(name)
         role = self._role(path, role)
-        self._add(path, kind="input", shape=tuple(shape), dtype=dtype, label=label or name, inputs=(), params={},
+        self._add(path, kind="input", shape=tuple(as_expr(x) for x in shape), dtype=dtype, label=label or name,
+                  inputs=(), params={},
                   role=R.check(role))
         self.order.append(path)
         return path
@@ -295,7 +296,7 @@ class Builder:
             raise SymgptError(f"{path}: the same tensor feeds two inputs")
         in_shapes = tuple(self.graph.nodes[i]["shape"] for i in inputs)
         try:
-            out = tuple(op.shape(in_shapes))
+            out = tuple(as_expr(x) for x in op.shape(in_shapes))
             specs: tuple[ParamSpec, ...] = tuple(op.params(in_shapes))
         except SymgptError as e:
             raise e.with_context(f"{self.name}: {path}") from None

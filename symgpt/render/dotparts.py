@@ -238,6 +238,11 @@ def node_stmt(ctx: Ctx, n) -> str:
     return f'"{n.id}" {ctx.memo[key]}'
 
 
+def _at(x, b) -> sympy.Expr:
+    """A shape's dimension at the bindings *b* (a plain int, as some held towers declare, as is)."""
+    return x.xreplace(b) if isinstance(x, sympy.Basic) else sympy.Integer(x)
+
+
 def _node_attrs(ctx: Ctx, n) -> str:
     arch, b = ctx.model.arch, ctx.model.bindings
     if n.kind == "folded":
@@ -248,7 +253,7 @@ def _node_attrs(ctx: Ctx, n) -> str:
     attrs = [f"tooltip={_q(n.path)}"]
     if n.kind == "input":
         label = (f"<B>{esc(a.get('label') or n.path)}</B>"
-                 f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(x.xreplace(b) for x in _shape(ctx, n.path))))}'
+                 f'<BR/><FONT POINT-SIZE="10">{esc(shape_text(tuple(_at(x, b) for x in _shape(ctx, n.path))))}'
                  f" {esc(a.get('dtype', ''))}</FONT>")
         attrs += ['fillcolor="#e3eefa"', 'color="#2f5d8a"']
         return f'[label=<{label}>, {", ".join(attrs)}];'
@@ -257,7 +262,7 @@ def _node_attrs(ctx: Ctx, n) -> str:
         users = [arch.graph.nodes[u].get("label") or u for u in sorted(
             arch.graph.successors(n.path), key=arch.order.index)]
         label = (f"<B>shared matrix</B><BR/><FONT POINT-SIZE=\"10\">{esc(owner.get('label') or a['owner'])}"
-                 f".{esc(a['local'])}  {esc(matrix_text(tuple(x.xreplace(b) for x in a['shape'])))}"
+                 f".{esc(a['local'])}  {esc(matrix_text(tuple(_at(x, b) for x in a['shape'])))}"
                  f'<BR/>used by {esc(" and ".join(users))}</FONT>')
         attrs += ['shape=note', 'style="filled"', 'fillcolor="#dcecf9"', 'color="#1f5f99"']
         return f'[label=<{label}>, {", ".join(attrs)}];'
@@ -312,7 +317,7 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
     parts, out = [], []
     for local, pnode in a["params"].items():
         p = arch.graph.nodes[pnode]
-        shape = matrix_text(tuple(x.xreplace(b) if isinstance(x, sympy.Basic) else sympy.Integer(x) for x in p["shape"]))
+        shape = matrix_text(tuple(_at(x, b) for x in p["shape"]))
         if p["owner"] != n.path:
             owner = arch.graph.nodes[p["owner"]].get("label") or p["owner"]
             out.append(esc(f"{local} {shape}: tied to {owner}, no new params"))
@@ -330,8 +335,8 @@ def _param_lines(ctx: Ctx, n) -> list[str]:
 def _edge_shape(ctx: Ctx, e) -> tuple:
     b = ctx.model.bindings
     if e.kind == "data" and ctx.shapes is not None:
-        return tuple(x.xreplace(b) for x in ctx.shapes.get(_path_of(ctx, e.src), e.shape))
-    return tuple(x.xreplace(b) for x in e.shape)
+        return tuple(_at(x, b) for x in ctx.shapes.get(_path_of(ctx, e.src), e.shape))
+    return tuple(_at(x, b) for x in e.shape)
 
 
 def labelled_crossing(ctx: Ctx, e) -> tuple[str, list[str]]:
