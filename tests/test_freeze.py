@@ -197,3 +197,19 @@ def test_cli_llava_1_5_7b(tmp_path):
     assert text.returncode == 0 and "records nothing in it" in text.stdout
     bad = run(["memory", "gpt2-small", "--freeze", "vision"])
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no vision or audio tower" in bad.stderr
+
+
+def test_the_unread_tower_layer_note_is_the_backward_overcount(tmp_path):
+    """LLaVA trained whole: its projector reads hidden state -2, so PyTorch runs no backward through
+    the tower's last layer. The answer's note says flops.train overcounts by twice that layer's
+    forward FLOPs: measured with FlopCounterMode on the tiny model (forward + loss.backward())."""
+    model = _model(LLAVA)
+    kw, T = _inputs(LLAVA, media=True)
+    _, flops = _measure(model, kw)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAVA))
+    m = symgpt.load(str(path), B=1, T=T, N_img=1)
+    assert any("no gradient reaches the last 1 vision layer(s)" in n for n in m.notes)
+    layer = sum(v for p, v in m.quantity("flops.forward").values().items()
+                if p.startswith("vision_tower/encoder/layers/"))  # the L_v = 3 layers' forward
+    assert m.quantity("flops.train").value - flops == 2 * layer / 3

@@ -165,6 +165,20 @@ class Reader:
 NO_GENERATION = "a KV cache and generation are not modelled"
 
 
+def unread_layers_note(layers: int, layer: int) -> str | None:
+    """The note for a vision tower whose projector reads hidden state *layer* (transformers'
+    ``vision_feature_layer``: 0 the embeddings, -1 the last layer) of *layers*: the layers after it
+    run forward (transformers asks for every hidden state) but no gradient reaches them, which the
+    backward here still counts. None when the projector reads the last layer."""
+    unread = -layer - 1 if layer < 0 else layers - layer
+    if unread <= 0:
+        return None
+    return (f"in training, no gradient reaches the last {unread} vision layer(s) (the projector reads hidden "
+            f"state {layer}): PyTorch runs no backward through them, while flops.backward and flops.train count "
+            f"theirs, an overcount of twice their forward FLOPs (not modelled; the forward and the saved tensors "
+            f"are exact)")
+
+
 class ConfigModel(NamedTuple):
     """What a config.json says: the family, its flags and sizes, and notes on what was not
     understood. ``symgpt.model.model.from_config`` turns it into a Model."""

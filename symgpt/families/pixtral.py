@@ -16,7 +16,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Extended, Family
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader
+from .fields import Fields, Reader, unread_layers_note
 from .vlm import VISION_CHOICES, VISION_FLAGS, VISION_HELP, VISION_SIZES, _read_towers
 
 BUILD = Ref("symgpt.families.blocks.pixtral", "build")
@@ -85,6 +85,8 @@ def _read(f: Fields, name: str, what: str, decoder: tuple):
                      projector_activation=f.activation("projector_hidden_act", "gelu"))
         f.notes.append(f"the vision tower runs all {sizes['L_v']} layers (transformers asks it for every hidden state) "
                        f"and the projector reads hidden state {layer}: every layer is counted")
+        if (unread := unread_layers_note(sizes["L_v"], layer)) is not None:
+            f.notes.append(unread)
     else:
         flags.update(projector_bias=False, projector_activation="gelu")  # LightOnOcrMultiModalProjector: nn.GELU()
     side, rest = divmod(sizes["S_img"], sizes["P_patch"])

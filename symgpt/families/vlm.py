@@ -17,7 +17,7 @@ from ..core.errors import SymgptError
 from ..core.lazy import Ref
 from .base import Extended, Family, Preset
 from .decoders import CHOICES, FLAG_HELP, FLAGS, OPTIONAL, SIZES
-from .fields import Fields, Reader, note_leftovers, sub_fields
+from .fields import Fields, Reader, note_leftovers, sub_fields, unread_layers_note
 
 #: LLaVA-NeXT's and LLaVA-OneVision's any-resolution tiling (families/llava_anyres.py): no image size, no image
 ANYRES_FLAGS = {"image_height": None, "image_width": None, "grid_tiles": 1 << 1 | 1 << 2 | 1 << 8 | 1 << 9 | 1 << 16,
@@ -248,6 +248,8 @@ def read_llava_onevision(f: Fields):
         raise SymgptError(f"{f.where}: vision_feature_layer as a list (features of several layers concatenated) "
                           "is not modelled")
     f.str("vision_feature_select_strategy", "full")
+    if (unread := unread_layers_note(sizes["L_v"], layer)) is not None:
+        f.notes.append(unread)
     flags.update(vlm_projector="llava", vision_tower="siglip", drop_cls=False, image_newline=True,
                  projector_bias=f.bool("multimodal_projector_bias", True),
                  projector_activation=f.activation("projector_hidden_act", "gelu"))
@@ -305,6 +307,8 @@ def read_llava(f: Fields):
                    f"{tokens} tokens; T counts those image tokens")
     f.notes.append(f"the vision tower runs all {sizes['L_v']} layers (transformers asks it for every hidden "
                    f"state) and the projector reads hidden state {layer}: every layer is counted")
+    if (unread := unread_layers_note(sizes["L_v"], layer)) is not None:
+        f.notes.append(unread)
     f.silent("image_token_index", "image_token_id", "image_seq_length", "id2label", "label2id", "ignore_index",
              "initializer_range")
     sizes["N_img"] = 0
