@@ -17,15 +17,12 @@ attention), counted given the encoder's output of T_enc positions (transformers'
 from __future__ import annotations
 
 from ... import ops
-from ...core.symbols import B, L, N_aud, T_dec, T_enc, T_max, V, d, d_a, d_ff, d_ff_a, h, L_a
+from ...core.symbols import B, L, N_aud, T_dec, T_enc, T_max, d, d_a, d_ff_a, h, L_a
 from ...graph import roles as R
 from ...graph.arch import Builder
-from .attention import attention
-from .encoder_layers import activation
-from .ffn import FFNSpec, ffn
 from .held_audio import layer_norm, linear, one, refuse_audio
 from .speecht5 import feature_encoder
-from .vision_encoder_decoder import _decoder_input, _spec
+from .vision_encoder_decoder import bert_decoder
 
 
 def _encoder(g, flags):
@@ -58,27 +55,4 @@ def build(flags, bound, name="speech-encoder-decoder"):
         for diff, side in ((d_a - d, "above"), (d - d_a, "below")):
             g.require("le", diff, f"the encoder's width d_a must equal d (no enc_to_dec_proj), not {side} it",
                       id=f"audio_width_not_{side}_d")
-    y = _decoder_input(g, flags, drop)
-    act = activation(flags["decoder_activation"])
-    mlp = FFNSpec(d, d_ff, act, bias=True, dropout=drop,
-                  names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
-                         "down": "output/dense", "dropout": "output/dense_dropout"})
-    with g.repeat("decoder/bert/encoder/layer", L, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
-        o = attention(g, y, _spec("attention", True, drop))
-        y = g.op("attention/output/add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
-        y = g.op("attention/output/LayerNorm", ops.LayerNorm(d), y, role=R.ATTENTION_NORM, label="LayerNorm_attn")
-        o = attention(g, y, _spec("crossattention", False, drop), memory=enc)
-        y = g.op("crossattention/output/add", ops.Add(), y, o, role=R.CROSS_RESIDUAL, label="Y + cross_out")
-        y = g.op("crossattention/output/LayerNorm", ops.LayerNorm(d), y, role=R.CROSS_NORM, label="LayerNorm_cross")
-        f = ffn(g, y, mlp)
-        y = g.op("output/add", ops.Add(), y, f, role=R.FFN_RESIDUAL, label="Y + ffn_out")
-        y = g.op("output/LayerNorm", ops.LayerNorm(d), y, role=R.FFN_NORM, label="LayerNorm_ffn")  # (B, T_dec, d)
-    t = g.op("decoder/cls/predictions/transform/dense", ops.Linear(d, d), y, role=R.HEAD_TRANSFORM, label="transform")
-    t = g.op("decoder/cls/predictions/transform/transform_act_fn", act, t, role=R.HEAD_TRANSFORM_ACT,
-             label="act(transform)")
-    t = g.op("decoder/cls/predictions/transform/LayerNorm", ops.LayerNorm(d), t, role=R.HEAD_TRANSFORM_NORM,
-             label="LayerNorm_head")
-    out = g.op("decoder/cls/predictions/decoder", ops.Linear(d, V, bias=True, tag="lm_head"), t,
-               tie={"weight": g.param("decoder/bert/embeddings/word_embeddings")}, role=R.HEAD, label="logits")
-    loss = g.op("loss", ops.CrossEntropy(), out, role=R.LOSS, label="loss") if flags["loss"] else ""
-    return g.build(output=out, loss=loss, flags=dict(flags))
+    return bert_decoder(g, flags, enc, L, drop)

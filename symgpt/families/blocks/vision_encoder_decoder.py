@@ -61,12 +61,19 @@ def build(flags, bound, name="vision-encoder-decoder"):
     c = g.op("encoder/pooler/dense", ops.Linear(d, d), c, role=R.POOLER, label="pooler (unused)")
     g.op("encoder/pooler/activation", ops.Tanh(), c, role=R.POOLER_ACT, label="tanh(pooler)")
 
+    return bert_decoder(g, flags, enc, L_dec, drop)
+
+
+def bert_decoder(g, flags, enc, layers, drop):
+    """BertLMHeadModel as a decoder (``is_decoder``, ``add_cross_attention``) of *layers* layers over
+    the encoder's output *enc*, its tied prediction head and the loss: the decoder of transformers'
+    VisionEncoderDecoderModel and SpeechEncoderDecoderModel defaults. Returns the built Arch."""
     y = _decoder_input(g, flags, drop)
     act = activation(flags["decoder_activation"])
     mlp = FFNSpec(d, d_ff, act, bias=True, dropout=drop,
                   names={"up": "intermediate/dense", "act": "intermediate/intermediate_act_fn",
                          "down": "output/dense", "dropout": "output/dense_dropout"})
-    with g.repeat("decoder/bert/encoder/layer", L_dec, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
+    with g.repeat("decoder/bert/encoder/layer", layers, label="decoder layer", carry=y, role=R.STACK, length=T_dec):
         o = attention(g, y, _spec("attention", True, drop))
         y = g.op("attention/output/add", ops.Add(), y, o, role=R.ATTENTION_RESIDUAL, label="Y + attn_out")
         y = g.op("attention/output/LayerNorm", ops.LayerNorm(d), y, role=R.ATTENTION_NORM, label="LayerNorm_attn")
